@@ -1,0 +1,3 @@
+module github.com/abctl/abctl
+
+go 1.26
