@@ -1,0 +1,623 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+)
+
+// Parameter is an agent parameter: a value the blocks reference as
+// {{key}}. ParameterType tells which fields apply.
+//
+// Upstream has one schema per parameter type; this package uses one flat
+// struct for all of them, because parameters are small, most of them are of
+// the "workflow" type, and a flat struct needs no union machinery (each
+// type's fields are marked below; fields of other types stay empty and are
+// not written).
+//
+// Requests carry the fields up to BitwardenIdentityFields. Responses carry
+// full records: ids, the owning workflow version and timestamps; each block
+// also gets an auto-created "output" parameter keyed <label>_output, which
+// the service rejects on input.
+type Parameter struct {
+	ParameterType ParameterType `json:"parameter_type"`
+	// Key is the name blocks use: a Python identifier, not equal to any
+	// <label>_output.
+	Key         string `json:"key"`
+	Description string `json:"description,omitempty"`
+
+	// workflow: the value type and the default, any JSON value (kept as
+	// sent; null or absent means no default).
+	WorkflowParameterType WorkflowParameterType `json:"workflow_parameter_type,omitempty"`
+	DefaultValue          json.RawMessage       `json:"default_value,omitempty"`
+
+	// context: the parameter whose value this one reads.
+	SourceParameterKey string `json:"source_parameter_key,omitempty"`
+
+	// aws_secret.
+	AWSKey string `json:"aws_key,omitempty"`
+
+	// credential: a stored credential (cred_...), with optional alternatives.
+	CredentialID          string   `json:"credential_id,omitempty"`
+	CredentialIDs         []string `json:"credential_ids,omitempty"`
+	SelectionStrategy     string   `json:"selection_strategy,omitempty"`
+	FallbackCredentialIDs []string `json:"fallback_credential_ids,omitempty"`
+	FallbackTrigger       string   `json:"fallback_trigger,omitempty"`
+
+	// onepassword.
+	VaultID string `json:"vault_id,omitempty"`
+	ItemID  string `json:"item_id,omitempty"`
+
+	// azure_vault_credential.
+	VaultName     string `json:"vault_name,omitempty"`
+	UsernameKey   string `json:"username_key,omitempty"`
+	PasswordKey   string `json:"password_key,omitempty"`
+	TOTPSecretKey string `json:"totp_secret_key,omitempty"`
+
+	// bitwarden_login_credential, bitwarden_sensitive_information and
+	// bitwarden_credit_card_data: the three AWS secrets that unlock the
+	// vault, then what to read from it.
+	BitwardenClientIDAWSSecretKey       string   `json:"bitwarden_client_id_aws_secret_key,omitempty"`
+	BitwardenClientSecretAWSSecretKey   string   `json:"bitwarden_client_secret_aws_secret_key,omitempty"`
+	BitwardenMasterPasswordAWSSecretKey string   `json:"bitwarden_master_password_aws_secret_key,omitempty"`
+	URLParameterKey                     string   `json:"url_parameter_key,omitempty"` // login credential only
+	BitwardenCollectionID               string   `json:"bitwarden_collection_id,omitempty"`
+	BitwardenItemID                     string   `json:"bitwarden_item_id,omitempty"`
+	BitwardenIdentityKey                string   `json:"bitwarden_identity_key,omitempty"`    // sensitive information only
+	BitwardenIdentityFields             []string `json:"bitwarden_identity_fields,omitempty"` // sensitive information only
+
+	// Response only: the record id (one field per parameter type, as the
+	// service names them; see ID), the source record and value of a
+	// context parameter, the key of an azure_secret parameter (a type that
+	// exists in responses only), the agent version (w_...) and timestamps.
+	WorkflowParameterID                      string          `json:"workflow_parameter_id,omitempty"`
+	OutputParameterID                        string          `json:"output_parameter_id,omitempty"`
+	AWSSecretParameterID                     string          `json:"aws_secret_parameter_id,omitempty"`
+	AzureSecretParameterID                   string          `json:"azure_secret_parameter_id,omitempty"`
+	CredentialParameterID                    string          `json:"credential_parameter_id,omitempty"`
+	OnePasswordCredentialParameterID         string          `json:"onepassword_credential_parameter_id,omitempty"`
+	AzureVaultCredentialParameterID          string          `json:"azure_vault_credential_parameter_id,omitempty"`
+	BitwardenLoginCredentialParameterID      string          `json:"bitwarden_login_credential_parameter_id,omitempty"`
+	BitwardenSensitiveInformationParameterID string          `json:"bitwarden_sensitive_information_parameter_id,omitempty"`
+	BitwardenCreditCardDataParameterID       string          `json:"bitwarden_credit_card_data_parameter_id,omitempty"`
+	Source                                   *Parameter      `json:"source,omitempty"`
+	Value                                    json.RawMessage `json:"value,omitempty"`
+	AzureKey                                 string          `json:"azure_key,omitempty"`
+	WorkflowID                               string          `json:"workflow_id,omitempty"`
+	CreatedAt                                Time            `json:"created_at,omitzero"`
+	ModifiedAt                               Time            `json:"modified_at,omitzero"`
+	DeletedAt                                *Time           `json:"deleted_at,omitempty"`
+}
+
+// ID returns the record id the service assigned to the parameter (wp_...,
+// op_..., ...), whichever of the per-type id fields is set, or "" for a
+// parameter that did not come from a response.
+func (p *Parameter) ID() string {
+	for _, id := range []string{
+		p.WorkflowParameterID, p.OutputParameterID, p.AWSSecretParameterID, p.AzureSecretParameterID,
+		p.CredentialParameterID, p.OnePasswordCredentialParameterID, p.AzureVaultCredentialParameterID,
+		p.BitwardenLoginCredentialParameterID, p.BitwardenSensitiveInformationParameterID,
+		p.BitwardenCreditCardDataParameterID,
+	} {
+		if id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// WorkflowDefinition is the body of an agent: its parameters and blocks.
+// The same type reads the response-side definition, whose parameters are
+// full records (output parameters included) and whose blocks carry
+// parameters and output_parameter; Agent.Definition converts back.
+type WorkflowDefinition struct {
+	// Version is 2 when the definition routes with conditional blocks or
+	// next_block_label, else 1; nil lets the service compute it.
+	Version    *int        `json:"version,omitempty"`
+	Parameters []Parameter `json:"parameters"` // required; nil is written as []
+	Blocks     Blocks      `json:"blocks"`     // required; nil is written as []
+	// FinallyBlockLabel names a top-level block that runs last, whatever
+	// happened before.
+	FinallyBlockLabel    string            `json:"finally_block_label,omitempty"`
+	ErrorCodeMapping     map[string]string `json:"error_code_mapping,omitempty"`
+	WorkflowSystemPrompt string            `json:"workflow_system_prompt,omitempty"`
+	// CompletionContract is managed by the service's copilot; it is kept as
+	// JSON and passed through.
+	CompletionContract json.RawMessage `json:"completion_contract,omitempty"`
+}
+
+// MarshalJSON writes parameters and blocks as [] when they are nil: the
+// service requires both lists and rejects null.
+func (d WorkflowDefinition) MarshalJSON() ([]byte, error) {
+	type fields WorkflowDefinition
+	f := fields(d)
+	if f.Parameters == nil {
+		f.Parameters = []Parameter{}
+	}
+	if f.Blocks == nil {
+		f.Blocks = Blocks{}
+	}
+	return json.Marshal(f)
+}
+
+// AgentDefinition is what creates or updates an agent (upstream
+// WorkflowCreateYAMLRequest). Title and WorkflowDefinition are required;
+// every other field is optional and left out when unset, so the service
+// applies its default.
+type AgentDefinition struct {
+	// Title is required. "New Workflow" or "New Agent" with blocks present
+	// is replaced by a generated title.
+	Title         string         `json:"title"`
+	Description   string         `json:"description,omitempty"`
+	ProxyLocation *ProxyLocation `json:"proxy_location,omitempty"`
+	// WebhookCallbackURL is the default webhook of the agent's runs (the
+	// field is not webhook_url here).
+	WebhookCallbackURL    string `json:"webhook_callback_url,omitempty"`
+	TOTPVerificationURL   string `json:"totp_verification_url,omitempty"`
+	TOTPIdentifier        string `json:"totp_identifier,omitempty"`
+	PersistBrowserSession bool   `json:"persist_browser_session,omitempty"`
+	ReuseBrowserSession   bool   `json:"reuse_browser_session,omitempty"`
+	MaskSecrets           *bool  `json:"mask_secrets,omitempty"`
+	PinSavedSessionIP     bool   `json:"pin_saved_session_ip,omitempty"`
+	BrowserProfileID      string `json:"browser_profile_id,omitempty"`
+	BrowserProfileKey     string `json:"browser_profile_key,omitempty"`
+	Model                 Model  `json:"model,omitempty"`
+	// WorkflowDefinition is required; its lists are always written.
+	WorkflowDefinition    WorkflowDefinition `json:"workflow_definition"`
+	IsSavedTask           bool               `json:"is_saved_task,omitempty"`
+	MaxScreenshotScrolls  *int               `json:"max_screenshot_scrolls,omitempty"`
+	MaxElapsedTimeMinutes *int               `json:"max_elapsed_time_minutes,omitempty"` // 1 to 480
+	ExtraHTTPHeaders      map[string]string  `json:"extra_http_headers,omitempty"`
+	// CDPConnectHeaders come back masked as "***" in responses; on update a
+	// "***" value keeps the stored value, so a fetched agent can be sent
+	// back unchanged.
+	CDPConnectHeaders map[string]string `json:"cdp_connect_headers,omitempty"`
+	Status            AgentStatus       `json:"status,omitempty"`   // default published
+	RunWith           string            `json:"run_with,omitempty"` // "agent" (default) or "code"
+	AIFallback        *bool             `json:"ai_fallback,omitempty"`
+	CacheKey          *string           `json:"cache_key,omitempty"` // nil means "default"
+	AdaptiveCaching   bool              `json:"adaptive_caching,omitempty"`
+	// EnableSelfHealing nil means false on create and "keep the current
+	// value" on update.
+	EnableSelfHealing        *bool  `json:"enable_self_healing,omitempty"`
+	CodeVersion              *int   `json:"code_version,omitempty"` // 1 or 2
+	GenerateScriptOnTerminal bool   `json:"generate_script_on_terminal,omitempty"`
+	RunSequentially          bool   `json:"run_sequentially,omitempty"`
+	SequentialKey            string `json:"sequential_key,omitempty"`
+	// FolderID puts a new agent in a folder; the service ignores it on
+	// update, where the agent keeps its folder.
+	FolderID string `json:"folder_id,omitempty"`
+}
+
+// AgentRequest is the body of agent creation and update: exactly one of a
+// definition (sent as JSON) or a YAML text with the same field names. The
+// service parses YAML itself and, for YAML only, fixes invalid block labels
+// and parameter keys.
+type AgentRequest struct {
+	JSONDefinition *AgentDefinition `json:"json_definition,omitempty"`
+	YAMLDefinition string           `json:"yaml_definition,omitempty"`
+}
+
+// Agent is an agent (a workflow upstream) as the service returns it: one
+// version of it. Fields are in the service's order.
+//
+// Nullable fields are pointers (or maps) without omitempty, so that the
+// daemon, which encodes this type, writes null where the hosted service
+// does.
+type Agent struct {
+	WorkflowID               string             `json:"workflow_id"` // this version (w_...)
+	OrganizationID           string             `json:"organization_id"`
+	Title                    string             `json:"title"`
+	WorkflowPermanentID      string             `json:"workflow_permanent_id"` // the agent (wpid_...), the same across versions
+	Version                  int                `json:"version"`               // 1, 2, ...: every update adds one
+	IsSavedTask              bool               `json:"is_saved_task"`
+	IsTemplate               bool               `json:"is_template"`
+	Description              *string            `json:"description"`
+	WorkflowDefinition       WorkflowDefinition `json:"workflow_definition"`
+	ProxyLocation            *ProxyLocation     `json:"proxy_location"`
+	WebhookCallbackURL       *string            `json:"webhook_callback_url"`
+	TOTPVerificationURL      *string            `json:"totp_verification_url"`
+	TOTPIdentifier           *string            `json:"totp_identifier"`
+	PersistBrowserSession    bool               `json:"persist_browser_session"`
+	ReuseBrowserSession      bool               `json:"reuse_browser_session"`
+	MaskSecrets              bool               `json:"mask_secrets"`
+	PinSavedSessionIP        bool               `json:"pin_saved_session_ip"`
+	BrowserProfileID         *string            `json:"browser_profile_id"`
+	BrowserProfileKey        *string            `json:"browser_profile_key"`
+	Model                    Model              `json:"model"`
+	Status                   AgentStatus        `json:"status"`
+	MaxScreenshotScrolls     *int               `json:"max_screenshot_scrolls"`
+	MaxElapsedTimeMinutes    *int               `json:"max_elapsed_time_minutes"`
+	ExtraHTTPHeaders         map[string]string  `json:"extra_http_headers"`
+	CDPConnectHeaders        map[string]string  `json:"cdp_connect_headers"` // values masked as "***"
+	RunWith                  string             `json:"run_with"`
+	AIFallback               bool               `json:"ai_fallback"`
+	CacheKey                 *string            `json:"cache_key"`
+	AdaptiveCaching          bool               `json:"adaptive_caching"`
+	EnableSelfHealing        bool               `json:"enable_self_healing"`
+	CodeVersion              *int               `json:"code_version"`
+	GenerateScriptOnTerminal bool               `json:"generate_script_on_terminal"`
+	RunSequentially          *bool              `json:"run_sequentially"`
+	SequentialKey            *string            `json:"sequential_key"`
+	FolderID                 *string            `json:"folder_id"`
+	ImportError              *string            `json:"import_error"` // why an import failed (status import_failed)
+	CreatedBy                *string            `json:"created_by"`
+	EditedBy                 *string            `json:"edited_by"`
+	CopilotAuthored          bool               `json:"copilot_authored"`
+	CreatedAt                Time               `json:"created_at"`
+	ModifiedAt               Time               `json:"modified_at"`
+	DeletedAt                *Time              `json:"deleted_at"`
+	AgentID                  string             `json:"agent_id"` // always equal to WorkflowPermanentID
+}
+
+// Definition returns a definition that, sent as an update, would store an
+// agent equal to a: what `get agent -o yaml` shows and `apply` compares
+// with. The result shares no memory with a.
+//
+// It copies the user-settable fields and drops ids, timestamps and
+// versions (the definition's version is recomputed by the service). In the
+// workflow definition it drops the auto-created "output" parameters and the
+// response-only fields of parameters and blocks, and turns the response
+// shapes back into the request ones: a block's parameters become its
+// parameter_keys (when those are empty), a for_loop's loop_over its
+// loop_over_parameter_key, a send_email block's smtp_* records their
+// smtp_*_secret_parameter_key, a context parameter's source its
+// source_parameter_key. An UnknownBlock loses output_parameter and has its
+// parameters turned into parameter_keys, other keys kept in order.
+//
+// Booleans whose request field is a pointer are set only when they differ
+// from what leaving them out means: AIFallback when false, MaskSecrets and
+// EnableSelfHealing when true. CDPConnectHeaders keep their "***" values,
+// which the service reads as "unchanged".
+func (a *Agent) Definition() *AgentDefinition {
+	if a == nil {
+		return nil
+	}
+	c := cloneDeep(a)
+	d := &AgentDefinition{
+		Title:                    c.Title,
+		Description:              deref(c.Description),
+		ProxyLocation:            c.ProxyLocation,
+		WebhookCallbackURL:       deref(c.WebhookCallbackURL),
+		TOTPVerificationURL:      deref(c.TOTPVerificationURL),
+		TOTPIdentifier:           deref(c.TOTPIdentifier),
+		PersistBrowserSession:    c.PersistBrowserSession,
+		ReuseBrowserSession:      c.ReuseBrowserSession,
+		PinSavedSessionIP:        c.PinSavedSessionIP,
+		BrowserProfileID:         deref(c.BrowserProfileID),
+		BrowserProfileKey:        deref(c.BrowserProfileKey),
+		Model:                    c.Model,
+		WorkflowDefinition:       c.WorkflowDefinition.definition(),
+		IsSavedTask:              c.IsSavedTask,
+		MaxScreenshotScrolls:     c.MaxScreenshotScrolls,
+		MaxElapsedTimeMinutes:    c.MaxElapsedTimeMinutes,
+		ExtraHTTPHeaders:         c.ExtraHTTPHeaders,
+		CDPConnectHeaders:        c.CDPConnectHeaders,
+		Status:                   c.Status,
+		RunWith:                  c.RunWith,
+		CacheKey:                 c.CacheKey,
+		AdaptiveCaching:          c.AdaptiveCaching,
+		CodeVersion:              c.CodeVersion,
+		GenerateScriptOnTerminal: c.GenerateScriptOnTerminal,
+		RunSequentially:          deref(c.RunSequentially),
+		SequentialKey:            deref(c.SequentialKey),
+		FolderID:                 deref(c.FolderID),
+	}
+	if c.MaskSecrets {
+		d.MaskSecrets = Ptr(true)
+	}
+	if !c.AIFallback {
+		d.AIFallback = Ptr(false)
+	}
+	if c.EnableSelfHealing {
+		d.EnableSelfHealing = Ptr(true)
+	}
+	return d
+}
+
+// definition converts a response-side definition (already a private copy)
+// to the request shape.
+func (d WorkflowDefinition) definition() WorkflowDefinition {
+	out := WorkflowDefinition{
+		Parameters:           make([]Parameter, 0, len(d.Parameters)),
+		Blocks:               definitionBlocks(d.Blocks),
+		FinallyBlockLabel:    d.FinallyBlockLabel,
+		ErrorCodeMapping:     d.ErrorCodeMapping,
+		WorkflowSystemPrompt: d.WorkflowSystemPrompt,
+		CompletionContract:   d.CompletionContract,
+	}
+	for _, p := range d.Parameters {
+		if p.ParameterType == ParameterTypeOutput {
+			continue
+		}
+		out.Parameters = append(out.Parameters, parameterDefinition(p))
+	}
+	return out
+}
+
+// parameterDefinition returns p without its response-only fields.
+func parameterDefinition(p Parameter) Parameter {
+	if p.SourceParameterKey == "" && p.Source != nil {
+		p.SourceParameterKey = p.Source.Key
+	}
+	p.WorkflowParameterID, p.OutputParameterID, p.AWSSecretParameterID, p.AzureSecretParameterID = "", "", "", ""
+	p.CredentialParameterID, p.OnePasswordCredentialParameterID, p.AzureVaultCredentialParameterID = "", "", ""
+	p.BitwardenLoginCredentialParameterID, p.BitwardenSensitiveInformationParameterID = "", ""
+	p.BitwardenCreditCardDataParameterID = ""
+	p.Source, p.Value, p.WorkflowID = nil, nil, ""
+	p.CreatedAt, p.ModifiedAt, p.DeletedAt = Time{}, Time{}, nil
+	return p
+}
+
+func parameterKeys(ps []Parameter) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	keys := make([]string, len(ps))
+	for i := range ps {
+		keys[i] = ps[i].Key
+	}
+	return keys
+}
+
+func keyOf(p *Parameter) string {
+	if p == nil {
+		return ""
+	}
+	return p.Key
+}
+
+func definitionBlocks(bs Blocks) Blocks {
+	if bs == nil {
+		return nil
+	}
+	out := make(Blocks, len(bs))
+	for i, b := range bs {
+		out[i] = definitionBlock(b)
+	}
+	return out
+}
+
+// definitionBlock converts a response-side block (a private copy) to the
+// request shape, in place where it can.
+func definitionBlock(b Block) Block {
+	if isNilBlock(b) {
+		return b
+	}
+	if u, ok := b.(*UnknownBlock); ok {
+		return u.definition()
+	}
+	base := b.Base()
+	params := base.Parameters
+	base.OutputParameter, base.Parameters = nil, nil
+	// keys fills parameter_keys from the response's parameter records.
+	keys := func(dst *[]string) {
+		if len(*dst) == 0 {
+			*dst = parameterKeys(params)
+		}
+	}
+	switch x := b.(type) {
+	case *NavigationBlock:
+		keys(&x.ParameterKeys)
+		x.TaskType, x.DataExtractionGoal, x.DataSchema, x.DownloadTimeout, x.IncludeExtractedText = "", "", nil, nil, nil
+	case *ExtractionBlock:
+		keys(&x.ParameterKeys)
+		x.TaskType, x.NavigationGoal, x.DownloadTimeout, x.IncludeExtractedText = "", "", nil, nil
+	case *TaskBlock:
+		keys(&x.ParameterKeys)
+		x.TaskType, x.DownloadTimeout, x.IncludeExtractedText = "", nil, nil
+	case *ValidationBlock:
+		keys(&x.ParameterKeys)
+		x.TaskType, x.NavigationGoal, x.DataExtractionGoal, x.DataSchema = "", "", "", nil
+		x.DownloadTimeout, x.IncludeExtractedText = nil, nil
+	case *ActionBlock:
+		keys(&x.ParameterKeys)
+		x.TaskType, x.DataExtractionGoal, x.DataSchema, x.DownloadTimeout, x.IncludeExtractedText = "", "", nil, nil, nil
+	case *LoginBlock:
+		keys(&x.ParameterKeys)
+		x.TaskType, x.DataExtractionGoal, x.DataSchema, x.DownloadTimeout, x.IncludeExtractedText = "", "", nil, nil, nil
+	case *FileDownloadBlock:
+		keys(&x.ParameterKeys)
+		x.TaskType, x.DataExtractionGoal, x.DataSchema, x.IncludeExtractedText = "", "", nil, nil
+	case *ForLoopBlock:
+		if x.LoopOverParameterKey == "" {
+			x.LoopOverParameterKey = keyOf(x.LoopOver)
+		}
+		x.LoopOver = nil
+		x.LoopBlocks = definitionBlocks(x.LoopBlocks)
+	case *WhileLoopBlock:
+		x.LoopBlocks = definitionBlocks(x.LoopBlocks)
+	case *ConditionalBlock:
+		for i := range x.BranchConditions {
+			x.BranchConditions[i].ID = ""
+		}
+	case *SendEmailBlock:
+		for _, f := range []struct {
+			key *string
+			rec **Parameter
+		}{
+			{&x.SMTPHostSecretParameterKey, &x.SMTPHost},
+			{&x.SMTPPortSecretParameterKey, &x.SMTPPort},
+			{&x.SMTPUsernameSecretParameterKey, &x.SMTPUsername},
+			{&x.SMTPPasswordSecretParameterKey, &x.SMTPPassword},
+		} {
+			if *f.key == "" {
+				*f.key = keyOf(*f.rec)
+			}
+			*f.rec = nil
+		}
+	case *CodeBlock:
+		keys(&x.ParameterKeys)
+	case *TextPromptBlock:
+		keys(&x.ParameterKeys)
+	case *HTTPRequestBlock:
+		keys(&x.ParameterKeys)
+	case *PrintPageBlock:
+		keys(&x.ParameterKeys)
+	case *WorkflowTriggerBlock:
+		keys(&x.ParameterKeys)
+	case *GoogleSheetsReadBlock:
+		keys(&x.ParameterKeys)
+	case *GoogleSheetsWriteBlock:
+		keys(&x.ParameterKeys)
+	case *PDFFillBlock:
+		keys(&x.ParameterKeys)
+	case *SplitPDFBlock:
+		keys(&x.ParameterKeys)
+	case *EmailInboxBlock:
+		keys(&x.ParameterKeys)
+	}
+	return b
+}
+
+// definition returns u without the response-side keys of a block:
+// output_parameter is dropped and parameters (when it holds parameter
+// records) becomes parameter_keys, unless parameter_keys is already set.
+// Every other key keeps its value and position. Raw that is not a JSON
+// object is returned unchanged.
+func (u *UnknownBlock) definition() *UnknownBlock {
+	members, err := objectMembers(u.Raw)
+	if err != nil {
+		return u
+	}
+	hasKeys := false
+	for _, m := range members {
+		if m.key == "parameter_keys" {
+			var ks []string
+			hasKeys = json.Unmarshal(m.value, &ks) == nil && len(ks) > 0
+		}
+	}
+	out := make([]member, 0, len(members))
+	for _, m := range members {
+		switch m.key {
+		case "output_parameter":
+			continue
+		case "parameter_keys":
+			if !hasKeys {
+				continue // replaced by the converted parameters, or empty anyway
+			}
+		case "parameters":
+			var ps []Parameter
+			if json.Unmarshal(m.value, &ps) != nil || !areRecords(ps) {
+				break // not parameter records: keep as is
+			}
+			if !hasKeys && len(ps) > 0 {
+				ks, _ := json.Marshal(parameterKeys(ps))
+				out = append(out, member{key: "parameter_keys", value: ks})
+			}
+			continue
+		}
+		out = append(out, m)
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, m := range out {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(m.key)
+		buf.Write(k)
+		buf.WriteByte(':')
+		buf.Write(m.value)
+	}
+	buf.WriteByte('}')
+	c := &UnknownBlock{Type: u.Type, Raw: buf.Bytes()}
+	_ = json.Unmarshal(c.Raw, &c.base)
+	return c
+}
+
+// areRecords reports whether every element looks like a parameter record.
+func areRecords(ps []Parameter) bool {
+	for i := range ps {
+		if ps[i].Key == "" || ps[i].ParameterType == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// member is one key and value of a JSON object.
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// objectMembers splits a JSON object into its members, in order.
+func objectMembers(raw []byte) ([]member, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, member{key: key, value: v})
+	}
+	return out, nil
+}
+
+// cloneDeep returns a copy of *p that shares no slices, maps or pointers
+// with it. Unexported struct fields are copied shallowly.
+func cloneDeep[T any](p *T) *T {
+	return cloneValue(reflect.ValueOf(p)).Interface().(*T)
+}
+
+func cloneValue(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.New(v.Type().Elem())
+		c.Elem().Set(cloneValue(v.Elem()))
+		return c
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.New(v.Type()).Elem()
+		c.Set(cloneValue(v.Elem()))
+		return c
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			c.Index(i).Set(cloneValue(v.Index(i)))
+		}
+		return c
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		c := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			c.SetMapIndex(it.Key(), cloneValue(it.Value()))
+		}
+		return c
+	case reflect.Struct:
+		c := reflect.New(v.Type()).Elem()
+		c.Set(v)
+		for i := range v.NumField() {
+			if f := c.Field(i); f.CanSet() {
+				f.Set(cloneValue(v.Field(i)))
+			}
+		}
+		return c
+	}
+	return v
+}
