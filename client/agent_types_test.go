@@ -574,6 +574,20 @@ func BenchmarkDecodeAgent100Blocks(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeAgent100BlocksGeneric decodes the same document into a
+// map: the floor a typed decode of it is compared with.
+func BenchmarkDecodeAgent100BlocksGeneric(b *testing.B) {
+	data := benchmarkAgentJSON(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var v map[string]any
+		if err := json.Unmarshal(data, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func benchmarkAgentJSON(b *testing.B) []byte {
 	b.Helper()
 	at := NewTime(time.Date(2026, 1, 31, 15, 20, 42, 160725000, time.UTC))
