@@ -33,7 +33,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return &usageError{cmdPath: cmd.CommandPath(), err: err}
 	})
-	root.AddCommand(newVersionCmd())
+	root.AddCommand(newVersionCmd(), newDaemonCmd())
 	return root
 }
 

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/daemon"
+)
+
+// defaultDataDir is $XDG_DATA_HOME/abctl, or ~/.local/share/abctl.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "abctl")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "abctl")
+	}
+	return "abctl-data"
+}
+
+func newDaemonCmd() *cobra.Command {
+	var cfg daemon.Config
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Serve the v1 API locally on an embedded store",
+		Long: "abctl daemon serves the same v1 API as the hosted service on this machine, keeping\n" +
+			"agents and folders in an embedded store under --data-dir, so that the SDK, the CLI and\n" +
+			"the hosted service's own clients work offline against it.\n\n" +
+			"On first start it creates an organization and an API key, prints the key once on\n" +
+			"stderr and writes it to <data-dir>/" + daemon.KeyFileName + " (mode 0600). --api-key registers a\n" +
+			"key of your choosing for that organization, for scripts and CI.\n\n" +
+			"It listens on loopback unless --addr says otherwise, and stops cleanly on Ctrl-C or\n" +
+			"SIGTERM: requests in flight finish, then the store closes.",
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Stderr = cmd.ErrOrStderr()
+			return daemon.Run(cmd.Context(), cfg)
+		},
+	}
+	cmd.Flags().StringVar(&cfg.Addr, "addr", daemon.DefaultAddr, "address to listen on")
+	cmd.Flags().StringVar(&cfg.DataDir, "data-dir", defaultDataDir(), "directory of the store and the key file")
+	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")
+	return cmd
+}

@@ -1,0 +1,172 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/abctl/abctl/daemon/store"
+)
+
+// middleware wraps a handler; chain applies them so that the first listed
+// runs first.
+type middleware func(http.Handler) http.Handler
+
+func chain(h http.Handler, mws ...middleware) http.Handler {
+	for i := len(mws) - 1; i >= 0; i-- {
+		h = mws[i](h)
+	}
+	return h
+}
+
+type ctxKey int
+
+const (
+	ctxRequestID ctxKey = iota
+	ctxOrganization
+)
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(ctxRequestID).(string)
+	return id
+}
+
+// organization returns the organization the request's API key belongs to.
+// Handlers behind withAuth always have one.
+func organization(ctx context.Context) store.Organization {
+	org, _ := ctx.Value(ctxOrganization).(store.Organization)
+	return org
+}
+
+// withRequestID gives every request an id, echoed in X-Request-Id so that a
+// user can quote it and an operator can find the log line.
+func withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b [8]byte
+		rand.Read(b[:])
+		id := "req_" + hex.EncodeToString(b[:])
+		w.Header().Set("X-Request-Id", id)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequestID, id)))
+	})
+}
+
+// withSecurityHeaders sets the headers the hosted service sends on every
+// reply.
+func withSecurityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusRecorder remembers the status written, for the access log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// withAccessLog writes one record per request: id, method, path, status,
+// duration. Never a header, so never a key.
+func withAccessLog(logger *slog.Logger) middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			rec := &statusRecorder{ResponseWriter: w}
+			next.ServeHTTP(rec, r)
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+				slog.String("request_id", requestID(r.Context())),
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+		})
+	}
+}
+
+// withRecover turns a panic into a 500 with a generic detail and logs it
+// with its stack, so that no input can take the daemon down.
+func withRecover(logger *slog.Logger) middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			defer func() {
+				if v := recover(); v != nil {
+					if v == http.ErrAbortHandler {
+						panic(v)
+					}
+					logger.ErrorContext(r.Context(), "panic", "request_id", requestID(r.Context()),
+						"method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+					writeJSON(w, http.StatusInternalServerError, map[string]string{"detail": "Internal server error"})
+				}
+			}()
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// withAuth resolves x-api-key to an organization. A missing or unknown key
+// is 403 {"detail":"Invalid credentials"}, never 401, as the hosted service
+// answers.
+func withAuth(st *store.Store, logger *slog.Logger) middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key := r.Header.Get("X-Api-Key")
+			if key == "" {
+				writeError(w, r, logger, errorf(KindForbidden, "Invalid credentials"))
+				return
+			}
+			org, err := st.Authenticate(r.Context(), key)
+			if err != nil {
+				if !errors.Is(err, store.ErrNotFound) {
+					writeError(w, r, logger, err)
+					return
+				}
+				writeError(w, r, logger, errorf(KindForbidden, "Invalid credentials"))
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxOrganization, org)))
+		})
+	}
+}
+
+// maxBodyBytes caps request bodies; agent definitions are the largest.
+const maxBodyBytes = 8 << 20
+
+func withBodyLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// marshalJSON encodes compactly without HTML escaping.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

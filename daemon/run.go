@@ -1,0 +1,129 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/abctl/abctl/daemon/store"
+)
+
+// DefaultAddr is where the daemon listens unless told otherwise: loopback
+// only, so that nothing outside the machine reaches it by default.
+const DefaultAddr = "127.0.0.1:8780"
+
+// Config is everything `abctl daemon` needs to start.
+type Config struct {
+	Addr    string // listen address; DefaultAddr when empty
+	DataDir string // holds the store and the key file; required
+	// APIKey, when set, is registered for the default organization, so that
+	// scripts and CI can choose the key instead of reading it back.
+	APIKey string
+	Logger *slog.Logger // nil: text records on Stderr
+	Stderr io.Writer    // where the first key is announced; nil: os.Stderr
+	// Ready, when set, is called with the address actually listened on
+	// (useful with port 0).
+	Ready func(addr string)
+}
+
+// KeyFileName is the file in the data directory that holds the default
+// organization's first API key (mode 0600), where the CLI's default profile
+// reads it.
+const KeyFileName = "api-key"
+
+// StoreFileName is the bbolt file in the data directory.
+const StoreFileName = "abctl.db"
+
+// Run serves the API until ctx is done, then shuts down: in-flight requests
+// finish (up to 10 s), and the store closes last.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.DataDir == "" {
+		return errors.New("daemon: no data directory given")
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = os.Stderr
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(cfg.Stderr, nil))
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("daemon: create data directory: %w", err)
+	}
+	st, err := store.Open(filepath.Join(cfg.DataDir, StoreFileName), store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	if err := ensureOrganization(ctx, st, cfg); err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("daemon: listen on %s: %w", cfg.Addr, err)
+	}
+	srv := &http.Server{
+		Handler:           NewServer(st, cfg.Logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	cfg.Logger.Info("abctl daemon listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir)
+	if cfg.Ready != nil {
+		cfg.Ready(ln.Addr().String())
+	}
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("daemon: serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("daemon: shutdown: %w", err)
+	}
+	cfg.Logger.Info("abctl daemon stopped")
+	return nil
+}
+
+// ensureOrganization creates the default organization and its key on first
+// start, announcing the key once on stderr and writing it to the key file;
+// and registers cfg.APIKey when given.
+func ensureOrganization(ctx context.Context, st *store.Store, cfg Config) error {
+	org, err := st.DefaultOrganization(ctx)
+	if errors.Is(err, store.ErrNotFound) {
+		var key string
+		org, key, err = st.CreateOrganization(ctx, "default")
+		if err != nil {
+			return err
+		}
+		if cfg.APIKey == "" {
+			path := filepath.Join(cfg.DataDir, KeyFileName)
+			if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+				return fmt.Errorf("daemon: write the API key file: %w", err)
+			}
+			fmt.Fprintf(cfg.Stderr, "abctl daemon: created organization %s with API key\n\n    %s\n\nThe key is also in %s. It is shown only this once.\n", org.ID, key, path)
+		}
+	} else if err != nil {
+		return err
+	}
+	if cfg.APIKey != "" {
+		if err := st.AddAPIKey(ctx, org.ID, cfg.APIKey); err != nil {
+			return fmt.Errorf("daemon: register --api-key: %w", err)
+		}
+	}
+	return nil
+}

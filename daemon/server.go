@@ -1,0 +1,45 @@
+// Package daemon serves the v1 API of the browser-automation agent service
+// locally, on an embedded bbolt store (package daemon/store), so that code
+// written for the hosted service (the Go client of this project, the
+// service's official clients, its webhook receivers) works against it
+// unchanged.
+//
+// The layout follows one rule per file: routes.go lists every route,
+// middleware.go the wrappers every request goes through, errors.go the one
+// table from error kinds to HTTP statuses, decode.go how requests are read
+// and how their problems are reported (the hosted service's 422 shapes),
+// and one file per resource holds its handlers. Run is the whole program
+// behind `abctl daemon`.
+package daemon
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/abctl/abctl/daemon/store"
+)
+
+// Server is the HTTP face of the daemon. Build it with NewServer.
+type Server struct {
+	store   *store.Store
+	logger  *slog.Logger
+	handler http.Handler
+}
+
+// NewServer returns the daemon's handler over st. logger receives the access
+// log and internal errors; nil discards them.
+func NewServer(st *store.Store, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{store: st, logger: logger}
+	s.handler = s.routes()
+	return s
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, s.logger, err)
+}

@@ -1,0 +1,759 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/ids"
+)
+
+// Agents are stored as version rows (client.Agent, one per version) under
+// agents/<wpid> 0x00 <version>. Each agent also has a summary, derived from
+// its latest row, and, while it is not deleted, an entry in the order
+// index; putSummary keeps the three (and the folder counters) in step.
+//
+// Deletion is per agent: DeleteAgent sets deleted_at on every row, and an
+// update of a deleted agent clears it on every row, so all rows of an agent
+// always agree on whether it is deleted.
+
+func agentNotFound(wpid string) error {
+	return errorf(ErrNotFound, "Workflow not found. workflow_permanent_id=%s", wpid)
+}
+
+func agentVersionNotFound(wpid string, version int) error {
+	return errorf(ErrNotFound, "Workflow not found. workflow_permanent_id=%s, version=%d", wpid, version)
+}
+
+// agentKey is the key of one version row: wpid, 0x00, version (uint32 BE).
+func agentKey(wpid string, version int) []byte {
+	k := make([]byte, 0, len(wpid)+5)
+	k = append(k, wpid...)
+	k = append(k, 0)
+	return binary.BigEndian.AppendUint32(k, uint32(version))
+}
+
+// orderKey is the key of the order index: created_at in unix nanoseconds,
+// 8 bytes big-endian with the sign bit flipped (so that times before 1970
+// still sort first), then the wpid.
+func orderKey(createdNanos int64, wpid string) []byte {
+	k := make([]byte, 8, 8+len(wpid))
+	binary.BigEndian.PutUint64(k, uint64(createdNanos)^(1<<63))
+	return append(k, wpid...)
+}
+
+// agentSummary is what listing needs of an agent, derived from its latest
+// version row. The first four fields are written first and in this order,
+// which readHead relies on to filter without a full decode.
+type agentSummary struct {
+	Folder    string             `json:"f"` // folder_id of the latest version, "" for none
+	Status    client.AgentStatus `json:"s"`
+	SavedTask bool               `json:"t"`
+	Deleted   bool               `json:"d"`
+	WPID      string             `json:"w"`
+	Version   int                `json:"v"` // the latest version, counting deleted ones
+	Created   int64              `json:"c"` // created_at of the latest version, unix ns: its order key
+	// Search holds the lowercased texts a search_key matches besides the
+	// wpid and the folder title: the title, then each parameter's key,
+	// description and (workflow parameters) default value.
+	Search []string `json:"q,omitempty"`
+}
+
+func summaryOf(a *client.Agent) *agentSummary {
+	s := &agentSummary{
+		Status:    a.Status,
+		SavedTask: a.IsSavedTask,
+		Deleted:   a.DeletedAt != nil,
+		WPID:      a.WorkflowPermanentID,
+		Version:   a.Version,
+		Created:   a.CreatedAt.UnixNano(),
+	}
+	if a.FolderID != nil {
+		s.Folder = *a.FolderID
+	}
+	add := func(text string) {
+		if text != "" {
+			s.Search = append(s.Search, strings.ToLower(text))
+		}
+	}
+	add(a.Title)
+	for i := range a.WorkflowDefinition.Parameters {
+		p := &a.WorkflowDefinition.Parameters[i]
+		if p.DeletedAt != nil {
+			continue
+		}
+		add(p.Key)
+		add(p.Description)
+		if p.ParameterType == client.ParameterTypeWorkflow {
+			add(defaultText(p.DefaultValue))
+		}
+	}
+	return s
+}
+
+// defaultText is a default value as the hosted service stores it: a
+// string's text without quotes, any other JSON value as written, null as
+// nothing.
+func defaultText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	return string(raw)
+}
+
+// encodeSummary writes s without HTML escaping, so that every search text
+// without quotes, backslashes or control characters appears verbatim in
+// the encoding (the list's pre-filter relies on it).
+func encodeSummary(s *agentSummary) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func decodeSummary(raw []byte) (*agentSummary, error) {
+	s := new(agentSummary)
+	if err := json.Unmarshal(raw, s); err != nil {
+		return nil, fmt.Errorf("store: agent summary: %w", err)
+	}
+	return s, nil
+}
+
+// summaryHead is the leading part of an encoded summary. Its slices point
+// into the encoding.
+type summaryHead struct {
+	folder, status []byte
+	savedTask      bool
+}
+
+// readHead reads the folder, status and saved-task flag of an encoded
+// summary without decoding it. ok is false when the encoding does not start
+// the way encodeSummary writes it (an escaped character in a string, say);
+// the caller then decodes it in full.
+func readHead(raw []byte) (h summaryHead, ok bool) {
+	str := func(prefix string) ([]byte, bool) {
+		if !bytes.HasPrefix(raw, []byte(prefix)) {
+			return nil, false
+		}
+		raw = raw[len(prefix):]
+		end := bytes.IndexByte(raw, '"')
+		if end < 0 || bytes.IndexByte(raw[:end], '\\') >= 0 {
+			return nil, false
+		}
+		v := raw[:end]
+		raw = raw[end+1:]
+		return v, true
+	}
+	var okF, okS bool
+	if h.folder, okF = str(`{"f":"`); !okF {
+		return h, false
+	}
+	if h.status, okS = str(`,"s":"`); !okS {
+		return h, false
+	}
+	switch {
+	case bytes.HasPrefix(raw, []byte(`,"t":true`)):
+		h.savedTask = true
+	case bytes.HasPrefix(raw, []byte(`,"t":false`)):
+	default:
+		return h, false
+	}
+	return h, true
+}
+
+func getSummary(o *orgTx, wpid string) (*agentSummary, error) {
+	if !validID(wpid) {
+		return nil, nil
+	}
+	v := o.summaries.Get([]byte(wpid))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeSummary(v)
+}
+
+// putSummary records that the agent's latest row now reads as next, where
+// prev is what it read as before (nil for a new agent): it maintains the
+// order index and the folder counters, then stores the summary.
+func putSummary(o *orgTx, prev, next *agentSummary) error {
+	if prev != nil && !prev.Deleted {
+		if err := o.order.Delete(orderKey(prev.Created, prev.WPID)); err != nil {
+			return err
+		}
+		if err := addFolderCount(o, prev.Folder, -1); err != nil {
+			return err
+		}
+	}
+	if !next.Deleted {
+		if err := o.order.Put(orderKey(next.Created, next.WPID), nil); err != nil {
+			return err
+		}
+		if err := addFolderCount(o, next.Folder, +1); err != nil {
+			return err
+		}
+	}
+	data, err := encodeSummary(next)
+	if err != nil {
+		return fmt.Errorf("store: agent %s summary: %w", next.WPID, err)
+	}
+	return o.summaries.Put([]byte(next.WPID), data)
+}
+
+func addFolderCount(o *orgTx, folderID string, delta int64) error {
+	if folderID == "" {
+		return nil
+	}
+	k := []byte(folderID)
+	n := int64(folderCount(o, folderID)) + delta
+	if n <= 0 {
+		return o.counts.Delete(k)
+	}
+	return o.counts.Put(k, u64(uint64(n)))
+}
+
+func folderCount(o *orgTx, folderID string) int {
+	v := o.counts.Get([]byte(folderID))
+	if len(v) != 8 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint64(v))
+}
+
+func decodeAgent(raw []byte) (*client.Agent, error) {
+	a := new(client.Agent)
+	if err := json.Unmarshal(raw, a); err != nil {
+		return nil, fmt.Errorf("store: agent: %w", err)
+	}
+	return a, nil
+}
+
+func putAgent(o *orgTx, a *client.Agent) error {
+	return putJSON(o.agents, agentKey(a.WorkflowPermanentID, a.Version), a)
+}
+
+// getRow returns one version row, nil if there is none.
+func getRow(o *orgTx, wpid string, version int) (*client.Agent, error) {
+	if !validID(wpid) || version <= 0 || int64(version) > math.MaxUint32 {
+		return nil, nil
+	}
+	v := o.agents.Get(agentKey(wpid, version))
+	if v == nil {
+		return nil, nil
+	}
+	return decodeAgent(v)
+}
+
+// latestRow returns the row of the highest version, nil if there is none.
+func latestRow(o *orgTx, wpid string) (*client.Agent, error) {
+	if !validID(wpid) {
+		return nil, nil
+	}
+	c := o.agents.Cursor()
+	// Every key of the wpid is wpid 0x00 <4 bytes>: the last one sits
+	// just before wpid 0x01.
+	c.Seek(append([]byte(wpid), 1))
+	k, v := c.Prev()
+	if k == nil || len(k) != len(wpid)+5 || !bytes.HasPrefix(k, []byte(wpid)) || k[len(wpid)] != 0 {
+		return nil, nil
+	}
+	return decodeAgent(v)
+}
+
+// agentRows returns every version row of an agent, oldest first. Callers
+// that rewrite rows do so after the scan: a bucket must not change under
+// an open cursor.
+func agentRows(o *orgTx, wpid string) ([]*client.Agent, error) {
+	if !validID(wpid) {
+		return nil, nil
+	}
+	var rows []*client.Agent
+	prefix := append([]byte(wpid), 0)
+	c := o.agents.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != len(prefix)+4 {
+			continue
+		}
+		a, err := decodeAgent(v)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, a)
+	}
+	return rows, nil
+}
+
+// cloneAgent returns a deep copy of a, through its JSON form (the form it
+// is stored in, so the copy is what a later read returns).
+func cloneAgent(a *client.Agent) (*client.Agent, error) {
+	data, err := json.Marshal(a)
+	if err != nil {
+		return nil, fmt.Errorf("store: encode agent: %w", err)
+	}
+	return decodeAgent(data)
+}
+
+// stampVersion fills what the store owns in a new version row.
+func (s *Store) stampVersion(a *client.Agent, orgID, wpid string, version int, now client.Time) {
+	a.WorkflowID = s.ids.Next(ids.PrefixAgentVersion)
+	a.OrganizationID = orgID
+	a.WorkflowPermanentID = wpid
+	a.AgentID = wpid
+	a.Version = version
+	a.CreatedAt, a.ModifiedAt, a.DeletedAt = now, now, nil
+	if a.Status == "" {
+		a.Status = client.AgentStatusPublished
+	}
+	for i := range a.WorkflowDefinition.Parameters {
+		p := &a.WorkflowDefinition.Parameters[i]
+		switch p.ParameterType {
+		case client.ParameterTypeWorkflow:
+			p.WorkflowParameterID = s.ids.Next(ids.PrefixWorkflowParameter)
+		case client.ParameterTypeOutput:
+			if p.OutputParameterID == "" {
+				p.OutputParameterID = s.ids.Next(ids.PrefixOutputParameter)
+			}
+		}
+		p.WorkflowID = a.WorkflowID
+		p.CreatedAt, p.ModifiedAt, p.DeletedAt = now, now, nil
+	}
+}
+
+// CreateAgent creates version 1 of a new agent from def, whose definition
+// fields the caller has filled (def is not modified). The store assigns
+// workflow_permanent_id, workflow_id, organization_id, version,
+// created_at, modified_at and agent_id, and to each parameter its
+// workflow_id and timestamps plus, for a workflow parameter, a new
+// workflow_parameter_id (an output parameter without an
+// output_parameter_id gets one too). A missing status becomes published.
+// folder_id is kept as given, without checking that the folder exists.
+//
+// With an idempotency key the wpid is ids.IdempotentAgentID(orgID, key);
+// if version 1 of it exists, even soft-deleted, CreateAgent returns that row
+// as it is now with created false and writes nothing. The check and the
+// create run in one write transaction, so concurrent creates with the same
+// key make one agent.
+func (s *Store) CreateAgent(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (agent *client.Agent, created bool, err error) {
+	if def == nil {
+		return nil, false, fmt.Errorf("store: CreateAgent: nil definition")
+	}
+	a, err := cloneAgent(def)
+	if err != nil {
+		return nil, false, err
+	}
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		agent, created, err = s.createAgentTx(tx, orgID, a, idempotencyKey)
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return agent, created, nil
+}
+
+// createAgentTx is CreateAgent inside a write transaction; a is the
+// store's own copy of the definition.
+func (s *Store) createAgentTx(tx *bolt.Tx, orgID string, a *client.Agent, idempotencyKey string) (*client.Agent, bool, error) {
+	o, err := openOrg(tx, orgID)
+	if err != nil {
+		return nil, false, err
+	}
+	var wpid string
+	if idempotencyKey != "" {
+		wpid = ids.IdempotentAgentID(orgID, idempotencyKey)
+		existing, err := getRow(o, wpid, 1)
+		if err != nil || existing != nil {
+			return existing, false, err
+		}
+	} else {
+		wpid = s.ids.Next(ids.PrefixAgent)
+	}
+	s.stampVersion(a, orgID, wpid, 1, s.clock())
+	if err := putAgent(o, a); err != nil {
+		return nil, false, err
+	}
+	prev, err := getSummary(o, wpid)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := putSummary(o, prev, summaryOf(a)); err != nil {
+		return nil, false, err
+	}
+	return a, true, nil
+}
+
+// UpdateAgent adds a version to an agent: version latest+1 (deleted
+// versions count), a new workflow_id, the folder_id of the previous
+// version (def.FolderID is ignored) and the definition fields of def. An
+// update of a deleted agent brings it back: deleted_at is cleared on all
+// its versions. ErrNotFound if the wpid never existed.
+func (s *Store) UpdateAgent(ctx context.Context, orgID, wpid string, def *client.Agent) (*client.Agent, error) {
+	if def == nil {
+		return nil, fmt.Errorf("store: UpdateAgent: nil definition")
+	}
+	a, err := cloneAgent(def)
+	if err != nil {
+		return nil, err
+	}
+	err = s.update(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		prevSum, err := getSummary(o, wpid)
+		if err != nil {
+			return err
+		}
+		if prevSum == nil {
+			return agentNotFound(wpid)
+		}
+		prev, err := getRow(o, wpid, prevSum.Version)
+		if err != nil {
+			return err
+		}
+		if prev == nil {
+			return fmt.Errorf("store: agent %s: version %d missing", wpid, prevSum.Version)
+		}
+		now := s.clock()
+		if prevSum.Deleted {
+			rows, err := agentRows(o, wpid)
+			if err != nil {
+				return err
+			}
+			for _, row := range rows {
+				row.DeletedAt = nil
+				if err := putAgent(o, row); err != nil {
+					return err
+				}
+			}
+		}
+		s.stampVersion(a, orgID, wpid, prevSum.Version+1, now)
+		a.FolderID = prev.FolderID
+		if err := putAgent(o, a); err != nil {
+			return err
+		}
+		return putSummary(o, prevSum, summaryOf(a))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// GetAgent returns one version of an agent; version 0 means the latest.
+// A deleted agent, an unknown wpid or version is ErrNotFound.
+func (s *Store) GetAgent(ctx context.Context, orgID, wpid string, version int) (*client.Agent, error) {
+	var a *client.Agent
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		if version == 0 {
+			a, err = latestRow(o, wpid)
+		} else {
+			a, err = getRow(o, wpid, version)
+		}
+		if err != nil {
+			return err
+		}
+		if a == nil || a.DeletedAt != nil {
+			a = nil
+			if version != 0 {
+				return agentVersionNotFound(wpid, version)
+			}
+			return agentNotFound(wpid)
+		}
+		return nil
+	})
+	return a, err
+}
+
+// AgentVersions returns every version of an agent, oldest first;
+// ErrNotFound for an unknown or deleted agent.
+func (s *Store) AgentVersions(ctx context.Context, orgID, wpid string) ([]*client.Agent, error) {
+	var out []*client.Agent
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		out, err = agentRows(o, wpid)
+		if err != nil {
+			return err
+		}
+		if len(out) == 0 || out[len(out)-1].DeletedAt != nil {
+			out = nil
+			return agentNotFound(wpid)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteAgent soft-deletes an agent: deleted_at is set on all its versions.
+// An unknown or already deleted wpid is not an error.
+func (s *Store) DeleteAgent(ctx context.Context, orgID, wpid string) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		prev, err := getSummary(o, wpid)
+		if err != nil || prev == nil || prev.Deleted {
+			return err
+		}
+		return deleteAgentTx(o, prev, s.clock())
+	})
+}
+
+func deleteAgentTx(o *orgTx, prev *agentSummary, now client.Time) error {
+	rows, err := agentRows(o, prev.WPID)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("store: agent %s has a summary but no versions", prev.WPID)
+	}
+	for _, row := range rows {
+		row.DeletedAt = &now
+		if err := putAgent(o, row); err != nil {
+			return err
+		}
+	}
+	return putSummary(o, prev, summaryOf(rows[len(rows)-1]))
+}
+
+// SetAgentFolder puts an agent in a folder ("" takes it out of any). It
+// changes the latest version row in place (no new version) and bumps its
+// modified_at. ErrNotFound for an unknown or deleted agent; for an unknown
+// or deleted folder, an error wrapping ErrNotFound that reads
+// "Folder <id> not found" (the API answers it with 400).
+func (s *Store) SetAgentFolder(ctx context.Context, orgID, wpid, folderID string) (*client.Agent, error) {
+	var a *client.Agent
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		prev, err := getSummary(o, wpid)
+		if err != nil {
+			return err
+		}
+		if prev == nil || prev.Deleted {
+			return agentNotFound(wpid)
+		}
+		if folderID != "" {
+			if _, err := getFolder(o, folderID); err != nil {
+				return err
+			}
+		}
+		a, err = getRow(o, wpid, prev.Version)
+		if err != nil {
+			return err
+		}
+		if a == nil {
+			return fmt.Errorf("store: agent %s: version %d missing", wpid, prev.Version)
+		}
+		if folderID == "" {
+			a.FolderID = nil
+		} else {
+			a.FolderID = &folderID
+		}
+		a.ModifiedAt = s.clock()
+		if err := putAgent(o, a); err != nil {
+			return err
+		}
+		return putSummary(o, prev, summaryOf(a))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// AgentQuery selects and pages ListAgents.
+type AgentQuery struct {
+	Page     int // 1-based; 0 means 1
+	PageSize int // 0 means 10
+	// SearchKey matches, case-insensitively and as a substring, the title,
+	// the folder's title, the wpid, and the key, description and (workflow
+	// parameters) default value of the latest version's parameters.
+	SearchKey string
+	FolderID  string // only agents whose latest version is in this folder
+	// Statuses keeps agents with one of these statuses; empty means
+	// published and draft.
+	Statuses       []client.AgentStatus
+	OnlySavedTasks bool // only is_saved_task agents
+	OnlyWorkflows  bool // only agents that are not saved tasks
+	// Filter, when set, is a further predicate on the wpid, applied after
+	// the others and before paging. It runs inside the store's read
+	// transaction, so it must not call the Store (precompute what it
+	// needs, a set of wpids for instance).
+	Filter func(wpid string) bool
+}
+
+// ListAgents returns a page of the latest versions of the organization's
+// agents that are not deleted, newest first by that version's created_at
+// (an update moves an agent to the top).
+//
+// It walks the order index from the newest entry and filters on the
+// agents' summaries, reading most of them without decoding them; only the
+// agents of the page are decoded.
+func (s *Store) ListAgents(ctx context.Context, orgID string, q AgentQuery) ([]*client.Agent, error) {
+	page, size := q.Page, q.PageSize
+	if page < 1 {
+		page = 1
+	}
+	if size < 1 {
+		size = 10
+	}
+	statuses := q.Statuses
+	if len(statuses) == 0 {
+		statuses = []client.AgentStatus{client.AgentStatusPublished, client.AgentStatusDraft}
+	}
+	term := strings.ToLower(q.SearchKey)
+	// The pre-filter skips a summary whose encoding does not contain the
+	// term. That is sound when the term is written verbatim by the JSON
+	// encoder: valid UTF-8 without quotes, backslashes, control characters
+	// or the two line separators Go escapes.
+	prefilter := term != "" && utf8.ValidString(term) &&
+		!strings.ContainsFunc(term, func(r rune) bool {
+			return r < 0x20 || r == '"' || r == '\\' || r == '\u2028' || r == '\u2029'
+		})
+	termBytes := []byte(term)
+
+	out := []*client.Agent{}
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		// Folders whose title matches the term, looked up once.
+		var folderHit map[string]bool
+		if term != "" {
+			folderHit, err = matchingFolders(o, term)
+			if err != nil {
+				return err
+			}
+		}
+		if page-1 > math.MaxInt/size {
+			return nil // beyond any page that can exist
+		}
+		skip := (page - 1) * size
+		var wpids [][]byte
+		c := o.order.Cursor()
+		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+			if len(k) <= 8 {
+				continue
+			}
+			wpid := k[8:]
+			raw := o.summaries.Get(wpid)
+			if raw == nil {
+				return fmt.Errorf("store: agent %s is in the order index without a summary", wpid)
+			}
+			var sum *agentSummary // decoded when needed
+			decode := func() (err error) {
+				if sum == nil {
+					sum, err = decodeSummary(raw)
+				}
+				return err
+			}
+			h, ok := readHead(raw)
+			if !ok {
+				if err := decode(); err != nil {
+					return err
+				}
+				h = summaryHead{folder: []byte(sum.Folder), status: []byte(sum.Status), savedTask: sum.SavedTask}
+			}
+			if q.FolderID != "" && string(h.folder) != q.FolderID {
+				continue
+			}
+			if q.OnlySavedTasks && !h.savedTask || q.OnlyWorkflows && h.savedTask {
+				continue
+			}
+			if !hasStatus(statuses, h.status) {
+				continue
+			}
+			if term != "" {
+				if !folderHit[string(h.folder)] {
+					if prefilter && !bytes.Contains(raw, termBytes) {
+						continue
+					}
+					if err := decode(); err != nil {
+						return err
+					}
+					if !sum.matches(term) {
+						continue
+					}
+				}
+			}
+			if q.Filter != nil && !q.Filter(string(wpid)) {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			wpids = append(wpids, wpid)
+			if len(wpids) == size {
+				break
+			}
+		}
+		for _, wpid := range wpids {
+			a, err := latestRow(o, string(wpid))
+			if err != nil {
+				return err
+			}
+			if a == nil {
+				return fmt.Errorf("store: agent %s is in the order index without versions", wpid)
+			}
+			out = append(out, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// matches reports whether the summary's own texts (not the folder title)
+// contain the lowercased term.
+func (s *agentSummary) matches(term string) bool {
+	if strings.Contains(strings.ToLower(s.WPID), term) {
+		return true
+	}
+	for _, t := range s.Search {
+		if strings.Contains(t, term) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasStatus(statuses []client.AgentStatus, status []byte) bool {
+	for _, s := range statuses {
+		if string(s) == string(status) {
+			return true
+		}
+	}
+	return false
+}

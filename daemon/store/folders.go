@@ -1,0 +1,328 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/ids"
+)
+
+// folderRecord is the stored form of a folder. WorkflowCount is not stored
+// (it is always 0 in the record): it is read from folder_counts.
+type folderRecord struct {
+	client.Folder
+	DeletedAt *client.Time `json:"deleted_at,omitempty"`
+}
+
+func folderNotFound(id string) error {
+	return errorf(ErrNotFound, "Folder %s not found", id)
+}
+
+// getFolder returns a folder that is not deleted, or ErrNotFound.
+func getFolder(o *orgTx, id string) (*folderRecord, error) {
+	var v []byte
+	if validID(id) {
+		v = o.folders.Get([]byte(id))
+	}
+	if v == nil {
+		return nil, folderNotFound(id)
+	}
+	rec, err := decodeFolder(v)
+	if err != nil {
+		return nil, err
+	}
+	if rec.DeletedAt != nil {
+		return nil, folderNotFound(id)
+	}
+	return rec, nil
+}
+
+func decodeFolder(raw []byte) (*folderRecord, error) {
+	rec := new(folderRecord)
+	if err := json.Unmarshal(raw, rec); err != nil {
+		return nil, fmt.Errorf("store: folder: %w", err)
+	}
+	return rec, nil
+}
+
+func putFolder(o *orgTx, rec *folderRecord) error {
+	rec.WorkflowCount = 0
+	return putJSON(o.folders, []byte(rec.FolderID), rec)
+}
+
+// result returns the API form of the record, with its agent count.
+func (rec *folderRecord) result(o *orgTx) *client.Folder {
+	f := rec.Folder
+	f.WorkflowCount = folderCount(o, f.FolderID)
+	return &f
+}
+
+// CreateFolder creates a folder; an empty description is stored as null.
+func (s *Store) CreateFolder(ctx context.Context, orgID, title, description string) (*client.Folder, error) {
+	var f *client.Folder
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		now := s.clock()
+		rec := &folderRecord{Folder: client.Folder{
+			Title:          title,
+			FolderID:       s.ids.Next(ids.PrefixFolder),
+			OrganizationID: orgID,
+			CreatedAt:      now,
+			ModifiedAt:     now,
+		}}
+		if description != "" {
+			rec.Description = &description
+		}
+		if err := putFolder(o, rec); err != nil {
+			return err
+		}
+		f = rec.result(o)
+		return nil
+	})
+	return f, err
+}
+
+// GetFolder returns a folder; ErrNotFound for an unknown or deleted one.
+func (s *Store) GetFolder(ctx context.Context, orgID, id string) (*client.Folder, error) {
+	var f *client.Folder
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		rec, err := getFolder(o, id)
+		if err != nil {
+			return err
+		}
+		f = rec.result(o)
+		return nil
+	})
+	return f, err
+}
+
+// UpdateFolder changes a folder's title and description; nil leaves a
+// field unchanged. modified_at is bumped even when nothing changes.
+func (s *Store) UpdateFolder(ctx context.Context, orgID, id string, title, description *string) (*client.Folder, error) {
+	var f *client.Folder
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		rec, err := getFolder(o, id)
+		if err != nil {
+			return err
+		}
+		if title != nil {
+			rec.Title = *title
+		}
+		if description != nil {
+			d := *description
+			rec.Description = &d
+		}
+		rec.ModifiedAt = s.clock()
+		if err := putFolder(o, rec); err != nil {
+			return err
+		}
+		f = rec.result(o)
+		return nil
+	})
+	return f, err
+}
+
+// DeleteFolder soft-deletes a folder. Without deleteAgents its agents are
+// moved out of it: folder_id is cleared (and modified_at bumped) on every
+// version row that names it. With deleteAgents the agents whose latest
+// version is in the folder are soft-deleted, keeping their folder_id.
+// ErrNotFound for an unknown or already deleted folder.
+func (s *Store) DeleteFolder(ctx context.Context, orgID, id string, deleteAgents bool) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		rec, err := getFolder(o, id)
+		if err != nil {
+			return err
+		}
+		now := s.clock()
+		// The agents whose latest version is in the folder, read before
+		// anything changes (a bucket must not change under its cursor).
+		inFolder, err := summariesInFolder(o, id)
+		if err != nil {
+			return err
+		}
+		if deleteAgents {
+			for _, sum := range inFolder {
+				if sum.Deleted {
+					continue
+				}
+				if err := deleteAgentTx(o, sum, now); err != nil {
+					return err
+				}
+			}
+		} else {
+			if err := clearFolderOnRows(o, id, now); err != nil {
+				return err
+			}
+			for _, prev := range inFolder {
+				latest, err := getRow(o, prev.WPID, prev.Version)
+				if err != nil {
+					return err
+				}
+				if latest == nil {
+					return fmt.Errorf("store: agent %s: version %d missing", prev.WPID, prev.Version)
+				}
+				if err := putSummary(o, prev, summaryOf(latest)); err != nil {
+					return err
+				}
+			}
+		}
+		rec.DeletedAt = &now
+		return putFolder(o, rec)
+	})
+}
+
+// summariesInFolder returns the summaries (deleted agents included) whose
+// latest version is in the folder.
+func summariesInFolder(o *orgTx, folderID string) ([]*agentSummary, error) {
+	var out []*agentSummary
+	err := o.summaries.ForEach(func(_, raw []byte) error {
+		if h, ok := readHead(raw); ok && string(h.folder) != folderID {
+			return nil
+		}
+		sum, err := decodeSummary(raw)
+		if err != nil {
+			return err
+		}
+		if sum.Folder == folderID {
+			out = append(out, sum)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// clearFolderOnRows sets folder_id to null on every version row in the
+// folder, bumping modified_at. Rows are scanned as bytes first: only those
+// that contain the folder id at all are decoded.
+func clearFolderOnRows(o *orgTx, folderID string, now client.Time) error {
+	needle, err := json.Marshal(folderID)
+	if err != nil {
+		return err
+	}
+	var changed []*client.Agent
+	err = o.agents.ForEach(func(_, raw []byte) error {
+		if !bytes.Contains(raw, needle) {
+			return nil
+		}
+		a, err := decodeAgent(raw)
+		if err != nil {
+			return err
+		}
+		if a.FolderID != nil && *a.FolderID == folderID {
+			a.FolderID = nil
+			a.ModifiedAt = now
+			changed = append(changed, a)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, a := range changed {
+		if err := putAgent(o, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ListFolders returns a page of the organization's folders, most recently
+// modified first. search matches title or description, case-insensitively
+// and as a substring. page is 1-based (0 means 1); pageSize 0 means 100.
+func (s *Store) ListFolders(ctx context.Context, orgID string, page, pageSize int, search string) ([]*client.Folder, error) {
+	if page < 1 {
+		page = 1
+	}
+	if pageSize < 1 {
+		pageSize = 100
+	}
+	term := strings.ToLower(search)
+	out := []*client.Folder{}
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		var recs []*folderRecord
+		err = o.folders.ForEach(func(_, raw []byte) error {
+			rec, err := decodeFolder(raw)
+			if err != nil {
+				return err
+			}
+			if rec.DeletedAt != nil {
+				return nil
+			}
+			if term != "" && !strings.Contains(strings.ToLower(rec.Title), term) &&
+				(rec.Description == nil || !strings.Contains(strings.ToLower(*rec.Description), term)) {
+				return nil
+			}
+			recs = append(recs, rec)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(recs, func(a, b *folderRecord) int {
+			if c := b.ModifiedAt.Compare(a.ModifiedAt.Time); c != 0 {
+				return c
+			}
+			return cmp.Compare(0, compareIDs(a.FolderID, b.FolderID))
+		})
+		if page-1 > math.MaxInt/pageSize || (page-1)*pageSize >= len(recs) {
+			return nil
+		}
+		recs = recs[(page-1)*pageSize:]
+		if len(recs) > pageSize {
+			recs = recs[:pageSize]
+		}
+		for _, rec := range recs {
+			out = append(out, rec.result(o))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// matchingFolders returns the ids of the folders (not deleted) whose
+// lowercased title contains term.
+func matchingFolders(o *orgTx, term string) (map[string]bool, error) {
+	hits := map[string]bool{}
+	err := o.folders.ForEach(func(_, raw []byte) error {
+		rec, err := decodeFolder(raw)
+		if err != nil {
+			return err
+		}
+		if rec.DeletedAt == nil && strings.Contains(strings.ToLower(rec.Title), term) {
+			hits[rec.FolderID] = true
+		}
+		return nil
+	})
+	return hits, err
+}

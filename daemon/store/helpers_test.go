@@ -1,0 +1,290 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/ids"
+)
+
+var ctx = context.Background()
+
+// testClock starts at a fixed time and moves 1ms forward at every reading,
+// so that every transaction of a test has its own timestamp.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *testClock {
+	return &testClock{t: time.Date(2026, 1, 31, 15, 20, 42, 160725000, time.UTC)}
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Millisecond)
+	return c.t
+}
+
+type fixture struct {
+	*Store
+	t     *testing.T
+	path  string
+	clock *testClock
+	org   Organization
+	key   string
+}
+
+// newFixture opens a store in a temporary directory with one organization.
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "data", "abctl.db")
+	clock := newClock()
+	s, err := Open(path, Options{Now: clock.Now, IDs: ids.NewWithClock(42, clock.Now)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{Store: s, t: t, path: path, clock: clock}
+	t.Cleanup(func() {
+		f.checkInvariants()
+		f.Close()
+	})
+	f.org, f.key, err = s.CreateOrganization(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// reopen closes the store and opens the same file again.
+func (f *fixture) reopen() {
+	f.t.Helper()
+	f.checkInvariants()
+	if err := f.Close(); err != nil {
+		f.t.Fatal(err)
+	}
+	s, err := Open(f.path, Options{Now: f.clock.Now, IDs: ids.NewWithClock(43, f.clock.Now)})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.Store = s
+}
+
+func (f *fixture) newOrg(name string) Organization {
+	f.t.Helper()
+	org, _, err := f.CreateOrganization(ctx, name)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return org
+}
+
+func workflowParam(key, description string, def any) client.Parameter {
+	p := client.Parameter{ParameterType: client.ParameterTypeWorkflow, Key: key, Description: description,
+		WorkflowParameterType: client.WorkflowParameterString}
+	if def != nil {
+		p.DefaultValue, _ = json.Marshal(def)
+	}
+	return p
+}
+
+// agentDef is a definition as the server hands it to the store.
+func agentDef(title string, params ...client.Parameter) *client.Agent {
+	return &client.Agent{
+		Title:  title,
+		Status: client.AgentStatusPublished,
+		WorkflowDefinition: client.WorkflowDefinition{
+			Parameters: params,
+			Blocks: client.Blocks{&client.NavigationBlock{
+				BlockBase:      client.BlockBase{Label: "open"},
+				NavigationGoal: "Open the page and log in",
+				URL:            "{{url}}",
+			}},
+		},
+		RunWith: "agent",
+	}
+}
+
+func (f *fixture) create(orgID string, def *client.Agent) *client.Agent {
+	f.t.Helper()
+	a, created, err := f.CreateAgent(ctx, orgID, def, "")
+	if err != nil || !created {
+		f.t.Fatalf("CreateAgent: %v, created=%v", err, created)
+	}
+	return a
+}
+
+func (f *fixture) update(orgID, wpid string, def *client.Agent) *client.Agent {
+	f.t.Helper()
+	a, err := f.UpdateAgent(ctx, orgID, wpid, def)
+	if err != nil {
+		f.t.Fatalf("UpdateAgent: %v", err)
+	}
+	return a
+}
+
+func (f *fixture) folder(orgID, title string) *client.Folder {
+	f.t.Helper()
+	fl, err := f.CreateFolder(ctx, orgID, title, "")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return fl
+}
+
+func (f *fixture) list(orgID string, q AgentQuery) []string {
+	f.t.Helper()
+	as, err := f.ListAgents(ctx, orgID, q)
+	if err != nil {
+		f.t.Fatalf("ListAgents: %v", err)
+	}
+	return wpids(as)
+}
+
+func (f *fixture) count(orgID, folderID string) int {
+	f.t.Helper()
+	fl, err := f.GetFolder(ctx, orgID, folderID)
+	if err != nil {
+		f.t.Fatalf("GetFolder: %v", err)
+	}
+	return fl.WorkflowCount
+}
+
+func wpids(as []*client.Agent) []string {
+	out := []string{}
+	for _, a := range as {
+		out = append(out, a.WorkflowPermanentID)
+	}
+	return out
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func wantErr(t *testing.T, err, kind error, contains string) {
+	t.Helper()
+	if !errors.Is(err, kind) {
+		t.Fatalf("error %v, want %v", err, kind)
+	}
+	if !strings.Contains(err.Error(), contains) {
+		t.Fatalf("error %q does not contain %q", err, contains)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// checkInvariants rebuilds, for every organization, what putSummary
+// maintains (summaries, order index, folder counters) from the version rows
+// and compares it with what is stored.
+func (f *fixture) checkInvariants() {
+	t := f.t
+	t.Helper()
+	err := f.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketOrgData).ForEachBucket(func(orgID []byte) error {
+			o, err := openOrg(tx, string(orgID))
+			if err != nil {
+				return err
+			}
+			// Group rows by wpid.
+			rows := map[string][]*client.Agent{}
+			err = o.agents.ForEach(func(k, v []byte) error {
+				a, err := decodeAgent(v)
+				if err != nil {
+					return err
+				}
+				if !bytes.Equal(k, agentKey(a.WorkflowPermanentID, a.Version)) {
+					t.Errorf("row key %q holds %s v%d", k, a.WorkflowPermanentID, a.Version)
+				}
+				rows[a.WorkflowPermanentID] = append(rows[a.WorkflowPermanentID], a)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			wantOrder := map[string]bool{}
+			wantCounts := map[string]int{}
+			nsum := 0
+			for wpid, rs := range rows {
+				latest := rs[len(rs)-1]
+				for i, r := range rs {
+					if r.Version != i+1 {
+						t.Errorf("%s: versions not 1..n: %d at %d", wpid, r.Version, i)
+					}
+					if (r.DeletedAt != nil) != (latest.DeletedAt != nil) {
+						t.Errorf("%s: v%d and the latest disagree on deletion", wpid, r.Version)
+					}
+				}
+				want, _ := encodeSummary(summaryOf(latest))
+				got := o.summaries.Get([]byte(wpid))
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s: summary\n got %s\nwant %s", wpid, got, want)
+				}
+				if latest.DeletedAt == nil {
+					wantOrder[string(orderKey(latest.CreatedAt.UnixNano(), wpid))] = true
+					if latest.FolderID != nil {
+						wantCounts[*latest.FolderID]++
+					}
+				}
+			}
+			_ = o.summaries.ForEach(func(k, v []byte) error {
+				nsum++
+				if _, ok := rows[string(k)]; !ok {
+					t.Errorf("summary %s without rows", k)
+				}
+				return nil
+			})
+			if nsum != len(rows) {
+				t.Errorf("%d summaries for %d agents", nsum, len(rows))
+			}
+			var gotOrder []string
+			_ = o.order.ForEach(func(k, v []byte) error {
+				gotOrder = append(gotOrder, string(k))
+				return nil
+			})
+			if len(gotOrder) != len(wantOrder) {
+				t.Errorf("order index has %d entries, want %d", len(gotOrder), len(wantOrder))
+			}
+			for _, k := range gotOrder {
+				if !wantOrder[k] {
+					t.Errorf("stray order entry %q", k)
+				}
+			}
+			gotCounts := map[string]int{}
+			_ = o.counts.ForEach(func(k, v []byte) error {
+				gotCounts[string(k)] = folderCount(o, string(k))
+				return nil
+			})
+			if mustJSON(t, gotCounts) != mustJSON(t, wantCounts) {
+				t.Errorf("folder counts %v, want %v", gotCounts, wantCounts)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}

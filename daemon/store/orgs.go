@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/ids"
+)
+
+// Organization owns agents, folders and runs; API keys authenticate as one.
+type Organization struct {
+	ID        string
+	Name      string
+	CreatedAt client.Time
+}
+
+// orgRecord is the stored form of an Organization.
+type orgRecord struct {
+	ID        string      `json:"id"`
+	Name      string      `json:"name"`
+	CreatedAt client.Time `json:"created_at"`
+}
+
+// apiKeyRecord is the stored form of an API key. The key itself is never
+// stored, only its SHA-256, which is also the record's bucket key.
+type apiKeyRecord struct {
+	OrgID     string      `json:"org_id"`
+	SHA256    []byte      `json:"sha256"`
+	CreatedAt client.Time `json:"created_at"`
+}
+
+// APIKeyPrefix starts every key CreateOrganization makes.
+const APIKeyPrefix = "abk_"
+
+func (s *Store) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.View(fn)
+}
+
+func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.db.Update(fn)
+}
+
+// CreateOrganization creates an organization and a first API key for it,
+// which is returned once: the store keeps only its hash.
+func (s *Store) CreateOrganization(ctx context.Context, name string) (Organization, string, error) {
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return Organization{}, "", fmt.Errorf("store: make an API key: %w", err)
+	}
+	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	var org Organization
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		now := s.clock()
+		rec := orgRecord{ID: s.ids.Next(ids.PrefixOrganization), Name: name, CreatedAt: now}
+		if err := putJSON(tx.Bucket(bucketOrganizations), []byte(rec.ID), rec); err != nil {
+			return err
+		}
+		root, err := tx.Bucket(bucketOrgData).CreateBucket([]byte(rec.ID))
+		if err != nil {
+			return fmt.Errorf("store: organization %s: %w", rec.ID, err)
+		}
+		for _, name := range orgBuckets {
+			if _, err := root.CreateBucket(name); err != nil {
+				return err
+			}
+		}
+		if err := addKey(tx, rec.ID, key, now); err != nil {
+			return err
+		}
+		org = Organization(rec)
+		return nil
+	})
+	if err != nil {
+		return Organization{}, "", err
+	}
+	return org, key, nil
+}
+
+// AddAPIKey registers key as an API key of the organization. Adding a key
+// the organization already has does nothing; a key of another
+// organization is ErrConflict.
+func (s *Store) AddAPIKey(ctx context.Context, orgID, key string) error {
+	if key == "" {
+		return fmt.Errorf("store: empty API key")
+	}
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		if _, err := getOrg(tx, orgID); err != nil {
+			return err
+		}
+		return addKey(tx, orgID, key, s.clock())
+	})
+}
+
+func addKey(tx *bolt.Tx, orgID, key string, now client.Time) error {
+	sum := sha256.Sum256([]byte(key))
+	b := tx.Bucket(bucketAPIKeys)
+	if v := b.Get(sum[:]); v != nil {
+		var rec apiKeyRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("store: API key record: %w", err)
+		}
+		if rec.OrgID == orgID {
+			return nil
+		}
+		return errorf(ErrConflict, "API key already belongs to another organization (not %s)", orgID)
+	}
+	return putJSON(b, sum[:], apiKeyRecord{OrgID: orgID, SHA256: sum[:], CreatedAt: now})
+}
+
+// Authenticate returns the organization an API key belongs to, or
+// ErrNotFound for a key the store does not know.
+func (s *Store) Authenticate(ctx context.Context, key string) (Organization, error) {
+	sum := sha256.Sum256([]byte(key))
+	var org Organization
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketAPIKeys).Get(sum[:])
+		if v == nil {
+			return errorf(ErrNotFound, "API key not found")
+		}
+		var rec apiKeyRecord
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("store: API key record: %w", err)
+		}
+		// The bucket key already matched; comparing the stored hash as
+		// well guards against a misfiled record, in constant time.
+		if subtle.ConstantTimeCompare(rec.SHA256, sum[:]) != 1 {
+			return errorf(ErrNotFound, "API key not found")
+		}
+		var err error
+		org, err = getOrg(tx, rec.OrgID)
+		return err
+	})
+	return org, err
+}
+
+func getOrg(tx *bolt.Tx, orgID string) (Organization, error) {
+	var v []byte
+	if validID(orgID) {
+		v = tx.Bucket(bucketOrganizations).Get([]byte(orgID))
+	}
+	if v == nil {
+		return Organization{}, errorf(ErrNotFound, "Organization %s not found", orgID)
+	}
+	var rec orgRecord
+	if err := json.Unmarshal(v, &rec); err != nil {
+		return Organization{}, fmt.Errorf("store: organization %s: %w", orgID, err)
+	}
+	return Organization(rec), nil
+}
+
+// Organization returns one organization.
+func (s *Store) Organization(ctx context.Context, orgID string) (Organization, error) {
+	var org Organization
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		var err error
+		org, err = getOrg(tx, orgID)
+		return err
+	})
+	return org, err
+}
+
+// Organizations returns every organization, oldest first.
+func (s *Store) Organizations(ctx context.Context) ([]Organization, error) {
+	orgs := []Organization{}
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketOrganizations).ForEach(func(k, v []byte) error {
+			var rec orgRecord
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("store: organization %s: %w", k, err)
+			}
+			orgs = append(orgs, Organization(rec))
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(orgs, func(a, b Organization) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt.Time); c != 0 {
+			return c
+		}
+		return compareIDs(a.ID, b.ID)
+	})
+	return orgs, nil
+}
+
+// DefaultOrganization returns the oldest organization, the one a fresh
+// daemon creates; ErrNotFound when there is none.
+func (s *Store) DefaultOrganization(ctx context.Context) (Organization, error) {
+	orgs, err := s.Organizations(ctx)
+	if err != nil {
+		return Organization{}, err
+	}
+	if len(orgs) == 0 {
+		return Organization{}, errorf(ErrNotFound, "no organization")
+	}
+	return orgs[0], nil
+}
+
+// compareIDs orders snowflake ids of one prefix numerically: a shorter
+// decimal is a smaller number.
+func compareIDs(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
+}
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encode %s: %w", key, err)
+	}
+	return b.Put(key, data)
+}

@@ -1,0 +1,309 @@
+// Package store is the database of `abctl daemon`: organizations, API keys,
+// agents (every version) and folders, in one embedded bbolt file.
+//
+// # Bucket tree
+//
+// Keep this drawing up to date with every schema change, and add a step to
+// migrations (store.go) for it.
+//
+//	meta/
+//	    schema_version                      -> uint64 BE: the last migration applied
+//	api_keys/
+//	    <sha256(key), 32 bytes>             -> apiKeyRecord JSON {org_id, sha256, created_at}
+//	organizations/
+//	    <org id>                            -> orgRecord JSON {id, name, created_at}
+//	org_data/
+//	    <org id>/                           one bucket per organization; every record
+//	                                        below belongs to that organization only
+//	        agents/
+//	            <wpid> 0x00 <version uint32 BE> -> client.Agent JSON: one version row
+//	        agent_summaries/
+//	            <wpid>                      -> agentSummary JSON: what listing filters on,
+//	                                           derived from the latest version row
+//	        agent_order/
+//	            <created_at int64 BE> <wpid> -> empty: the agents that are not deleted,
+//	                                           by their latest version's created_at
+//	                                           (unix nanoseconds, sign bit flipped)
+//	        folders/
+//	            <folder id>                 -> folderRecord JSON (client.Folder + deleted_at)
+//	        folder_counts/
+//	            <folder id>                 -> uint64 BE: agents not deleted whose latest
+//	                                           version is in the folder
+//
+// # Rules
+//
+//   - Values are JSON; integer keys are big-endian and fixed-width, so that
+//     bbolt's byte order is their numeric order.
+//   - Transactions are short. Values are decoded inside the transaction that
+//     read them (bbolt's bytes are only valid there) and the decoded copies
+//     are returned: callers may change what they get.
+//   - Every write is durable when the method returns: bbolt fsyncs on
+//     commit and the store never sets NoSync.
+//   - Writes use db.Update, never db.Batch: bbolt's single writer
+//     serialises them, so a check and the write it guards (the idempotent
+//     agent create) are atomic.
+//   - The summary, the order index and the folder counters of an agent
+//     change in the same transaction as its version rows, all through
+//     putSummary.
+//   - Ids of another organization answer ErrNotFound, as if they did not
+//     exist, because every lookup goes through that organization's bucket.
+//
+// # Schema versions
+//
+// meta/schema_version holds the number of the last migration applied. Open
+// applies the missing ones, in order, in one read-write transaction, and
+// refuses a file whose version is newer than the binary knows
+// (ErrSchemaTooNew) instead of guessing at its layout.
+package store
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/ids"
+)
+
+// Bucket names. See the package comment for the tree.
+var (
+	bucketMeta          = []byte("meta")
+	bucketAPIKeys       = []byte("api_keys")
+	bucketOrganizations = []byte("organizations")
+	bucketOrgData       = []byte("org_data")
+
+	// Per organization, under org_data/<org id>/.
+	bucketAgents         = []byte("agents")
+	bucketAgentSummaries = []byte("agent_summaries")
+	bucketAgentOrder     = []byte("agent_order")
+	bucketFolders        = []byte("folders")
+	bucketFolderCounts   = []byte("folder_counts")
+
+	orgBuckets = [][]byte{bucketAgents, bucketAgentSummaries, bucketAgentOrder, bucketFolders, bucketFolderCounts}
+
+	keySchemaVersion = []byte("schema_version")
+)
+
+// Sentinel errors. The store's errors wrap one of them (test with
+// errors.Is); their messages name the id concerned and are fit to show to
+// an API client.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrConflict     = errors.New("conflict")
+	ErrLocked       = errors.New("store locked")
+	ErrSchemaTooNew = errors.New("store schema is newer than this abctl")
+)
+
+// storeError is an error of a sentinel kind with its own message, so that
+// the message reads well on its own ("Folder fld_1 not found") while
+// errors.Is still finds the kind.
+type storeError struct {
+	kind  error
+	cause error // optional
+	msg   string
+}
+
+func (e *storeError) Error() string { return e.msg }
+
+func (e *storeError) Unwrap() []error {
+	if e.cause != nil {
+		return []error{e.kind, e.cause}
+	}
+	return []error{e.kind}
+}
+
+func errorf(kind error, format string, args ...any) error {
+	return &storeError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// Options configures Open. The zero value is ready to use.
+type Options struct {
+	// LockTimeout is how long Open waits for another process to release
+	// the file lock before it gives up with ErrLocked; 0 means 1s.
+	LockTimeout time.Duration
+	// Now is the clock of created_at and modified_at; nil means time.Now.
+	Now func() time.Time
+	// IDs makes the snowflake ids; nil means ids.New with a random worker.
+	IDs *ids.Generator
+}
+
+// Store is the daemon's database. It is safe for concurrent use: reads run
+// in parallel, writes are serialised by bbolt.
+type Store struct {
+	db   *bolt.DB
+	path string
+	now  func() time.Time
+	ids  *ids.Generator
+}
+
+// Open opens (creating if needed) the store file at path and brings its
+// schema up to date. The directory is created with mode 0700 and the file
+// with 0600. If another process has the file open, Open waits up to
+// opts.LockTimeout and then fails with an error matching ErrLocked.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IDs == nil {
+		w, err := randomWorker()
+		if err != nil {
+			return nil, err
+		}
+		opts.IDs = ids.New(w)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("store: create the data directory: %w", err)
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	if err != nil {
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, &storeError{kind: ErrLocked, cause: err, msg: fmt.Sprintf(
+				"store: %s is locked: another abctl daemon is using this data directory (%s)",
+				path, filepath.Dir(path))}
+		}
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs}
+	if err := migrate(db, path, migrations); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the file and releases its lock.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path returns the file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+func randomWorker() (uint32, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return 0, fmt.Errorf("store: random worker id: %w", err)
+	}
+	return binary.BigEndian.Uint32(b[:]), nil
+}
+
+// migration is one step of the schema. Steps are applied in order, each at
+// most once, and never change once released: a new layout is a new step.
+type migration struct {
+	version uint64
+	name    string
+	apply   func(tx *bolt.Tx) error
+}
+
+// migrations is the schema's history; the last entry is the version this
+// binary writes.
+var migrations = []migration{
+	{version: 1, name: "create the top-level buckets", apply: func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketAPIKeys, bucketOrganizations, bucketOrgData} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}},
+}
+
+// SchemaVersion is the schema version this binary writes.
+func SchemaVersion() uint64 { return migrations[len(migrations)-1].version }
+
+// migrate applies the migrations the file lacks, in one transaction.
+func migrate(db *bolt.DB, path string, steps []migration) error {
+	latest := steps[len(steps)-1].version
+	return db.Update(func(tx *bolt.Tx) error {
+		var current uint64
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			if v := meta.Get(keySchemaVersion); v != nil {
+				if len(v) != 8 {
+					return fmt.Errorf("store: %s: corrupt schema version (%d bytes)", path, len(v))
+				}
+				current = binary.BigEndian.Uint64(v)
+			}
+		}
+		if current > latest {
+			return errorf(ErrSchemaTooNew,
+				"store: %s has schema version %d, but this abctl knows versions up to %d: use a newer abctl",
+				path, current, latest)
+		}
+		if current == latest {
+			return nil
+		}
+		for _, m := range steps {
+			if m.version <= current {
+				continue
+			}
+			if err := m.apply(tx); err != nil {
+				return fmt.Errorf("store: %s: migration %d (%s): %w", path, m.version, m.name, err)
+			}
+		}
+		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+		if err != nil {
+			return err
+		}
+		return meta.Put(keySchemaVersion, u64(latest))
+	})
+}
+
+// u64 encodes v as 8 bytes big-endian.
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+// clock returns the store clock's time as the API keeps it (UTC,
+// microseconds).
+func (s *Store) clock() client.Time { return client.NewTime(s.now()) }
+
+// orgTx holds the buckets of one organization within a transaction.
+type orgTx struct {
+	agents, summaries, order, folders, counts *bolt.Bucket
+}
+
+// openOrg returns the buckets of one organization, or ErrNotFound.
+func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {
+	var root *bolt.Bucket
+	if data := tx.Bucket(bucketOrgData); data != nil && validID(orgID) {
+		root = data.Bucket([]byte(orgID))
+	}
+	if root == nil {
+		return nil, errorf(ErrNotFound, "Organization %s not found", orgID)
+	}
+	o := &orgTx{
+		agents:    root.Bucket(bucketAgents),
+		summaries: root.Bucket(bucketAgentSummaries),
+		order:     root.Bucket(bucketAgentOrder),
+		folders:   root.Bucket(bucketFolders),
+		counts:    root.Bucket(bucketFolderCounts),
+	}
+	if o.agents == nil || o.summaries == nil || o.order == nil || o.folders == nil || o.counts == nil {
+		return nil, fmt.Errorf("store: organization %s: missing buckets", orgID)
+	}
+	return o, nil
+}
+
+// validID reports whether id can be a key: ids the store makes are
+// printable ASCII; a NUL byte would break the composite agent keys.
+func validID(id string) bool {
+	if id == "" || len(id) > 512 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] == 0 {
+			return false
+		}
+	}
+	return true
+}
