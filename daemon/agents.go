@@ -93,7 +93,7 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.store.UpdateAgent(r.Context(), organization(r.Context()).ID, id, agentFromDefinition(def))
 	if err != nil {
-		s.error(w, r, agentNotFound(err, id, 0))
+		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -115,7 +115,7 @@ func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.store.GetAgent(r.Context(), organization(r.Context()).ID, id, version)
 	if err != nil {
-		s.error(w, r, agentNotFound(err, id, version))
+		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -171,20 +171,8 @@ func (s *Server) handleSetAgentFolder(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.store.SetAgentFolder(r.Context(), org, id, folder)
 	if err != nil {
-		s.error(w, r, agentNotFound(err, id, 0))
+		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// agentNotFound rewrites a store not-found error into the hosted service's
-// wording.
-func agentNotFound(err error, id string, version int) error {
-	if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	if version > 0 {
-		return errorf(KindNotFound, "Workflow not found. workflow_permanent_id=%s, version=%d", id, version)
-	}
-	return errorf(KindNotFound, "Workflow not found. workflow_permanent_id=%s", id)
 }

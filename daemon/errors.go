@@ -83,6 +83,8 @@ func toAPIError(err error) *Error {
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		// The store words its errors as the hosted service's details
+		// ("Folder fld_1 not found"), so they are shown as they are.
 		return &Error{Kind: KindNotFound, Detail: err.Error()}
 	case errors.Is(err, store.ErrConflict):
 		return &Error{Kind: KindConflict, Detail: err.Error()}

@@ -1,12 +1,10 @@
 package daemon
 
 import (
-	"errors"
 	"net/http"
 	"unicode/utf8"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/store"
 )
 
 // checkTitle validates a folder title: 1 to 255 characters.
@@ -76,7 +74,7 @@ func (s *Server) handleGetFolder(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	out, err := s.store.GetFolder(r.Context(), organization(r.Context()).ID, id)
 	if err != nil {
-		s.error(w, r, folderNotFound(err, id))
+		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -102,7 +100,7 @@ func (s *Server) handleUpdateFolder(w http.ResponseWriter, r *http.Request) {
 	}
 	out, err := s.store.UpdateFolder(r.Context(), organization(r.Context()).ID, id, body.Title, body.Description)
 	if err != nil {
-		s.error(w, r, folderNotFound(err, id))
+		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -118,15 +116,8 @@ func (s *Server) handleDeleteFolder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.store.DeleteFolder(r.Context(), organization(r.Context()).ID, id, deleteAgents); err != nil {
-		s.error(w, r, folderNotFound(err, id))
+		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, client.FolderDeleteResponse{Status: "deleted", FolderID: id, WorkflowsDeleted: deleteAgents})
-}
-
-func folderNotFound(err error, id string) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return errorf(KindNotFound, "Folder %s not found", id)
-	}
-	return err
 }
