@@ -1,10 +1,10 @@
 package client
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"reflect"
+
+	"github.com/abctl/abctl/internal/jsonobject"
 )
 
 // Parameter is an agent parameter: a value the blocks reference as
@@ -477,20 +477,20 @@ func definitionBlock(b Block) Block {
 // Every other key keeps its value and position. Raw that is not a JSON
 // object is returned unchanged.
 func (u *UnknownBlock) definition() *UnknownBlock {
-	members, err := objectMembers(u.Raw)
+	members, err := jsonobject.Split(u.Raw)
 	if err != nil {
 		return u
 	}
 	hasKeys := false
 	for _, m := range members {
-		if m.key == "parameter_keys" {
+		if m.Key == "parameter_keys" {
 			var ks []string
-			hasKeys = json.Unmarshal(m.value, &ks) == nil && len(ks) > 0
+			hasKeys = json.Unmarshal(m.Value, &ks) == nil && len(ks) > 0
 		}
 	}
-	out := make([]member, 0, len(members))
+	out := make([]jsonobject.Member, 0, len(members))
 	for _, m := range members {
-		switch m.key {
+		switch m.Key {
 		case "output_parameter":
 			continue
 		case "parameter_keys":
@@ -499,30 +499,18 @@ func (u *UnknownBlock) definition() *UnknownBlock {
 			}
 		case "parameters":
 			var ps []Parameter
-			if json.Unmarshal(m.value, &ps) != nil || !areRecords(ps) {
+			if json.Unmarshal(m.Value, &ps) != nil || !areRecords(ps) {
 				break // not parameter records: keep as is
 			}
 			if !hasKeys && len(ps) > 0 {
 				ks, _ := json.Marshal(parameterKeys(ps))
-				out = append(out, member{key: "parameter_keys", value: ks})
+				out = append(out, jsonobject.Member{Key: "parameter_keys", Value: ks})
 			}
 			continue
 		}
 		out = append(out, m)
 	}
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, m := range out {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		k, _ := json.Marshal(m.key)
-		buf.Write(k)
-		buf.WriteByte(':')
-		buf.Write(m.value)
-	}
-	buf.WriteByte('}')
-	c := &UnknownBlock{Type: u.Type, Raw: buf.Bytes()}
+	c := &UnknownBlock{Type: u.Type, Raw: jsonobject.Join(out)}
 	_ = json.Unmarshal(c.Raw, &c.base)
 	return c
 }
@@ -535,38 +523,6 @@ func areRecords(ps []Parameter) bool {
 		}
 	}
 	return true
-}
-
-// member is one key and value of a JSON object.
-type member struct {
-	key   string
-	value json.RawMessage
-}
-
-// objectMembers splits a JSON object into its members, in order.
-func objectMembers(raw []byte) ([]member, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	var out []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, member{key: key, value: v})
-	}
-	return out, nil
 }
 
 // cloneDeep returns a copy of *p that shares no slices, maps or pointers

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/abctl/abctl/internal/jsonobject"
 )
 
 func readTestdata(t testing.TB, name string) []byte {
@@ -542,13 +544,13 @@ func TestAgentEncodesNulls(t *testing.T) {
 		"sequential_key", "folder_id", "import_error", "created_by", "edited_by", "copilot_authored", "created_at",
 		"modified_at", "deleted_at", "agent_id",
 	}
-	members, err := objectMembers(data)
+	members, err := jsonobject.Split(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, m := range members {
-		got = append(got, m.key)
+		got = append(got, m.Key)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("field order:\n got %v\nwant %v", got, want)

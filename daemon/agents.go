@@ -7,6 +7,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/tagquery"
 )
 
 // handleListAgents serves GET /v1/agents: the latest version of each agent,
@@ -41,6 +42,16 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, errorf(KindBadRequest, "only_saved_tasks and only_workflows cannot be used together"))
 		return
 	}
+	tags, err := tagquery.Parse(qr.strings("tags"))
+	if err != nil {
+		s.error(w, r, errorf(KindBadRequest, "%s", err.Error()))
+		return
+	}
+	if tags != nil && template {
+		s.error(w, r, errorf(KindBadRequest, "tags cannot be combined with template=true: global templates carry no tags"))
+		return
+	}
+	q.Tags = tags
 	if template || onlyTemplates {
 		// The daemon has no global templates: the list is empty.
 		writeJSON(w, http.StatusOK, []*client.Agent{})

@@ -99,7 +99,7 @@ func decodeJSONBody(r *http.Request, v any) error {
 	if err != nil {
 		return err
 	}
-	if mt := mediaType(r); !isJSONMediaType(mt) {
+	if mt := mediaType(r); len(body) > 0 && !isJSONMediaType(mt) {
 		return invalid([]client.ValidationError{fieldError("model_attributes_type",
 			"Input should be a JSON object sent with Content-Type: application/json", nil, "body")})
 	}
@@ -155,6 +155,21 @@ func (qr *queryReader) bool(name string) bool {
 	}
 	qr.errs = append(qr.errs, fieldError("bool_parsing", "Input should be a valid boolean, unable to interpret input", s, "query", name))
 	return false
+}
+
+// time reads a date-time parameter, in RFC 3339 or the API's zone-less
+// form (taken as UTC); nil when absent.
+func (qr *queryReader) time(name string) *client.Time {
+	s := strings.TrimSpace(qr.q.Get(name))
+	if s == "" {
+		return nil
+	}
+	t, err := client.ParseTime(s)
+	if err != nil {
+		qr.errs = append(qr.errs, fieldError("datetime_from_date_parsing", "Input should be a valid datetime or date, invalid character in year", s, "query", name))
+		return nil
+	}
+	return &t
 }
 
 func (qr *queryReader) string(name string) string { return qr.q.Get(name) }

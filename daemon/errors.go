@@ -88,6 +88,8 @@ func toAPIError(err error) *Error {
 		return &Error{Kind: KindNotFound, Detail: err.Error()}
 	case errors.Is(err, store.ErrConflict):
 		return &Error{Kind: KindConflict, Detail: err.Error()}
+	case errors.Is(err, store.ErrInvalid):
+		return &Error{Kind: KindInvalid, Detail: err.Error()}
 	}
 	return &Error{Kind: KindInternal, Detail: "Internal server error"}
 }

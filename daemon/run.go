@@ -43,6 +43,10 @@ const StoreFileName = "abctl.db"
 
 // Run serves the API until ctx is done, then shuts down: in-flight requests
 // finish (up to 10 s), and the store closes last.
+//
+// While it serves, the state file (StateFileName in the data directory,
+// mode 0600) holds the address listened on and a fresh admin token for the
+// admin routes (see admin.go); Run removes it when it returns.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.DataDir == "" {
 		return errors.New("daemon: no data directory given")
@@ -73,8 +77,27 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("daemon: listen on %s: %w", cfg.Addr, err)
 	}
+	// The state file tells `abctl daemon orgs` where this daemon answers
+	// and with which admin token, while the store is locked by it.
+	token, err := newAdminToken()
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if err := writeState(cfg.DataDir, State{Addr: ln.Addr().String(), PID: os.Getpid(), AdminToken: token}); err != nil {
+		ln.Close()
+		return err
+	}
+	defer func() {
+		if err := removeState(cfg.DataDir, token); err != nil {
+			cfg.Logger.Warn("could not remove the state file", "error", err)
+		}
+	}()
+	handler := NewServer(st, cfg.Logger)
+	handler.EnableAdmin(token)
+	defer handler.EnableAdmin("")
 	srv := &http.Server{
-		Handler:           NewServer(st, cfg.Logger),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}

@@ -13,8 +13,10 @@
 package daemon
 
 import (
+	"crypto/sha256"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/abctl/abctl/daemon/store"
 )
@@ -24,6 +26,9 @@ type Server struct {
 	store   *store.Store
 	logger  *slog.Logger
 	handler http.Handler
+	// adminToken is the SHA-256 of the admin routes' token; nil while they
+	// are off (see EnableAdmin).
+	adminToken atomic.Pointer[[sha256.Size]byte]
 }
 
 // NewServer returns the daemon's handler over st. logger receives the access

@@ -35,6 +35,16 @@ const (
 	PrefixWorkflowRun       = "wr"     // an agent (workflow) run
 	PrefixTask              = "tsk"    // a task run (v1, v3, computer-use engines)
 	PrefixTaskV2            = "tsk_v2" // a task-v2 run
+
+	// The records of the other parameter types (aws_secret_parameter_id,
+	// credential_parameter_id, ...).
+	PrefixAWSSecretParameter                     = "asp"  // aws_secret
+	PrefixCredentialParameter                    = "cp"   // credential
+	PrefixOnePasswordCredentialParameter         = "opp"  // onepassword
+	PrefixAzureVaultCredentialParameter          = "azcp" // azure_vault_credential
+	PrefixBitwardenLoginCredentialParameter      = "blc"  // bitwarden_login_credential
+	PrefixBitwardenSensitiveInformationParameter = "bsi"  // bitwarden_sensitive_information
+	PrefixBitwardenCreditCardDataParameter       = "bccd" // bitwarden_credit_card_data
 )
 
 // Epoch is the zero of the snowflake's seconds: 2022-06-20T00:00:00Z.

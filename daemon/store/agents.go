@@ -14,6 +14,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/tagquery"
 )
 
 // Agents are stored as version rows (client.Agent, one per version) under
@@ -321,28 +322,18 @@ func (s *Store) stampVersion(a *client.Agent, orgID, wpid string, version int, n
 	if a.Status == "" {
 		a.Status = client.AgentStatusPublished
 	}
-	for i := range a.WorkflowDefinition.Parameters {
-		p := &a.WorkflowDefinition.Parameters[i]
-		switch p.ParameterType {
-		case client.ParameterTypeWorkflow:
-			p.WorkflowParameterID = s.ids.Next(ids.PrefixWorkflowParameter)
-		case client.ParameterTypeOutput:
-			if p.OutputParameterID == "" {
-				p.OutputParameterID = s.ids.Next(ids.PrefixOutputParameter)
-			}
-		}
-		p.WorkflowID = a.WorkflowID
-		p.CreatedAt, p.ModifiedAt, p.DeletedAt = now, now, nil
-	}
+	// The definition is stored in its response shape, with new parameter
+	// records (definition.go).
+	s.expandDefinition(a, now)
 }
 
 // CreateAgent creates version 1 of a new agent from def, whose definition
 // fields the caller has filled (def is not modified). The store assigns
 // workflow_permanent_id, workflow_id, organization_id, version,
-// created_at, modified_at and agent_id, and to each parameter its
-// workflow_id and timestamps plus, for a workflow parameter, a new
-// workflow_parameter_id (an output parameter without an
-// output_parameter_id gets one too). A missing status becomes published.
+// created_at, modified_at and agent_id, and stores the definition in the
+// response shape of the hosted service (definition.go): every parameter a
+// record with new ids, an output parameter per block, and each block's
+// parameters as records. A missing status becomes published.
 // folder_id is kept as given, without checking that the folder exists.
 //
 // With an idempotency key the wpid is ids.IdempotentAgentID(orgID, key);
@@ -412,11 +403,7 @@ func (s *Store) UpdateAgent(ctx context.Context, orgID, wpid string, def *client
 	if err != nil {
 		return nil, err
 	}
-	err = s.update(ctx, func(tx *bolt.Tx) error {
-		o, err := openOrg(tx, orgID)
-		if err != nil {
-			return err
-		}
+	err = s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		prevSum, err := getSummary(o, wpid)
 		if err != nil {
 			return err
@@ -461,11 +448,8 @@ func (s *Store) UpdateAgent(ctx context.Context, orgID, wpid string, def *client
 // A deleted agent, an unknown wpid or version is ErrNotFound.
 func (s *Store) GetAgent(ctx context.Context, orgID, wpid string, version int) (*client.Agent, error) {
 	var a *client.Agent
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		o, err := openOrg(tx, orgID)
-		if err != nil {
-			return err
-		}
+	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+		var err error
 		if version == 0 {
 			a, err = latestRow(o, wpid)
 		} else {
@@ -490,11 +474,8 @@ func (s *Store) GetAgent(ctx context.Context, orgID, wpid string, version int) (
 // ErrNotFound for an unknown or deleted agent.
 func (s *Store) AgentVersions(ctx context.Context, orgID, wpid string) ([]*client.Agent, error) {
 	var out []*client.Agent
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		o, err := openOrg(tx, orgID)
-		if err != nil {
-			return err
-		}
+	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+		var err error
 		out, err = agentRows(o, wpid)
 		if err != nil {
 			return err
@@ -548,11 +529,7 @@ func deleteAgentTx(o *orgTx, prev *agentSummary, now client.Time) error {
 // "Folder <id> not found" (the API answers it with 400).
 func (s *Store) SetAgentFolder(ctx context.Context, orgID, wpid, folderID string) (*client.Agent, error) {
 	var a *client.Agent
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		o, err := openOrg(tx, orgID)
-		if err != nil {
-			return err
-		}
+	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		prev, err := getSummary(o, wpid)
 		if err != nil {
 			return err
@@ -593,9 +570,11 @@ func (s *Store) SetAgentFolder(ctx context.Context, orgID, wpid, folderID string
 type AgentQuery struct {
 	Page     int // 1-based; 0 means 1
 	PageSize int // 0 means 10
-	// SearchKey matches, case-insensitively and as a substring, the title,
-	// the folder's title, the wpid, and the key, description and (workflow
-	// parameters) default value of the latest version's parameters.
+	// SearchKey matches, case-insensitively and anywhere, the title, the
+	// folder's title, the wpid, and the key, description and (workflow
+	// parameters) default value of the latest version's parameters. As in
+	// the hosted service's ILIKE, '%' and '_' in it are wildcards, except
+	// against the wpid.
 	SearchKey string
 	FolderID  string // only agents whose latest version is in this folder
 	// Statuses keeps agents with one of these statuses; empty means
@@ -603,6 +582,9 @@ type AgentQuery struct {
 	Statuses       []client.AgentStatus
 	OnlySavedTasks bool // only is_saved_task agents
 	OnlyWorkflows  bool // only agents that are not saved tasks
+	// Tags keeps the agents whose current tags satisfy the query; nil
+	// means no tag filter.
+	Tags *tagquery.Query
 	// Filter, when set, is a further predicate on the wpid, applied after
 	// the others and before paging. It runs inside the store's read
 	// transaction, so it must not call the Store (precompute what it
@@ -638,18 +620,33 @@ func (s *Store) ListAgents(ctx context.Context, orgID string, q AgentQuery) ([]*
 		!strings.ContainsFunc(term, func(r rune) bool {
 			return r < 0x20 || r == '"' || r == '\\' || r == '\u2028' || r == '\u2029'
 		})
-	termBytes := []byte(term)
+	like := newLikeTerm(q.SearchKey)
+	var literals [][]byte // what a matching summary's encoding must contain
+	for _, l := range like.literals {
+		literals = append(literals, []byte(l))
+	}
+	containsLiterals := func(raw []byte) bool {
+		for _, l := range literals {
+			if !bytes.Contains(raw, l) {
+				return false
+			}
+		}
+		return true
+	}
 
 	out := []*client.Agent{}
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		o, err := openOrg(tx, orgID)
-		if err != nil {
-			return err
+	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+		var err error
+		var tagged map[string]bool // agents the tag filter keeps
+		if q.Tags != nil {
+			if tagged = agentsMatching(o, q.Tags); len(tagged) == 0 {
+				return nil
+			}
 		}
 		// Folders whose title matches the term, looked up once.
 		var folderHit map[string]bool
 		if term != "" {
-			folderHit, err = matchingFolders(o, term)
+			folderHit, err = matchingFolders(o, like)
 			if err != nil {
 				return err
 			}
@@ -694,16 +691,19 @@ func (s *Store) ListAgents(ctx context.Context, orgID string, q AgentQuery) ([]*
 			}
 			if term != "" {
 				if !folderHit[string(h.folder)] {
-					if prefilter && !bytes.Contains(raw, termBytes) {
+					if prefilter && !containsLiterals(raw) {
 						continue
 					}
 					if err := decode(); err != nil {
 						return err
 					}
-					if !sum.matches(term) {
+					if !sum.matches(like) {
 						continue
 					}
 				}
+			}
+			if tagged != nil && !tagged[string(wpid)] {
+				continue
 			}
 			if q.Filter != nil && !q.Filter(string(wpid)) {
 				continue
@@ -736,13 +736,14 @@ func (s *Store) ListAgents(ctx context.Context, orgID string, q AgentQuery) ([]*
 }
 
 // matches reports whether the summary's own texts (not the folder title)
-// contain the lowercased term.
-func (s *agentSummary) matches(term string) bool {
-	if strings.Contains(strings.ToLower(s.WPID), term) {
+// match the term: the wpid as a plain substring (the one field the hosted
+// service escapes), the others with LIKE wildcards.
+func (s *agentSummary) matches(t likeTerm) bool {
+	if strings.Contains(strings.ToLower(s.WPID), t.term) {
 		return true
 	}
-	for _, t := range s.Search {
-		if strings.Contains(t, term) {
+	for _, text := range s.Search {
+		if t.match(text) {
 			return true
 		}
 	}

@@ -201,7 +201,8 @@ func TestUpdateAgent(t *testing.T) {
 	if v2.FolderID == nil || *v2.FolderID != fl.FolderID {
 		t.Fatalf("folder_id %v not inherited", v2.FolderID)
 	}
-	if p := v2.WorkflowDefinition.Parameters; len(p) != 2 || p[0].WorkflowID != v2.WorkflowID ||
+	// Two workflow parameters and the output parameter of block "open".
+	if p := v2.WorkflowDefinition.Parameters; len(p) != 3 || p[0].WorkflowID != v2.WorkflowID ||
 		p[0].WorkflowParameterID == v1.WorkflowDefinition.Parameters[0].WorkflowParameterID {
 		t.Fatalf("parameters of v2 %+v", p)
 	}

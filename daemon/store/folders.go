@@ -69,11 +69,7 @@ func (rec *folderRecord) result(o *orgTx) *client.Folder {
 // CreateFolder creates a folder; an empty description is stored as null.
 func (s *Store) CreateFolder(ctx context.Context, orgID, title, description string) (*client.Folder, error) {
 	var f *client.Folder
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		o, err := openOrg(tx, orgID)
-		if err != nil {
-			return err
-		}
+	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		now := s.clock()
 		rec := &folderRecord{Folder: client.Folder{
 			Title:          title,
@@ -97,11 +93,7 @@ func (s *Store) CreateFolder(ctx context.Context, orgID, title, description stri
 // GetFolder returns a folder; ErrNotFound for an unknown or deleted one.
 func (s *Store) GetFolder(ctx context.Context, orgID, id string) (*client.Folder, error) {
 	var f *client.Folder
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		o, err := openOrg(tx, orgID)
-		if err != nil {
-			return err
-		}
+	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		rec, err := getFolder(o, id)
 		if err != nil {
 			return err
@@ -116,11 +108,7 @@ func (s *Store) GetFolder(ctx context.Context, orgID, id string) (*client.Folder
 // field unchanged. modified_at is bumped even when nothing changes.
 func (s *Store) UpdateFolder(ctx context.Context, orgID, id string, title, description *string) (*client.Folder, error) {
 	var f *client.Folder
-	err := s.update(ctx, func(tx *bolt.Tx) error {
-		o, err := openOrg(tx, orgID)
-		if err != nil {
-			return err
-		}
+	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		rec, err := getFolder(o, id)
 		if err != nil {
 			return err
@@ -260,13 +248,10 @@ func (s *Store) ListFolders(ctx context.Context, orgID string, page, pageSize in
 	if pageSize < 1 {
 		pageSize = 100
 	}
-	term := strings.ToLower(search)
+	term := newLikeTerm(search)
 	out := []*client.Folder{}
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		o, err := openOrg(tx, orgID)
-		if err != nil {
-			return err
-		}
+	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+		var err error
 		var recs []*folderRecord
 		err = o.folders.ForEach(func(_, raw []byte) error {
 			rec, err := decodeFolder(raw)
@@ -276,8 +261,8 @@ func (s *Store) ListFolders(ctx context.Context, orgID string, page, pageSize in
 			if rec.DeletedAt != nil {
 				return nil
 			}
-			if term != "" && !strings.Contains(strings.ToLower(rec.Title), term) &&
-				(rec.Description == nil || !strings.Contains(strings.ToLower(*rec.Description), term)) {
+			if search != "" && !term.match(strings.ToLower(rec.Title)) &&
+				(rec.Description == nil || !term.match(strings.ToLower(*rec.Description))) {
 				return nil
 			}
 			recs = append(recs, rec)
@@ -311,15 +296,15 @@ func (s *Store) ListFolders(ctx context.Context, orgID string, page, pageSize in
 }
 
 // matchingFolders returns the ids of the folders (not deleted) whose
-// lowercased title contains term.
-func matchingFolders(o *orgTx, term string) (map[string]bool, error) {
+// title matches the search term.
+func matchingFolders(o *orgTx, term likeTerm) (map[string]bool, error) {
 	hits := map[string]bool{}
 	err := o.folders.ForEach(func(_, raw []byte) error {
 		rec, err := decodeFolder(raw)
 		if err != nil {
 			return err
 		}
-		if rec.DeletedAt == nil && strings.Contains(strings.ToLower(rec.Title), term) {
+		if rec.DeletedAt == nil && term.match(strings.ToLower(rec.Title)) {
 			hits[rec.FolderID] = true
 		}
 		return nil

@@ -193,7 +193,8 @@ func ptr[T any](v T) *T { return &v }
 
 // checkInvariants rebuilds, for every organization, what putSummary
 // maintains (summaries, order index, folder counters) from the version rows
-// and compares it with what is stored.
+// and compares it with what is stored; and checks the tag buckets agree
+// (checkTagInvariants).
 func (f *fixture) checkInvariants() {
 	t := f.t
 	t.Helper()
@@ -203,6 +204,7 @@ func (f *fixture) checkInvariants() {
 			if err != nil {
 				return err
 			}
+			checkTagInvariants(t, o)
 			// Group rows by wpid.
 			rows := map[string][]*client.Agent{}
 			err = o.agents.ForEach(func(k, v []byte) error {

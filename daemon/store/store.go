@@ -1,5 +1,5 @@
 // Package store is the database of `abctl daemon`: organizations, API keys,
-// agents (every version) and folders, in one embedded bbolt file.
+// agents (every version), folders and tags, in one embedded bbolt file.
 //
 // # Bucket tree
 //
@@ -16,7 +16,7 @@
 //	    <org id>/                           one bucket per organization; every record
 //	                                        below belongs to that organization only
 //	        agents/
-//	            <wpid> 0x00 <version uint32 BE> -> client.Agent JSON: one version row
+//	            <wpid> 0x00 <version uint32 BE> -> client.Agent JSON: one version row, definition in response shape
 //	        agent_summaries/
 //	            <wpid>                      -> agentSummary JSON: what listing filters on,
 //	                                           derived from the latest version row
@@ -29,6 +29,22 @@
 //	        folder_counts/
 //	            <folder id>                 -> uint64 BE: agents not deleted whose latest
 //	                                           version is in the folder
+//	        tag_keys/
+//	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
+//	        tag_values/
+//	            <key> 0x00 <value>          -> tagValueRecord JSON {key, value, color}
+//	        tags/                           the current tags of agents and runs
+//	            <subject> 0x00 0x00 <value> -> tagRow JSON: a standalone label
+//	            <subject> 0x00 0x01 <key>   -> tagRow JSON: a grouped tag (key:value)
+//	                                           (subject: a wpid_ or a wr_ id; this order
+//	                                           lists labels first, then keys, as the API does)
+//	        tag_index/                      who carries what, for filters and cascades
+//	            'k' <key> 0x00 <value> 0x00 <subject> -> empty (grouped tags)
+//	            'v' <value> 0x00 <key> 0x00 <subject> -> empty (all tags; key empty for labels)
+//	        tag_events/
+//	            <subject> 0x00 <set_at int64 BE> <event id uint64 BE> -> client.TagEvent JSON
+//	                                           (set_at in unix nanoseconds, sign bit flipped;
+//	                                           read backwards for newest first)
 //
 // # Rules
 //
@@ -57,6 +73,7 @@
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -85,8 +102,16 @@ var (
 	bucketAgentOrder     = []byte("agent_order")
 	bucketFolders        = []byte("folders")
 	bucketFolderCounts   = []byte("folder_counts")
+	bucketTagKeys        = []byte("tag_keys")
+	bucketTagValues      = []byte("tag_values")
+	bucketTags           = []byte("tags")
+	bucketTagIndex       = []byte("tag_index")
+	bucketTagEvents      = []byte("tag_events")
 
-	orgBuckets = [][]byte{bucketAgents, bucketAgentSummaries, bucketAgentOrder, bucketFolders, bucketFolderCounts}
+	orgBuckets = [][]byte{
+		bucketAgents, bucketAgentSummaries, bucketAgentOrder, bucketFolders, bucketFolderCounts,
+		bucketTagKeys, bucketTagValues, bucketTags, bucketTagIndex, bucketTagEvents,
+	}
 
 	keySchemaVersion = []byte("schema_version")
 )
@@ -99,6 +124,9 @@ var (
 	ErrConflict     = errors.New("conflict")
 	ErrLocked       = errors.New("store locked")
 	ErrSchemaTooNew = errors.New("store schema is newer than this abctl")
+	// ErrInvalid is a request the store refuses although each of its
+	// fields is valid on its own (too many tags on one agent, say).
+	ErrInvalid = errors.New("invalid")
 )
 
 // storeError is an error of a sentinel kind with its own message, so that
@@ -214,6 +242,18 @@ var migrations = []migration{
 		}
 		return nil
 	}},
+	{version: 2, name: "tag buckets in every organization", apply: func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			root := data.Bucket(org)
+			for _, name := range [][]byte{bucketTagKeys, bucketTagValues, bucketTags, bucketTagIndex, bucketTagEvents} {
+				if _, err := root.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}},
 }
 
 // SchemaVersion is the schema version this binary writes.
@@ -269,7 +309,11 @@ func (s *Store) clock() client.Time { return client.NewTime(s.now()) }
 
 // orgTx holds the buckets of one organization within a transaction.
 type orgTx struct {
+	id                                        string
+	root                                      *bolt.Bucket
 	agents, summaries, order, folders, counts *bolt.Bucket
+	tagKeys, tagValues, tags, tagIndex        *bolt.Bucket
+	tagEvents                                 *bolt.Bucket
 }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
@@ -282,16 +326,49 @@ func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {
 		return nil, errorf(ErrNotFound, "Organization %s not found", orgID)
 	}
 	o := &orgTx{
+		id:        orgID,
+		root:      root,
 		agents:    root.Bucket(bucketAgents),
 		summaries: root.Bucket(bucketAgentSummaries),
 		order:     root.Bucket(bucketAgentOrder),
 		folders:   root.Bucket(bucketFolders),
 		counts:    root.Bucket(bucketFolderCounts),
+		tagKeys:   root.Bucket(bucketTagKeys),
+		tagValues: root.Bucket(bucketTagValues),
+		tags:      root.Bucket(bucketTags),
+		tagIndex:  root.Bucket(bucketTagIndex),
+		tagEvents: root.Bucket(bucketTagEvents),
 	}
-	if o.agents == nil || o.summaries == nil || o.order == nil || o.folders == nil || o.counts == nil {
-		return nil, fmt.Errorf("store: organization %s: missing buckets", orgID)
+	for _, b := range []*bolt.Bucket{o.agents, o.summaries, o.order, o.folders, o.counts, o.tagKeys, o.tagValues, o.tags, o.tagIndex, o.tagEvents} {
+		if b == nil {
+			return nil, fmt.Errorf("store: organization %s: missing buckets", orgID)
+		}
 	}
 	return o, nil
+}
+
+// viewOrg runs fn in a read transaction on the buckets of one
+// organization (ErrNotFound when it does not exist).
+func (s *Store) viewOrg(ctx context.Context, orgID string, fn func(o *orgTx) error) error {
+	return s.view(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		return fn(o)
+	})
+}
+
+// updateOrg runs fn in a write transaction on the buckets of one
+// organization (ErrNotFound when it does not exist).
+func (s *Store) updateOrg(ctx context.Context, orgID string, fn func(o *orgTx) error) error {
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		return fn(o)
+	})
 }
 
 // validID reports whether id can be a key: ids the store makes are

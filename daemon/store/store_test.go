@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,7 +120,7 @@ func TestSchemaVersionWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if got := readSchemaVersion(t, path); got != SchemaVersion() || got != 1 {
+	if got := readSchemaVersion(t, path); got != SchemaVersion() || got != uint64(len(migrations)) {
 		t.Fatalf("schema version %d, want %d", got, SchemaVersion())
 	}
 }
@@ -136,7 +137,7 @@ func TestSchemaTooNew(t *testing.T) {
 	if !errors.Is(err, ErrSchemaTooNew) {
 		t.Fatalf("Open of a newer schema: %v", err)
 	}
-	for _, want := range []string{path, "schema version 2", "up to 1"} {
+	for _, want := range []string{path, fmt.Sprintf("schema version %d", SchemaVersion()+1), fmt.Sprintf("up to %d", SchemaVersion())} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
@@ -190,6 +191,7 @@ func TestMigrationsOrderAndOnce(t *testing.T) {
 	}
 	failing := migration{version: 4, name: "fails", apply: func(tx *bolt.Tx) error { return errors.New("boom") }}
 	history := append([]migration{migrations[0]}, step(2), step(3))
+	writeSchemaVersion(t, path, 1)
 
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {

@@ -32,15 +32,21 @@ func newDaemonCmd() *cobra.Command {
 			"stderr and writes it to <data-dir>/" + daemon.KeyFileName + " (mode 0600). --api-key registers a\n" +
 			"key of your choosing for that organization, for scripts and CI.\n\n" +
 			"It listens on loopback unless --addr says otherwise, and stops cleanly on Ctrl-C or\n" +
-			"SIGTERM: requests in flight finish, then the store closes.",
-		Args: noArgs,
+			"SIGTERM: requests in flight finish, then the store closes.\n\n" +
+			"While it runs, <data-dir>/" + daemon.StateFileName + " (mode 0600) holds its address and a\n" +
+			"token for the admin routes that 'abctl daemon orgs' uses; it is removed on shutdown.",
+		// An argument can only be a mistyped subcommand (orgs).
+		Args:                       rootArgs,
+		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Stderr = cmd.ErrOrStderr()
 			return daemon.Run(cmd.Context(), cfg)
 		},
 	}
 	cmd.Flags().StringVar(&cfg.Addr, "addr", daemon.DefaultAddr, "address to listen on")
-	cmd.Flags().StringVar(&cfg.DataDir, "data-dir", defaultDataDir(), "directory of the store and the key file")
+	// --data-dir is persistent: the subcommands (orgs) work on the same directory.
+	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", defaultDataDir(), "directory of the store and the key file")
 	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")
+	cmd.AddCommand(newDaemonOrgsCmd(&cfg.DataDir))
 	return cmd
 }

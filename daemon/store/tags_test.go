@@ -1,0 +1,610 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/tagquery"
+)
+
+func agentSubj(wpid string) TagSubject { return TagSubject{Kind: AgentSubject, ID: wpid} }
+
+// apply applies a change as the test organization and fails on error.
+func (f *fixture) apply(wpid string, ch TagChange) []client.Tag {
+	f.t.Helper()
+	if ch.SetBy == "" {
+		ch.SetBy = f.org.ID
+	}
+	tags, err := f.ApplyTags(ctx, f.org.ID, agentSubj(wpid), ch)
+	if err != nil {
+		f.t.Fatalf("ApplyTags: %v", err)
+	}
+	return tags
+}
+
+// tagStrings writes tags as "value" (labels) and "key:value".
+func tagStrings(tags []client.Tag) []string {
+	out := []string{}
+	for _, t := range tags {
+		if t.Key == nil {
+			out = append(out, t.Value)
+		} else {
+			out = append(out, *t.Key+":"+t.Value)
+		}
+	}
+	return out
+}
+
+func eventStrings(evs []client.TagEvent) []string {
+	out := []string{}
+	for _, e := range evs {
+		k, v := "-", "-"
+		if e.Key != nil {
+			k = *e.Key
+		}
+		if e.Value != nil {
+			v = *e.Value
+		}
+		s := fmt.Sprintf("%s %s=%s", e.EventType, k, v)
+		if e.SupersededAt != nil {
+			s += " superseded"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func set(pairs ...string) []TagSet {
+	var out []TagSet
+	for _, p := range pairs {
+		k, v, ok := strings.Cut(p, ":")
+		if !ok {
+			k, v = "", p
+		}
+		out = append(out, TagSet{Key: k, Value: v})
+	}
+	return out
+}
+
+func TestApplyTagsSemantics(t *testing.T) {
+	f := newFixture(t)
+	a := f.create(f.org.ID, agentDef("Invoices"))
+
+	got := f.apply(a.WorkflowPermanentID, TagChange{
+		Set:    set("env:staging", "urgent", "team:billing", "env:prod", "alpha"),
+		Colors: map[string]client.TagColor{"env": client.TagColorRed},
+	})
+	// Labels first by value, then grouped tags by key; the last env wins.
+	if want := []string{"alpha", "urgent", "env:prod", "team:billing"}; !slices.Equal(tagStrings(got), want) {
+		t.Fatalf("tags %v, want %v", tagStrings(got), want)
+	}
+	for _, tag := range got {
+		if tag.Source != client.TagSourceManual || tag.SetBy != f.org.ID || tag.SetAt.IsZero() {
+			t.Errorf("tag %+v: source, set_by or set_at not filled", tag)
+		}
+	}
+
+	// A set and a delete of the same key resolve to the set; deleting an
+	// absent tag and setting an identical value change nothing.
+	before, _ := f.TagHistory(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
+	got = f.apply(a.WorkflowPermanentID, TagChange{
+		Set:    set("env:prod", "team:payments"),
+		Delete: []TagDelete{{Key: "team"}, {Key: "missing"}, {Value: "nope"}, {Value: "alpha"}},
+	})
+	if want := []string{"urgent", "env:prod", "team:payments"}; !slices.Equal(tagStrings(got), want) {
+		t.Fatalf("after the second change: %v, want %v", tagStrings(got), want)
+	}
+	hist, err := f.TagHistory(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// New: delete of label alpha, and team billing -> payments.
+	if len(hist)-len(before) != 2 {
+		t.Fatalf("%d new events, want 2: %v", len(hist)-len(before), eventStrings(hist))
+	}
+	want := []string{
+		"set team=payments",
+		"delete -=alpha",
+		// first change, newest first (same set_at: by event id)
+		"set -=alpha superseded",
+		"set team=billing superseded",
+		"set -=urgent",
+		"set env=prod", // env:staging lost to env:prod within the request: no event
+	}
+	// Within one change events share set_at, so their order is by id;
+	// check as sets per change, and the order across changes.
+	if !slices.Equal(sorted(eventStrings(hist[:2])), sorted(want[:2])) || !slices.Equal(sorted(eventStrings(hist[2:])), sorted(want[2:])) {
+		t.Fatalf("history\n got %v\nwant %v", eventStrings(hist), want)
+	}
+	for i := 1; i < len(hist); i++ {
+		if hist[i].SetAt.After(hist[i-1].SetAt.Time) {
+			t.Fatalf("history not newest first at %d", i)
+		}
+		if hist[i].SetAt.Equal(hist[i-1].SetAt.Time) && hist[i].TagEventID > hist[i-1].TagEventID && len(hist[i].TagEventID) == len(hist[i-1].TagEventID) {
+			t.Fatalf("same set_at not ordered by event id desc at %d", i)
+		}
+		if !strings.HasPrefix(hist[i].TagEventID, "tge_") {
+			t.Fatalf("event id %q", hist[i].TagEventID)
+		}
+	}
+	// The grouped delete of a key has no value; a label delete keeps it.
+	f.apply(a.WorkflowPermanentID, TagChange{Delete: []TagDelete{{Key: "env"}}})
+	hist, _ = f.TagHistory(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{Limit: 1})
+	if len(hist) != 1 || hist[0].EventType != client.TagEventDelete || hist[0].Value != nil || *hist[0].Key != "env" {
+		t.Fatalf("grouped delete event %s", mustJSON(t, hist))
+	}
+
+	// The registry learned the keys and pairs; colours come from the
+	// request or the palette.
+	vals, err := f.TagValues(ctx, f.org.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pairs []string
+	for _, v := range vals {
+		pairs = append(pairs, v.Key+":"+v.Value)
+		if !v.Color.IsKnown() {
+			t.Errorf("colour %q of %s:%s is not in the palette", v.Color, v.Key, v.Value)
+		}
+		if v.Key == "env" && v.Color != client.TagColorRed {
+			t.Errorf("env:%s colour %q, want red from the request", v.Value, v.Color)
+		}
+	}
+	if want := []string{"env:prod", "team:billing", "team:payments"}; !slices.Equal(pairs, want) {
+		t.Fatalf("registered values %v, want %v", pairs, want)
+	}
+}
+
+func TestApplyTagsCap(t *testing.T) {
+	f := newFixture(t)
+	a := f.create(f.org.ID, agentDef("Capped"))
+	var twenty []string
+	for i := range MaxTagsPerSubject {
+		twenty = append(twenty, fmt.Sprintf("k%02d:v", i))
+	}
+	f.apply(a.WorkflowPermanentID, TagChange{Set: set(twenty...)})
+	_, err := f.ApplyTags(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagChange{Set: set("one-more")})
+	wantErr(t, err, ErrInvalid, "would carry 21 tags; at most 20")
+	// Swapping one tag for another in one change stays within the cap.
+	got := f.apply(a.WorkflowPermanentID, TagChange{Set: set("one-more"), Delete: []TagDelete{{Key: "k00"}}})
+	if len(got) != MaxTagsPerSubject || got[0].Value != "one-more" {
+		t.Fatalf("after the swap: %v", tagStrings(got))
+	}
+	// Replacing values of existing keys never counts as growth.
+	f.apply(a.WorkflowPermanentID, TagChange{Set: set("k01:w", "k02:w")})
+}
+
+func TestTagSubjectsMustExist(t *testing.T) {
+	f := newFixture(t)
+	a := f.create(f.org.ID, agentDef("Gone"))
+	f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:prod")})
+	other := f.newOrg("other")
+
+	_, err := f.Tags(ctx, other.ID, agentSubj(a.WorkflowPermanentID))
+	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
+	_, err = f.ApplyTags(ctx, other.ID, agentSubj(a.WorkflowPermanentID), TagChange{Set: set("x")})
+	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
+	_, err = f.TagHistory(ctx, other.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
+	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
+	_, err = f.Tags(ctx, f.org.ID, TagSubject{Kind: RunSubject, ID: "wr_1"})
+	wantErr(t, err, ErrNotFound, "Workflow run wr_1 not found")
+	_, err = f.Tags(ctx, f.org.ID, agentSubj("wpid_\x00"))
+	wantErr(t, err, ErrNotFound, "Workflow not found")
+
+	if err := f.DeleteAgent(ctx, f.org.ID, a.WorkflowPermanentID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Tags(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
+	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
+	// The tags come back with the agent.
+	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("Back"))
+	tags, err := f.Tags(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
+	if err != nil || !slices.Equal(tagStrings(tags), []string{"env:prod"}) {
+		t.Fatalf("tags of the resurrected agent: %v, %v", tagStrings(tags), err)
+	}
+
+	// Batch reads echo every id; foreign, unknown and deleted ids get [].
+	b := f.create(f.org.ID, agentDef("Deleted"))
+	f.apply(b.WorkflowPermanentID, TagChange{Set: set("x")})
+	if err := f.DeleteAgent(ctx, f.org.ID, b.WorkflowPermanentID); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := f.BatchTags(ctx, f.org.ID, AgentSubject, []string{a.WorkflowPermanentID, b.WorkflowPermanentID, "wpid_404"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBatch := map[string][]client.TagItem{
+		a.WorkflowPermanentID: {{Key: ptr("env"), Value: "prod"}},
+		b.WorkflowPermanentID: {},
+		"wpid_404":            {},
+	}
+	if got, want := mustJSON(t, batch), mustJSON(t, wantBatch); got != want {
+		t.Fatalf("batch %s, want %s", got, want)
+	}
+	batch, _ = f.BatchTags(ctx, other.ID, AgentSubject, []string{a.WorkflowPermanentID})
+	if got := mustJSON(t, batch); got != fmt.Sprintf(`{"%s":[]}`, a.WorkflowPermanentID) {
+		t.Fatalf("foreign batch %s", got)
+	}
+}
+
+func TestTagHistoryFilters(t *testing.T) {
+	f := newFixture(t)
+	a := f.create(f.org.ID, agentDef("History"))
+	subj := agentSubj(a.WorkflowPermanentID)
+	var marks []time.Time
+	for i := range 5 {
+		f.apply(a.WorkflowPermanentID, TagChange{Set: set(fmt.Sprintf("env:v%d", i), fmt.Sprintf("n:%d", i))})
+		tags, _ := f.Tags(ctx, f.org.ID, subj)
+		marks = append(marks, tags[0].SetAt.Time)
+	}
+	all, err := f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{})
+	if err != nil || len(all) != 10 {
+		t.Fatalf("%d events, %v", len(all), err)
+	}
+	got, _ := f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Limit: 3})
+	if len(got) != 3 || got[0].TagEventID != all[0].TagEventID {
+		t.Fatalf("limit 3: %v", eventStrings(got))
+	}
+	got, _ = f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Key: "env"})
+	if want := []string{"set env=v4", "set env=v3 superseded", "set env=v2 superseded", "set env=v1 superseded", "set env=v0 superseded"}; !slices.Equal(eventStrings(got), want) {
+		t.Fatalf("key env: %v", eventStrings(got))
+	}
+	got, _ = f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Since: &marks[3], Key: "env"})
+	if want := []string{"set env=v4", "set env=v3 superseded"}; !slices.Equal(eventStrings(got), want) {
+		t.Fatalf("since the 4th change: %v", eventStrings(got))
+	}
+	future := marks[4].Add(time.Hour)
+	got, _ = f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Since: &future})
+	if len(got) != 0 {
+		t.Fatalf("since the future: %v", eventStrings(got))
+	}
+	// Another subject's events never leak in, even one whose id extends
+	// this one's.
+	b := f.create(f.org.ID, agentDef("Other"))
+	f.apply(b.WorkflowPermanentID, TagChange{Set: set("other")})
+	got, _ = f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Limit: 500})
+	if len(got) != 10 {
+		t.Fatalf("%d events after another agent's change", len(got))
+	}
+}
+
+func TestTagRegistry(t *testing.T) {
+	f := newFixture(t)
+	a := f.create(f.org.ID, agentDef("A"))
+	b := f.create(f.org.ID, agentDef("B"))
+	c := f.create(f.org.ID, agentDef("C"))
+	f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:prod", "team:x")})
+	f.apply(b.WorkflowPermanentID, TagChange{Set: set("env:prod")})
+	f.apply(c.WorkflowPermanentID, TagChange{Set: set("env:dev")})
+
+	keys, err := f.TagKeys(ctx, f.org.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, keys); got != `[{"key":"env","description":null,"workflow_count":3},{"key":"team","description":null,"workflow_count":1}]` {
+		t.Fatalf("keys %s", got)
+	}
+	// A deleted agent no longer counts.
+	if err := f.DeleteAgent(ctx, f.org.ID, c.WorkflowPermanentID); err != nil {
+		t.Fatal(err)
+	}
+	k, err := f.UpdateTagKey(ctx, f.org.ID, "env", ptr("Where it runs"))
+	if err != nil || mustJSON(t, k) != `{"key":"env","description":"Where it runs","workflow_count":2}` {
+		t.Fatalf("UpdateTagKey: %s, %v", mustJSON(t, k), err)
+	}
+	k, _ = f.UpdateTagKey(ctx, f.org.ID, "env", nil)
+	if k.Description != nil {
+		t.Fatalf("description not cleared: %s", mustJSON(t, k))
+	}
+	_, err = f.UpdateTagKey(ctx, f.org.ID, "nope", nil)
+	wantErr(t, err, ErrNotFound, "Tag key nope not found")
+
+	// Values: create, conflict, recolour.
+	v, err := f.CreateTagValue(ctx, f.org.ID, "env", "qa", client.TagColorTeal)
+	if err != nil || mustJSON(t, v) != `{"key":"env","value":"qa","color":"teal","workflow_count":0}` {
+		t.Fatalf("CreateTagValue: %s, %v", mustJSON(t, v), err)
+	}
+	_, err = f.CreateTagValue(ctx, f.org.ID, "env", "qa", "")
+	wantErr(t, err, ErrConflict, "env:qa already exists")
+	v, err = f.CreateTagValue(ctx, f.org.ID, "fresh", "one", "")
+	if err != nil || !v.Color.IsKnown() {
+		t.Fatalf("random colour: %s, %v", mustJSON(t, v), err)
+	}
+	keys, _ = f.TagKeys(ctx, f.org.ID)
+	if len(keys) != 3 || keys[1].Key != "fresh" {
+		t.Fatalf("creating a value did not register its key: %s", mustJSON(t, keys))
+	}
+	v, err = f.RecolorTagValue(ctx, f.org.ID, "env", "prod", client.TagColorPink)
+	if err != nil || v.Color != client.TagColorPink || v.WorkflowCount != 2 {
+		t.Fatalf("RecolorTagValue: %s, %v", mustJSON(t, v), err)
+	}
+	_, err = f.RecolorTagValue(ctx, f.org.ID, "env", "nope", client.TagColorPink)
+	wantErr(t, err, ErrNotFound, "env:nope not found")
+
+	// Rename re-tags the carriers, keeps the colour, refuses a taken value.
+	_, err = f.RenameTagValue(ctx, f.org.ID, "env", "prod", "qa", f.org.ID)
+	wantErr(t, err, ErrConflict, "env:qa already exists")
+	r, err := f.RenameTagValue(ctx, f.org.ID, "env", "prod", "production", f.org.ID)
+	if err != nil || mustJSON(t, r) != `{"key":"env","value":"production","color":"pink","renamed_workflow_count":2}` {
+		t.Fatalf("RenameTagValue: %s, %v", mustJSON(t, r), err)
+	}
+	tags, _ := f.Tags(ctx, f.org.ID, agentSubj(b.WorkflowPermanentID))
+	if !slices.Equal(tagStrings(tags), []string{"env:production"}) {
+		t.Fatalf("b after rename: %v", tagStrings(tags))
+	}
+	vals, _ := f.TagValues(ctx, f.org.ID, "env")
+	if got := mustJSON(t, vals); !strings.Contains(got, `"value":"production","color":"pink","workflow_count":2`) || strings.Contains(got, `"prod"`) {
+		t.Fatalf("values after rename %s", got)
+	}
+
+	// Delete a value: cascade, counts (the deleted agent c too: its tag
+	// changed), and 404 the second time.
+	dv, err := f.DeleteTagValue(ctx, f.org.ID, "env", "production", f.org.ID)
+	if err != nil || mustJSON(t, dv) != `{"key":"env","value":"production","removed_from_workflow_count":2,"removed_from_run_count":0,"removed_count":2}` {
+		t.Fatalf("DeleteTagValue: %s, %v", mustJSON(t, dv), err)
+	}
+	_, err = f.DeleteTagValue(ctx, f.org.ID, "env", "production", f.org.ID)
+	wantErr(t, err, ErrNotFound, "not found")
+	tags, _ = f.Tags(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
+	if !slices.Equal(tagStrings(tags), []string{"team:x"}) {
+		t.Fatalf("a after the value delete: %v", tagStrings(tags))
+	}
+	hist, _ := f.TagHistory(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{Limit: 1})
+	if eventStrings(hist)[0] != "delete env=-" {
+		t.Fatalf("cascade event %v", eventStrings(hist))
+	}
+
+	// Delete a key: every carrier (c, deleted, included) and its values go.
+	dk, err := f.DeleteTagKey(ctx, f.org.ID, "env", f.org.ID)
+	if err != nil || mustJSON(t, dk) != `{"key":"env","removed_from_workflow_count":1,"removed_from_run_count":0,"removed_count":1}` {
+		t.Fatalf("DeleteTagKey: %s, %v", mustJSON(t, dk), err)
+	}
+	_, err = f.DeleteTagKey(ctx, f.org.ID, "env", f.org.ID)
+	wantErr(t, err, ErrNotFound, "Tag key env not found")
+	vals, _ = f.TagValues(ctx, f.org.ID, "env")
+	if len(vals) != 0 {
+		t.Fatalf("values of a deleted key: %s", mustJSON(t, vals))
+	}
+	// Using the key again registers it anew.
+	f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:back")})
+	keys, _ = f.TagKeys(ctx, f.org.ID)
+	if mustJSON(t, keys[0]) != `{"key":"env","description":null,"workflow_count":1}` {
+		t.Fatalf("re-registered key %s", mustJSON(t, keys[0]))
+	}
+
+	// Another organization sees none of it.
+	other := f.newOrg("other")
+	if ks, _ := f.TagKeys(ctx, other.ID); len(ks) != 0 {
+		t.Fatalf("foreign keys %s", mustJSON(t, ks))
+	}
+	if vs, _ := f.TagValues(ctx, other.ID, ""); len(vs) != 0 {
+		t.Fatalf("foreign values %s", mustJSON(t, vs))
+	}
+	_, err = f.DeleteTagKey(ctx, other.ID, "team", other.ID)
+	wantErr(t, err, ErrNotFound, "team")
+}
+
+func TestListAgentsByTags(t *testing.T) {
+	f := newFixture(t)
+	mk := func(title string, tags ...string) string {
+		a := f.create(f.org.ID, agentDef(title))
+		f.apply(a.WorkflowPermanentID, TagChange{Set: set(tags...)})
+		return a.WorkflowPermanentID
+	}
+	prod := mk("prod billing", "env:prod", "team:billing", "urgent")
+	staging := mk("staging billing", "env:staging", "team:billing")
+	dev := mk("dev search", "env:dev", "team:search", "team-urgent:urgent")
+	none := mk("untagged")
+	_ = none
+
+	q := func(terms ...string) []string {
+		t.Helper()
+		query, err := tagquery.Parse(terms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.list(f.org.ID, AgentQuery{Tags: query, PageSize: 100})
+	}
+	cases := []struct {
+		terms []string
+		want  []string // newest first
+	}{
+		{[]string{"urgent"}, []string{dev, prod}}, // label term: a label or any group's value
+		{[]string{"env:*"}, []string{dev, staging, prod}},
+		{[]string{"env:prod,env:staging"}, []string{staging, prod}}, // OR within a key
+		{[]string{"env:prod", "env:dev"}, []string{dev, prod}},      // across occurrences too
+		{[]string{"env:prod,team:search"}, []string{}},              // AND across keys
+		{[]string{"team:billing", "urgent"}, []string{prod}},
+		{[]string{"missing:*"}, []string{}},
+		{[]string{"Urgent"}, []string{}}, // case-sensitive, like the service's equality
+	}
+	for _, c := range cases {
+		if got := q(c.terms...); !slices.Equal(got, c.want) {
+			t.Errorf("tags %q: %v, want %v", c.terms, got, c.want)
+		}
+	}
+	// Combined with search and paging.
+	query, _ := tagquery.Parse([]string{"team:billing"})
+	if got := f.list(f.org.ID, AgentQuery{Tags: query, SearchKey: "staging"}); !slices.Equal(got, []string{staging}) {
+		t.Errorf("tags and search: %v", got)
+	}
+	if got := f.list(f.org.ID, AgentQuery{Tags: query, PageSize: 1, Page: 2}); !slices.Equal(got, []string{prod}) {
+		t.Errorf("tags, page 2 of size 1: %v", got)
+	}
+	// Only current tags match.
+	f.apply(prod, TagChange{Delete: []TagDelete{{Key: "team"}}})
+	if got := q("team:billing"); !slices.Equal(got, []string{staging}) {
+		t.Errorf("after removing prod's team: %v", got)
+	}
+}
+
+func TestLikeMatch(t *testing.T) {
+	cases := []struct {
+		pattern, text string
+		want          bool
+	}{
+		{"", "", true},
+		{"", "anything", true},
+		{"abc", "xxabcxx", true},
+		{"abc", "ab", false},
+		{"a_c", "xabcx", true},
+		{"a_c", "xacx", false},
+		{"a%c", "a long way to c", true},
+		{"a%c", "c then a", false},
+		{"first_name", "firstxname", true},
+		{"%", "", true},
+		{"_", "", false},
+		{"é_", "café!", true},    // '_' is one character, not one byte
+		{"caf_!", "café!", true}, // the same, in the middle
+		{"%%a%%", "bab", true},
+		{"a%b%c", "aXbYbZc", true},
+		{"a%b%c", "aXcYb", false},
+		{"ab%", "a", false},
+	}
+	for _, c := range cases {
+		if got := likeMatch(c.pattern, c.text); got != c.want {
+			t.Errorf("likeMatch(%q, %q) = %v, want %v", c.pattern, c.text, got, c.want)
+		}
+	}
+}
+
+func TestSearchWildcards(t *testing.T) {
+	f := newFixture(t)
+	a := f.create(f.org.ID, agentDef("Fetch invoices", workflowParam("first_name", "", nil)))
+	b := f.create(f.org.ID, agentDef("Fetch receipts", workflowParam("firstXname", "", nil)))
+	c := f.create(f.org.ID, agentDef("Other"))
+	for _, tc := range []struct {
+		term string
+		want []string
+	}{
+		{"first_name", []string{b.WorkflowPermanentID, a.WorkflowPermanentID}}, // '_' is any character
+		{"fetch%s", []string{b.WorkflowPermanentID, a.WorkflowPermanentID}},
+		{"f_tch_inv", []string{a.WorkflowPermanentID}},
+		{"in%ces", []string{a.WorkflowPermanentID}},
+		{"%", []string{c.WorkflowPermanentID, b.WorkflowPermanentID, a.WorkflowPermanentID}},
+		// The wpid is matched literally: '_' there is the underscore.
+		{c.WorkflowPermanentID, []string{c.WorkflowPermanentID}},
+	} {
+		if got := f.list(f.org.ID, AgentQuery{SearchKey: tc.term}); !slices.Equal(got, tc.want) {
+			t.Errorf("search %q: %v, want %v", tc.term, got, tc.want)
+		}
+	}
+	fl := f.folder(f.org.ID, "Quarter_end reports")
+	if _, err := f.SetAgentFolder(ctx, f.org.ID, c.WorkflowPermanentID, fl.FolderID); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.list(f.org.ID, AgentQuery{SearchKey: "quarter%rep"}); !slices.Equal(got, []string{c.WorkflowPermanentID}) {
+		t.Errorf("folder title with a wildcard: %v", got)
+	}
+	folders, err := f.ListFolders(ctx, f.org.ID, 1, 10, "quarter_end")
+	if err != nil || len(folders) != 1 {
+		t.Errorf("folder search with a wildcard: %d, %v", len(folders), err)
+	}
+}
+
+// TestMigrationAddsTagBuckets opens a file written before tags existed
+// (schema 1: organizations without tag buckets) and uses tags in it.
+func TestMigrationAddsTagBuckets(t *testing.T) {
+	f := newFixture(t)
+	a := f.create(f.org.ID, agentDef("Old"))
+	err := f.db.Update(func(tx *bolt.Tx) error {
+		root := tx.Bucket(bucketOrgData).Bucket([]byte(f.org.ID))
+		for _, name := range [][]byte{bucketTagKeys, bucketTagValues, bucketTags, bucketTagIndex, bucketTagEvents} {
+			if err := root.DeleteBucket(name); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, u64(1))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f.Store, err = Open(f.path, Options{Now: f.clock.Now}); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.db.View(func(tx *bolt.Tx) error {
+		if got := tx.Bucket(bucketMeta).Get(keySchemaVersion); !bytes.Equal(got, u64(SchemaVersion())) {
+			t.Errorf("schema %x after reopening", got)
+		}
+		return nil
+	})
+	if tags := f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:prod")}); len(tags) != 1 {
+		t.Fatalf("tags after the migration: %v", tagStrings(tags))
+	}
+}
+
+// checkTagInvariants verifies, for one organization, that the index holds
+// exactly the current tags turned around, that every current tag's event
+// is a live SET of the same tag, that every other SET is superseded, and
+// that every grouped tag's key and pair are registered.
+func checkTagInvariants(t *testing.T, o *orgTx) {
+	t.Helper()
+	wantIndex := map[string]bool{}
+	current := map[string]bool{} // event keys of current tags
+	_ = o.tags.ForEach(func(k, v []byte) error {
+		var r tagRow
+		if err := json.Unmarshal(v, &r); err != nil {
+			t.Errorf("tag row %q: %v", k, err)
+			return nil
+		}
+		subject := string(k[:bytes.IndexByte(k, 0)])
+		if !bytes.Equal(k, slotKey(subject, r.Key, r.Value)) {
+			t.Errorf("tag row %q holds %s:%s", k, r.Key, r.Value)
+		}
+		for _, ik := range indexKeys(subject, r.Key, r.Value) {
+			wantIndex[string(ik)] = true
+		}
+		current[string(r.Event)] = true
+		var ev client.TagEvent
+		if raw := o.tagEvents.Get(r.Event); raw == nil || json.Unmarshal(raw, &ev) != nil {
+			t.Errorf("tag %q: event missing", k)
+		} else if ev.EventType != client.TagEventSet || ev.SupersededAt != nil || *ev.Value != r.Value {
+			t.Errorf("tag %q: event %s is not its live SET", k, mustJSON(t, ev))
+		}
+		if r.Key != "" {
+			if o.tagKeys.Get([]byte(r.Key)) == nil {
+				t.Errorf("key %s of %s not registered", r.Key, subject)
+			}
+			if o.tagValues.Get(tagValueKey(r.Key, r.Value)) == nil {
+				t.Errorf("pair %s:%s of %s not registered", r.Key, r.Value, subject)
+			}
+		}
+		return nil
+	})
+	n := 0
+	_ = o.tagIndex.ForEach(func(k, _ []byte) error {
+		n++
+		if !wantIndex[string(k)] {
+			t.Errorf("stray index entry %q", k)
+		}
+		return nil
+	})
+	if n != len(wantIndex) {
+		t.Errorf("index has %d entries, want %d", n, len(wantIndex))
+	}
+	_ = o.tagEvents.ForEach(func(k, v []byte) error {
+		var ev client.TagEvent
+		if err := json.Unmarshal(v, &ev); err != nil {
+			t.Errorf("event %q: %v", k, err)
+			return nil
+		}
+		if ev.EventType == client.TagEventSet && !current[string(k)] && ev.SupersededAt == nil {
+			t.Errorf("SET event %s is neither current nor superseded", ev.TagEventID)
+		}
+		if ev.EventType == client.TagEventDelete && ev.SupersededAt != nil {
+			t.Errorf("DELETE event %s superseded", ev.TagEventID)
+		}
+		return nil
+	})
+}
