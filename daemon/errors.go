@@ -17,21 +17,23 @@ type Kind int
 
 // Error kinds.
 const (
-	KindInternal   Kind = iota // 500: a bug or a broken disk; the client sees a generic message
-	KindBadRequest             // 400: a request that is well-formed but cannot be done as asked
-	KindForbidden              // 403: missing or unknown API key
-	KindNotFound               // 404
-	KindConflict               // 409
-	KindInvalid                // 422: the request does not validate
+	KindInternal    Kind = iota // 500: a bug or a broken disk; the client sees a generic message
+	KindBadRequest              // 400: a request that is well-formed but cannot be done as asked
+	KindForbidden               // 403: missing or unknown API key
+	KindNotFound                // 404
+	KindConflict                // 409
+	KindInvalid                 // 422: the request does not validate
+	KindUnavailable             // 503: the daemon cannot do this now (no run executor)
 )
 
 var kindStatus = map[Kind]int{
-	KindInternal:   http.StatusInternalServerError,
-	KindBadRequest: http.StatusBadRequest,
-	KindForbidden:  http.StatusForbidden,
-	KindNotFound:   http.StatusNotFound,
-	KindConflict:   http.StatusConflict,
-	KindInvalid:    http.StatusUnprocessableEntity,
+	KindInternal:    http.StatusInternalServerError,
+	KindBadRequest:  http.StatusBadRequest,
+	KindForbidden:   http.StatusForbidden,
+	KindNotFound:    http.StatusNotFound,
+	KindConflict:    http.StatusConflict,
+	KindInvalid:     http.StatusUnprocessableEntity,
+	KindUnavailable: http.StatusServiceUnavailable,
 }
 
 // Error is an error with a kind and the detail the client is shown. The

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -31,8 +32,16 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/workflow-tags", workflowTags)
 	api.HandleFunc("POST /v1/workflow-tags", workflowTags)
 
-	// Runs come with the run engine; their tag routes answer 404 for any
-	// id until a run exists.
+	api.HandleFunc("POST /v1/run/tasks", s.handleStartTask)
+	api.HandleFunc("POST /v1/runs", s.handleStartTask)
+	api.HandleFunc("POST /v1/run/agents", s.handleStartAgent)
+	api.HandleFunc("GET /v1/runs/{id}", s.handleGetRun)
+	api.HandleFunc("POST /v1/runs/{id}/cancel", s.handleCancelRun)
+	api.HandleFunc("POST /v1/runs/cancel", s.handleCancelRuns)
+	api.HandleFunc("POST /v1/runs/{id}/retry_webhook", s.handleRetryWebhook)
+	api.HandleFunc("GET /v1/runs/{id}/artifacts", s.handleRunArtifacts)
+
+	// Only workflow runs (wr_) carry tags.
 	runTags := tagRoutes{s: s, kind: store.RunSubject}
 	api.HandleFunc("POST /v1/runs/{id}/tags", runTags.apply)
 	api.HandleFunc("GET /v1/runs/{id}/tags", runTags.get)
@@ -64,6 +73,10 @@ func (s *Server) routes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	root.Handle("/admin/", s.adminRoutes()) // loopback and admin token only: admin.go
+	if s.runs != nil && s.runs.Files != nil && s.runs.Signer != nil {
+		// Run files open in a browser: the URL's signature is the credential.
+		root.Handle(artifacts.Path, s.runs.Files.Handler(s.runs.Signer))
+	}
 	root.Handle("/", chain(api, withAuth(s.store, s.logger), withBodyLimit))
 
 	return chain(root, withRequestID, withSecurityHeaders, withAccessLog(s.logger), withRecover(s.logger))

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/artifacts"
+	"github.com/abctl/abctl/daemon/executor"
+	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/webhooks"
 )
 
 // DefaultAddr is where the daemon listens unless told otherwise: loopback
@@ -31,7 +37,27 @@ type Config struct {
 	// Ready, when set, is called with the address actually listened on
 	// (useful with port 0).
 	Ready func(addr string)
+	// Executor executes runs; nil means one that fails every run saying
+	// that no browser engine is configured.
+	Executor executor.Executor
+	// Workers is how many runs execute at once; 0 means one per CPU core.
+	Workers int
+	// WebhookTimeout is how long a webhook receiver has to answer; 0 means
+	// 10 s.
+	WebhookTimeout time.Duration
+	// Minute is how long a minute of a run's time limit lasts; 0 means
+	// time.Minute. Tests shorten it.
+	Minute time.Duration
 }
+
+// SecretFileName is the file in the data directory (mode 0600) holding the
+// daemon's secret: it seals the copies of API keys that sign webhooks and
+// signs artifact URLs. Losing it invalidates those, nothing else.
+const SecretFileName = "secret"
+
+// ArtifactsDirName is the directory in the data directory holding the
+// files runs produce.
+const ArtifactsDirName = "artifacts"
 
 // KeyFileName is the file in the data directory that holds the default
 // organization's first API key (mode 0600), where the CLI's default profile
@@ -63,7 +89,11 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("daemon: create data directory: %w", err)
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, StoreFileName), store.Options{})
+	secret, err := loadSecret(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(filepath.Join(cfg.DataDir, StoreFileName), store.Options{Secret: secret})
 	if err != nil {
 		return err
 	}
@@ -72,6 +102,32 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := ensureOrganization(ctx, st, cfg); err != nil {
 		return err
 	}
+
+	files, err := artifacts.NewStore(filepath.Join(cfg.DataDir, ArtifactsDirName))
+	if err != nil {
+		return err
+	}
+	defer files.Close()
+	signer, err := artifacts.NewSigner(secret)
+	if err != nil {
+		return err
+	}
+	exec := cfg.Executor
+	if exec == nil {
+		exec = noEngine{}
+	}
+	notifier := &Notifier{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}}
+	runs := &Runs{Files: files, Signer: signer, Notifier: notifier}
+	runs.Runner = runner.New(runner.Config{
+		Store: st, Executor: exec, Files: files, Notifier: notifier,
+		Workers: cfg.Workers, Logger: cfg.Logger, Minute: cfg.Minute,
+	})
+	// Resume or end what a previous daemon left unfinished before taking
+	// new requests.
+	if err := runs.Runner.Start(ctx); err != nil {
+		return err
+	}
+	defer runs.Runner.Stop() // after the HTTP server, before the store closes
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -93,7 +149,7 @@ func Run(ctx context.Context, cfg Config) error {
 			cfg.Logger.Warn("could not remove the state file", "error", err)
 		}
 	}()
-	handler := NewServer(st, cfg.Logger)
+	handler := NewServer(st, cfg.Logger, WithRuns(runs))
 	handler.EnableAdmin(token)
 	defer handler.EnableAdmin("")
 	srv := &http.Server{
@@ -149,4 +205,48 @@ func ensureOrganization(ctx context.Context, st *store.Store, cfg Config) error 
 		}
 	}
 	return nil
+}
+
+// loadSecret reads the daemon's secret from the data directory, making it
+// on first start.
+func loadSecret(dir string) ([]byte, error) {
+	path := filepath.Join(dir, SecretFileName)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if len(b) != store.SecretSize {
+			return nil, fmt.Errorf("daemon: %s holds %d bytes, not %d: restore it or delete it (webhooks and artifact URLs of existing runs then stop working)", path, len(b), store.SecretSize)
+		}
+		return b, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("daemon: read the secret: %w", err)
+	}
+	b = make([]byte, store.SecretSize)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("daemon: make a secret: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: write the secret: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("daemon: write the secret: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("daemon: write the secret: %w", err)
+	}
+	return b, f.Close()
+}
+
+// noEngine is the executor of a daemon built without a browser engine: it
+// fails every run, saying so, rather than leaving runs queued forever.
+type noEngine struct{}
+
+func (noEngine) Execute(ctx context.Context, job *executor.Job, _ executor.Progress) executor.Result {
+	return executor.Result{
+		Status:        client.RunStatusFailed,
+		FailureReason: "This daemon has no browser engine configured, so it cannot execute runs.",
+	}
 }

@@ -29,17 +29,36 @@ type Server struct {
 	// adminToken is the SHA-256 of the admin routes' token; nil while they
 	// are off (see EnableAdmin).
 	adminToken atomic.Pointer[[sha256.Size]byte]
+	// runs starts and shows runs; nil answers 503 to starting one.
+	runs *Runs
 }
 
 // NewServer returns the daemon's handler over st. logger receives the access
 // log and internal errors; nil discards them.
-func NewServer(st *store.Store, logger *slog.Logger) *Server {
+func NewServer(st *store.Store, logger *slog.Logger, opts ...ServerOption) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{store: st, logger: logger}
+	for _, o := range opts {
+		o(s)
+	}
 	s.handler = s.routes()
 	return s
+}
+
+// ServerOption configures NewServer.
+type ServerOption func(*Server)
+
+// WithRuns lets the server start, cancel and show runs and serve their
+// files. Without it the run routes that need a runner answer 503.
+func WithRuns(rs *Runs) ServerOption {
+	return func(s *Server) {
+		s.runs = rs
+		if rs != nil && rs.Notifier != nil {
+			rs.Notifier.runs = rs
+		}
+	}
 }
 
 // ServeHTTP serves a request.

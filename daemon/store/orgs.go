@@ -37,6 +37,9 @@ type apiKeyRecord struct {
 	OrgID     string      `json:"org_id"`
 	SHA256    []byte      `json:"sha256"`
 	CreatedAt client.Time `json:"created_at"`
+	// Sealed is the key sealed under the store's secret (seal.go), for
+	// signing webhooks; nil when the store had no secret.
+	Sealed []byte `json:"sealed,omitempty"`
 }
 
 // APIKeyPrefix starts every key CreateOrganization makes.
@@ -80,7 +83,7 @@ func (s *Store) CreateOrganization(ctx context.Context, name string) (Organizati
 				return err
 			}
 		}
-		if err := addKey(tx, rec.ID, key, now); err != nil {
+		if err := s.addKey(tx, rec.ID, key, now); err != nil {
 			return err
 		}
 		org = Organization(rec)
@@ -103,11 +106,11 @@ func (s *Store) AddAPIKey(ctx context.Context, orgID, key string) error {
 		if _, err := getOrg(tx, orgID); err != nil {
 			return err
 		}
-		return addKey(tx, orgID, key, s.clock())
+		return s.addKey(tx, orgID, key, s.clock())
 	})
 }
 
-func addKey(tx *bolt.Tx, orgID, key string, now client.Time) error {
+func (s *Store) addKey(tx *bolt.Tx, orgID, key string, now client.Time) error {
 	sum := sha256.Sum256([]byte(key))
 	b := tx.Bucket(bucketAPIKeys)
 	if v := b.Get(sum[:]); v != nil {
@@ -120,7 +123,15 @@ func addKey(tx *bolt.Tx, orgID, key string, now client.Time) error {
 		}
 		return errorf(ErrConflict, "API key already belongs to another organization (not %s)", orgID)
 	}
-	return putJSON(b, sum[:], apiKeyRecord{OrgID: orgID, SHA256: sum[:], CreatedAt: now})
+	rec := apiKeyRecord{OrgID: orgID, SHA256: sum[:], CreatedAt: now}
+	if s.sealer != nil {
+		sealed, err := s.sealer.seal(key, sum[:])
+		if err != nil {
+			return err
+		}
+		rec.Sealed = sealed
+	}
+	return putJSON(b, sum[:], rec)
 }
 
 // Authenticate returns the organization an API key belongs to, or
@@ -128,6 +139,7 @@ func addKey(tx *bolt.Tx, orgID, key string, now client.Time) error {
 func (s *Store) Authenticate(ctx context.Context, key string) (Organization, error) {
 	sum := sha256.Sum256([]byte(key))
 	var org Organization
+	var unsealed bool
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketAPIKeys).Get(sum[:])
 		if v == nil {
@@ -142,10 +154,14 @@ func (s *Store) Authenticate(ctx context.Context, key string) (Organization, err
 		if subtle.ConstantTimeCompare(rec.SHA256, sum[:]) != 1 {
 			return errorf(ErrNotFound, "API key not found")
 		}
+		unsealed = rec.Sealed == nil
 		var err error
 		org, err = getOrg(tx, rec.OrgID)
 		return err
 	})
+	if err == nil && unsealed && s.sealer != nil {
+		err = s.sealMissing(ctx, key, sum[:])
+	}
 	return org, err
 }
 

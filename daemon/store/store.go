@@ -1,5 +1,5 @@
 // Package store is the database of `abctl daemon`: organizations, API keys,
-// agents (every version), folders and tags, in one embedded bbolt file.
+// agents (every version), folders, tags and runs, in one embedded bbolt file.
 //
 // # Bucket tree
 //
@@ -9,9 +9,13 @@
 //	meta/
 //	    schema_version                      -> uint64 BE: the last migration applied
 //	api_keys/
-//	    <sha256(key), 32 bytes>             -> apiKeyRecord JSON {org_id, sha256, created_at}
+//	    <sha256(key), 32 bytes>             -> apiKeyRecord JSON {org_id, sha256, created_at,
+//	                                           sealed: the key under Options.Secret (seal.go)}
 //	organizations/
 //	    <org id>                            -> orgRecord JSON {id, name, created_at}
+//	runs_pending/
+//	    <org id> 0x00 <run id>              -> empty: the runs not yet terminal, which a
+//	                                           restarting daemon resumes or ends
 //	org_data/
 //	    <org id>/                           one bucket per organization; every record
 //	                                        below belongs to that organization only
@@ -29,6 +33,8 @@
 //	        folder_counts/
 //	            <folder id>                 -> uint64 BE: agents not deleted whose latest
 //	                                           version is in the folder
+//	        runs/
+//	            <run id>                    -> RunRecord JSON: a run, rewritten at every move
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/
@@ -95,6 +101,7 @@ var (
 	bucketAPIKeys       = []byte("api_keys")
 	bucketOrganizations = []byte("organizations")
 	bucketOrgData       = []byte("org_data")
+	bucketRunsPending   = []byte("runs_pending")
 
 	// Per organization, under org_data/<org id>/.
 	bucketAgents         = []byte("agents")
@@ -107,10 +114,11 @@ var (
 	bucketTags           = []byte("tags")
 	bucketTagIndex       = []byte("tag_index")
 	bucketTagEvents      = []byte("tag_events")
+	bucketRuns           = []byte("runs")
 
 	orgBuckets = [][]byte{
 		bucketAgents, bucketAgentSummaries, bucketAgentOrder, bucketFolders, bucketFolderCounts,
-		bucketTagKeys, bucketTagValues, bucketTags, bucketTagIndex, bucketTagEvents,
+		bucketTagKeys, bucketTagValues, bucketTags, bucketTagIndex, bucketTagEvents, bucketRuns,
 	}
 
 	keySchemaVersion = []byte("schema_version")
@@ -160,15 +168,20 @@ type Options struct {
 	Now func() time.Time
 	// IDs makes the snowflake ids; nil means ids.New with a random worker.
 	IDs *ids.Generator
+	// Secret (SecretSize bytes, kept outside the database) seals the copies
+	// of API keys that sign webhooks (seal.go). Without it keys are kept
+	// as hashes only and SigningKey finds none.
+	Secret []byte
 }
 
 // Store is the daemon's database. It is safe for concurrent use: reads run
 // in parallel, writes are serialised by bbolt.
 type Store struct {
-	db   *bolt.DB
-	path string
-	now  func() time.Time
-	ids  *ids.Generator
+	db     *bolt.DB
+	path   string
+	now    func() time.Time
+	ids    *ids.Generator
+	sealer *sealer
 }
 
 // Open opens (creating if needed) the store file at path and brings its
@@ -189,6 +202,10 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		opts.IDs = ids.New(w)
 	}
+	sl, err := newSealer(opts.Secret)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create the data directory: %w", err)
 	}
@@ -201,7 +218,7 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs}
+	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs, sealer: sl}
 	if err := migrate(db, path, migrations); err != nil {
 		db.Close()
 		return nil, err
@@ -252,6 +269,16 @@ var migrations = []migration{
 				}
 			}
 			return nil
+		})
+	}},
+	{version: 3, name: "runs", apply: func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucketIfNotExists(bucketRunsPending); err != nil {
+			return err
+		}
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			_, err := data.Bucket(org).CreateBucketIfNotExists(bucketRuns)
+			return err
 		})
 	}},
 }
@@ -313,7 +340,7 @@ type orgTx struct {
 	root                                      *bolt.Bucket
 	agents, summaries, order, folders, counts *bolt.Bucket
 	tagKeys, tagValues, tags, tagIndex        *bolt.Bucket
-	tagEvents                                 *bolt.Bucket
+	tagEvents, runs                           *bolt.Bucket
 }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
@@ -338,8 +365,9 @@ func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {
 		tags:      root.Bucket(bucketTags),
 		tagIndex:  root.Bucket(bucketTagIndex),
 		tagEvents: root.Bucket(bucketTagEvents),
+		runs:      root.Bucket(bucketRuns),
 	}
-	for _, b := range []*bolt.Bucket{o.agents, o.summaries, o.order, o.folders, o.counts, o.tagKeys, o.tagValues, o.tags, o.tagIndex, o.tagEvents} {
+	for _, b := range []*bolt.Bucket{o.agents, o.summaries, o.order, o.folders, o.counts, o.tagKeys, o.tagValues, o.tags, o.tagIndex, o.tagEvents, o.runs} {
 		if b == nil {
 			return nil, fmt.Errorf("store: organization %s: missing buckets", orgID)
 		}

@@ -217,9 +217,8 @@ func checkSubject(o *orgTx, subj TagSubject) error {
 			return nil
 		}
 	case RunSubject:
-		// Runs live in the runs bucket, which the run part of the daemon
-		// creates; until it exists no run does.
-		if b := o.root.Bucket([]byte("runs")); b != nil && b.Get([]byte(subj.ID)) != nil {
+		// Only workflow runs carry tags; a task run's id answers 404.
+		if strings.HasPrefix(subj.ID, ids.PrefixWorkflowRun+"_") && o.runs.Get([]byte(subj.ID)) != nil {
 			return nil
 		}
 	}

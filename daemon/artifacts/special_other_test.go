@@ -1,0 +1,7 @@
+//go:build !unix
+
+package artifacts
+
+import "testing"
+
+func testSpecialFiles(t *testing.T, e *env, runDir string) {}

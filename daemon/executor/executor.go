@@ -1,0 +1,82 @@
+// Package executor is the seam between the daemon, which owns runs (their
+// states, persistence, queueing, cancellation and webhooks), and the engine
+// that executes one run in a browser (package localrun). The daemon hands
+// an Executor a Job and a Progress to report to; the executor returns a
+// Result. The daemon's tests use a scripted executor; the engine's tests
+// need no daemon.
+package executor
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/abctl/abctl/client"
+)
+
+// Executor executes runs. Execute is called from several goroutines at once,
+// one per run the daemon lets execute concurrently.
+//
+// Execute must return soon (within a second or two) after ctx is done: the
+// daemon cancels ctx when the run is canceled or its wall-clock limit
+// passes, and then records the run as canceled or timed_out itself, keeping
+// whatever the Result holds (output, steps, files). The step limit is the
+// executor's to enforce: it ends such a run with StatusTimedOut.
+type Executor interface {
+	Execute(ctx context.Context, job *Job, progress Progress) Result
+}
+
+// Job is one run to execute.
+type Job struct {
+	RunID   string
+	OrgID   string
+	RunType client.RunType
+
+	// Task is the request of a task run (RunType task_v1 or task_v2).
+	Task *client.TaskRunRequest
+	// Agent is the version of the agent an agent run executes (RunType
+	// workflow_run), and Parameters the value of each of its workflow
+	// parameters: the request's, or the default.
+	Agent      *client.Agent
+	Parameters map[string]json.RawMessage
+
+	// MaxSteps is the step limit; 0 leaves it to the executor's default.
+	MaxSteps int
+	// Dir is where the run's files go (screenshots, the recording,
+	// downloads). It exists and belongs to this run only; the executor
+	// names the files it writes there in Result and in Progress.
+	Dir string
+}
+
+// Progress receives what a run produces while it runs, so that a run read
+// in the middle shows it, and so that a run that is canceled or cut short
+// keeps it. It is safe for concurrent use.
+type Progress interface {
+	// Step reports that count steps have been executed so far.
+	Step(count int)
+	// Screenshot reports a screenshot written to Job.Dir under name.
+	Screenshot(name string)
+}
+
+// Result is what an execution produced.
+type Result struct {
+	// Status is completed, failed, terminated or timed_out. The daemon
+	// overrides it with canceled or timed_out when it stopped the run
+	// through ctx; an empty Status is taken as failed.
+	Status client.RunStatus
+	// Output is the extracted data (for an agent run, an object with a
+	// "<label>_output" member per block); nil for none.
+	Output json.RawMessage
+	// FailureReason says, for people, why a run did not complete.
+	FailureReason string
+	// Errors are the run's errors as JSON objects (with error_code_mapping,
+	// the mapped codes).
+	Errors []json.RawMessage
+	// StepCount is the number of steps executed.
+	StepCount int
+	// Screenshots, Recording and Downloads name files in Job.Dir:
+	// screenshots in the order taken (Progress may have reported some
+	// already; reporting twice is harmless), the recording "" for none.
+	Screenshots []string
+	Recording   string
+	Downloads   []string
+}

@@ -1,0 +1,187 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/executor"
+	"github.com/abctl/abctl/daemon/store"
+)
+
+// execute runs one queued run to its end: running, the executor, the
+// terminal state with what it produced, the webhook. ctx is the run's own
+// context (canceled by Cancel and Stop); store writes use a context
+// without that cancellation, since a canceled run must still be recorded.
+func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
+	bg := context.WithoutCancel(ctx)
+	started := false
+	rec, err := r.cfg.Store.UpdateRun(bg, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
+		if rec.Status != client.RunStatusQueued && rec.Status != client.RunStatusCreated {
+			return store.ErrUnchanged // canceled (or ended) while queued
+		}
+		rec.Status, started = client.RunStatusRunning, true
+		return nil
+	})
+	if err != nil {
+		r.log.Error("start run", "run_id", ref.RunID, "error", err)
+		return
+	}
+	if !started {
+		return
+	}
+	r.log.Info("run started", "run_id", rec.ID, "org_id", rec.OrgID, "run_type", rec.Type)
+
+	job, err := r.job(bg, rec)
+	if err != nil {
+		r.end(bg, rec, executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}, nil)
+		return
+	}
+	if rec.MaxElapsedMinutes > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(rec.MaxElapsedMinutes)*r.cfg.Minute, errTimeLimit)
+		defer cancel()
+	}
+	p := &progress{r: r, ctx: bg, rec: rec, recorded: map[string]bool{}}
+	res := r.cfg.Executor.Execute(ctx, job, p)
+
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errCanceled):
+		res.Status = client.RunStatusCanceled
+	case errors.Is(cause, errTimeLimit):
+		res.Status = client.RunStatusTimedOut
+		res.FailureReason = fmt.Sprintf("The run exceeded its time limit of %d minutes (max_elapsed_time_minutes).", rec.MaxElapsedMinutes)
+	case errors.Is(cause, errShutdown):
+		res.Status = client.RunStatusFailed
+		res.FailureReason = "The daemon shut down while this run was executing, so it did not finish."
+	case res.Status == "":
+		res.Status = client.RunStatusFailed
+		if res.FailureReason == "" {
+			res.FailureReason = "The executor ended the run without a status."
+		}
+	case !store.IsTerminal(res.Status):
+		res.FailureReason = fmt.Sprintf("The executor ended the run with status %q, which is not a final status.", res.Status)
+		res.Status = client.RunStatusFailed
+	}
+	r.end(bg, rec, res, p)
+}
+
+// job builds what the executor needs of a run.
+func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, error) {
+	dir, err := r.cfg.Files.RunDir(rec.OrgID, rec.ID)
+	if err != nil {
+		return nil, fmt.Errorf("The daemon could not make the run's directory: %v", err)
+	}
+	job := &executor.Job{
+		RunID: rec.ID, OrgID: rec.OrgID, RunType: rec.Type,
+		Task: rec.Task, Parameters: rec.Parameters,
+		MaxSteps: rec.MaxSteps, Dir: dir,
+	}
+	if rec.Type == client.RunTypeWorkflowRun {
+		agent, err := r.cfg.Store.GetAgent(ctx, rec.OrgID, rec.AgentID, rec.AgentVersion)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("The agent %s (version %d) was deleted before the run started.", rec.AgentID, rec.AgentVersion)
+			}
+			return nil, err
+		}
+		job.Agent = agent
+	}
+	return job, nil
+}
+
+// end records the terminal state of an executed run with what it produced
+// and sends its webhook.
+func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Result, p *progress) {
+	var files []store.RunFile
+	record := func(name string, typ client.ArtifactType) {
+		if name == "" || (p != nil && p.seen(name)) {
+			return
+		}
+		f, err := r.cfg.Files.Record(rec.OrgID, rec.ID, name, typ)
+		if err != nil {
+			r.log.Warn("run file not recorded", "run_id", rec.ID, "file", name, "error", err)
+			return
+		}
+		files = append(files, f)
+	}
+	for _, name := range res.Screenshots {
+		record(name, client.ArtifactScreenshot)
+	}
+	record(res.Recording, client.ArtifactRecording)
+	for _, name := range res.Downloads {
+		record(name, client.ArtifactDownload)
+	}
+	final, err := r.cfg.Store.UpdateRun(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
+		rec.Status = res.Status
+		rec.Output = res.Output
+		rec.FailureReason = res.FailureReason
+		rec.Errors = res.Errors
+		if res.StepCount > 0 || rec.StepCount == nil {
+			n := res.StepCount
+			rec.StepCount = &n
+		}
+		rec.Files = append(rec.Files, files...)
+		return nil
+	})
+	if err != nil {
+		r.log.Error("record the end of a run", "run_id", rec.ID, "error", err)
+		return
+	}
+	r.log.Info("run ended", "run_id", final.ID, "status", final.Status)
+	r.finish(final)
+}
+
+// progress records what an executing run reports.
+type progress struct {
+	r   *Runner
+	ctx context.Context
+	rec *store.RunRecord
+
+	mu       sync.Mutex
+	recorded map[string]bool // screenshot names already recorded
+}
+
+func (p *progress) seen(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.recorded[name]
+}
+
+func (p *progress) Step(count int) {
+	_, err := p.r.cfg.Store.UpdateRun(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
+		if rec.StepCount != nil && *rec.StepCount >= count {
+			return store.ErrUnchanged
+		}
+		rec.StepCount = &count
+		return nil
+	})
+	if err != nil {
+		p.r.log.Warn("record a step", "run_id", p.rec.ID, "error", err)
+	}
+}
+
+func (p *progress) Screenshot(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.recorded[name] {
+		return
+	}
+	f, err := p.r.cfg.Files.Record(p.rec.OrgID, p.rec.ID, name, client.ArtifactScreenshot)
+	if err != nil {
+		p.r.log.Warn("screenshot not recorded", "run_id", p.rec.ID, "file", name, "error", err)
+		return
+	}
+	_, err = p.r.cfg.Store.UpdateRun(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
+		rec.Files = append(rec.Files, f)
+		return nil
+	})
+	if err != nil {
+		p.r.log.Warn("record a screenshot", "run_id", p.rec.ID, "error", err)
+		return
+	}
+	p.recorded[name] = true
+}

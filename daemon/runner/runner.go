@@ -1,0 +1,348 @@
+// Package runner owns the life of the daemon's runs once they are stored:
+// it queues them, executes a bounded number at once through an
+// executor.Executor, persists every move (queued, running, the terminal
+// state with what the run produced), cancels them, sends the webhook of
+// each run that ends, and, when the daemon starts, resumes or ends the runs
+// a previous daemon left unfinished.
+//
+// The queue is FIFO within an organization and round-robin across
+// organizations, so that one organization submitting a thousand runs does
+// not starve another's single run. It lives in memory; the store's
+// runs_pending bucket is what survives a crash, and Start rebuilds the
+// queue from it.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/executor"
+	"github.com/abctl/abctl/daemon/store"
+)
+
+// Files gives runs their directories and records the files they produce.
+type Files interface {
+	// RunDir returns the run's directory, creating it.
+	RunDir(orgID, runID string) (string, error)
+	// Record describes a file the executor wrote in the run's directory.
+	Record(orgID, runID, name string, typ client.ArtifactType) (store.RunFile, error)
+}
+
+// Notifier sends the webhook of a run that reached a terminal state.
+type Notifier interface {
+	// Notify sends rec's webhook and reports the delivery, or returns nil
+	// when the run has no webhook to send. It returns within the delivery
+	// timeout.
+	Notify(ctx context.Context, rec *store.RunRecord) *store.WebhookDelivery
+}
+
+// Config is what New needs.
+type Config struct {
+	Store    *store.Store
+	Executor executor.Executor
+	Files    Files
+	Notifier Notifier // nil: no webhooks
+	// Workers is how many runs execute at once; 0 means one per CPU core
+	// (browser-driving runs gain nothing from more on this kind of load).
+	Workers int
+	Logger  *slog.Logger // nil: discard
+	// Minute is how long a minute of max_elapsed_time_minutes lasts; 0
+	// means time.Minute. Tests shorten it to exercise time limits.
+	Minute time.Duration
+}
+
+// Causes of a run's context ending, which decide the status it ends in.
+var (
+	errCanceled  = errors.New("the run was canceled")
+	errTimeLimit = errors.New("the run exceeded its time limit")
+	errShutdown  = errors.New("the daemon shut down")
+)
+
+// Runner schedules and executes runs. Its methods are safe for concurrent
+// use.
+type Runner struct {
+	cfg Config
+	log *slog.Logger
+
+	mu      sync.Mutex
+	queues  map[string][]string // organization id -> run ids, oldest first
+	orgs    []string            // organizations with queued runs, in round-robin order
+	next    int                 // index in orgs of the next organization served
+	running map[string]context.CancelCauseFunc
+	wake    chan struct{} // a token when the queue may have work
+	quit    chan struct{} // closed by Stop: every waiting worker returns
+	stopped bool
+
+	workers sync.WaitGroup // the worker goroutines
+	tasks   sync.WaitGroup // webhooks sent outside the workers
+	stop    context.CancelFunc
+	ctx     context.Context // the runner's life; done on Stop
+}
+
+// New returns a runner; Start sets it going.
+func New(cfg Config) *Runner {
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.NumCPU()
+	}
+	if cfg.Minute <= 0 {
+		cfg.Minute = time.Minute
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runner{
+		cfg: cfg, log: log,
+		queues:  map[string][]string{},
+		running: map[string]context.CancelCauseFunc{},
+		wake:    make(chan struct{}, 1),
+		quit:    make(chan struct{}),
+	}
+}
+
+// Start resumes what a previous daemon left unfinished (runs that were
+// executing end failed, since their browser is gone; runs that had not
+// started are queued again) and starts the workers. It returns once that
+// is done; the runner then works until Stop.
+func (r *Runner) Start(ctx context.Context) error {
+	r.ctx, r.stop = context.WithCancel(context.WithoutCancel(ctx))
+	pending, err := r.cfg.Store.PendingRuns(ctx)
+	if err != nil {
+		return fmt.Errorf("runner: read unfinished runs: %w", err)
+	}
+	for _, ref := range pending {
+		rec, err := r.cfg.Store.GetRun(ctx, ref.OrgID, ref.RunID)
+		if err != nil {
+			return fmt.Errorf("runner: read unfinished run %s: %w", ref.RunID, err)
+		}
+		switch rec.Status {
+		case client.RunStatusRunning:
+			r.log.Warn("run interrupted by a restart", "run_id", rec.ID)
+			r.endUnstarted(ref, client.RunStatusRunning, client.RunStatusFailed,
+				"The daemon restarted while this run was executing; its browser session was lost, so it did not finish.")
+		default:
+			r.enqueue(ref.OrgID, ref.RunID)
+		}
+	}
+	for range r.cfg.Workers {
+		r.workers.Add(1)
+		go r.work()
+	}
+	return nil
+}
+
+// Stop stops taking runs, ends the executing ones (failed, with a reason
+// saying the daemon shut down, and their webhooks sent) and waits for the
+// workers and webhooks. Queued runs stay queued in the store and resume at
+// the next Start.
+func (r *Runner) Stop() {
+	r.mu.Lock()
+	if !r.stopped {
+		r.stopped = true
+		close(r.quit)
+	}
+	for _, cancel := range r.running {
+		cancel(errShutdown)
+	}
+	r.mu.Unlock()
+	r.workers.Wait()
+	r.tasks.Wait()
+	if r.stop != nil {
+		r.stop()
+	}
+}
+
+// Submit queues a stored run (status queued) for execution.
+func (r *Runner) Submit(orgID, runID string) {
+	r.enqueue(orgID, runID)
+}
+
+func (r *Runner) enqueue(orgID, runID string) {
+	r.mu.Lock()
+	q, had := r.queues[orgID]
+	r.queues[orgID] = append(q, runID)
+	if !had {
+		r.orgs = append(r.orgs, orgID)
+	}
+	r.mu.Unlock()
+	r.signal()
+}
+
+// signal wakes a waiting worker.
+func (r *Runner) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take removes the next run from the queue, round-robin across
+// organizations, and registers it as executing with its cancel function.
+// ok is false when the runner is stopping.
+func (r *Runner) take() (ref store.RunRef, ctx context.Context, ok bool) {
+	for {
+		r.mu.Lock()
+		if r.stopped {
+			r.mu.Unlock()
+			return ref, nil, false
+		}
+		if len(r.orgs) > 0 {
+			if r.next >= len(r.orgs) {
+				r.next = 0
+			}
+			org := r.orgs[r.next]
+			q := r.queues[org]
+			ref = store.RunRef{OrgID: org, RunID: q[0]}
+			if len(q) == 1 {
+				delete(r.queues, org)
+				r.orgs = slices.Delete(r.orgs, r.next, r.next+1)
+			} else {
+				r.queues[org] = q[1:]
+				r.next++
+			}
+			var cancel context.CancelCauseFunc
+			ctx, cancel = context.WithCancelCause(r.ctx)
+			r.running[ref.RunID] = cancel
+			more := len(r.orgs) > 0
+			r.mu.Unlock()
+			if more {
+				r.signal() // let another worker take the next one
+			}
+			return ref, ctx, true
+		}
+		r.mu.Unlock()
+		select {
+		case <-r.wake:
+		case <-r.quit:
+			return ref, nil, false
+		}
+	}
+}
+
+func (r *Runner) done(runID string) {
+	r.mu.Lock()
+	if cancel, ok := r.running[runID]; ok {
+		cancel(nil)
+		delete(r.running, runID)
+	}
+	r.mu.Unlock()
+}
+
+func (r *Runner) work() {
+	defer r.workers.Done()
+	for {
+		ref, ctx, ok := r.take()
+		if !ok {
+			return
+		}
+		r.execute(ctx, ref)
+		r.done(ref.RunID)
+	}
+}
+
+// Cancel cancels a run: a queued run ends canceled at once; an executing
+// one has its context canceled and ends canceled as soon as its executor
+// returns, keeping what it produced. A run that already ended is left as
+// it is (not an error). It returns the run as it is after the call.
+func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRecord, error) {
+	r.mu.Lock()
+	if cancel, ok := r.running[runID]; ok {
+		cancel(errCanceled)
+		r.mu.Unlock()
+		return r.cfg.Store.GetRun(ctx, orgID, runID)
+	}
+	if q, ok := r.queues[orgID]; ok {
+		if i := slices.Index(q, runID); i >= 0 {
+			q = slices.Delete(q, i, i+1)
+			if len(q) == 0 {
+				delete(r.queues, orgID)
+				j := slices.Index(r.orgs, orgID)
+				r.orgs = slices.Delete(r.orgs, j, j+1)
+			} else {
+				r.queues[orgID] = q
+			}
+		}
+	}
+	r.mu.Unlock()
+	canceled := false
+	rec, err := r.cfg.Store.UpdateRun(ctx, orgID, runID, func(rec *store.RunRecord) error {
+		if rec.Status != client.RunStatusCreated && rec.Status != client.RunStatusQueued {
+			return store.ErrUnchanged
+		}
+		rec.Status, canceled = client.RunStatusCanceled, true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if canceled {
+		r.finishAsync(rec)
+	}
+	return rec, nil
+}
+
+// endUnstarted moves a run from status from to status to with a failure
+// reason, outside any worker, and sends its webhook.
+func (r *Runner) endUnstarted(ref store.RunRef, from, to client.RunStatus, reason string) {
+	moved := false
+	rec, err := r.cfg.Store.UpdateRun(r.ctx, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
+		if rec.Status != from {
+			return store.ErrUnchanged
+		}
+		rec.Status, rec.FailureReason, moved = to, reason, true
+		return nil
+	})
+	if err != nil {
+		r.log.Error("end run", "run_id", ref.RunID, "error", err)
+		return
+	}
+	if moved {
+		r.finishAsync(rec)
+	}
+}
+
+// finishAsync sends the webhook of a run that ended outside a worker.
+func (r *Runner) finishAsync(rec *store.RunRecord) {
+	r.tasks.Add(1)
+	go func() {
+		defer r.tasks.Done()
+		r.finish(rec)
+	}()
+}
+
+// finish sends the webhook of a run that reached a terminal state and
+// records the delivery; a delivery that failed turns the run failed, with
+// a reason that says so, keeping its output.
+func (r *Runner) finish(rec *store.RunRecord) {
+	if r.cfg.Notifier == nil {
+		return
+	}
+	d := r.cfg.Notifier.Notify(r.ctx, rec)
+	if d == nil {
+		return
+	}
+	_, err := r.cfg.Store.UpdateRun(context.WithoutCancel(r.ctx), rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
+		rec.Webhook = d
+		if d.Error != "" {
+			rec.Status = client.RunStatusFailed
+			rec.FailureReason = WebhookFailureReason(d)
+		}
+		return nil
+	})
+	if err != nil {
+		r.log.Error("record webhook delivery", "run_id", rec.ID, "error", err)
+	}
+}
+
+// WebhookFailureReason is the failure_reason of a run whose webhook could
+// not be delivered.
+func WebhookFailureReason(d *store.WebhookDelivery) string {
+	return fmt.Sprintf("The run's webhook could not be sent to %s: %s", d.URL, d.Error)
+}

@@ -1,0 +1,179 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/artifacts"
+	"github.com/abctl/abctl/daemon/runner"
+	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/webhooks"
+)
+
+// Runs is what the server needs to start, cancel and show runs.
+type Runs struct {
+	Runner   *runner.Runner
+	Files    *artifacts.Store
+	Signer   *artifacts.Signer
+	Notifier *Notifier
+	// Now is the clock of URL expiry; nil means time.Now.
+	Now func() time.Time
+}
+
+func (rs *Runs) now() time.Time {
+	if rs != nil && rs.Now != nil {
+		return rs.Now()
+	}
+	return time.Now()
+}
+
+// runResponse is a stored run as GET /v1/runs/{id} answers it, with the
+// URLs of its files under base (the address the client reached the daemon
+// on), valid for artifacts.DefaultLifetime.
+func (s *Server) runResponse(rec *store.RunRecord, base string) *client.Run {
+	return runView(s.runs, rec, base)
+}
+
+func runView(rs *Runs, rec *store.RunRecord, base string) *client.Run {
+	run := &client.Run{
+		RunID:      rec.ID,
+		Status:     rec.Status,
+		Output:     rec.Output,
+		CreatedAt:  rec.CreatedAt,
+		ModifiedAt: rec.ModifiedAt,
+		QueuedAt:   rec.QueuedAt,
+		StartedAt:  rec.StartedAt,
+		FinishedAt: rec.FinishedAt,
+		Errors:     rec.Errors,
+		StepCount:  rec.StepCount,
+		RunType:    rec.Type,
+		RunRequest: rec.RunRequest,
+		AppURL:     client.Ptr(base + "/v1/runs/" + rec.ID),
+	}
+	if rec.FailureReason != "" {
+		run.FailureReason = client.Ptr(rec.FailureReason)
+	}
+	if rec.Task != nil {
+		run.MaxScreenshotScrolls = rec.Task.MaxScreenshotScrolls
+		if rec.Task.BrowserSessionID != "" {
+			run.BrowserSessionID = client.Ptr(rec.Task.BrowserSessionID)
+		}
+		if rec.Task.BrowserProfileID != "" {
+			run.BrowserProfileID = client.Ptr(rec.Task.BrowserProfileID)
+		}
+	}
+	if rec.Type == client.RunTypeWorkflowRun {
+		run.RunWith = client.Ptr("agent")
+	}
+	if run.Errors == nil {
+		run.Errors = []json.RawMessage{}
+	}
+	if rs != nil && rs.Signer != nil && len(rec.Files) > 0 {
+		exp := rs.now().Add(artifacts.DefaultLifetime)
+		run.ScreenshotURLs = artifacts.ScreenshotURLs(base, rs.Signer, rec.OrgID, rec.ID, rec.Files, 0, exp)
+		run.RecordingURL = artifacts.RecordingURL(base, rs.Signer, rec.OrgID, rec.ID, rec.Files, exp)
+		run.DownloadedFiles = artifacts.FileInfos(base, rs.Signer, rec.OrgID, rec.ID, rec.Files, exp)
+	}
+	return run
+}
+
+// runArtifacts lists a run's files as GET /v1/runs/{id}/artifacts answers,
+// only those of the given types when types is not empty.
+func (s *Server) runArtifacts(rec *store.RunRecord, base string, types map[client.ArtifactType]bool) []client.Artifact {
+	if s.runs == nil || s.runs.Signer == nil {
+		return []client.Artifact{}
+	}
+	var keep []client.ArtifactType
+	for t := range types {
+		keep = append(keep, t)
+	}
+	files := artifacts.FilterTypes(rec.Files, keep...)
+	return artifacts.ListItems(base, s.runs.Signer, rec.OrgID, rec.ID, files, s.runs.now().Add(artifacts.DefaultLifetime))
+}
+
+// Notifier sends runs' webhooks: the run as GET answers it (with URLs
+// under the address the run was started through), signed with the API key
+// that started it.
+type Notifier struct {
+	Store  *store.Store
+	Sender *webhooks.Sender
+	runs   *Runs
+}
+
+// Notify implements runner.Notifier.
+func (n *Notifier) Notify(ctx context.Context, rec *store.RunRecord) *store.WebhookDelivery {
+	if rec.WebhookURL == "" {
+		return nil
+	}
+	d := n.send(ctx, rec, rec.WebhookURL, "")
+	return &d
+}
+
+// send delivers rec's webhook to url, signed with key or, when key is "",
+// with the key that started the run.
+func (n *Notifier) send(ctx context.Context, rec *store.RunRecord, url, key string) store.WebhookDelivery {
+	d := n.prepare(ctx, rec, url, key)
+	if d.Err == "" {
+		d = n.Sender.Deliver(ctx, d)
+	}
+	return delivery(d)
+}
+
+func (n *Notifier) prepare(ctx context.Context, rec *store.RunRecord, url, key string) webhooks.Delivery {
+	if key == "" {
+		k, err := n.Store.SigningKey(ctx, rec.KeyHash)
+		if err != nil {
+			return webhooks.Delivery{URL: url, At: time.Now(), Err: "No API key to sign the webhook with: " + err.Error()}
+		}
+		key = k
+	}
+	body, err := webhooks.Payload(runView(n.runs, rec, rec.BaseURL), n.info(ctx, rec))
+	if err != nil {
+		return webhooks.Delivery{URL: url, At: time.Now(), Err: "The webhook payload could not be built: " + err.Error()}
+	}
+	return n.Sender.Prepare(url, key, body)
+}
+
+// Replay serves retry_webhook: it signs the payload (with the caller's
+// key, as the hosted service does), answers at once with what it will
+// send, and delivers in the background, recording the result on the run.
+func (n *Notifier) Replay(ctx context.Context, rec *store.RunRecord, url, callerKey string) *client.WebhookReplay {
+	d := n.prepare(ctx, rec, url, callerKey)
+	if d.Err == "" {
+		go func() {
+			bg := context.WithoutCancel(ctx)
+			done := delivery(n.Sender.Deliver(bg, d))
+			_, _ = n.Store.UpdateRun(bg, rec.OrgID, rec.ID, func(r *store.RunRecord) error {
+				r.WebhookRetries = append(r.WebhookRetries, done)
+				return nil
+			})
+		}()
+	}
+	return webhooks.Replay(rec.ID, rec.Type, rec.WebhookURL, d)
+}
+
+// info is what a payload needs beyond the run response.
+func (n *Notifier) info(ctx context.Context, rec *store.RunRecord) webhooks.Info {
+	info := webhooks.Info{OrganizationID: rec.OrgID, Parameters: rec.Parameters}
+	if rec.Task != nil {
+		info.Prompt, info.URL = rec.Task.Prompt, rec.Task.URL
+	}
+	if rec.Type == client.RunTypeWorkflowRun {
+		info.WorkflowRunID = rec.ID
+		info.WorkflowID = rec.AgentID
+		info.WorkflowPermanentID = rec.AgentID
+		info.WorkflowTitle = rec.Title
+	}
+	return info
+}
+
+func delivery(d webhooks.Delivery) store.WebhookDelivery {
+	return store.WebhookDelivery{
+		URL: d.URL, At: client.NewTime(d.At), StatusCode: d.StatusCode,
+		LatencyMS: d.Latency.Milliseconds(), Error: d.Err,
+	}
+}
+
+var _ runner.Notifier = (*Notifier)(nil)

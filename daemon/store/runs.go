@@ -1,0 +1,273 @@
+package store
+
+// Runs. Each run is one record in its organization's runs bucket, written
+// at every move of its life (see RunRecord). While a run is not terminal it
+// also has an entry in the top-level runs_pending bucket, so that a daemon
+// starting after a crash finds, without reading every run, the ones it must
+// resume or end.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/artifacts"
+	"github.com/abctl/abctl/daemon/ids"
+)
+
+// RunFile is a file a run produced, kept under the data directory by
+// package artifacts.
+type RunFile = artifacts.File
+
+// WebhookDelivery is the outcome of sending a run's webhook.
+type WebhookDelivery struct {
+	URL        string      `json:"url"`
+	At         client.Time `json:"at"`
+	StatusCode int         `json:"status_code,omitempty"` // 0: no response
+	LatencyMS  int64       `json:"latency_ms"`
+	Error      string      `json:"error,omitempty"` // "" when delivered (2xx)
+}
+
+// RunRecord is everything the daemon keeps of a run: what it answers in
+// GET /v1/runs/{id} (built from it with the artifact URLs of the request's
+// address), what the executor needs, and what the webhook needs.
+type RunRecord struct {
+	ID        string           `json:"id"`
+	OrgID     string           `json:"org_id"`
+	Type      client.RunType   `json:"type"`
+	Status    client.RunStatus `json:"status"`
+	CreatedAt client.Time      `json:"created_at"`
+	// ModifiedAt is set by the store at every write.
+	ModifiedAt client.Time  `json:"modified_at"`
+	QueuedAt   *client.Time `json:"queued_at,omitempty"`
+	StartedAt  *client.Time `json:"started_at,omitempty"`
+	FinishedAt *client.Time `json:"finished_at,omitempty"`
+
+	// RunRequest is the request as the API echoes it in run_request.
+	RunRequest json.RawMessage `json:"run_request,omitempty"`
+	// Task is the request of a task run.
+	Task *client.TaskRunRequest `json:"task,omitempty"`
+	// AgentID and AgentVersion name the agent version an agent run
+	// executes; Parameters holds every workflow parameter's value.
+	AgentID      string                     `json:"agent_id,omitempty"`
+	AgentVersion int                        `json:"agent_version,omitempty"`
+	Parameters   map[string]json.RawMessage `json:"parameters,omitempty"`
+	Title        string                     `json:"title,omitempty"`
+
+	MaxSteps          int `json:"max_steps,omitempty"`           // 0: the executor's default
+	MaxElapsedMinutes int `json:"max_elapsed_minutes,omitempty"` // 0: no wall-clock limit
+
+	// WebhookURL is where the terminal webhook goes ("" for none).
+	WebhookURL string `json:"webhook_url,omitempty"`
+	// KeyHash is the SHA-256 of the API key that started the run, which
+	// signs its webhooks (SigningKey).
+	KeyHash []byte `json:"key_hash,omitempty"`
+	// BaseURL is the address the run was started through; URLs in its
+	// webhook point there.
+	BaseURL string `json:"base_url,omitempty"`
+
+	Output        json.RawMessage   `json:"output,omitempty"`
+	FailureReason string            `json:"failure_reason,omitempty"`
+	Errors        []json.RawMessage `json:"errors,omitempty"`
+	StepCount     *int              `json:"step_count,omitempty"`
+	Files         []RunFile         `json:"files,omitempty"` // in the order produced
+
+	// Webhook is the delivery of the terminal webhook; nil until sent (or
+	// when there was none to send). Retries are recorded in
+	// WebhookRetries, newest last.
+	Webhook        *WebhookDelivery  `json:"webhook,omitempty"`
+	WebhookRetries []WebhookDelivery `json:"webhook_retries,omitempty"`
+}
+
+// Terminal reports whether the run has ended.
+func (r *RunRecord) Terminal() bool { return IsTerminal(r.Status) }
+
+// IsTerminal reports whether status is one a run ends in.
+func IsTerminal(status client.RunStatus) bool {
+	switch status {
+	case client.RunStatusCompleted, client.RunStatusFailed, client.RunStatusTerminated,
+		client.RunStatusTimedOut, client.RunStatusCanceled:
+		return true
+	}
+	return false
+}
+
+// RunRef names a run of an organization.
+type RunRef struct{ OrgID, RunID string }
+
+func runNotFound(id string) error {
+	return errorf(ErrNotFound, "Run %s not found", id)
+}
+
+func pendingKey(orgID, runID string) []byte {
+	return append(append([]byte(orgID), 0), runID...)
+}
+
+// NewRunID returns a new id for a run of the given type: wr_ for agent
+// runs, tsk_v2_ for task v2, tsk_ for the other task engines.
+func (s *Store) NewRunID(t client.RunType) string {
+	switch t {
+	case client.RunTypeWorkflowRun:
+		return s.ids.Next(ids.PrefixWorkflowRun)
+	case client.RunTypeTaskV2:
+		return s.ids.Next(ids.PrefixTaskV2)
+	}
+	return s.ids.Next(ids.PrefixTask)
+}
+
+func getRun(o *orgTx, id string) (*RunRecord, error) {
+	var v []byte
+	if validID(id) {
+		v = o.runs.Get([]byte(id))
+	}
+	if v == nil {
+		return nil, runNotFound(id)
+	}
+	rec := new(RunRecord)
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("store: run %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// putRun writes rec and keeps its runs_pending entry in step with its
+// status.
+func putRun(tx *bolt.Tx, o *orgTx, rec *RunRecord) error {
+	if err := putJSON(o.runs, []byte(rec.ID), rec); err != nil {
+		return err
+	}
+	pending := tx.Bucket(bucketRunsPending)
+	k := pendingKey(rec.OrgID, rec.ID)
+	if rec.Terminal() {
+		return pending.Delete(k)
+	}
+	return pending.Put(k, nil)
+}
+
+// CreateRun stores a new run. rec.ID (from NewRunID), OrgID, Type and
+// Status (created or queued) are the caller's; the store sets CreatedAt
+// and ModifiedAt, and QueuedAt when the status is queued.
+func (s *Store) CreateRun(ctx context.Context, rec *RunRecord) error {
+	if rec == nil || rec.ID == "" || !validID(rec.ID) {
+		return fmt.Errorf("store: CreateRun: the run needs an id from NewRunID")
+	}
+	if rec.Status != client.RunStatusCreated && rec.Status != client.RunStatusQueued {
+		return fmt.Errorf("store: CreateRun: a new run is created or queued, not %q", rec.Status)
+	}
+	return s.update(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, rec.OrgID)
+		if err != nil {
+			return err
+		}
+		if o.runs.Get([]byte(rec.ID)) != nil {
+			return errorf(ErrConflict, "Run %s already exists", rec.ID)
+		}
+		now := s.clock()
+		rec.CreatedAt, rec.ModifiedAt = now, now
+		if rec.Status == client.RunStatusQueued {
+			rec.QueuedAt = &now
+		}
+		return putRun(tx, o, rec)
+	})
+}
+
+// GetRun returns a run of the organization, or ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, orgID, id string) (*RunRecord, error) {
+	var rec *RunRecord
+	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+		var err error
+		rec, err = getRun(o, id)
+		return err
+	})
+	return rec, err
+}
+
+// UpdateRun reads a run, lets change modify it and writes it back, in one
+// write transaction: concurrent updates of a run never lose each other's
+// changes. The store stamps ModifiedAt, and QueuedAt, StartedAt and
+// FinishedAt when the status enters queued, running or a terminal state
+// and they are not set yet. A change returning an error writes nothing;
+// returning ErrUnchanged (see below) writes nothing either and returns the
+// record as read.
+func (s *Store) UpdateRun(ctx context.Context, orgID, id string, change func(r *RunRecord) error) (*RunRecord, error) {
+	var out *RunRecord
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		o, err := openOrg(tx, orgID)
+		if err != nil {
+			return err
+		}
+		rec, err := getRun(o, id)
+		if err != nil {
+			return err
+		}
+		if err := change(rec); err != nil {
+			if errors.Is(err, ErrUnchanged) {
+				out = rec
+				return nil
+			}
+			return err
+		}
+		now := s.clock()
+		rec.ModifiedAt = now
+		switch {
+		case rec.Status == client.RunStatusQueued && rec.QueuedAt == nil:
+			rec.QueuedAt = &now
+		case rec.Status == client.RunStatusRunning && rec.StartedAt == nil:
+			rec.StartedAt = &now
+		case rec.Terminal() && rec.FinishedAt == nil:
+			rec.FinishedAt = &now
+		}
+		out = rec
+		return putRun(tx, o, rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ErrUnchanged, returned by the change function of UpdateRun, means there
+// is nothing to write.
+var ErrUnchanged = errors.New("store: run unchanged")
+
+// PendingRuns returns every run that is not terminal, of every
+// organization, oldest first (run ids are time-ordered snowflakes).
+func (s *Store) PendingRuns(ctx context.Context) ([]RunRef, error) {
+	var out []RunRef
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRunsPending).ForEach(func(k, _ []byte) error {
+			i := bytes.IndexByte(k, 0)
+			if i < 0 {
+				return fmt.Errorf("store: corrupt pending run key %q", k)
+			}
+			out = append(out, RunRef{OrgID: string(k[:i]), RunID: string(k[i+1:])})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b RunRef) int { return compareRunIDs(a.RunID, b.RunID) })
+	return out, nil
+}
+
+// compareRunIDs orders run ids by their snowflake (creation time), whatever
+// their prefix.
+func compareRunIDs(a, b string) int {
+	_, na, oka := ids.Parse(a)
+	_, nb, okb := ids.Parse(b)
+	if oka && okb && na != nb {
+		if na < nb {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a, b)
+}
