@@ -57,15 +57,12 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []*client.Agent{})
 		return
 	}
-	agents, err := s.store.ListAgents(r.Context(), organization(r.Context()).ID, q)
+	rows, err := s.store.ListAgentsJSON(r.Context(), organization(r.Context()).ID, q)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	if agents == nil {
-		agents = []*client.Agent{}
-	}
-	writeJSON(w, http.StatusOK, agents)
+	writeRawJSONList(w, rows)
 }
 
 // handleCreateAgent serves POST /v1/agents.
@@ -86,12 +83,12 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
 	if f := r.URL.Query().Get("folder_id"); f != "" {
 		agent.FolderID = &f
 	}
-	out, _, err := s.store.CreateAgent(r.Context(), organization(r.Context()).ID, agent, key)
+	out, _, err := s.store.CreateAgentJSON(r.Context(), organization(r.Context()).ID, agent, key)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeRawJSON(w, http.StatusOK, out)
 }
 
 // handleUpdateAgent serves POST /v1/agents/{id}: a new version.
@@ -124,12 +121,12 @@ func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, errorf(KindBadRequest, "Workflow %s is not a template", id))
 		return
 	}
-	out, err := s.store.GetAgent(r.Context(), organization(r.Context()).ID, id, version)
+	out, err := s.store.GetAgentJSON(r.Context(), organization(r.Context()).ID, id, version)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeRawJSON(w, http.StatusOK, out)
 }
 
 // handleAgentVersions serves GET /v1/agents/{id}/versions.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/abctl/abctl/client"
@@ -432,7 +433,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(t.Context())
 	ready := make(chan string, 1)
-	var stderr bytes.Buffer
+	var stderr syncBuffer // the daemon writes to it while the test reads it
 	done := make(chan error, 1)
 	go func() {
 		done <- daemon.Run(ctx, daemon.Config{Addr: "127.0.0.1:0", DataDir: dir, Stderr: &stderr, Ready: func(a string) { ready <- a }})
@@ -496,4 +497,29 @@ func definitionJSON(t *testing.T, title string) []byte {
 func mustMarshal(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// syncBuffer is a bytes.Buffer safe to write and read from several
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
 }

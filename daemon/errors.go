@@ -124,3 +124,29 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	w.Write(b)
 }
+
+// writeRawJSON answers JSON that is already encoded (a stored row sent as
+// it is).
+func writeRawJSON(w http.ResponseWriter, status int, raw []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(raw)
+}
+
+// writeRawJSONList answers a JSON array of already encoded values.
+func writeRawJSONList(w http.ResponseWriter, items []json.RawMessage) {
+	n := 2
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, '[')
+	for i, it := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, it...)
+	}
+	buf = append(buf, ']')
+	writeRawJSON(w, http.StatusOK, buf)
+}

@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/abctl/abctl/daemon/store"
@@ -49,9 +51,7 @@ func organization(ctx context.Context) store.Organization {
 // user can quote it and an operator can find the log line.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var b [8]byte
-		rand.Read(b[:])
-		id := "req_" + hex.EncodeToString(b[:])
+		id := requestIDs.next()
 		w.Header().Set("X-Request-Id", id)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequestID, id)))
 	})
@@ -169,4 +169,23 @@ func marshalJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// requestIDs makes request ids: a random prefix per process and a counter,
+// unique without reading the system's random source on every request.
+var requestIDs = newRequestIDSource()
+
+type requestIDSource struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func newRequestIDSource() *requestIDSource {
+	var b [4]byte
+	rand.Read(b[:])
+	return &requestIDSource{prefix: "req_" + hex.EncodeToString(b[:])}
+}
+
+func (s *requestIDSource) next() string {
+	return s.prefix + strconv.FormatUint(s.n.Add(1), 36)
 }

@@ -79,7 +79,7 @@ func (s *Server) routes() http.Handler {
 	}
 	root.Handle("/", chain(api, withAuth(s.store, s.logger), withBodyLimit))
 
-	return chain(root, withRequestID, withSecurityHeaders, withAccessLog(s.logger), withRecover(s.logger))
+	return chain(root, withRequestID, withSecurityHeaders, withAccessLog(s.accessLog), withRecover(s.logger))
 }
 
 // notFoundOrMethod answers what no route took: 405 with an Allow header

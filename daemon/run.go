@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/abctl/abctl/client"
@@ -83,8 +84,17 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
 	}
+	// Two loggers (one of them buffered) and the key announcement share
+	// Stderr: one lock keeps their writes whole and apart.
+	cfg.Stderr = &lockedWriter{w: cfg.Stderr}
+	accessLog := cfg.Logger
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(cfg.Stderr, nil))
+		// Request lines are written in batches (logbuffer.go); the rest
+		// at once.
+		buf := newLogBuffer(cfg.Stderr, 200*time.Millisecond)
+		defer buf.Close()
+		accessLog = slog.New(slog.NewTextHandler(buf, nil))
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("daemon: create data directory: %w", err)
@@ -122,6 +132,11 @@ func Run(ctx context.Context, cfg Config) error {
 		Store: st, Executor: exec, Files: files, Notifier: notifier,
 		Workers: cfg.Workers, Logger: cfg.Logger, Minute: cfg.Minute,
 	})
+	// The server exists before the runner starts: WithRuns links the
+	// notifier to the run view that webhooks are built from, and the
+	// runner may send webhooks as soon as it starts. It serves nothing
+	// until Serve below.
+	handler := NewServer(st, cfg.Logger, WithRuns(runs), WithAccessLog(accessLog))
 	// Resume or end what a previous daemon left unfinished before taking
 	// new requests.
 	if err := runs.Runner.Start(ctx); err != nil {
@@ -149,7 +164,6 @@ func Run(ctx context.Context, cfg Config) error {
 			cfg.Logger.Warn("could not remove the state file", "error", err)
 		}
 	}()
-	handler := NewServer(st, cfg.Logger, WithRuns(runs))
 	handler.EnableAdmin(token)
 	defer handler.EnableAdmin("")
 	srv := &http.Server{
@@ -249,4 +263,16 @@ func (noEngine) Execute(ctx context.Context, job *executor.Job, _ executor.Progr
 		Status:        client.RunStatusFailed,
 		FailureReason: "This daemon has no browser engine configured, so it cannot execute runs.",
 	}
+}
+
+// lockedWriter serialises the writes of several writers to one.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

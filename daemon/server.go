@@ -31,6 +31,8 @@ type Server struct {
 	adminToken atomic.Pointer[[sha256.Size]byte]
 	// runs starts and shows runs; nil answers 503 to starting one.
 	runs *Runs
+	// accessLog receives one record per request; the logger by default.
+	accessLog *slog.Logger
 }
 
 // NewServer returns the daemon's handler over st. logger receives the access
@@ -43,12 +45,21 @@ func NewServer(st *store.Store, logger *slog.Logger, opts ...ServerOption) *Serv
 	for _, o := range opts {
 		o(s)
 	}
+	if s.accessLog == nil {
+		s.accessLog = logger
+	}
 	s.handler = s.routes()
 	return s
 }
 
 // ServerOption configures NewServer.
 type ServerOption func(*Server)
+
+// WithAccessLog sends the access records (one per request) to logger
+// instead of the server's logger.
+func WithAccessLog(logger *slog.Logger) ServerOption {
+	return func(s *Server) { s.accessLog = logger }
+}
 
 // WithRuns lets the server start, cancel and show runs and serve their
 // files. Without it the run routes that need a runner answer 503.

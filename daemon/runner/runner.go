@@ -72,12 +72,12 @@ type Runner struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	queues  map[string][]string // organization id -> run ids, oldest first
-	orgs    []string            // organizations with queued runs, in round-robin order
-	next    int                 // index in orgs of the next organization served
-	running map[string]context.CancelCauseFunc
-	wake    chan struct{} // a token when the queue may have work
-	quit    chan struct{} // closed by Stop: every waiting worker returns
+	queues  map[string][]string                      // organization id -> run ids, oldest first
+	orgs    []string                                 // organizations with queued runs, in round-robin order
+	next    int                                      // index in orgs of the next organization served
+	running map[store.RunRef]context.CancelCauseFunc // executing runs, by organization and id
+	wake    chan struct{}                            // a token when the queue may have work
+	quit    chan struct{}                            // closed by Stop: every waiting worker returns
 	stopped bool
 
 	workers sync.WaitGroup // the worker goroutines
@@ -101,7 +101,7 @@ func New(cfg Config) *Runner {
 	return &Runner{
 		cfg: cfg, log: log,
 		queues:  map[string][]string{},
-		running: map[string]context.CancelCauseFunc{},
+		running: map[store.RunRef]context.CancelCauseFunc{},
 		wake:    make(chan struct{}, 1),
 		quit:    make(chan struct{}),
 	}
@@ -109,7 +109,8 @@ func New(cfg Config) *Runner {
 
 // Start resumes what a previous daemon left unfinished (runs that were
 // executing end failed, since their browser is gone; runs that had not
-// started are queued again) and starts the workers. It returns once that
+// started are queued again; runs that ended without their webhook sent
+// send it) and starts the workers. It returns once that
 // is done; the runner then works until Stop.
 func (r *Runner) Start(ctx context.Context) error {
 	r.ctx, r.stop = context.WithCancel(context.WithoutCancel(ctx))
@@ -122,8 +123,13 @@ func (r *Runner) Start(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("runner: read unfinished run %s: %w", ref.RunID, err)
 		}
-		switch rec.Status {
-		case client.RunStatusRunning:
+		switch {
+		case rec.Terminal():
+			// It ended, but the daemon stopped before its webhook was
+			// sent.
+			r.log.Warn("sending the webhook a restart interrupted", "run_id", rec.ID)
+			r.finishAsync(rec)
+		case rec.Status == client.RunStatusRunning:
 			r.log.Warn("run interrupted by a restart", "run_id", rec.ID)
 			r.endUnstarted(ref, client.RunStatusRunning, client.RunStatusFailed,
 				"The daemon restarted while this run was executing; its browser session was lost, so it did not finish.")
@@ -209,7 +215,7 @@ func (r *Runner) take() (ref store.RunRef, ctx context.Context, ok bool) {
 			}
 			var cancel context.CancelCauseFunc
 			ctx, cancel = context.WithCancelCause(r.ctx)
-			r.running[ref.RunID] = cancel
+			r.running[ref] = cancel
 			more := len(r.orgs) > 0
 			r.mu.Unlock()
 			if more {
@@ -226,11 +232,11 @@ func (r *Runner) take() (ref store.RunRef, ctx context.Context, ok bool) {
 	}
 }
 
-func (r *Runner) done(runID string) {
+func (r *Runner) done(ref store.RunRef) {
 	r.mu.Lock()
-	if cancel, ok := r.running[runID]; ok {
+	if cancel, ok := r.running[ref]; ok {
 		cancel(nil)
-		delete(r.running, runID)
+		delete(r.running, ref)
 	}
 	r.mu.Unlock()
 }
@@ -243,7 +249,7 @@ func (r *Runner) work() {
 			return
 		}
 		r.execute(ctx, ref)
-		r.done(ref.RunID)
+		r.done(ref)
 	}
 }
 
@@ -253,7 +259,9 @@ func (r *Runner) work() {
 // it is (not an error). It returns the run as it is after the call.
 func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRecord, error) {
 	r.mu.Lock()
-	if cancel, ok := r.running[runID]; ok {
+	// Keyed by organization too: another organization's id must not reach
+	// the run.
+	if cancel, ok := r.running[store.RunRef{OrgID: orgID, RunID: runID}]; ok {
 		cancel(errCanceled)
 		r.mu.Unlock()
 		return r.cfg.Store.GetRun(ctx, orgID, runID)
@@ -265,6 +273,9 @@ func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRec
 				delete(r.queues, orgID)
 				j := slices.Index(r.orgs, orgID)
 				r.orgs = slices.Delete(r.orgs, j, j+1)
+				if j < r.next {
+					r.next-- // keep the turn of the organization that had it
+				}
 			} else {
 				r.queues[orgID] = q
 			}

@@ -141,12 +141,12 @@ func decodeSummary(raw []byte) (*agentSummary, error) {
 // summaryHead is the leading part of an encoded summary. Its slices point
 // into the encoding.
 type summaryHead struct {
-	folder, status []byte
-	savedTask      bool
+	folder, status     []byte
+	savedTask, deleted bool
 }
 
-// readHead reads the folder, status and saved-task flag of an encoded
-// summary without decoding it. ok is false when the encoding does not start
+// readHead reads the folder, status, saved-task and deleted flags of an
+// encoded summary without decoding it. ok is false when the encoding does not start
 // the way encodeSummary writes it (an escaped character in a string, say);
 // the caller then decodes it in full.
 func readHead(raw []byte) (h summaryHead, ok bool) {
@@ -170,11 +170,22 @@ func readHead(raw []byte) (h summaryHead, ok bool) {
 	if h.status, okS = str(`,"s":"`); !okS {
 		return h, false
 	}
-	switch {
-	case bytes.HasPrefix(raw, []byte(`,"t":true`)):
-		h.savedTask = true
-	case bytes.HasPrefix(raw, []byte(`,"t":false`)):
-	default:
+	flag := func(prefix string) (bool, bool) {
+		switch {
+		case bytes.HasPrefix(raw, []byte(prefix+"true")):
+			raw = raw[len(prefix)+4:]
+			return true, true
+		case bytes.HasPrefix(raw, []byte(prefix+"false")):
+			raw = raw[len(prefix)+5:]
+			return false, true
+		}
+		return false, false
+	}
+	var okT, okD bool
+	if h.savedTask, okT = flag(`,"t":`); !okT {
+		return h, false
+	}
+	if h.deleted, okD = flag(`,"d":`); !okD {
 		return h, false
 	}
 	return h, true
@@ -184,7 +195,7 @@ func getSummary(o *orgTx, wpid string) (*agentSummary, error) {
 	if !validID(wpid) {
 		return nil, nil
 	}
-	v := o.summaries.Get([]byte(wpid))
+	v := o.summaries().Get([]byte(wpid))
 	if v == nil {
 		return nil, nil
 	}
@@ -195,8 +206,12 @@ func getSummary(o *orgTx, wpid string) (*agentSummary, error) {
 // prev is what it read as before (nil for a new agent): it maintains the
 // order index and the folder counters, then stores the summary.
 func putSummary(o *orgTx, prev, next *agentSummary) error {
+	data, err := encodeSummary(next)
+	if err != nil {
+		return fmt.Errorf("store: agent %s summary: %w", next.WPID, err)
+	}
 	if prev != nil && !prev.Deleted {
-		if err := o.order.Delete(orderKey(prev.Created, prev.WPID)); err != nil {
+		if err := o.order().Delete(orderKey(prev.Created, prev.WPID)); err != nil {
 			return err
 		}
 		if err := addFolderCount(o, prev.Folder, -1); err != nil {
@@ -204,18 +219,16 @@ func putSummary(o *orgTx, prev, next *agentSummary) error {
 		}
 	}
 	if !next.Deleted {
-		if err := o.order.Put(orderKey(next.Created, next.WPID), nil); err != nil {
+		// The order entry carries a copy of the summary, so that listing
+		// reads both in one cursor step.
+		if err := o.order().Put(orderKey(next.Created, next.WPID), data); err != nil {
 			return err
 		}
 		if err := addFolderCount(o, next.Folder, +1); err != nil {
 			return err
 		}
 	}
-	data, err := encodeSummary(next)
-	if err != nil {
-		return fmt.Errorf("store: agent %s summary: %w", next.WPID, err)
-	}
-	return o.summaries.Put([]byte(next.WPID), data)
+	return o.summaries().Put([]byte(next.WPID), data)
 }
 
 func addFolderCount(o *orgTx, folderID string, delta int64) error {
@@ -225,13 +238,13 @@ func addFolderCount(o *orgTx, folderID string, delta int64) error {
 	k := []byte(folderID)
 	n := int64(folderCount(o, folderID)) + delta
 	if n <= 0 {
-		return o.counts.Delete(k)
+		return o.counts().Delete(k)
 	}
-	return o.counts.Put(k, u64(uint64(n)))
+	return o.counts().Put(k, u64(uint64(n)))
 }
 
 func folderCount(o *orgTx, folderID string) int {
-	v := o.counts.Get([]byte(folderID))
+	v := o.counts().Get([]byte(folderID))
 	if len(v) != 8 {
 		return 0
 	}
@@ -247,7 +260,24 @@ func decodeAgent(raw []byte) (*client.Agent, error) {
 }
 
 func putAgent(o *orgTx, a *client.Agent) error {
-	return putJSON(o.agents, agentKey(a.WorkflowPermanentID, a.Version), a)
+	row, err := encodeRow(a)
+	if err != nil {
+		return err
+	}
+	return o.agents().Put(agentKey(a.WorkflowPermanentID, a.Version), row)
+}
+
+// encodeRow encodes a version row exactly as the API answers it (compact,
+// without HTML escaping), so that reads can send the stored bytes as they
+// are.
+func encodeRow(a *client.Agent) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(a); err != nil {
+		return nil, fmt.Errorf("store: encode agent %s: %w", a.WorkflowPermanentID, err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // getRow returns one version row, nil if there is none.
@@ -255,7 +285,7 @@ func getRow(o *orgTx, wpid string, version int) (*client.Agent, error) {
 	if !validID(wpid) || version <= 0 || int64(version) > math.MaxUint32 {
 		return nil, nil
 	}
-	v := o.agents.Get(agentKey(wpid, version))
+	v := o.agents().Get(agentKey(wpid, version))
 	if v == nil {
 		return nil, nil
 	}
@@ -264,18 +294,28 @@ func getRow(o *orgTx, wpid string, version int) (*client.Agent, error) {
 
 // latestRow returns the row of the highest version, nil if there is none.
 func latestRow(o *orgTx, wpid string) (*client.Agent, error) {
-	if !validID(wpid) {
+	v := latestRowBytes(o, wpid)
+	if v == nil {
 		return nil, nil
 	}
-	c := o.agents.Cursor()
+	return decodeAgent(v)
+}
+
+// latestRowBytes returns the encoded row of the highest version, nil if
+// there is none. The bytes are bbolt's: valid only in the transaction.
+func latestRowBytes(o *orgTx, wpid string) []byte {
+	if !validID(wpid) {
+		return nil
+	}
+	c := o.agents().Cursor()
 	// Every key of the wpid is wpid 0x00 <4 bytes>: the last one sits
 	// just before wpid 0x01.
 	c.Seek(append([]byte(wpid), 1))
 	k, v := c.Prev()
 	if k == nil || len(k) != len(wpid)+5 || !bytes.HasPrefix(k, []byte(wpid)) || k[len(wpid)] != 0 {
-		return nil, nil
+		return nil
 	}
-	return decodeAgent(v)
+	return v
 }
 
 // agentRows returns every version row of an agent, oldest first. Callers
@@ -287,7 +327,7 @@ func agentRows(o *orgTx, wpid string) ([]*client.Agent, error) {
 	}
 	var rows []*client.Agent
 	prefix := append([]byte(wpid), 0)
-	c := o.agents.Cursor()
+	c := o.agents().Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		if len(k) != len(prefix)+4 {
 			continue
@@ -342,52 +382,86 @@ func (s *Store) stampVersion(a *client.Agent, orgID, wpid string, version int, n
 // create run in one write transaction, so concurrent creates with the same
 // key make one agent.
 func (s *Store) CreateAgent(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (agent *client.Agent, created bool, err error) {
-	if def == nil {
-		return nil, false, fmt.Errorf("store: CreateAgent: nil definition")
-	}
-	a, err := cloneAgent(def)
+	raw, created, err := s.CreateAgentJSON(ctx, orgID, def, idempotencyKey)
 	if err != nil {
 		return nil, false, err
 	}
-	err = s.update(ctx, func(tx *bolt.Tx) error {
-		agent, created, err = s.createAgentTx(tx, orgID, a, idempotencyKey)
+	agent, err = decodeAgent(raw)
+	return agent, created, err
+}
+
+// CreateAgentJSON is CreateAgent returning the row as the API answers it.
+// The row is built and encoded before the write transaction, which then
+// only checks the idempotency key and stores bytes: bbolt serialises
+// writers, so the less each holds the lock, the more creates per second.
+func (s *Store) CreateAgentJSON(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (json.RawMessage, bool, error) {
+	p, err := s.prepareAgent(orgID, def, idempotencyKey)
+	if err != nil {
+		return nil, false, err
+	}
+	var out json.RawMessage
+	created := false
+	err = s.updateOrg(ctx, orgID, func(o *orgTx) error {
+		var err error
+		out, created, err = p.insert(o)
 		return err
 	})
 	if err != nil {
 		return nil, false, err
 	}
-	return agent, created, nil
+	return out, created, nil
 }
 
-// createAgentTx is CreateAgent inside a write transaction; a is the
-// store's own copy of the definition.
-func (s *Store) createAgentTx(tx *bolt.Tx, orgID string, a *client.Agent, idempotencyKey string) (*client.Agent, bool, error) {
-	o, err := openOrg(tx, orgID)
+// preparedAgent is version 1 of a new agent, stamped and encoded, ready
+// for a write transaction.
+type preparedAgent struct {
+	agent      *client.Agent
+	row        []byte
+	idempotent bool
+}
+
+func (s *Store) prepareAgent(orgID string, def *client.Agent, idempotencyKey string) (*preparedAgent, error) {
+	if def == nil {
+		return nil, fmt.Errorf("store: CreateAgent: nil definition")
+	}
+	a, err := cloneAgent(def)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	var wpid string
 	if idempotencyKey != "" {
 		wpid = ids.IdempotentAgentID(orgID, idempotencyKey)
-		existing, err := getRow(o, wpid, 1)
-		if err != nil || existing != nil {
-			return existing, false, err
-		}
 	} else {
 		wpid = s.ids.Next(ids.PrefixAgent)
 	}
 	s.stampVersion(a, orgID, wpid, 1, s.clock())
-	if err := putAgent(o, a); err != nil {
-		return nil, false, err
+	row, err := encodeRow(a)
+	if err != nil {
+		return nil, err
+	}
+	return &preparedAgent{agent: a, row: row, idempotent: idempotencyKey != ""}, nil
+}
+
+// insert stores the prepared agent, or, for an idempotent create whose
+// version 1 exists, returns that row as it is now and writes nothing.
+func (p *preparedAgent) insert(o *orgTx) (json.RawMessage, bool, error) {
+	wpid := p.agent.WorkflowPermanentID
+	if p.idempotent {
+		if v := o.agents().Get(agentKey(wpid, 1)); v != nil {
+			return bytes.Clone(v), false, nil
+		}
 	}
 	prev, err := getSummary(o, wpid)
 	if err != nil {
 		return nil, false, err
 	}
-	if err := putSummary(o, prev, summaryOf(a)); err != nil {
+	if err := o.agents().Put(agentKey(wpid, 1), p.row); err != nil {
 		return nil, false, err
 	}
-	return a, true, nil
+	if err := putSummary(o, prev, summaryOf(p.agent)); err != nil {
+		return nil, false, err
+	}
+	return p.row, true, nil
 }
 
 // UpdateAgent adds a version to an agent: version latest+1 (deleted
@@ -411,13 +485,6 @@ func (s *Store) UpdateAgent(ctx context.Context, orgID, wpid string, def *client
 		if prevSum == nil {
 			return agentNotFound(wpid)
 		}
-		prev, err := getRow(o, wpid, prevSum.Version)
-		if err != nil {
-			return err
-		}
-		if prev == nil {
-			return fmt.Errorf("store: agent %s: version %d missing", wpid, prevSum.Version)
-		}
 		now := s.clock()
 		if prevSum.Deleted {
 			rows, err := agentRows(o, wpid)
@@ -432,7 +499,11 @@ func (s *Store) UpdateAgent(ctx context.Context, orgID, wpid string, def *client
 			}
 		}
 		s.stampVersion(a, orgID, wpid, prevSum.Version+1, now)
-		a.FolderID = prev.FolderID
+		a.FolderID = nil // inherited from the previous version, which the summary describes
+		if prevSum.Folder != "" {
+			folder := prevSum.Folder
+			a.FolderID = &folder
+		}
 		if err := putAgent(o, a); err != nil {
 			return err
 		}
@@ -447,27 +518,55 @@ func (s *Store) UpdateAgent(ctx context.Context, orgID, wpid string, def *client
 // GetAgent returns one version of an agent; version 0 means the latest.
 // A deleted agent, an unknown wpid or version is ErrNotFound.
 func (s *Store) GetAgent(ctx context.Context, orgID, wpid string, version int) (*client.Agent, error) {
-	var a *client.Agent
+	raw, err := s.GetAgentJSON(ctx, orgID, wpid, version)
+	if err != nil {
+		return nil, err
+	}
+	return decodeAgent(raw)
+}
+
+// GetAgentJSON is GetAgent returning the row as the API answers it, its
+// stored bytes, without decoding them.
+func (s *Store) GetAgentJSON(ctx context.Context, orgID, wpid string, version int) (json.RawMessage, error) {
+	var out json.RawMessage
 	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
-		var err error
-		if version == 0 {
-			a, err = latestRow(o, wpid)
-		} else {
-			a, err = getRow(o, wpid, version)
+		notFound := agentNotFound(wpid)
+		if version != 0 {
+			notFound = agentVersionNotFound(wpid, version)
 		}
-		if err != nil {
-			return err
+		// All rows of an agent agree with its summary on deletion, which
+		// the summary's head tells without decoding it.
+		var raw []byte
+		if validID(wpid) {
+			raw = o.summaries().Get([]byte(wpid))
 		}
-		if a == nil || a.DeletedAt != nil {
-			a = nil
-			if version != 0 {
-				return agentVersionNotFound(wpid, version)
+		if raw == nil {
+			return notFound
+		}
+		h, ok := readHead(raw)
+		if !ok {
+			sum, err := decodeSummary(raw)
+			if err != nil {
+				return err
 			}
-			return agentNotFound(wpid)
+			h.deleted = sum.Deleted
 		}
+		if h.deleted {
+			return notFound
+		}
+		var v []byte
+		if version == 0 {
+			v = latestRowBytes(o, wpid)
+		} else if version > 0 && int64(version) <= math.MaxUint32 {
+			v = o.agents().Get(agentKey(wpid, version))
+		}
+		if v == nil {
+			return notFound
+		}
+		out = bytes.Clone(v)
 		return nil
 	})
-	return a, err
+	return out, err
 }
 
 // AgentVersions returns every version of an agent, oldest first;
@@ -600,6 +699,23 @@ type AgentQuery struct {
 // agents' summaries, reading most of them without decoding them; only the
 // agents of the page are decoded.
 func (s *Store) ListAgents(ctx context.Context, orgID string, q AgentQuery) ([]*client.Agent, error) {
+	rows, err := s.ListAgentsJSON(ctx, orgID, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*client.Agent, 0, len(rows))
+	for _, raw := range rows {
+		a, err := decodeAgent(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// ListAgentsJSON is ListAgents returning the rows as the API answers them.
+func (s *Store) ListAgentsJSON(ctx context.Context, orgID string, q AgentQuery) ([]json.RawMessage, error) {
 	page, size := q.Page, q.PageSize
 	if page < 1 {
 		page = 1
@@ -634,7 +750,7 @@ func (s *Store) ListAgents(ctx context.Context, orgID string, q AgentQuery) ([]*
 		return true
 	}
 
-	out := []*client.Agent{}
+	out := []json.RawMessage{}
 	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		var err error
 		var tagged map[string]bool // agents the tag filter keeps
@@ -656,13 +772,16 @@ func (s *Store) ListAgents(ctx context.Context, orgID string, q AgentQuery) ([]*
 		}
 		skip := (page - 1) * size
 		var wpids [][]byte
-		c := o.order.Cursor()
-		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+		c := o.order().Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			if len(k) <= 8 {
 				continue
 			}
 			wpid := k[8:]
-			raw := o.summaries.Get(wpid)
+			raw := v // the summary, copied into the order entry by putSummary
+			if len(raw) == 0 {
+				raw = o.summaries().Get(wpid) // entries written before the copy existed
+			}
 			if raw == nil {
 				return fmt.Errorf("store: agent %s is in the order index without a summary", wpid)
 			}
@@ -718,14 +837,11 @@ func (s *Store) ListAgents(ctx context.Context, orgID string, q AgentQuery) ([]*
 			}
 		}
 		for _, wpid := range wpids {
-			a, err := latestRow(o, string(wpid))
-			if err != nil {
-				return err
-			}
-			if a == nil {
+			v := latestRowBytes(o, string(wpid))
+			if v == nil {
 				return fmt.Errorf("store: agent %s is in the order index without versions", wpid)
 			}
-			out = append(out, a)
+			out = append(out, bytes.Clone(v))
 		}
 		return nil
 	})

@@ -577,15 +577,15 @@ func TestReadHead(t *testing.T) {
 			t.Errorf("%s: ok=%v for %s", s.WPID, ok, raw)
 			continue
 		}
-		if ok && (string(h.folder) != s.Folder || string(h.status) != string(s.Status) || h.savedTask != s.SavedTask) {
-			t.Errorf("%s: head %q %q %v", s.WPID, h.folder, h.status, h.savedTask)
+		if ok && (string(h.folder) != s.Folder || string(h.status) != string(s.Status) || h.savedTask != s.SavedTask || h.deleted != s.Deleted) {
+			t.Errorf("%s: head %q %q %v %v", s.WPID, h.folder, h.status, h.savedTask, h.deleted)
 		}
 		back, err := decodeSummary(raw)
 		if err != nil || mustJSON(t, back) != mustJSON(t, s) {
 			t.Errorf("%s: round trip %v", s.WPID, err)
 		}
 	}
-	for _, raw := range []string{``, `{}`, `{"f":"x"`, `{"f":"x","s":"y"}`, `{"f":"x","s":"y","t":1}`} {
+	for _, raw := range []string{``, `{}`, `{"f":"x"`, `{"f":"x","s":"y"}`, `{"f":"x","s":"y","t":1}`, `{"f":"x","s":"y","t":true}`, `{"f":"x","s":"y","t":true,"d":0}`} {
 		if _, ok := readHead([]byte(raw)); ok {
 			t.Errorf("readHead(%s) ok", raw)
 		}

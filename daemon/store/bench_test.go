@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 )
@@ -130,13 +128,16 @@ func benchStore(b *testing.B) (*Store, string, []string) {
 			}
 			folders = append(folders, f.FolderID)
 		}
-		benchErr = benchSt.db.Update(func(tx *bolt.Tx) error {
+		benchErr = benchSt.updateOrg(ctx, benchOrg, func(o *orgTx) error {
 			for i := range benchAgents {
-				a, _, err := benchSt.createAgentTx(tx, benchOrg, benchDef(i, folders), "")
+				p, err := benchSt.prepareAgent(benchOrg, benchDef(i, folders), "")
 				if err != nil {
 					return err
 				}
-				benchWPIDs = append(benchWPIDs, a.WorkflowPermanentID)
+				if _, _, err := p.insert(o); err != nil {
+					return err
+				}
+				benchWPIDs = append(benchWPIDs, p.agent.WorkflowPermanentID)
 			}
 			return nil
 		})

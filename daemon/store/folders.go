@@ -31,7 +31,7 @@ func folderNotFound(id string) error {
 func getFolder(o *orgTx, id string) (*folderRecord, error) {
 	var v []byte
 	if validID(id) {
-		v = o.folders.Get([]byte(id))
+		v = o.folders().Get([]byte(id))
 	}
 	if v == nil {
 		return nil, folderNotFound(id)
@@ -56,7 +56,7 @@ func decodeFolder(raw []byte) (*folderRecord, error) {
 
 func putFolder(o *orgTx, rec *folderRecord) error {
 	rec.WorkflowCount = 0
-	return putJSON(o.folders, []byte(rec.FolderID), rec)
+	return putJSON(o.folders(), []byte(rec.FolderID), rec)
 }
 
 // result returns the API form of the record, with its agent count.
@@ -187,7 +187,7 @@ func (s *Store) DeleteFolder(ctx context.Context, orgID, id string, deleteAgents
 // latest version is in the folder.
 func summariesInFolder(o *orgTx, folderID string) ([]*agentSummary, error) {
 	var out []*agentSummary
-	err := o.summaries.ForEach(func(_, raw []byte) error {
+	err := o.summaries().ForEach(func(_, raw []byte) error {
 		if h, ok := readHead(raw); ok && string(h.folder) != folderID {
 			return nil
 		}
@@ -212,7 +212,7 @@ func clearFolderOnRows(o *orgTx, folderID string, now client.Time) error {
 		return err
 	}
 	var changed []*client.Agent
-	err = o.agents.ForEach(func(_, raw []byte) error {
+	err = o.agents().ForEach(func(_, raw []byte) error {
 		if !bytes.Contains(raw, needle) {
 			return nil
 		}
@@ -253,7 +253,7 @@ func (s *Store) ListFolders(ctx context.Context, orgID string, page, pageSize in
 	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		var err error
 		var recs []*folderRecord
-		err = o.folders.ForEach(func(_, raw []byte) error {
+		err = o.folders().ForEach(func(_, raw []byte) error {
 			rec, err := decodeFolder(raw)
 			if err != nil {
 				return err
@@ -299,7 +299,7 @@ func (s *Store) ListFolders(ctx context.Context, orgID string, page, pageSize in
 // title matches the search term.
 func matchingFolders(o *orgTx, term likeTerm) (map[string]bool, error) {
 	hits := map[string]bool{}
-	err := o.folders.ForEach(func(_, raw []byte) error {
+	err := o.folders().ForEach(func(_, raw []byte) error {
 		rec, err := decodeFolder(raw)
 		if err != nil {
 			return err

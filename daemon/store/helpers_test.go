@@ -207,7 +207,7 @@ func (f *fixture) checkInvariants() {
 			checkTagInvariants(t, o)
 			// Group rows by wpid.
 			rows := map[string][]*client.Agent{}
-			err = o.agents.ForEach(func(k, v []byte) error {
+			err = o.agents().ForEach(func(k, v []byte) error {
 				a, err := decodeAgent(v)
 				if err != nil {
 					return err
@@ -235,7 +235,7 @@ func (f *fixture) checkInvariants() {
 					}
 				}
 				want, _ := encodeSummary(summaryOf(latest))
-				got := o.summaries.Get([]byte(wpid))
+				got := o.summaries().Get([]byte(wpid))
 				if !bytes.Equal(got, want) {
 					t.Errorf("%s: summary\n got %s\nwant %s", wpid, got, want)
 				}
@@ -246,7 +246,7 @@ func (f *fixture) checkInvariants() {
 					}
 				}
 			}
-			_ = o.summaries.ForEach(func(k, v []byte) error {
+			_ = o.summaries().ForEach(func(k, v []byte) error {
 				nsum++
 				if _, ok := rows[string(k)]; !ok {
 					t.Errorf("summary %s without rows", k)
@@ -257,8 +257,11 @@ func (f *fixture) checkInvariants() {
 				t.Errorf("%d summaries for %d agents", nsum, len(rows))
 			}
 			var gotOrder []string
-			_ = o.order.ForEach(func(k, v []byte) error {
+			_ = o.order().ForEach(func(k, v []byte) error {
 				gotOrder = append(gotOrder, string(k))
+				if len(k) > 8 && !bytes.Equal(v, o.summaries().Get(k[8:])) {
+					t.Errorf("order entry of %s does not carry its summary", k[8:])
+				}
 				return nil
 			})
 			if len(gotOrder) != len(wantOrder) {
@@ -270,7 +273,7 @@ func (f *fixture) checkInvariants() {
 				}
 			}
 			gotCounts := map[string]int{}
-			_ = o.counts.ForEach(func(k, v []byte) error {
+			_ = o.counts().ForEach(func(k, v []byte) error {
 				gotCounts[string(k)] = folderCount(o, string(k))
 				return nil
 			})

@@ -138,6 +138,13 @@ func (s *Store) addKey(tx *bolt.Tx, orgID, key string, now client.Time) error {
 // ErrNotFound for a key the store does not know.
 func (s *Store) Authenticate(ctx context.Context, key string) (Organization, error) {
 	sum := sha256.Sum256([]byte(key))
+	// Keys and organizations are never removed or changed once made, so a
+	// key that authenticated once always names the same organization; the
+	// cache spares every request a transaction and two decodes. (A future
+	// key revocation must remove the key's entry.)
+	if org, ok := s.authCache.Load(sum); ok {
+		return org.(Organization), nil
+	}
 	var org Organization
 	var unsealed bool
 	err := s.view(ctx, func(tx *bolt.Tx) error {
@@ -161,6 +168,9 @@ func (s *Store) Authenticate(ctx context.Context, key string) (Organization, err
 	})
 	if err == nil && unsealed && s.sealer != nil {
 		err = s.sealMissing(ctx, key, sum[:])
+	}
+	if err == nil {
+		s.authCache.Store(sum, org)
 	}
 	return org, err
 }

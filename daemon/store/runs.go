@@ -1,10 +1,11 @@
 package store
 
 // Runs. Each run is one record in its organization's runs bucket, written
-// at every move of its life (see RunRecord). While a run is not terminal it
-// also has an entry in the top-level runs_pending bucket, so that a daemon
+// at every move of its life (see RunRecord). While a run is not terminal,
+// or is terminal with a webhook URL but no delivery recorded yet, it also
+// has an entry in the top-level runs_pending bucket, so that a daemon
 // starting after a crash finds, without reading every run, the ones it must
-// resume or end.
+// resume or end and the webhooks it must still send.
 
 import (
 	"bytes"
@@ -125,7 +126,7 @@ func (s *Store) NewRunID(t client.RunType) string {
 func getRun(o *orgTx, id string) (*RunRecord, error) {
 	var v []byte
 	if validID(id) {
-		v = o.runs.Get([]byte(id))
+		v = o.runs().Get([]byte(id))
 	}
 	if v == nil {
 		return nil, runNotFound(id)
@@ -138,14 +139,15 @@ func getRun(o *orgTx, id string) (*RunRecord, error) {
 }
 
 // putRun writes rec and keeps its runs_pending entry in step with its
-// status.
+// status and its webhook: a run leaves runs_pending once it is terminal
+// and its webhook, if it has one, was sent (its delivery recorded).
 func putRun(tx *bolt.Tx, o *orgTx, rec *RunRecord) error {
-	if err := putJSON(o.runs, []byte(rec.ID), rec); err != nil {
+	if err := putJSON(o.runs(), []byte(rec.ID), rec); err != nil {
 		return err
 	}
 	pending := tx.Bucket(bucketRunsPending)
 	k := pendingKey(rec.OrgID, rec.ID)
-	if rec.Terminal() {
+	if rec.Terminal() && (rec.WebhookURL == "" || rec.Webhook != nil) {
 		return pending.Delete(k)
 	}
 	return pending.Put(k, nil)
@@ -166,7 +168,7 @@ func (s *Store) CreateRun(ctx context.Context, rec *RunRecord) error {
 		if err != nil {
 			return err
 		}
-		if o.runs.Get([]byte(rec.ID)) != nil {
+		if o.runs().Get([]byte(rec.ID)) != nil {
 			return errorf(ErrConflict, "Run %s already exists", rec.ID)
 		}
 		now := s.clock()
@@ -237,8 +239,9 @@ func (s *Store) UpdateRun(ctx context.Context, orgID, id string, change func(r *
 // is nothing to write.
 var ErrUnchanged = errors.New("store: run unchanged")
 
-// PendingRuns returns every run that is not terminal, of every
-// organization, oldest first (run ids are time-ordered snowflakes).
+// PendingRuns returns every run that is not terminal, or is terminal with
+// its webhook not sent yet (see putRun), of every organization, oldest
+// first (run ids are time-ordered snowflakes).
 func (s *Store) PendingRuns(ctx context.Context) ([]RunRef, error) {
 	var out []RunRef
 	err := s.view(ctx, func(tx *bolt.Tx) error {

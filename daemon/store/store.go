@@ -14,8 +14,9 @@
 //	organizations/
 //	    <org id>                            -> orgRecord JSON {id, name, created_at}
 //	runs_pending/
-//	    <org id> 0x00 <run id>              -> empty: the runs not yet terminal, which a
-//	                                           restarting daemon resumes or ends
+//	    <org id> 0x00 <run id>              -> empty: the runs not finished, which a restarting
+//	                                           daemon resumes or ends: not yet terminal, or
+//	                                           terminal with their webhook not yet delivered
 //	org_data/
 //	    <org id>/                           one bucket per organization; every record
 //	                                        below belongs to that organization only
@@ -86,6 +87,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -116,10 +118,8 @@ var (
 	bucketTagEvents      = []byte("tag_events")
 	bucketRuns           = []byte("runs")
 
-	orgBuckets = [][]byte{
-		bucketAgents, bucketAgentSummaries, bucketAgentOrder, bucketFolders, bucketFolderCounts,
-		bucketTagKeys, bucketTagValues, bucketTags, bucketTagIndex, bucketTagEvents, bucketRuns,
-	}
+	// orgBuckets are the buckets of every organization (see orgTx).
+	orgBuckets = orgBucketNames[:]
 
 	keySchemaVersion = []byte("schema_version")
 )
@@ -182,6 +182,9 @@ type Store struct {
 	now    func() time.Time
 	ids    *ids.Generator
 	sealer *sealer
+	// authCache maps the SHA-256 of API keys that authenticated to their
+	// Organization (see Authenticate).
+	authCache sync.Map
 }
 
 // Open opens (creating if needed) the store file at path and brings its
@@ -334,14 +337,64 @@ func u64(v uint64) []byte {
 // microseconds).
 func (s *Store) clock() client.Time { return client.NewTime(s.now()) }
 
-// orgTx holds the buckets of one organization within a transaction.
+// orgTx holds the buckets of one organization within a transaction. Each
+// bucket is opened on first use: a request touches two or three of them,
+// and opening all of them cost a read of the agent a measurable share.
 type orgTx struct {
-	id                                        string
-	root                                      *bolt.Bucket
-	agents, summaries, order, folders, counts *bolt.Bucket
-	tagKeys, tagValues, tags, tagIndex        *bolt.Bucket
-	tagEvents, runs                           *bolt.Bucket
+	id   string
+	root *bolt.Bucket
+	open [len(orgBucketNames)]*bolt.Bucket
 }
+
+// The organization's buckets, by index in orgTx.open.
+const (
+	obAgents = iota
+	obSummaries
+	obOrder
+	obFolders
+	obCounts
+	obTagKeys
+	obTagValues
+	obTags
+	obTagIndex
+	obTagEvents
+	obRuns
+)
+
+var orgBucketNames = [...][]byte{
+	obAgents: bucketAgents, obSummaries: bucketAgentSummaries, obOrder: bucketAgentOrder,
+	obFolders: bucketFolders, obCounts: bucketFolderCounts, obTagKeys: bucketTagKeys,
+	obTagValues: bucketTagValues, obTags: bucketTags, obTagIndex: bucketTagIndex,
+	obTagEvents: bucketTagEvents, obRuns: bucketRuns,
+}
+
+// bucket returns one of the organization's buckets. Every organization has
+// all of them (CreateOrganization and the migrations make them), so a
+// missing one is a corrupt file: it panics with a message saying so, which
+// the server's recover turns into a logged 500.
+func (o *orgTx) bucket(i int) *bolt.Bucket {
+	if b := o.open[i]; b != nil {
+		return b
+	}
+	b := o.root.Bucket(orgBucketNames[i])
+	if b == nil {
+		panic(fmt.Sprintf("store: organization %s has no %s bucket: the data file is damaged", o.id, orgBucketNames[i]))
+	}
+	o.open[i] = b
+	return b
+}
+
+func (o *orgTx) agents() *bolt.Bucket    { return o.bucket(obAgents) }
+func (o *orgTx) summaries() *bolt.Bucket { return o.bucket(obSummaries) }
+func (o *orgTx) order() *bolt.Bucket     { return o.bucket(obOrder) }
+func (o *orgTx) folders() *bolt.Bucket   { return o.bucket(obFolders) }
+func (o *orgTx) counts() *bolt.Bucket    { return o.bucket(obCounts) }
+func (o *orgTx) tagKeys() *bolt.Bucket   { return o.bucket(obTagKeys) }
+func (o *orgTx) tagValues() *bolt.Bucket { return o.bucket(obTagValues) }
+func (o *orgTx) tags() *bolt.Bucket      { return o.bucket(obTags) }
+func (o *orgTx) tagIndex() *bolt.Bucket  { return o.bucket(obTagIndex) }
+func (o *orgTx) tagEvents() *bolt.Bucket { return o.bucket(obTagEvents) }
+func (o *orgTx) runs() *bolt.Bucket      { return o.bucket(obRuns) }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
 func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {
@@ -352,27 +405,7 @@ func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {
 	if root == nil {
 		return nil, errorf(ErrNotFound, "Organization %s not found", orgID)
 	}
-	o := &orgTx{
-		id:        orgID,
-		root:      root,
-		agents:    root.Bucket(bucketAgents),
-		summaries: root.Bucket(bucketAgentSummaries),
-		order:     root.Bucket(bucketAgentOrder),
-		folders:   root.Bucket(bucketFolders),
-		counts:    root.Bucket(bucketFolderCounts),
-		tagKeys:   root.Bucket(bucketTagKeys),
-		tagValues: root.Bucket(bucketTagValues),
-		tags:      root.Bucket(bucketTags),
-		tagIndex:  root.Bucket(bucketTagIndex),
-		tagEvents: root.Bucket(bucketTagEvents),
-		runs:      root.Bucket(bucketRuns),
-	}
-	for _, b := range []*bolt.Bucket{o.agents, o.summaries, o.order, o.folders, o.counts, o.tagKeys, o.tagValues, o.tags, o.tagIndex, o.tagEvents, o.runs} {
-		if b == nil {
-			return nil, fmt.Errorf("store: organization %s: missing buckets", orgID)
-		}
-	}
-	return o, nil
+	return &orgTx{id: orgID, root: root}, nil
 }
 
 // viewOrg runs fn in a read transaction on the buckets of one

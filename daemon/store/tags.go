@@ -177,7 +177,7 @@ func eventKey(subject string, setAt int64, id uint64) []byte {
 // carriers returns the subjects of the index entries under prefix.
 func carriers(o *orgTx, prefix []byte) []string {
 	var out []string
-	c := o.tagIndex.Cursor()
+	c := o.tagIndex().Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 		if i := bytes.LastIndexByte(k, 0); i >= 0 {
 			out = append(out, string(k[i+1:]))
@@ -197,7 +197,7 @@ func subjectOf(id string) TagSubject {
 
 // liveAgent reports whether wpid is an agent that is not deleted.
 func liveAgent(o *orgTx, wpid string) bool {
-	raw := o.summaries.Get([]byte(wpid))
+	raw := o.summaries().Get([]byte(wpid))
 	if raw == nil {
 		return false
 	}
@@ -218,7 +218,7 @@ func checkSubject(o *orgTx, subj TagSubject) error {
 		}
 	case RunSubject:
 		// Only workflow runs carry tags; a task run's id answers 404.
-		if strings.HasPrefix(subj.ID, ids.PrefixWorkflowRun+"_") && o.runs.Get([]byte(subj.ID)) != nil {
+		if strings.HasPrefix(subj.ID, ids.PrefixWorkflowRun+"_") && o.runs().Get([]byte(subj.ID)) != nil {
 			return nil
 		}
 	}
@@ -235,7 +235,7 @@ func subjectNotFound(subj TagSubject) error {
 func currentTags(o *orgTx, subject string) ([]tagRow, error) {
 	var out []tagRow
 	prefix := subjectPrefix(subject)
-	c := o.tags.Cursor()
+	c := o.tags().Cursor()
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		var r tagRow
 		if err := json.Unmarshal(v, &r); err != nil {
@@ -274,12 +274,12 @@ func (t *tagTx) newEvent(subj TagSubject, ev client.TagEvent) ([]byte, error) {
 	ev.SetAt = t.now
 	ev.SetBy = t.setBy
 	k := eventKey(subj.ID, t.now.UnixNano(), uint64(n))
-	return k, putJSON(t.o.tagEvents, k, ev)
+	return k, putJSON(t.o.tagEvents(), k, ev)
 }
 
 // supersede marks the SET event at key as replaced now.
 func (t *tagTx) supersede(key []byte) error {
-	raw := t.o.tagEvents.Get(key)
+	raw := t.o.tagEvents().Get(key)
 	if raw == nil {
 		return fmt.Errorf("store: tag event %x missing", key)
 	}
@@ -289,7 +289,7 @@ func (t *tagTx) supersede(key []byte) error {
 	}
 	now := t.now
 	ev.SupersededAt = &now
-	return putJSON(t.o.tagEvents, key, ev)
+	return putJSON(t.o.tagEvents(), key, ev)
 }
 
 func strPtr(s string) *string {
@@ -311,11 +311,11 @@ func (t *tagTx) set(subj TagSubject, key, value string, prev *tagRow) error {
 		return err
 	}
 	row := tagRow{Key: key, Value: value, Source: client.TagSourceManual, SetAt: t.now, SetBy: t.setBy, Event: ev}
-	if err := putJSON(t.o.tags, slotKey(subj.ID, key, value), row); err != nil {
+	if err := putJSON(t.o.tags(), slotKey(subj.ID, key, value), row); err != nil {
 		return err
 	}
 	for _, k := range indexKeys(subj.ID, key, value) {
-		if err := t.o.tagIndex.Put(k, nil); err != nil {
+		if err := t.o.tagIndex().Put(k, nil); err != nil {
 			return err
 		}
 	}
@@ -328,11 +328,11 @@ func (t *tagTx) unset(subj TagSubject, row *tagRow) error {
 	if err := t.supersede(row.Event); err != nil {
 		return err
 	}
-	if err := t.o.tags.Delete(slotKey(subj.ID, row.Key, row.Value)); err != nil {
+	if err := t.o.tags().Delete(slotKey(subj.ID, row.Key, row.Value)); err != nil {
 		return err
 	}
 	for _, k := range indexKeys(subj.ID, row.Key, row.Value) {
-		if err := t.o.tagIndex.Delete(k); err != nil {
+		if err := t.o.tagIndex().Delete(k); err != nil {
 			return err
 		}
 	}
@@ -356,21 +356,21 @@ func (t *tagTx) remove(subj TagSubject, row *tagRow) error {
 }
 
 func (t *tagTx) registerKey(key string) error {
-	if t.o.tagKeys.Get([]byte(key)) != nil {
+	if t.o.tagKeys().Get([]byte(key)) != nil {
 		return nil
 	}
-	return putJSON(t.o.tagKeys, []byte(key), tagKeyRecord{Key: key, CreatedAt: t.now})
+	return putJSON(t.o.tagKeys(), []byte(key), tagKeyRecord{Key: key, CreatedAt: t.now})
 }
 
 func (t *tagTx) registerValue(key, value string, color client.TagColor) error {
 	k := tagValueKey(key, value)
-	if t.o.tagValues.Get(k) != nil {
+	if t.o.tagValues().Get(k) != nil {
 		return nil
 	}
 	if color == "" {
 		color = client.TagColors[rand.IntN(len(client.TagColors))]
 	}
-	return putJSON(t.o.tagValues, k, tagValueRecord{Key: key, Value: value, Color: color, CreatedAt: t.now})
+	return putJSON(t.o.tagValues(), k, tagValueRecord{Key: key, Value: value, Color: color, CreatedAt: t.now})
 }
 
 // apply makes one change to a subject's tags. Within the change a grouped
@@ -506,7 +506,7 @@ func (s *Store) TagHistory(ctx context.Context, orgID string, subj TagSubject, q
 		}
 		prefix := subjectPrefix(subj.ID)
 		end := append([]byte(subj.ID), 1) // just past every key of the subject
-		c := o.tagEvents.Cursor()
+		c := o.tagEvents().Cursor()
 		k, v := c.Seek(end)
 		if k == nil {
 			k, v = c.Last()
@@ -585,7 +585,7 @@ func tagValueNotFound(key, value string) error {
 }
 
 func getTagKey(o *orgTx, key string) (*tagKeyRecord, error) {
-	raw := o.tagKeys.Get([]byte(key))
+	raw := o.tagKeys().Get([]byte(key))
 	if raw == nil {
 		return nil, tagKeyNotFound(key)
 	}
@@ -597,7 +597,7 @@ func getTagKey(o *orgTx, key string) (*tagKeyRecord, error) {
 }
 
 func getTagValue(o *orgTx, key, value string) (*tagValueRecord, error) {
-	raw := o.tagValues.Get(tagValueKey(key, value))
+	raw := o.tagValues().Get(tagValueKey(key, value))
 	if raw == nil {
 		return nil, tagValueNotFound(key, value)
 	}
@@ -627,7 +627,7 @@ func (rec *tagValueRecord) result(o *orgTx) *client.TagValue {
 func (s *Store) TagKeys(ctx context.Context, orgID string) ([]*client.TagKey, error) {
 	out := []*client.TagKey{}
 	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
-		return o.tagKeys.ForEach(func(k, v []byte) error {
+		return o.tagKeys().ForEach(func(k, v []byte) error {
 			rec := new(tagKeyRecord)
 			if err := json.Unmarshal(v, rec); err != nil {
 				return fmt.Errorf("store: tag key %s: %w", k, err)
@@ -651,7 +651,7 @@ func (s *Store) UpdateTagKey(ctx context.Context, orgID, key string, description
 			return err
 		}
 		rec.Description = description
-		if err := putJSON(o.tagKeys, []byte(key), rec); err != nil {
+		if err := putJSON(o.tagKeys(), []byte(key), rec); err != nil {
 			return err
 		}
 		out = rec.result(o)
@@ -693,16 +693,16 @@ func (s *Store) DeleteTagKey(ctx context.Context, orgID, key, setBy string) (*cl
 		}
 		var values [][]byte
 		prefix := append([]byte(key), 0)
-		c := o.tagValues.Cursor()
+		c := o.tagValues().Cursor()
 		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
 			values = append(values, bytes.Clone(k))
 		}
 		for _, k := range values {
-			if err := o.tagValues.Delete(k); err != nil {
+			if err := o.tagValues().Delete(k); err != nil {
 				return err
 			}
 		}
-		if err := o.tagKeys.Delete([]byte(key)); err != nil {
+		if err := o.tagKeys().Delete([]byte(key)); err != nil {
 			return err
 		}
 		out = &client.TagKeyDeleteResponse{Key: key, RemovedFromWorkflowCount: agents, RemovedFromRunCount: runs, RemovedCount: agents + runs}
@@ -721,7 +721,7 @@ func (s *Store) TagValues(ctx context.Context, orgID, key string) ([]*client.Tag
 		if key != "" {
 			prefix = append([]byte(key), 0)
 		}
-		c := o.tagValues.Cursor()
+		c := o.tagValues().Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			rec := new(tagValueRecord)
 			if err := json.Unmarshal(v, rec); err != nil {
@@ -743,7 +743,7 @@ func (s *Store) TagValues(ctx context.Context, orgID, key string) ([]*client.Tag
 func (s *Store) CreateTagValue(ctx context.Context, orgID, key, value string, color client.TagColor) (*client.TagValue, error) {
 	var out *client.TagValue
 	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		if o.tagValues.Get(tagValueKey(key, value)) != nil {
+		if o.tagValues().Get(tagValueKey(key, value)) != nil {
 			return errorf(ErrConflict, "Tag value %s:%s already exists", key, value)
 		}
 		t := &tagTx{s: s, o: o, now: s.clock()}
@@ -772,7 +772,7 @@ func (s *Store) RecolorTagValue(ctx context.Context, orgID, key, value string, c
 			return err
 		}
 		rec.Color = color
-		if err := putJSON(o.tagValues, tagValueKey(key, value), rec); err != nil {
+		if err := putJSON(o.tagValues(), tagValueKey(key, value), rec); err != nil {
 			return err
 		}
 		out = rec.result(o)
@@ -794,7 +794,7 @@ func (s *Store) DeleteTagValue(ctx context.Context, orgID, key, value, setBy str
 		if err != nil {
 			return err
 		}
-		if err := o.tagValues.Delete(tagValueKey(key, value)); err != nil {
+		if err := o.tagValues().Delete(tagValueKey(key, value)); err != nil {
 			return err
 		}
 		out = &client.TagValueDeleteResponse{
@@ -816,7 +816,7 @@ func (s *Store) RenameTagValue(ctx context.Context, orgID, key, value, newValue,
 		if err != nil {
 			return err
 		}
-		if o.tagValues.Get(tagValueKey(key, newValue)) != nil {
+		if o.tagValues().Get(tagValueKey(key, newValue)) != nil {
 			return errorf(ErrConflict, "Tag value %s:%s already exists", key, newValue)
 		}
 		t := &tagTx{s: s, o: o, now: s.clock(), setBy: setBy}
@@ -833,7 +833,7 @@ func (s *Store) RenameTagValue(ctx context.Context, orgID, key, value, newValue,
 				renamed++
 			}
 		}
-		if err := o.tagValues.Delete(tagValueKey(key, value)); err != nil {
+		if err := o.tagValues().Delete(tagValueKey(key, value)); err != nil {
 			return err
 		}
 		out = &client.TagValueRenameResponse{Key: key, Value: newValue, Color: old.Color, RenamedWorkflowCount: renamed}

@@ -552,7 +552,7 @@ func checkTagInvariants(t *testing.T, o *orgTx) {
 	t.Helper()
 	wantIndex := map[string]bool{}
 	current := map[string]bool{} // event keys of current tags
-	_ = o.tags.ForEach(func(k, v []byte) error {
+	_ = o.tags().ForEach(func(k, v []byte) error {
 		var r tagRow
 		if err := json.Unmarshal(v, &r); err != nil {
 			t.Errorf("tag row %q: %v", k, err)
@@ -567,23 +567,23 @@ func checkTagInvariants(t *testing.T, o *orgTx) {
 		}
 		current[string(r.Event)] = true
 		var ev client.TagEvent
-		if raw := o.tagEvents.Get(r.Event); raw == nil || json.Unmarshal(raw, &ev) != nil {
+		if raw := o.tagEvents().Get(r.Event); raw == nil || json.Unmarshal(raw, &ev) != nil {
 			t.Errorf("tag %q: event missing", k)
 		} else if ev.EventType != client.TagEventSet || ev.SupersededAt != nil || *ev.Value != r.Value {
 			t.Errorf("tag %q: event %s is not its live SET", k, mustJSON(t, ev))
 		}
 		if r.Key != "" {
-			if o.tagKeys.Get([]byte(r.Key)) == nil {
+			if o.tagKeys().Get([]byte(r.Key)) == nil {
 				t.Errorf("key %s of %s not registered", r.Key, subject)
 			}
-			if o.tagValues.Get(tagValueKey(r.Key, r.Value)) == nil {
+			if o.tagValues().Get(tagValueKey(r.Key, r.Value)) == nil {
 				t.Errorf("pair %s:%s of %s not registered", r.Key, r.Value, subject)
 			}
 		}
 		return nil
 	})
 	n := 0
-	_ = o.tagIndex.ForEach(func(k, _ []byte) error {
+	_ = o.tagIndex().ForEach(func(k, _ []byte) error {
 		n++
 		if !wantIndex[string(k)] {
 			t.Errorf("stray index entry %q", k)
@@ -593,7 +593,7 @@ func checkTagInvariants(t *testing.T, o *orgTx) {
 	if n != len(wantIndex) {
 		t.Errorf("index has %d entries, want %d", n, len(wantIndex))
 	}
-	_ = o.tagEvents.ForEach(func(k, v []byte) error {
+	_ = o.tagEvents().ForEach(func(k, v []byte) error {
 		var ev client.TagEvent
 		if err := json.Unmarshal(v, &ev); err != nil {
 			t.Errorf("event %q: %v", k, err)

@@ -283,3 +283,24 @@ func TestDaemonOrgsLockedWithoutStateFile(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+func TestDaemonFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"daemon", "--data-dir", dir, "--workers", "-1"}, "--workers must be 1 or more"},
+		{[]string{"daemon", "--data-dir", dir, "--webhook-timeout", "-5s"}, "--webhook-timeout must be positive"},
+		{[]string{"daemon", "--data-dir", dir, "--workers", "two"}, "invalid argument"},
+	} {
+		code, stdout, stderr := run(t, tc.args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
+	// Nothing was created by the refused starts.
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a refused start wrote %d entries into the data directory", len(entries))
+	}
+}

@@ -1,0 +1,147 @@
+// Command ceiling is the yardstick of bench/daemon.sh: the least an HTTP
+// server on net/http and bbolt can do per request on this machine, measured
+// in the same run as the daemon so that the daemon's figures can be read as
+// a ratio to it.
+//
+//	GET  /record/{n}  reads record n (1..-records, 1 KiB each) in one read
+//	                  transaction, copies it out and writes it: the read ceiling
+//	POST /record      stores the request body as one new record in its own
+//	                  db.Update, fsync on: the write ceiling
+//
+// There is no routing beyond the mux, no authentication, no JSON and no
+// logging. It listens on loopback only and prints "listening on ADDR" once
+// ready (with -addr 127.0.0.1:0 the kernel picks a free port).
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	readBucket  = []byte("records")
+	writeBucket = []byte("writes")
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "loopback address to listen on")
+	path := flag.String("db", "", "bbolt file to create (required)")
+	records := flag.Int("records", 10000, "1 KiB records to seed for GET /record/{n}")
+	flag.Parse()
+	if *path == "" {
+		log.Fatal("ceiling: -db is required")
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil || !net.ParseIP(host).IsLoopback() {
+		log.Fatalf("ceiling: -addr %q is not a loopback address", *addr)
+	}
+
+	db, err := bolt.Open(*path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	if err := seed(db, *records); err != nil {
+		log.Fatal(err)
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /record/{n}", func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.ParseUint(r.PathValue("n"), 10, 64)
+		if err != nil {
+			http.Error(w, "bad record number", http.StatusBadRequest)
+			return
+		}
+		var val []byte
+		db.View(func(tx *bolt.Tx) error {
+			if v := tx.Bucket(readBucket).Get(key(n)); v != nil {
+				val = append([]byte(nil), v...) // bbolt's bytes die with the transaction
+			}
+			return nil
+		})
+		if val == nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(val)
+	})
+	mux.HandleFunc("POST /record", func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var n uint64
+		err = db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(writeBucket)
+			n, _ = b.NextSequence()
+			return b.Put(key(n), body)
+		})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":%d}`, n)
+	})
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("listening on %s\n", ln.Addr())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Fatal(err)
+	}
+}
+
+// key is record n's key: 8 bytes big-endian.
+func key(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+
+// seed creates both buckets and fills the read bucket with records 1..n,
+// each a JSON object of exactly 1,024 bytes, in one transaction.
+func seed(db *bolt.DB, n int) error {
+	return db.Update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucketIfNotExists(writeBucket); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucketIfNotExists(readBucket)
+		if err != nil {
+			return err
+		}
+		for i := 1; i <= n; i++ {
+			head := fmt.Sprintf(`{"id":%d,"pad":"`, i)
+			rec := make([]byte, 0, 1024)
+			rec = append(rec, head...)
+			for len(rec) < 1024-2 {
+				rec = append(rec, 'x')
+			}
+			rec = append(rec, '"', '}')
+			if err := b.Put(key(uint64(i)), rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
