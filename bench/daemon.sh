@@ -51,45 +51,9 @@ for tool in go curl; do
 	}
 done
 
-work=$(mktemp -d /tmp/abctl-bench.XXXXXX)
-out=${BENCH_OUT:-$work/out}
-mkdir -p "$out" "$work/bin"
-pids=()
-
-cleanup() {
-	local pid i
-	for pid in "${pids[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${pids[@]}"; do
-		for ((i = 0; i < 50; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-log() { printf '%s %s\n' "$(date +%T)" "$*" >&2; }
-
-# wait_for FILE REGEX: prints the first match of REGEX in FILE, waiting up
-# to 20 s for it to appear.
-wait_for() {
-	local i m
-	for ((i = 0; i < 200; i++)); do
-		if m=$(grep -oE -m1 "$2" "$1" 2>/dev/null); then
-			printf '%s\n' "$m"
-			return 0
-		fi
-		sleep 0.1
-	done
-	echo "daemon.sh: nothing matching '$2' in $1 after 20 s:" >&2
-	cat "$1" >&2
-	return 1
-}
+bench_name=daemon.sh
+# shellcheck source=bench/lib.sh
+source "$root/bench/lib.sh"
 
 # start_daemon NAME: starts abctl daemon on a fresh data directory
 # $work/NAME, logging to $work/NAME.log; sets daemon_pid and daemon_url.
@@ -152,6 +116,7 @@ sleep 5
 read -r rss_ceiling rss_ceiling_anon rss_ceiling_file rss_ceiling_db < <(rss "$ceiling_pid")
 
 seq -f '/record/%g' 1 "$RECORDS" >"$work/record_paths.txt"
+seq -f '/sized/%g' 1 "$RECORDS" >"$work/sized_paths.txt"
 echo /record >"$work/record_post.txt"
 echo /v1/agents >"$work/agent_post.txt"
 echo '/v1/agents?search_key=northwind' >"$work/search_hit.txt"
@@ -166,6 +131,7 @@ log "search_key=northwind: $hits agents on a page of 100 (the runs fetch the fir
 # The rows: label | server | paths file | body file | connections
 rows=(
 	"c_get|ceiling|record_paths.txt||50"
+	"c_sized|ceiling|sized_paths.txt||50"
 	"d_agent|read|agent_paths.txt||50"
 	"d_folder|read|folder_paths.txt||50"
 	"c_post|ceiling|record_post.txt|post_body.json|50"
@@ -294,7 +260,9 @@ errors=$(awk -F'\t' 'NR > 1 {s += $5} END {print s + 0}' "$data")
 	echo "| row | req/s median (min–max) | p50 median | ceiling req/s | ratio to ceiling | target | met |"
 	echo "|---|---|---|---|---|---|---|"
 	row c_get "ceiling: \`GET /record/{n}\`, 1 KiB from bbolt" "" "" ""
+	row c_sized "ceiling: \`GET /sized/{n}\`, 6.5 KiB from bbolt, the agents' size (informative)" "" "" ""
 	row d_agent "daemon: \`GET /v1/agents/{id}\`, one of $AGENTS at random" c_get "≥ 0.5×, p50 ≤ 1 ms" "r >= 0.5 && p <= 1"
+	row d_agent "  the same, against the 6.5 KiB ceiling (informative)" c_sized "" ""
 	row d_folder "daemon: \`GET /v1/folders/{id}\`, one of 20 at random" c_get "≥ 0.5×, p50 ≤ 1 ms" "r >= 0.5 && p <= 1"
 	row c_post "ceiling: \`POST /record\`, one \`db.Update\` per request" "" "" ""
 	row d_post "daemon: \`POST /v1/agents\`" c_post "≥ 0.5×" "r >= 0.5"

@@ -40,6 +40,7 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("POST /v1/runs/cancel", s.handleCancelRuns)
 	api.HandleFunc("POST /v1/runs/{id}/retry_webhook", s.handleRetryWebhook)
 	api.HandleFunc("GET /v1/runs/{id}/artifacts", s.handleRunArtifacts)
+	api.HandleFunc("POST /v1/sdk/run_action", s.handleRunAction)
 
 	// Only workflow runs (wr_) carry tags.
 	runTags := tagRoutes{s: s, kind: store.RunSubject}

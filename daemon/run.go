@@ -20,6 +20,7 @@ import (
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
+	"github.com/abctl/abctl/localrun"
 )
 
 // DefaultAddr is where the daemon listens unless told otherwise: loopback
@@ -38,9 +39,16 @@ type Config struct {
 	// Ready, when set, is called with the address actually listened on
 	// (useful with port 0).
 	Ready func(addr string)
-	// Executor executes runs; nil means one that fails every run saying
-	// that no browser engine is configured.
+	// Executor executes runs; nil means the local browser engine when
+	// Engine is set (as `abctl daemon` sets it), else one that fails every
+	// run saying that no browser engine is configured.
 	Executor executor.Executor
+	// Engine configures the local browser engine (package localrun), used
+	// when Executor is nil.
+	Engine *EngineConfig
+	// Actions runs single actions (POST /v1/sdk/run_action); nil means the
+	// executor, when it implements Actions (the local engine does).
+	Actions Actions
 	// Workers is how many runs execute at once; 0 means one per CPU core.
 	Workers int
 	// WebhookTimeout is how long a webhook receiver has to answer; 0 means
@@ -49,6 +57,22 @@ type Config struct {
 	// Minute is how long a minute of a run's time limit lasts; 0 means
 	// time.Minute. Tests shorten it.
 	Minute time.Duration
+}
+
+// EngineConfig configures the local browser engine.
+type EngineConfig struct {
+	// Chromium is the browser binary; "" looks for one ($ABCTL_CHROMIUM,
+	// then chromium, chromium-browser, google-chrome on PATH) when the first
+	// run starts.
+	Chromium string
+	// BrowserAddress is a remote browser reached over CDP, used instead of
+	// a local Chromium.
+	BrowserAddress string
+	// NoRecording turns the video of runs off (recording needs ffmpeg).
+	NoRecording bool
+	// ActionIdle is how long the browser of a run_action workflow run stays
+	// open without an action; 0 means DefaultActionIdle.
+	ActionIdle time.Duration
 }
 
 // SecretFileName is the file in the data directory (mode 0600) holding the
@@ -123,11 +147,39 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	exec := cfg.Executor
+	if exec == nil && cfg.Engine != nil {
+		idle := cfg.Engine.ActionIdle
+		if idle <= 0 {
+			idle = DefaultActionIdle
+		}
+		engine, err := localrun.New(ctx, localrun.Config{
+			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress,
+			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
+		})
+		if err != nil {
+			return fmt.Errorf("daemon: %w", err)
+		}
+		defer engine.Close()
+		exec = engine
+	}
 	if exec == nil {
 		exec = noEngine{}
 	}
+	actions := cfg.Actions
+	if actions == nil {
+		actions, _ = exec.(Actions)
+	}
+	if actions != nil {
+		// Open run_action sessions end (and their runs are recorded)
+		// before the store closes.
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			actions.EndActionSessions(ctx)
+		}()
+	}
 	notifier := &Notifier{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}}
-	runs := &Runs{Files: files, Signer: signer, Notifier: notifier}
+	runs := &Runs{Files: files, Signer: signer, Notifier: notifier, Actions: actions}
 	runs.Runner = runner.New(runner.Config{
 		Store: st, Executor: exec, Files: files, Notifier: notifier,
 		Workers: cfg.Workers, Logger: cfg.Logger, Minute: cfg.Minute,

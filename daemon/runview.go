@@ -18,6 +18,9 @@ type Runs struct {
 	Files    *artifacts.Store
 	Signer   *artifacts.Signer
 	Notifier *Notifier
+	// Actions runs single actions (POST /v1/sdk/run_action); nil answers
+	// 503 to them.
+	Actions Actions
 	// Now is the clock of URL expiry; nil means time.Now.
 	Now func() time.Time
 }

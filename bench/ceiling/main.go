@@ -5,6 +5,9 @@
 //
 //	GET  /record/{n}  reads record n (1..-records, 1 KiB each) in one read
 //	                  transaction, copies it out and writes it: the read ceiling
+//	GET  /sized/{n}   the same with records of -sized-bytes (default 6,656,
+//	                  the size of the benchmark's agents as the API returns
+//	                  them): the read ceiling for that payload, informative
 //	POST /record      stores the request body as one new record in its own
 //	                  db.Update, fsync on: the write ceiling
 //
@@ -33,6 +36,7 @@ import (
 
 var (
 	readBucket  = []byte("records")
+	sizedBucket = []byte("sized")
 	writeBucket = []byte("writes")
 )
 
@@ -40,6 +44,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "loopback address to listen on")
 	path := flag.String("db", "", "bbolt file to create (required)")
 	records := flag.Int("records", 10000, "1 KiB records to seed for GET /record/{n}")
+	sizedBytes := flag.Int("sized-bytes", 6656, "size of the records of GET /sized/{n}")
 	flag.Parse()
 	if *path == "" {
 		log.Fatal("ceiling: -db is required")
@@ -54,31 +59,38 @@ func main() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	if err := seed(db, *records); err != nil {
+	if err := seed(db, readBucket, *records, 1024); err != nil {
+		log.Fatal(err)
+	}
+	if err := seed(db, sizedBucket, *records, *sizedBytes); err != nil {
 		log.Fatal(err)
 	}
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /record/{n}", func(w http.ResponseWriter, r *http.Request) {
-		n, err := strconv.ParseUint(r.PathValue("n"), 10, 64)
-		if err != nil {
-			http.Error(w, "bad record number", http.StatusBadRequest)
-			return
-		}
-		var val []byte
-		db.View(func(tx *bolt.Tx) error {
-			if v := tx.Bucket(readBucket).Get(key(n)); v != nil {
-				val = append([]byte(nil), v...) // bbolt's bytes die with the transaction
+	read := func(bucket []byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			n, err := strconv.ParseUint(r.PathValue("n"), 10, 64)
+			if err != nil {
+				http.Error(w, "bad record number", http.StatusBadRequest)
+				return
 			}
-			return nil
-		})
-		if val == nil {
-			http.NotFound(w, r)
-			return
+			var val []byte
+			db.View(func(tx *bolt.Tx) error {
+				if v := tx.Bucket(bucket).Get(key(n)); v != nil {
+					val = append([]byte(nil), v...) // bbolt's bytes die with the transaction
+				}
+				return nil
+			})
+			if val == nil {
+				http.NotFound(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(val)
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(val)
-	})
+	}
+	mux.HandleFunc("GET /record/{n}", read(readBucket))
+	mux.HandleFunc("GET /sized/{n}", read(sizedBucket))
 	mux.HandleFunc("POST /record", func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 		if err != nil {
@@ -121,20 +133,20 @@ func key(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
 
 // seed creates both buckets and fills the read bucket with records 1..n,
 // each a JSON object of exactly 1,024 bytes, in one transaction.
-func seed(db *bolt.DB, n int) error {
+func seed(db *bolt.DB, bucket []byte, n, size int) error {
 	return db.Update(func(tx *bolt.Tx) error {
 		if _, err := tx.CreateBucketIfNotExists(writeBucket); err != nil {
 			return err
 		}
-		b, err := tx.CreateBucketIfNotExists(readBucket)
+		b, err := tx.CreateBucketIfNotExists(bucket)
 		if err != nil {
 			return err
 		}
 		for i := 1; i <= n; i++ {
 			head := fmt.Sprintf(`{"id":%d,"pad":"`, i)
-			rec := make([]byte, 0, 1024)
+			rec := make([]byte, 0, size)
 			rec = append(rec, head...)
-			for len(rec) < 1024-2 {
+			for len(rec) < size-2 {
 				rec = append(rec, 'x')
 			}
 			rec = append(rec, '"', '}')

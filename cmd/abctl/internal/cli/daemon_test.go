@@ -293,6 +293,11 @@ func TestDaemonFlagErrors(t *testing.T) {
 		{[]string{"daemon", "--data-dir", dir, "--workers", "-1"}, "--workers must be 1 or more"},
 		{[]string{"daemon", "--data-dir", dir, "--webhook-timeout", "-5s"}, "--webhook-timeout must be positive"},
 		{[]string{"daemon", "--data-dir", dir, "--workers", "two"}, "invalid argument"},
+		{[]string{"daemon", "--data-dir", dir, "--action-idle", "200ms"}, "--action-idle must be at least 1s"},
+		{[]string{"daemon", "--data-dir", dir, "--chromium", filepath.Join(dir, "no-such-chromium")}, "is not an executable file"},
+		{[]string{"daemon", "--data-dir", dir, "--browser-address", "127.0.0.1:9222"}, "is not a URL with a host"},
+		{[]string{"daemon", "--data-dir", dir, "--browser-address", "ftp://127.0.0.1:9222"}, "the scheme must be http, https, ws or wss"},
+		{[]string{"daemon", "--data-dir", dir, "--browser-address", "http://127.0.0.1:9222", "--chromium", "/bin/sh"}, "cannot be combined"},
 	} {
 		code, stdout, stderr := run(t, tc.args...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {

@@ -1,0 +1,428 @@
+package browser
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+)
+
+// stagingDirName is the directory inside DownloadDir where the browser writes
+// unfinished downloads (named by their GUID).
+const stagingDirName = ".downloading"
+
+// Download is a file that the run downloaded completely.
+type Download struct {
+	Name   string // the real name (sanitised; " (1)" added when taken)
+	Path   string // absolute path in DownloadDir
+	Size   int64
+	URL    string
+	SHA256 string // hex
+	At     time.Time
+}
+
+// FailedDownload is a download that did not complete: refused by a limit,
+// canceled, or failed in the browser.
+type FailedDownload struct {
+	Name   string // suggested name
+	URL    string
+	Reason string
+	At     time.Time
+}
+
+// downloads is the download state of a session (guarded by Session.mu).
+type downloads struct {
+	dir, staging  string
+	maxFile       int64
+	maxTotal      int64
+	maxCount      int
+	accepted      int // downloads completed or in progress (MaxDownloads)
+	active        map[string]*activeDownload
+	completed     []Download
+	failed        []FailedDownload
+	doneBytes     int64
+	reservedNames map[string]bool
+}
+
+// activeDownload is a download in progress.
+type activeDownload struct {
+	guid, url, name string
+	received        int64
+	refused         string // non-empty once a limit canceled it
+	counted         bool   // holds one of the MaxDownloads places
+	finishing       bool
+}
+
+func newDownloads(o SessionOptions) (*downloads, error) {
+	dir, err := filepath.Abs(o.DownloadDir)
+	if err != nil {
+		return nil, err
+	}
+	staging := filepath.Join(dir, stagingDirName)
+	if err := os.MkdirAll(staging, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the download directory: %w", err)
+	}
+	return &downloads{
+		dir:           dir,
+		staging:       staging,
+		maxFile:       o.MaxDownloadBytes,
+		maxTotal:      o.MaxTotalDownloadBytes,
+		maxCount:      o.MaxDownloads,
+		active:        make(map[string]*activeDownload),
+		reservedNames: make(map[string]bool),
+	}, nil
+}
+
+// downloadWillBegin accepts or refuses a new download (worker goroutine).
+func (s *Session) downloadWillBegin(ev *cdpbrowser.EventDownloadWillBegin) {
+	if s.dl == nil {
+		return
+	}
+	s.mu.Lock()
+	d := s.dl
+	if d.active[ev.GUID] != nil {
+		s.mu.Unlock()
+		return
+	}
+	a := &activeDownload{guid: ev.GUID, url: ev.URL, name: ev.SuggestedFilename}
+	d.active[ev.GUID] = a
+	if d.accepted >= d.maxCount {
+		a.refused = fmt.Sprintf("download limit reached (%d files)", d.maxCount)
+	} else {
+		d.accepted++
+		a.counted = true
+	}
+	refuse := a.refused != ""
+	s.notifyLocked()
+	s.mu.Unlock()
+	if refuse {
+		s.cancelDownload(ev.GUID)
+	}
+}
+
+// downloadProgress enforces the size limits and finishes completed downloads
+// (worker goroutine).
+func (s *Session) downloadProgress(ev *cdpbrowser.EventDownloadProgress) {
+	if s.dl == nil {
+		return
+	}
+	s.mu.Lock()
+	d := s.dl
+	a := d.active[ev.GUID]
+	if a == nil {
+		// The start was not routed to us (unknown frame): adopt it now.
+		a = &activeDownload{guid: ev.GUID, name: ev.GUID, counted: true}
+		d.active[ev.GUID] = a
+		d.accepted++
+	}
+	if a.finishing {
+		s.mu.Unlock()
+		return
+	}
+	a.received = int64(ev.ReceivedBytes)
+	switch ev.State {
+	case cdpbrowser.DownloadProgressStateInProgress:
+		if a.refused == "" {
+			a.refused = d.limitReasonLocked(a, int64(ev.TotalBytes))
+			if a.refused != "" {
+				s.mu.Unlock()
+				s.cancelDownload(ev.GUID)
+				return
+			}
+		}
+		s.mu.Unlock()
+	case cdpbrowser.DownloadProgressStateCompleted:
+		if a.refused == "" {
+			a.refused = d.limitReasonLocked(a, int64(ev.TotalBytes))
+		}
+		a.finishing = true
+		path := ev.FilePath
+		if path == "" || filepath.Dir(path) != d.staging {
+			path = filepath.Join(d.staging, ev.GUID)
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			s.finishDownload(a, path)
+		}()
+	default: // canceled
+		reason := a.refused
+		if reason == "" {
+			reason = "canceled by the browser or the page"
+		}
+		d.fail(a, reason)
+		s.notifyLocked()
+		s.mu.Unlock()
+	}
+}
+
+// limitReasonLocked says which limit a download breaks, or "".
+func (d *downloads) limitReasonLocked(a *activeDownload, total int64) string {
+	if a.received > d.maxFile || total > d.maxFile {
+		size := max(a.received, total)
+		return fmt.Sprintf("file larger than the per-file limit (%d > %d bytes)", size, d.maxFile)
+	}
+	sum := d.doneBytes
+	for _, o := range d.active {
+		if o.refused == "" {
+			sum += o.received
+		}
+	}
+	if sum > d.maxTotal {
+		return fmt.Sprintf("downloads exceed the total limit of %d bytes", d.maxTotal)
+	}
+	return ""
+}
+
+// fail records a download that did not complete. Call with Session.mu held.
+func (d *downloads) fail(a *activeDownload, reason string) {
+	delete(d.active, a.guid)
+	if a.counted {
+		d.accepted-- // MaxDownloads counts the files kept (or in progress)
+		a.counted = false
+	}
+	d.failed = append(d.failed, FailedDownload{Name: sanitizeFileName(a.name), URL: a.url, Reason: reason, At: time.Now()})
+}
+
+// cancelDownload asks the browser to stop a download (the browser then reports
+// it canceled, or completed if it was faster; finishDownload drops it then).
+func (s *Session) cancelDownload(guid string) {
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	_, err := cdp.Call(ctx, s.inst.b, cdpbrowser.CancelDownload, cdpbrowser.CancelDownloadParams{GUID: guid, BrowserContextID: s.contextID})
+	if err != nil {
+		s.pool.log.Debug("canceling a download", "run", s.opts.RunID, "guid", guid, "err", err)
+	}
+}
+
+// finishDownload moves a completed file to its real name and hashes it.
+func (s *Session) finishDownload(a *activeDownload, staged string) {
+	s.mu.Lock()
+	d := s.dl
+	refused := a.refused
+	s.mu.Unlock()
+	if refused != "" {
+		os.Remove(staged)
+		s.mu.Lock()
+		d.fail(a, refused)
+		s.notifyLocked()
+		s.mu.Unlock()
+		return
+	}
+	dl, err := s.placeDownload(a, staged)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		d.fail(a, err.Error())
+	} else if d.doneBytes+dl.Size > d.maxTotal || dl.Size > d.maxFile {
+		os.Remove(dl.Path)
+		delete(d.reservedNames, dl.Name)
+		reason := fmt.Sprintf("downloads exceed the total limit of %d bytes", d.maxTotal)
+		if dl.Size > d.maxFile {
+			reason = fmt.Sprintf("file larger than the per-file limit (%d > %d bytes)", dl.Size, d.maxFile)
+		}
+		d.fail(a, reason)
+	} else {
+		delete(d.active, a.guid)
+		d.doneBytes += dl.Size
+		d.completed = append(d.completed, dl)
+	}
+	s.notifyLocked()
+}
+
+// placeDownload renames the staged file to a free sanitised name in the
+// download directory, and measures and hashes it.
+func (s *Session) placeDownload(a *activeDownload, staged string) (Download, error) {
+	f, err := os.Open(staged)
+	if err != nil {
+		return Download{}, fmt.Errorf("reading the downloaded file: %w", err)
+	}
+	h := sha256.New()
+	size, err := io.Copy(h, f)
+	f.Close()
+	if err != nil {
+		return Download{}, fmt.Errorf("reading the downloaded file: %w", err)
+	}
+	base := sanitizeFileName(a.name)
+	if base == "download" && a.url != "" {
+		if fromURL := sanitizeFileName(urlBase(a.url)); fromURL != "download" {
+			base = fromURL
+		}
+	}
+	s.mu.Lock()
+	name, path, err := s.dl.reserveLocked(base)
+	s.mu.Unlock()
+	if err != nil {
+		os.Remove(staged)
+		return Download{}, err
+	}
+	if err := os.Rename(staged, path); err != nil {
+		os.Remove(path)
+		os.Remove(staged)
+		return Download{}, fmt.Errorf("saving the download: %w", err)
+	}
+	return Download{Name: name, Path: path, Size: size, URL: a.url, SHA256: hex.EncodeToString(h.Sum(nil)), At: time.Now()}, nil
+}
+
+// reserveLocked picks "name", "name (1).ext", ... that no file has, and
+// creates it empty so that nothing else takes it.
+func (d *downloads) reserveLocked(base string) (name, path string, err error) {
+	ext := fileExt(base)
+	stem := strings.TrimSuffix(base, ext)
+	for i := 0; i < 1000; i++ {
+		name = base
+		if i > 0 {
+			name = fmt.Sprintf("%s (%d)%s", stem, i, ext)
+		}
+		if d.reservedNames[name] {
+			continue
+		}
+		path = filepath.Join(d.dir, name)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("saving the download: %w", err)
+		}
+		f.Close()
+		d.reservedNames[name] = true
+		return name, path, nil
+	}
+	return "", "", fmt.Errorf("saving the download: too many files named %q", base)
+}
+
+// Downloads returns the downloads completed so far, in order of completion.
+func (s *Session) Downloads() []Download {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dl == nil {
+		return nil
+	}
+	return append([]Download(nil), s.dl.completed...)
+}
+
+// FailedDownloads returns the downloads that did not complete, with the
+// reason (a limit, a cancel, a browser error).
+func (s *Session) FailedDownloads() []FailedDownload {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dl == nil {
+		return nil
+	}
+	return append([]FailedDownload(nil), s.dl.failed...)
+}
+
+// PendingDownloads is the number of downloads in progress (started, not yet
+// completed, failed or moved to their name).
+func (s *Session) PendingDownloads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.dl == nil {
+		return 0
+	}
+	return len(s.dl.active)
+}
+
+// WaitDownloads waits until no download is in progress, bounded by ctx. It
+// returns at once when none is. A download whose start the browser has not
+// reported yet is not waited for.
+func (s *Session) WaitDownloads(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		n := 0
+		if s.dl != nil {
+			n = len(s.dl.active)
+		}
+		changed, err := s.changed, s.err
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%d downloads unfinished: %w", n, err)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("%d downloads unfinished: %w", n, ctx.Err())
+		}
+	}
+}
+
+// sanitizeFileName turns a suggested name into a safe base name: no path, no
+// control or reserved characters, no leading dot, at most 200 bytes.
+func sanitizeFileName(name string) string {
+	name = strings.ReplaceAll(name, "\\", "/")
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.Map(func(r rune) rune {
+		switch {
+		case r == utf8.RuneError, unicode.IsControl(r), strings.ContainsRune(`<>:"|?*`, r):
+			return '_'
+		case unicode.IsSpace(r):
+			return ' '
+		}
+		return r
+	}, name)
+	name = strings.TrimLeft(strings.TrimSpace(name), ".")
+	name = strings.TrimRight(name, ". ")
+	if name == "" {
+		return "download"
+	}
+	const maxLen = 200
+	if len(name) > maxLen {
+		ext := fileExt(name)
+		if len(ext) > 20 {
+			ext = ""
+		}
+		stem := name[:maxLen-len(ext)]
+		for !utf8.ValidString(stem) {
+			stem = stem[:len(stem)-1]
+		}
+		name = stem + ext
+	}
+	return name
+}
+
+// fileExt is filepath.Ext, but ".tar.gz" style double extensions stay whole.
+func fileExt(name string) string {
+	ext := filepath.Ext(name)
+	if ext == name {
+		return ""
+	}
+	stem := strings.TrimSuffix(name, ext)
+	if e2 := filepath.Ext(stem); strings.EqualFold(e2, ".tar") {
+		return e2 + ext
+	}
+	return ext
+}
+
+// urlBase is the last path element of a URL, without query or fragment.
+func urlBase(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+		if j := strings.Index(u, "/"); j >= 0 {
+			u = u[j:]
+		} else {
+			return ""
+		}
+	}
+	return u[strings.LastIndex(u, "/")+1:]
+}

@@ -1,0 +1,358 @@
+package page
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// A realm is a JavaScript global where page.js keeps its state: the top
+// document of the tab, the top document of an out-of-process iframe, or a
+// frame of the tab's process that its parent cannot script (a sandboxed
+// frame). Same-origin frames are not realms of their own: the walker of the
+// realm that holds them walks them inline.
+type realm struct {
+	key  string
+	sess context.Context // chromedp context of the target that runs the realm
+	// cancel ends a session this Page opened (out-of-process frames).
+	cancel context.CancelFunc
+	// targetID is the CDP target of an out-of-process frame.
+	targetID target.ID
+	// docFrame is set for an in-process frame that is evaluated through its
+	// document object (docObj) on the parent's session.
+	docFrame cdp.FrameID
+	docObj   runtime.RemoteObjectID
+	// parent and host name the frame element that holds the realm.
+	parent    *realm
+	hostTok   string
+	hostLocal int
+	frame     string // short frame id of the realm's document
+	tok       string
+	gone      bool
+	objs      bool // remote objects of the group "abctl-page" may exist
+}
+
+// errNavRace marks a call that failed because the document went away under
+// it (a navigation in the middle of an action).
+var errNavRace = errors.New("the page navigated during the action")
+
+// errRealmGone marks a call to a frame whose target or document is gone.
+var errRealmGone = errors.New("the frame is gone")
+
+const missing = "\u0001missing"
+
+func shortHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:6])
+}
+
+func callExpr(op string, args any) (string, error) {
+	a, err := json.Marshal(args)
+	if err != nil {
+		return "", err
+	}
+	k, _ := json.Marshal(jsKey)
+	o, _ := json.Marshal(op)
+	return "(()=>{const L=globalThis[Symbol.for(" + string(k) + ")];return L?L.run(" + string(o) + "," + string(a) + "):" + quoteJS(missing) + "})()", nil
+}
+
+func quoteJS(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+var installExpr = pageJS + "(" + quoteJS(jsKey) + ")"
+
+// eval evaluates an expression in a realm.
+func (p *Page) eval(ctx context.Context, r *realm, expr string, byValue, await bool) (*runtime.RemoteObject, error) {
+	if r.gone {
+		return nil, errRealmGone
+	}
+	if !byValue {
+		r.objs = true
+	}
+	sctx, cancel := derive(r.sess, ctx, 0)
+	defer cancel()
+	var res *runtime.RemoteObject
+	var exc *runtime.ExceptionDetails
+	if r.docFrame != "" {
+		obj, err := p.docObject(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		out, err := chromedp.Call(sctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+			FunctionDeclaration: "function(){return (" + expr + "\n)}",
+			ObjectID:            obj,
+			ReturnByValue:       &byValue,
+			AwaitPromise:        &await,
+			Silent:              ptr(true),
+			ObjectGroup:         "abctl-page",
+		})
+		if err != nil {
+			r.docObj = ""
+			return nil, classify(err)
+		}
+		res, exc = out.Result, out.ExceptionDetails
+	} else {
+		out, err := chromedp.Call(sctx, runtime.Evaluate, runtime.EvaluateParams{
+			Expression:    expr,
+			ReturnByValue: &byValue,
+			AwaitPromise:  &await,
+			Silent:        ptr(true),
+			ObjectGroup:   "abctl-page",
+		})
+		if err != nil {
+			return nil, classify(err)
+		}
+		res, exc = out.Result, out.ExceptionDetails
+	}
+	if exc != nil {
+		msg := exc.Text
+		if exc.Exception != nil && exc.Exception.Description != "" {
+			msg = exc.Exception.Description
+		}
+		if isNavMessage(msg) {
+			return nil, fmt.Errorf("%w (%s)", errNavRace, firstLine(msg))
+		}
+		return nil, fmt.Errorf("page script: %s", firstLine(msg))
+	}
+	return res, nil
+}
+
+// classify turns the protocol errors of a document that went away into
+// errNavRace or errRealmGone.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, chromedp.ErrTargetDetached) {
+		return fmt.Errorf("%w: %v", errRealmGone, err)
+	}
+	var ce *cdproto.Error
+	if errors.As(err, &ce) && isNavMessage(ce.Message) {
+		return fmt.Errorf("%w (%s)", errNavRace, ce.Message)
+	}
+	if isNavMessage(err.Error()) {
+		return fmt.Errorf("%w (%v)", errNavRace, err)
+	}
+	return err
+}
+
+func isNavMessage(m string) bool {
+	for _, s := range []string{
+		"Execution context was destroyed",
+		"Cannot find context with specified id",
+		"Inspected target navigated or closed",
+		"Cannot find default execution context",
+		"Could not find object with given id",
+		"Node with given id does not belong to the document",
+	} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// callRaw runs an operation of page.js in a realm and returns its JSON,
+// installing page.js first when the document does not have it yet.
+func (p *Page) callRaw(ctx context.Context, r *realm, op string, args any, await bool) ([]byte, error) {
+	expr, err := callExpr(op, args)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		res, err := p.eval(ctx, r, expr, true, await)
+		if err != nil {
+			return nil, err
+		}
+		var s string
+		if err := jsonUnmarshal(res.Value, &s); err != nil {
+			return nil, fmt.Errorf("page script %s: unexpected result %.80s", op, res.Value)
+		}
+		if s != missing {
+			return []byte(s), nil
+		}
+		if _, err := p.eval(ctx, r, installExpr, true, false); err != nil {
+			return nil, fmt.Errorf("install page script: %w", err)
+		}
+	}
+	return nil, errors.New("page script could not be installed")
+}
+
+// call runs an operation and decodes its JSON result into out.
+func (p *Page) call(ctx context.Context, r *realm, op string, args, out any) error {
+	b, err := p.callRaw(ctx, r, op, args, false)
+	if err != nil {
+		return err
+	}
+	if err := jsonUnmarshal(b, out); err != nil {
+		return fmt.Errorf("page script %s: decode: %w", op, err)
+	}
+	return nil
+}
+
+// object returns the remote object of a node of a realm (for DOM commands),
+// or nil when the node is gone.
+func (p *Page) object(ctx context.Context, r *realm, tok string, local int) (runtime.RemoteObjectID, error) {
+	expr, err := callExpr("get", map[string]any{"tok": tok, "i": local})
+	if err != nil {
+		return "", err
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		res, err := p.eval(ctx, r, expr, false, false)
+		if err != nil {
+			return "", err
+		}
+		if res.Type == runtime.RemoteObjectTypeString {
+			if _, err := p.eval(ctx, r, installExpr, true, false); err != nil {
+				return "", err
+			}
+			continue
+		}
+		if res.ObjectID == "" {
+			return "", nil
+		}
+		return res.ObjectID, nil
+	}
+	return "", errors.New("page script could not be installed")
+}
+
+// release frees the remote objects the Page made in a realm.
+func (p *Page) release(ctx context.Context, r *realm) {
+	if r.gone || !r.objs {
+		return
+	}
+	r.objs = false
+	sctx, cancel := derive(r.sess, ctx, 0)
+	defer cancel()
+	_, _ = chromedp.Call(sctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: "abctl-page"})
+}
+
+// docObject returns the document object of an in-process frame realm,
+// resolving it through the frame element of the parent when needed.
+func (p *Page) docObject(ctx context.Context, r *realm) (runtime.RemoteObjectID, error) {
+	if r.docObj != "" {
+		return r.docObj, nil
+	}
+	if r.parent == nil {
+		return "", errRealmGone
+	}
+	obj, err := p.object(ctx, r.parent, r.hostTok, r.hostLocal)
+	if err != nil {
+		return "", err
+	}
+	if obj == "" {
+		return "", errRealmGone
+	}
+	sctx, cancel := derive(r.sess, ctx, 0)
+	defer cancel()
+	dn, err := chromedp.Call(sctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: obj})
+	if err != nil {
+		return "", classify(err)
+	}
+	if dn.Node == nil || dn.Node.ContentDocument == nil {
+		return "", errRealmGone
+	}
+	rn, err := chromedp.Call(sctx, dom.ResolveNode, dom.ResolveNodeParams{
+		BackendNodeID: dn.Node.ContentDocument.BackendNodeID,
+		ObjectGroup:   "abctl-doc",
+	})
+	if err != nil {
+		return "", classify(err)
+	}
+	if rn.Object == nil || rn.Object.ObjectID == "" {
+		return "", errRealmGone
+	}
+	r.docObj = rn.Object.ObjectID
+	return r.docObj, nil
+}
+
+// childRealm returns the realm of a frame that the walker of parent could
+// not enter, making it (and, for an out-of-process frame, a session to its
+// target) on first use. Callers hold p.sem.
+func (p *Page) childRealm(ctx context.Context, parent *realm, tok string, local int, frame string) (*realm, error) {
+	k := elemKey{parent.key, tok, local}
+	if r, ok := p.children[k]; ok && !r.gone {
+		r.frame = frame
+		return r, nil
+	}
+	obj, err := p.object(ctx, parent, tok, local)
+	if err != nil {
+		return nil, err
+	}
+	if obj == "" {
+		return nil, errRealmGone
+	}
+	sctx, cancel := derive(parent.sess, ctx, 0)
+	dn, err := chromedp.Call(sctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: obj})
+	cancel()
+	if err != nil {
+		return nil, classify(err)
+	}
+	if dn.Node == nil || dn.Node.FrameID == "" {
+		return nil, errors.New("the frame element has no frame")
+	}
+	var r *realm
+	if dn.Node.ContentDocument != nil {
+		// In the tab's process, but closed to the parent's scripts.
+		r = &realm{key: "d:" + string(dn.Node.FrameID), sess: parent.sess, docFrame: dn.Node.FrameID}
+	} else {
+		tid := target.ID(dn.Node.FrameID)
+		if s, ok := p.sessions[string(tid)]; ok && !s.gone {
+			r = s
+		} else {
+			fctx, fcancel, err := attach(ctx, p.tab, tid)
+			if err != nil {
+				return nil, fmt.Errorf("attach to the frame's target: %w", err)
+			}
+			r = &realm{key: "t:" + string(tid), sess: fctx, cancel: fcancel, targetID: tid}
+			p.sessions[string(tid)] = r
+		}
+	}
+	r.parent, r.hostTok, r.hostLocal, r.frame = parent, tok, local, frame
+	p.children[k] = r
+	return r, nil
+}
+
+// attach opens a chromedp session to an existing target (an out-of-process
+// iframe). The session must run on a context that outlives this call, so the
+// first Run happens on the session's own context in a goroutine, bounded by
+// ctx.
+func attach(ctx context.Context, tab context.Context, id target.ID) (context.Context, context.CancelFunc, error) {
+	fctx, fcancel := chromedp.NewContext(tab, chromedp.WithTargetID(id), chromedp.WithDetachOnCancel())
+	done := make(chan error, 1)
+	go func() { done <- chromedp.Do(fctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			fcancel()
+			return nil, nil, err
+		}
+		return fctx, fcancel, nil
+	case <-ctx.Done():
+		fcancel()
+		<-done
+		return nil, nil, ctx.Err()
+	}
+}

@@ -1,0 +1,110 @@
+package page
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/input"
+)
+
+func TestParseKeys(t *testing.T) {
+	for _, c := range []struct {
+		keys, key string
+		mods      int64
+		typ       input.DispatchKeyEventType
+		text      string
+	}{
+		{"Enter", "Enter", 0, input.DispatchKeyEventTypeKeyDown, "\r"},
+		{"enter", "Enter", 0, input.DispatchKeyEventTypeKeyDown, "\r"},
+		{"Tab", "Tab", 0, input.DispatchKeyEventTypeRawKeyDown, ""},
+		{"Shift+Tab", "Tab", 8, input.DispatchKeyEventTypeRawKeyDown, ""},
+		{"Escape", "Escape", 0, input.DispatchKeyEventTypeRawKeyDown, ""},
+		{"ArrowDown", "ArrowDown", 0, input.DispatchKeyEventTypeRawKeyDown, ""},
+		{"Control+A", "a", 2, input.DispatchKeyEventTypeRawKeyDown, ""},
+		{"ctrl+shift+k", "k", 10, input.DispatchKeyEventTypeRawKeyDown, ""},
+		{"a", "a", 0, input.DispatchKeyEventTypeKeyDown, "a"},
+		{"Space", " ", 0, input.DispatchKeyEventTypeKeyDown, " "},
+		{"Control++", "+", 2, input.DispatchKeyEventTypeRawKeyDown, ""},
+	} {
+		evs, err := parseKeys(c.keys)
+		if err != nil {
+			t.Errorf("%q: %v", c.keys, err)
+			continue
+		}
+		d, u := evs[0], evs[1]
+		if d.Key != c.key || d.Modifiers&^8 != c.mods&^8 || d.Type != c.typ || d.Text != c.text || u.Type != input.DispatchKeyEventTypeKeyUp || u.Key != c.key {
+			t.Errorf("%q: down %+v up %+v", c.keys, d, u)
+		}
+	}
+	for _, bad := range []string{"", "Hyper+A", "LaunchRocket", "Control+", "\x01"} {
+		if _, err := parseKeys(bad); !errors.Is(err, ErrUnknownKey) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}
+
+func TestNormalizeURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"example.com/x":          "https://example.com/x",
+		" http://127.0.0.1:8/a ": "http://127.0.0.1:8/a",
+		"about:blank":            "about:blank",
+	} {
+		if got, err := normalizeURL(in); err != nil || got != want {
+			t.Errorf("%q: %q %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"", "javascript:alert(1)", "ftp://x/", "http://"} {
+		if _, err := normalizeURL(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestFailureMapping(t *testing.T) {
+	res, err := failure("e3", fmt.Errorf("%w (Execution context was destroyed)", errNavRace))
+	if err != nil || res.OK || !res.Navigated || !strings.Contains(res.Reason, "navigated") {
+		t.Errorf("navigation race: %+v %v", res, err)
+	}
+	res, err = failure("e3", errRealmGone)
+	if !errors.Is(err, ErrStaleID) || !strings.Contains(res.Reason, "e3") {
+		t.Errorf("gone frame: %+v %v", res, err)
+	}
+	if !isNavMessage("Cannot find context with specified id") || isNavMessage("TypeError: x is undefined") {
+		t.Errorf("isNavMessage")
+	}
+}
+
+// The renderer keeps every element in the viewport and stays in budget.
+func TestRenderBudget(t *testing.T) {
+	obs := &Observation{URL: "http://h/p", Title: "T", Viewport: [2]float64{1000, 500}, PageSize: [2]float64{1000, 50000}}
+	for i := 0; i < 3000; i++ {
+		e := Element{ID: fmt.Sprintf("e%d", i+1), Tag: "button", Text: strings.Repeat("word ", 8), Rect: [4]float64{10, float64(i * 16), 100, 14}}
+		e.InViewport = e.Rect[1] < 500
+		if i%7 == 0 {
+			e.Frame = "f1"
+		}
+		obs.Elements = append(obs.Elements, e)
+	}
+	obs.Frames = []Frame{{ID: "f1", URL: "http://other/"}}
+	for _, budget := range []int{0, 20000, 4000} {
+		o := *obs
+		render(&o, ObserveOptions{Budget: budget})
+		limit := budget
+		if limit == 0 {
+			limit = DefaultBudget
+		}
+		if len(o.Rendered) > limit || o.Truncated == 0 {
+			t.Errorf("budget %d: %d chars, truncated %d", budget, len(o.Rendered), o.Truncated)
+		}
+		for _, e := range o.Elements {
+			if e.InViewport && !strings.Contains(o.Rendered, "["+e.ID+"] ") {
+				t.Fatalf("budget %d: %s in the viewport is missing", budget, e.ID)
+			}
+		}
+		if !strings.Contains(o.Rendered, "below the viewport") {
+			t.Errorf("budget %d: no hint", budget)
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package record
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image/jpeg"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// encoder is one ffmpeg process and the goroutine that feeds it.
+type encoder struct {
+	r       *Recorder
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	tmpPath string
+	stderr  *tail
+	t0      time.Time
+
+	exited  chan struct{} // closed when cmd.Wait returned
+	waitErr error
+
+	writerDone chan struct{}
+	writeErr   error
+}
+
+// ffmpegArgs returns the arguments of ffmpeg for a video of w×h.
+func ffmpegArgs(o Options, w, h int, out string) []string {
+	fps := strconv.Itoa(o.FPS)
+	gop := strconv.Itoa(5 * o.FPS) // a key frame every 5 s, for seeking
+	vf := fmt.Sprintf("scale=%d:%d:force_original_aspect_ratio=decrease:force_divisible_by=2,"+
+		"pad=%d:%d:-1:-1,setsar=1,format=yuv420p", w, h, w, h)
+	args := []string{
+		"-hide_banner", "-nostats", "-loglevel", "error",
+		"-threads", "1",
+		"-f", "image2pipe", "-framerate", fps, "-c:v", "mjpeg", "-i", "pipe:0",
+		"-an", "-vf", vf, "-r", fps, "-threads", "1", "-g", gop,
+	}
+	switch o.Format {
+	case "mp4":
+		args = append(args,
+			"-c:v", "libx264", "-preset", "ultrafast", "-crf", "26",
+			"-pix_fmt", "yuv420p", "-movflags", "+faststart", "-f", "mp4")
+	default:
+		args = append(args,
+			"-c:v", "libvpx", "-deadline", "realtime", "-cpu-used", "16",
+			"-static-thresh", "100", "-b:v", "1M", "-crf", "10", "-qmin", "4", "-qmax", "50",
+			"-auto-alt-ref", "0", "-f", "webm")
+	}
+	return append(args, "-y", out)
+}
+
+// startEncoder starts ffmpeg for a video of the size of the first picture,
+// and the writer goroutine. The video starts at the time of that picture.
+func startEncoder(r *Recorder, first []byte, at time.Time) (*encoder, error) {
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(first))
+	if err != nil {
+		return nil, fmt.Errorf("record: first screencast picture: %w", err)
+	}
+	w, h := cfg.Width&^1, cfg.Height&^1
+	if w < 2 || h < 2 {
+		return nil, fmt.Errorf("record: first screencast picture is %d×%d", cfg.Width, cfg.Height)
+	}
+	e := &encoder{
+		r:          r,
+		tmpPath:    r.outPath + ".part",
+		stderr:     &tail{max: 8 << 10},
+		t0:         at,
+		exited:     make(chan struct{}),
+		writerDone: make(chan struct{}),
+	}
+	_ = os.Remove(e.tmpPath)
+	e.cmd = exec.Command(r.ffmpeg, ffmpegArgs(r.opt, w, h, e.tmpPath)...)
+	e.cmd.Stderr = e.stderr
+	e.cmd.SysProcAttr = sysProcAttr()
+	if e.stdin, err = e.cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("record: ffmpeg: %w", err)
+	}
+	if err := e.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("record: start ffmpeg: %w", err)
+	}
+	go func() {
+		e.waitErr = e.cmd.Wait()
+		close(e.exited)
+	}()
+	go e.writeLoop()
+	return e, nil
+}
+
+// writeLoop writes the newest picture once per frame period, by the wall
+// clock: frame k is due at t0 + k/FPS. A frame that came due while a write
+// was slow is written at once, so the video keeps real time. When the
+// recording finishes, it writes the frames due until then and closes stdin.
+func (e *encoder) writeLoop() {
+	defer close(e.writerDone)
+	defer e.stdin.Close()
+	r := e.r
+	period := time.Second / time.Duration(r.opt.FPS)
+	maxBatch := 8 * r.opt.FPS // bounds one round of catching up
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	var n int64
+	for {
+		final := false
+		select {
+		case <-timer.C:
+		case <-r.done:
+			final = true
+		case <-e.exited:
+			e.writeErr = errors.New("ffmpeg exited before the end of the input")
+			return
+		}
+		elapsed := time.Since(e.t0)
+		due := int64(elapsed/period) + 1
+		if final {
+			due = max(1, int64(math.Round(float64(elapsed)/float64(period))))
+		}
+		for i := 0; n < due && (final || i < maxBatch); i++ {
+			if _, err := e.stdin.Write(r.picture()); err != nil {
+				e.writeErr = err
+				return
+			}
+			n++
+			r.written.Add(1)
+		}
+		if final {
+			return
+		}
+		timer.Reset(max(0, time.Until(e.t0.Add(time.Duration(n)*period))))
+	}
+}
+
+// kill ends ffmpeg at once.
+func (e *encoder) kill() {
+	if e.cmd.Process != nil {
+		_ = e.cmd.Process.Kill()
+	}
+}
+
+// wait waits for the writer and for ffmpeg, bounded by ctx; when ctx ends
+// first, it kills ffmpeg. It removes the partial file on failure.
+func (e *encoder) wait(ctx context.Context) error {
+	killed := false
+	select {
+	case <-e.writerDone:
+	case <-ctx.Done():
+		e.kill() // a writer blocked on a full pipe gets EPIPE
+		killed = true
+	}
+	select {
+	case <-e.exited:
+	case <-ctx.Done():
+		e.kill()
+		killed = true
+		t := time.NewTimer(5 * time.Second)
+		select {
+		case <-e.exited:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	// After a kill the writer ends at its next write; wait for it, bounded,
+	// so that its error can be read.
+	writerDone := false
+	t := time.NewTimer(5 * time.Second)
+	select {
+	case <-e.writerDone:
+		writerDone = true
+	case <-t.C:
+	}
+	t.Stop()
+
+	var err error
+	select {
+	case <-e.exited:
+	default:
+		return fmt.Errorf("record: ffmpeg did not exit after a kill (%v)", ctx.Err())
+	}
+	switch {
+	case killed:
+		err = fmt.Errorf("record: ffmpeg did not finish in time (%v), killed", ctx.Err())
+	case e.waitErr != nil:
+		err = fmt.Errorf("record: ffmpeg failed: %v", e.waitErr)
+	case !writerDone:
+		err = errors.New("record: the writer to ffmpeg did not finish")
+	case e.writeErr != nil:
+		err = fmt.Errorf("record: writing to ffmpeg: %v", e.writeErr)
+	}
+	if err == nil {
+		if fi, serr := os.Stat(e.tmpPath); serr != nil || fi.Size() == 0 {
+			err = errors.New("record: ffmpeg wrote no file")
+		}
+	}
+	if err != nil {
+		_ = os.Remove(e.tmpPath)
+		if s := e.stderr.String(); s != "" {
+			err = fmt.Errorf("%w; ffmpeg stderr: %s", err, s)
+		}
+		return err
+	}
+	return nil
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}

@@ -1,0 +1,397 @@
+// Package record records a run of the local engine as a video that a browser
+// plays: WebM (VP8) by default, or MP4 (H.264), encoded by ffmpeg.
+//
+// # Pipeline
+//
+// A sampler goroutine keeps the newest picture (a JPEG) of the followed tab.
+// A writer goroutine feeds ffmpeg, through its stdin, one JPEG per tick of a
+// constant frame rate (image2pipe with the mjpeg decoder, the same rate in
+// and out). The ticks follow the wall clock: frame k is due at t0 + k/FPS,
+// where t0 is the time of the first picture. When the page shows no change,
+// the writer repeats the newest picture, and when a write was slow it catches
+// up, so the video lasts as long as the recording and its timeline is real
+// time. ffmpeg starts with the first picture, because that picture fixes the
+// size of the video; later pictures of another size (another tab, another
+// viewport) are scaled and padded to it.
+//
+// # Throttling and the CPU budget
+//
+// The budget is 15 % of one core. everyNthFrame does not get there: while a
+// screencast runs, Chromium's frame capturer copies every frame that the
+// compositor draws (up to 60 a second on an animated page) before
+// everyNthFrame or the ack window drop any. Measured on the 2-core test
+// machine (Chromium 156, --disable-gpu, 1280×720, a CSS + rAF animation), a
+// continuous cast costs about 40 % of a core above the page alone with
+// everyNthFrame=15, and about 70 % with every frame sent. everyNthFrame also
+// drops the first frame of a cast and single changes, such as the result of
+// a click on an otherwise still page: the part of a run that matters most.
+// Short casts (start, first frame, stop) at each tick still cost Chromium 9
+// to 23 % of a core, because each start sets the capturer up again.
+//
+// So the sampler has two modes:
+//
+//   - While the page is still or changes slowly, the screencast runs
+//     (everyNthFrame=1). Chromium then sends a frame only when something
+//     changes: next to no cost, and every change arrives at once. The sampler
+//     acks each frame at once, from a goroutine; the goroutine that reads the
+//     events only hands them over on a channel, so it never blocks.
+//   - When the cast sends two frames within one tick, the page changes faster
+//     than the video samples it. The sampler stops the cast and takes one JPEG
+//     screenshot (Page.captureScreenshot, the same quality) per tick, which
+//     copies one frame. When two screenshots in a row are the same bytes, the
+//     page is still again and the cast restarts.
+//
+// A cast that sent nothing for 5 s is restarted, so that a cast that Chromium
+// dropped cannot freeze the video. ffmpeg encodes VP8 in realtime mode with
+// one thread (-deadline realtime -cpu-used 16 -static-thresh 100): about 8 ms
+// per 720p frame with the JPEG decode, so about 3 to 4 % of a core at 4 fps.
+// TestRecordingCPU measures the whole cost against the same page unrecorded
+// (RECORD_CPU_SECONDS=10 for the steady figure): on the machine above,
+// shared with other jobs (load average 9 to 20), recording cost 10 to 15 % of
+// a core on the animated page (Chromium's screenshots 7 to 10 %, ffmpeg about
+// 4 %, Go under 1 %) and 2 to 4 % on a still page (almost all ffmpeg).
+//
+// # Tabs, navigations, failures
+//
+// The cast goes on across navigations in the same tab, also to another site
+// and so another renderer process (checked by TestNavigations); while a
+// navigation commits, Chromium refuses to start a cast, and the sampler tries
+// again at the next tick. Follow moves the sampler to another tab; the tab
+// must be visible (a hidden tab sends at most its last frame). When the
+// followed tab closes, the sampler stops and the video repeats the last
+// picture until Stop or Follow. When the context of Start ends, the recording
+// ends as if Stop was called, and Stop still returns the file. When ffmpeg
+// fails, Stop returns an error with the tail of its stderr and removes the
+// partial file. When no picture ever arrived, Stop returns ErrNoFrames and
+// writes no file: a video without a single real picture would only mislead.
+package record
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// Options configure a recording. The zero value is usable.
+type Options struct {
+	// FPS is the frame rate of the video and the rate at which the tab is
+	// sampled. Default 4, at most 30.
+	FPS int
+	// Quality is the JPEG quality of the screencast pictures, 1 to 100.
+	// Default 60.
+	Quality int
+	// MaxWidth and MaxHeight bound the size of the pictures, and so of the
+	// video. Default 1280×720.
+	MaxWidth, MaxHeight int
+	// FFmpeg is the path of ffmpeg. "" looks up "ffmpeg" in PATH.
+	FFmpeg string
+	// Format is "webm" (VP8, the default) or "mp4" (H.264 with libx264
+	// ultrafast, yuv420p, +faststart).
+	//
+	// WebM/VP8 is the default: every Chromium build plays it, also builds
+	// without the proprietary codecs (Debian's plays both); Debian's ffmpeg
+	// encodes it with libvpx in realtime mode at 3 to 4 % of a core at 4 fps
+	// (x264 ultrafast costs about the same, VP9 realtime a little more); and
+	// Matroska is written as a stream, so the file of an ffmpeg that dies is
+	// a playable prefix, while an MP4 without its index is not.
+	Format string
+}
+
+const (
+	// stopTimeout bounds the wait of Stop for ffmpeg; stopGrace is the
+	// wait left after the context of Stop ends.
+	stopTimeout = 30 * time.Second
+	stopGrace   = 5 * time.Second
+
+	defaultFPS     = 4
+	maxFPS         = 30
+	defaultQuality = 60
+	defaultWidth   = 1280
+	defaultHeight  = 720
+)
+
+// ErrNoFrames is returned by Stop when no picture was ever taken, for example
+// of a page that never painted. No file is written then.
+var ErrNoFrames = errors.New("record: no frame was captured, so no video was written")
+
+// ErrStopped is returned by Follow after Stop, or after the context of Start
+// ended.
+var ErrStopped = errors.New("record: recording stopped")
+
+// FindFFmpeg returns the path of ffmpeg: path itself when it is set and
+// executable, or "ffmpeg" looked up in PATH.
+func FindFFmpeg(path string) (string, error) {
+	name := path
+	if name == "" {
+		name = "ffmpeg"
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("record: ffmpeg not found (%v); install it, for example with `apt-get install ffmpeg`, or set Options.FFmpeg", err)
+	}
+	return p, nil
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.FPS == 0 {
+		o.FPS = defaultFPS
+	}
+	if o.FPS < 0 || o.FPS > maxFPS {
+		return o, fmt.Errorf("record: FPS %d out of range 1..%d", o.FPS, maxFPS)
+	}
+	if o.Quality == 0 {
+		o.Quality = defaultQuality
+	}
+	if o.Quality < 1 || o.Quality > 100 {
+		return o, fmt.Errorf("record: Quality %d out of range 1..100", o.Quality)
+	}
+	if o.MaxWidth == 0 {
+		o.MaxWidth = defaultWidth
+	}
+	if o.MaxHeight == 0 {
+		o.MaxHeight = defaultHeight
+	}
+	if o.MaxWidth < 16 || o.MaxHeight < 16 {
+		return o, fmt.Errorf("record: MaxWidth×MaxHeight %d×%d too small", o.MaxWidth, o.MaxHeight)
+	}
+	switch o.Format {
+	case "":
+		o.Format = "webm"
+	case "webm", "mp4":
+	default:
+		return o, fmt.Errorf("record: unknown Format %q (want \"webm\" or \"mp4\")", o.Format)
+	}
+	return o, nil
+}
+
+// Recorder records the followed tab into a video file. Its methods are safe
+// for concurrent use.
+type Recorder struct {
+	opt     Options
+	ffmpeg  string
+	outPath string
+
+	mu     sync.Mutex // guards the fields below
+	latest []byte     // the newest picture, a JPEG
+	enc    *encoder   // ffmpeg, from the first picture on
+	encErr error      // the error of starting ffmpeg
+
+	captured atomic.Int64 // pictures taken
+	written  atomic.Int64 // frames written to ffmpeg
+	castErrs atomic.Int64 // failed Page.startScreencast calls
+	// counters for tests and diagnostics
+	castStarts, castFrames, shots atomic.Int64
+
+	followCh chan followReq
+	done     chan struct{} // closed by finish: sampling and writing end
+	finishMu sync.Once
+	samplerQ chan struct{} // closed when the sampler returned
+
+	stopOnce  sync.Once
+	stopPath  string
+	stopErr   error
+	unwatchFn func() bool // ends the watch of the context of Start
+}
+
+type followReq struct {
+	tab   context.Context
+	reply chan error
+}
+
+// Start starts recording tab into outPath. tab is a chromedp context that is
+// attached to a page target (it has run an action). The recording ends with
+// Stop, or when ctx ends; call Stop in both cases, to get the file. Start
+// waits up to a second for the first picture, and starts ffmpeg with it.
+func Start(ctx context.Context, tab context.Context, outPath string, o Options) (*Recorder, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ff, err := FindFFmpeg(o.FFmpeg)
+	if err != nil {
+		return nil, err
+	}
+	if outPath == "" {
+		return nil, errors.New("record: empty output path")
+	}
+	if fi, err := os.Stat(filepath.Dir(outPath)); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("record: output directory of %s does not exist", outPath)
+	}
+	if err := checkTab(tab); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := &Recorder{
+		opt:      o,
+		ffmpeg:   ff,
+		outPath:  outPath,
+		followCh: make(chan followReq),
+		done:     make(chan struct{}),
+		samplerQ: make(chan struct{}),
+	}
+	s := newSampler(r, tab)
+	// The cast starts here, so that a tab that cannot cast fails Start, and
+	// ffmpeg starts (and can fail) with the first picture before Start
+	// returns.
+	if err := s.first(); err != nil {
+		s.stopCast()
+		s.close()
+		return nil, fmt.Errorf("record: start screencast: %w", err)
+	}
+	r.mu.Lock()
+	encErr := r.encErr
+	r.mu.Unlock()
+	if encErr != nil {
+		s.stopCast()
+		s.close()
+		return nil, encErr
+	}
+	go s.run()
+	r.unwatchFn = context.AfterFunc(ctx, r.finish)
+	return r, nil
+}
+
+// checkTab reports whether tab is a chromedp context with a live target.
+func checkTab(tab context.Context) error {
+	if tab == nil || chromedp.FromContext(tab) == nil {
+		return errors.New("record: tab is not a chromedp context")
+	}
+	ch, err := chromedp.Detached(tab)
+	if err != nil {
+		return fmt.Errorf("record: tab: %w (run an action on it first)", err)
+	}
+	select {
+	case <-ch:
+		return errors.New("record: tab is closed")
+	default:
+	}
+	return tab.Err()
+}
+
+// Follow makes the recording follow tab, for example after the run switched
+// tabs. It stops the cast of the old tab and takes a picture of the new one
+// before it returns. It returns the error of that first capture, and the
+// recorder follows tab also then.
+func (r *Recorder) Follow(tab context.Context) error {
+	if err := checkTab(tab); err != nil {
+		return err
+	}
+	req := followReq{tab: tab, reply: make(chan error, 1)}
+	t := time.NewTimer(10 * time.Second)
+	defer t.Stop()
+	select {
+	case r.followCh <- req:
+	case <-r.done:
+		return ErrStopped
+	case <-t.C:
+		return errors.New("record: Follow timed out")
+	}
+	select {
+	case err := <-req.reply:
+		return err
+	case <-t.C:
+		return errors.New("record: Follow timed out")
+	}
+}
+
+// Frames returns the number of pictures taken so far: screencast frames, and
+// screenshots while the page animates. The video repeats pictures to keep
+// real time; VideoFrames counts the frames of the video.
+func (r *Recorder) Frames() int { return int(r.captured.Load()) }
+
+// VideoFrames returns the number of frames written to the video so far.
+func (r *Recorder) VideoFrames() int { return int(r.written.Load()) }
+
+// finish ends sampling and makes the writer close ffmpeg's input. It does not
+// wait. It is safe to call more than once.
+func (r *Recorder) finish() {
+	r.finishMu.Do(func() { close(r.done) })
+}
+
+// Stop ends the recording: it stops the cast, closes ffmpeg's input, waits
+// for ffmpeg and returns the path of the finished file. The wait ends 5 s
+// after ctx ends (so a ctx that ended already, such as the one of Start,
+// still lets ffmpeg finish the file, which takes milliseconds), and after
+// 30 s at most; then Stop kills ffmpeg and returns an error. A second call
+// returns the result of the first.
+func (r *Recorder) Stop(ctx context.Context) (string, error) {
+	r.stopOnce.Do(func() {
+		r.stopPath, r.stopErr = r.stop(ctx)
+	})
+	return r.stopPath, r.stopErr
+}
+
+func (r *Recorder) stop(ctx context.Context) (string, error) {
+	r.unwatchFn()
+	r.finish()
+	// The sampler stops the cast on its way out; each of its steps is
+	// bounded.
+	t := time.NewTimer(5 * time.Second)
+	select {
+	case <-r.samplerQ:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	t.Stop()
+
+	r.mu.Lock()
+	enc, encErr := r.enc, r.encErr
+	r.mu.Unlock()
+	if encErr != nil {
+		return "", encErr
+	}
+	if enc == nil {
+		return "", ErrNoFrames
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	unwatch := context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, cancel) })
+	defer unwatch()
+	if err := enc.wait(wctx); err != nil {
+		return "", err
+	}
+	if err := os.Rename(enc.tmpPath, r.outPath); err != nil {
+		os.Remove(enc.tmpPath)
+		return "", fmt.Errorf("record: %w", err)
+	}
+	return r.outPath, nil
+}
+
+// setPicture stores a new picture, and starts ffmpeg on the first one.
+func (r *Recorder) setPicture(jpg []byte, at time.Time) {
+	r.captured.Add(1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.latest = jpg
+	if r.enc != nil || r.encErr != nil {
+		return
+	}
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	enc, err := startEncoder(r, jpg, at)
+	if err != nil {
+		r.encErr = err
+		return
+	}
+	r.enc = enc
+}
+
+// picture returns the newest picture.
+func (r *Recorder) picture() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.latest
+}
