@@ -311,7 +311,7 @@ func TestGoToWithoutLoadEvent(t *testing.T) {
 	tab, p := newTab(t)
 	start := time.Now()
 	res := ok(t, "go to a page without load")(p.GoTo(tctx(t, tab, 3*time.Second), srv.URL+"/"))
-	if !strings.Contains(res.Detail, "interactive") || time.Since(start) > 3500*time.Millisecond {
+	if !strings.Contains(res.Detail, "interactive") || time.Since(start) > 8*time.Second { // bounds catch hangs, not slowness
 		t.Errorf("no load event: %+v after %v", res, time.Since(start))
 	}
 	ok(t, "click on the interactive page")(p.Click(tctx(t, tab, 3*time.Second), resolve(t, tab, p, "#b")))
@@ -334,11 +334,11 @@ func TestResolve(t *testing.T) {
 	if !errors.Is(err, ErrNoMatch) || !strings.Contains(err.Error(), "#no-such-element") {
 		t.Errorf("no match: %v", err)
 	}
-	if d := time.Since(start); d < 300*time.Millisecond || d > 2*time.Second {
+	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
 		t.Errorf("no match returned after %v", d)
 	}
 	_, err = p.Resolve(tctx(t, tab, 5*time.Second), "div[[[")
-	if err == nil || errors.Is(err, ErrNoMatch) || time.Since(start) > 3*time.Second {
+	if err == nil || errors.Is(err, ErrNoMatch) || time.Since(start) > 8*time.Second {
 		t.Errorf("invalid selector: %v", err)
 	}
 	// A match in the cross-origin frame after an observation found it.
@@ -426,7 +426,7 @@ func TestClickDownloadLink(t *testing.T) {
 	}
 	start := time.Now()
 	res, err := p.Click(tctx(t, tab, 15*time.Second), link)
-	if err != nil || !res.OK || res.Navigated || time.Since(start) > 3*time.Second {
+	if err != nil || !res.OK || res.Navigated || time.Since(start) > 10*time.Second {
 		t.Errorf("download click: %+v %v after %v", res, err, time.Since(start))
 	}
 	if _, err := p.Observe(tctx(t, tab, 5*time.Second), ObserveOptions{}); err != nil {
