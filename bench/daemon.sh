@@ -169,23 +169,6 @@ run_wrk() {
 	: >"$work/write.log"
 }
 
-# parse FILE: "req_per_s p50_ms errors requests" from wrk's output.
-parse() {
-	awk '
-		function ms(s) {
-			if (s ~ /us$/) return substr(s, 1, length(s) - 2) / 1000
-			if (s ~ /ms$/) return substr(s, 1, length(s) - 2) + 0
-			if (s ~ /s$/) return substr(s, 1, length(s) - 1) * 1000
-			return -1
-		}
-		/^Requests\/sec:/ {rps = $2}
-		/ requests in / {n = $1}
-		/^ +50%/ {p50 = ms($2)}
-		/Non-2xx or 3xx responses:/ {err += $NF}
-		/Socket errors:/ {gsub(/,/, ""); err += $4 + $6 + $8 + $10}
-		END {printf "%s %s %d %d\n", rps, p50, err, n}
-	' "$1"
-}
 
 log "warm-up: 2 s of every row"
 for row in "${rows[@]}"; do
@@ -216,15 +199,12 @@ sleep 5
 read -r rss_after rss_after_anon rss_after_file rss_after_db < <(rss "$read_pid")
 
 # col LABEL N: the values of column N (3 req/s, 4 p50) of LABEL's rounds.
-col() { awk -F'\t' -v l="$1" -v n="$2" '$1 == l {print $n}' "$data"; }
-median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 range() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f–%.0f", lo, hi}'; }
 # ratios A B: the per-round ratio of A's req/s to B's.
 ratios() {
 	awk -F'\t' -v a="$1" -v b="$2" '$1 == a {x[$2] = $3} $1 == b {y[$2] = $3}
 		END {for (r in x) if (y[r] > 0) print x[r] / y[r]}' "$data"
 }
-fmt() { awk -v v="$1" -v f="$2" 'BEGIN {printf f, v}'; }
 # num X: X rounded, with thousands separators.
 num() {
 	awk -v v="$1" 'BEGIN {
@@ -235,7 +215,6 @@ num() {
 }
 # met CONDITION R P: "yes" or "**no**", CONDITION being an awk expression on
 # r (the ratio) and p (the p50 in ms).
-met() { if awk -v r="${2:-0}" -v p="${3:-0}" "BEGIN {exit !($1)}"; then echo yes; else echo "**no**"; fi; }
 
 # row LABEL WHAT CEILING_LABEL TARGET_TEXT CONDITION(awk, on r = ratio, p = p50 ms)
 row() {

@@ -45,3 +45,27 @@ wait_for() {
 	cat "$1" >&2
 	return 1
 }
+
+# parse FILE: "req_per_s p50_ms errors requests" from wrk's output.
+parse() {
+	awk '
+		function ms(s) {
+			if (s ~ /us$/) return substr(s, 1, length(s) - 2) / 1000
+			if (s ~ /ms$/) return substr(s, 1, length(s) - 2) + 0
+			if (s ~ /s$/) return substr(s, 1, length(s) - 1) * 1000
+			return -1
+		}
+		/^Requests\/sec:/ {rps = $2}
+		/ requests in / {n = $1}
+		/^ +50%/ {p50 = ms($2)}
+		/Non-2xx or 3xx responses:/ {err += $NF}
+		/Socket errors:/ {gsub(/,/, ""); err += $4 + $6 + $8 + $10}
+		END {printf "%s %s %d %d\n", rps, p50, err, n}
+	' "$1"
+}
+
+# Small helpers of the result tables.
+col() { awk -F'\t' -v l="$1" -v n="$2" '$1 == l {print $n}' "$data"; }
+median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+fmt() { awk -v v="$1" -v f="$2" 'BEGIN {printf f, v}'; }
+met() { if awk -v r="${2:-0}" -v p="${3:-0}" "BEGIN {exit !($1)}"; then echo yes; else echo "**no**"; fi; }

@@ -121,23 +121,6 @@ run_wrk() {
 	: >"$work/runsd.log"
 }
 
-# parse FILE: "req_per_s p50_ms errors requests" from wrk's output.
-parse() {
-	awk '
-		function ms(s) {
-			if (s ~ /us$/) return substr(s, 1, length(s) - 2) / 1000
-			if (s ~ /ms$/) return substr(s, 1, length(s) - 2) + 0
-			if (s ~ /s$/) return substr(s, 1, length(s) - 1) * 1000
-			return -1
-		}
-		/^Requests\/sec:/ {rps = $2}
-		/ requests in / {n = $1}
-		/^ +50%/ {p50 = ms($2)}
-		/Non-2xx or 3xx responses:/ {err += $NF}
-		/Socket errors:/ {gsub(/,/, ""); err += $4 + $6 + $8 + $10}
-		END {printf "%s %s %d %d\n", rps, p50, err, n}
-	' "$1"
-}
 
 log "warm-up: 2 s of every row"
 for row in "${rows[@]}"; do
@@ -197,8 +180,6 @@ cat "$out/records.log" >&2
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/env.txt"
 
 # col LABEL N: the values of column N (3 req/s, 4 p50) of LABEL's rounds.
-col() { awk -F'\t' -v l="$1" -v n="$2" '$1 == l {print $n}' "$data"; }
-median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 maximum() { sort -g | tail -1; }
 range() {
 	local lo hi
@@ -228,7 +209,6 @@ lratios() {
 	done
 	return 0
 }
-fmt() { awk -v v="$1" -v f="$2" 'BEGIN {printf f, v}'; }
 num() {
 	awk -v v="$1" 'BEGIN {
 		s = sprintf("%.0f", v); t = ""
@@ -238,7 +218,6 @@ num() {
 }
 # met CONDITION R P: "yes" or "**no**", CONDITION being an awk expression on
 # r (a ratio) and p (a p50 in ms).
-met() { if awk -v r="${2:-0}" -v p="${3:-0}" "BEGIN {exit !($1)}"; then echo yes; else echo "**no**"; fi; }
 # sum PREFIX NAME: the sum of NAME over the rounds.
 sum() { vals "$1" "$2" | awk '{s += $1} END {print s + 0}'; }
 
