@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -192,78 +191,15 @@ func definitionFromJSON(b []byte, loc ...any) (*client.AgentDefinition, error) {
 	return &def, nil
 }
 
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // validateDefinition checks what the hosted service checks before it
-// stores a definition: a title, identifier keys and labels, unique labels,
-// no hand-made output parameters, and a finally block that exists.
+// stores a definition (client.AgentDefinition.Validate: a title,
+// identifier keys and labels, unique labels, no hand-made output
+// parameters, a finally block that exists), with the locations placed
+// under loc, where the definition sits in the request.
 func validateDefinition(def *client.AgentDefinition, loc []any) error {
-	var errs []client.ValidationError
-	at := func(more ...any) []any { return append(append([]any{}, loc...), more...) }
-	if strings.TrimSpace(def.Title) == "" {
-		errs = append(errs, fieldError("string_too_short", "String should have at least 1 character", def.Title, at("title")...))
-	}
-	if m := def.MaxElapsedTimeMinutes; m != nil && (*m < 1 || *m > 480) {
-		errs = append(errs, fieldError("value_error", "max_elapsed_time_minutes must be between 1 and 480", *m, at("max_elapsed_time_minutes")...))
-	}
-	wd := &def.WorkflowDefinition
-	paramKeys := map[string]bool{}
-	for i, p := range wd.Parameters {
-		ploc := func(f string) []any { return at("workflow_definition", "parameters", i, f) }
-		switch {
-		case p.Key == "":
-			errs = append(errs, fieldError("missing", "Field required", nil, ploc("key")...))
-		case !identifier.MatchString(p.Key):
-			errs = append(errs, fieldError("value_error", fmt.Sprintf("Parameter key %q must be an identifier: letters, digits and _, not starting with a digit", p.Key), p.Key, ploc("key")...))
-		case paramKeys[p.Key]:
-			errs = append(errs, fieldError("value_error", fmt.Sprintf("Duplicate parameter key %q", p.Key), p.Key, ploc("key")...))
-		}
-		paramKeys[p.Key] = true
-		switch p.ParameterType {
-		case "":
-			errs = append(errs, fieldError("missing", "Field required", nil, ploc("parameter_type")...))
-		case client.ParameterTypeOutput:
-			errs = append(errs, fieldError("value_error", "Cannot manually create output parameters", p.Key, ploc("parameter_type")...))
-		case client.ParameterTypeWorkflow:
-			if p.WorkflowParameterType == "" {
-				errs = append(errs, fieldError("missing", "Field required", nil, ploc("workflow_parameter_type")...))
-			}
-		}
-	}
-	labels := map[string]bool{}
-	var walk func(blocks client.Blocks, path []any)
-	walk = func(blocks client.Blocks, path []any) {
-		for i, b := range blocks {
-			bloc := append(append([]any{}, path...), i, "label")
-			label := b.Base().Label
-			switch {
-			case label == "":
-				errs = append(errs, fieldError("missing", "Field required", nil, bloc...))
-			case !identifier.MatchString(label):
-				errs = append(errs, fieldError("value_error", fmt.Sprintf("Block label %q must be an identifier: letters, digits and _, not starting with a digit", label), label, bloc...))
-			case labels[label]:
-				errs = append(errs, fieldError("value_error", fmt.Sprintf("Duplicate block label %q", label), label, bloc...))
-			case paramKeys[label+"_output"]:
-				errs = append(errs, fieldError("value_error", fmt.Sprintf("Parameter key %q is reserved for the output of block %q", label+"_output", label), label, bloc...))
-			}
-			labels[label] = true
-			switch lb := b.(type) {
-			case *client.ForLoopBlock:
-				walk(lb.LoopBlocks, append(append([]any{}, path...), i, "loop_blocks"))
-			case *client.WhileLoopBlock:
-				walk(lb.LoopBlocks, append(append([]any{}, path...), i, "loop_blocks"))
-			}
-		}
-	}
-	walk(wd.Blocks, at("workflow_definition", "blocks"))
-	if f := wd.FinallyBlockLabel; f != "" {
-		found := false
-		for _, b := range wd.Blocks {
-			found = found || b.Base().Label == f
-		}
-		if !found {
-			errs = append(errs, fieldError("value_error", fmt.Sprintf("finally_block_label %q does not name a top-level block", f), f, at("workflow_definition", "finally_block_label")...))
-		}
+	errs := def.Validate()
+	for i := range errs {
+		errs[i].Loc = append(append([]any{}, loc...), errs[i].Loc...)
 	}
 	return invalid(errs)
 }

@@ -36,24 +36,76 @@ func Render(s string, vars map[string]any) (string, error) {
 	}
 	var b strings.Builder
 	for {
-		start := strings.Index(s, "{{")
+		start, end := findRef(s)
 		if start < 0 {
 			b.WriteString(s)
 			return b.String(), nil
 		}
-		end := strings.Index(s[start:], "}}")
 		if end < 0 {
 			return "", &Error{Ref: s[start:], Msg: "the reference is not closed with }}"}
 		}
-		end += start
 		b.WriteString(s[:start])
-		ref := s[start : end+2]
-		v, err := Lookup(strings.TrimSpace(s[start+2:end]), vars)
+		ref := s[start:end]
+		v, err := Lookup(strings.TrimSpace(s[start+2:end-2]), vars)
 		if err != nil {
 			return "", &Error{Ref: ref, Msg: err.Error()}
 		}
 		b.WriteString(text(v))
-		s = s[end+2:]
+		s = s[end:]
+	}
+}
+
+// findRef returns where the first reference of s starts (its "{{") and
+// ends (just after its "}}"): start is -1 when s has none, end is -1 when
+// it is not closed.
+func findRef(s string) (start, end int) {
+	start = strings.Index(s, "{{")
+	if start < 0 {
+		return -1, -1
+	}
+	end = strings.Index(s[start:], "}}")
+	if end < 0 {
+		return start, -1
+	}
+	return start, start + end + 2
+}
+
+// Ref is one {{ ... }} reference of a template, as References finds it.
+type Ref struct {
+	Text   string // as written, braces included
+	Offset int    // the byte offset of its "{{" in the template
+	// Root is the name the reference starts with: "login_output" in
+	// {{ login_output.url }}. It is "" when the reference does not start
+	// with a name.
+	Root string
+	// Err tells why Render would refuse the reference (not closed, not a
+	// plain path); nil when Render accepts its form.
+	Err error
+}
+
+// References lists the references of s in order, without rendering them:
+// what a loader checks against the names an agent defines before any run.
+// An unclosed "{{" is the last reference, with an Err.
+func References(s string) []Ref {
+	var refs []Ref
+	offset := 0
+	for {
+		start, end := findRef(s)
+		if start < 0 {
+			return refs
+		}
+		if end < 0 {
+			return append(refs, Ref{Text: s[start:], Offset: offset + start, Err: &Error{Ref: s[start:], Msg: "the reference is not closed with }}"}})
+		}
+		ref := Ref{Text: s[start:end], Offset: offset + start}
+		path := strings.TrimSpace(s[start+2 : end-2])
+		ref.Root = path[:nameEnd(path, 0)]
+		if _, err := parsePath(path); err != nil {
+			ref.Err = &Error{Ref: ref.Text, Msg: err.Error()}
+		}
+		refs = append(refs, ref)
+		offset += end
+		s = s[end:]
 	}
 }
 
@@ -175,10 +227,7 @@ func parsePath(path string) ([]step, error) {
 	var steps []step
 	i := 0
 	ident := func() (string, error) {
-		j := i
-		for j < len(path) && (path[j] == '_' || path[j] >= 'a' && path[j] <= 'z' || path[j] >= 'A' && path[j] <= 'Z' || j > i && path[j] >= '0' && path[j] <= '9') {
-			j++
-		}
+		j := nameEnd(path, i)
 		if j == i {
 			return "", fmt.Errorf("expected a name at %q; only names, .fields and [indexes] are supported (no filters or expressions)", path[i:])
 		}
@@ -216,6 +265,16 @@ func parsePath(path string) ([]step, error) {
 		}
 	}
 	return steps, nil
+}
+
+// nameEnd returns the end of the name that starts at path[i]: letters,
+// digits and _, not starting with a digit. It returns i when there is none.
+func nameEnd(path string, i int) int {
+	j := i
+	for j < len(path) && (path[j] == '_' || path[j] >= 'a' && path[j] <= 'z' || path[j] >= 'A' && path[j] <= 'Z' || j > i && path[j] >= '0' && path[j] <= '9') {
+		j++
+	}
+	return j
 }
 
 func names[V any](m map[string]V) string {

@@ -94,3 +94,35 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+func TestReferences(t *testing.T) {
+	s := "Go to {{ site }}{{current_value.path}} as {{ user | upper }}, {{ 'x' }} and {{ open"
+	refs := References(s)
+	type want struct {
+		text, root string
+		offset     int
+		err        string
+	}
+	wants := []want{
+		{"{{ site }}", "site", 6, ""},
+		{"{{current_value.path}}", "current_value", 16, ""},
+		{"{{ user | upper }}", "user", 42, "no filters or expressions"},
+		{"{{ 'x' }}", "", 62, "expected a name"},
+		{"{{ open", "", 76, "not closed"},
+	}
+	if len(refs) != len(wants) {
+		t.Fatalf("References(%q) = %+v, want %d references", s, refs, len(wants))
+	}
+	for i, w := range wants {
+		r := refs[i]
+		if r.Text != w.text || r.Root != w.root || r.Offset != w.offset || s[r.Offset:r.Offset+len(r.Text)] != r.Text {
+			t.Errorf("reference %d = %+v, want %+v", i, r, w)
+		}
+		if (w.err == "") != (r.Err == nil) || r.Err != nil && !strings.Contains(r.Err.Error(), w.err) {
+			t.Errorf("reference %d error %v, want %q", i, r.Err, w.err)
+		}
+	}
+	if refs := References("no references {here}"); refs != nil {
+		t.Errorf("References of a plain text = %+v", refs)
+	}
+}

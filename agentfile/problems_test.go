@@ -1,0 +1,71 @@
+package agentfile_test
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/abctl/abctl/agentfile"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/problems")
+
+// TestProblemsGolden loads each file of testdata/problems, which holds
+// several problems of one kind or more, and compares the report with the
+// file's .golden: every problem, placed and worded as a user sees it,
+// followed by the agents that loaded without one.
+func TestProblemsGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/problems/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, path := range inputs {
+		if strings.HasSuffix(path, ".golden") {
+			continue
+		}
+		n++
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			agents, err := agentfile.Parse(path, data)
+			var problems agentfile.Problems
+			if !errors.As(err, &problems) || len(problems) == 0 {
+				t.Fatalf("Parse(%s) = %v, want Problems", path, err)
+			}
+			for _, p := range problems {
+				if p.File != path || p.Msg == "" {
+					t.Errorf("problem without its file or message: %+v", p)
+				}
+			}
+			var got strings.Builder
+			got.WriteString(err.Error())
+			got.WriteString("\n")
+			for _, a := range agents {
+				got.WriteString("loaded: " + a.Name + "\n")
+			}
+			golden := path + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestProblemsGolden -update to write it)", err)
+			}
+			if d := agentfile.Diff(golden, "got", want, []byte(got.String())); d != "" {
+				t.Errorf("the report differs from %s:\n%s", golden, d)
+			}
+		})
+	}
+	if n < 8 {
+		t.Fatalf("only %d problem files in testdata/problems", n)
+	}
+}
