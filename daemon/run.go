@@ -21,6 +21,7 @@ import (
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/localrun"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // DefaultAddr is where the daemon listens unless told otherwise: loopback
@@ -73,6 +74,16 @@ type EngineConfig struct {
 	// ActionIdle is how long the browser of a run_action workflow run stays
 	// open without an action; 0 means DefaultActionIdle.
 	ActionIdle time.Duration
+	// LLM is the language model of task runs, AI blocks and model-driven
+	// single actions (see package localrun/llm): provider, base URL, key,
+	// model, capabilities, timeout, retries. The zero value is a local
+	// Ollama with llm.DefaultOllamaModel; runs fail, saying how to
+	// configure a model, while none answers there.
+	LLM llm.Config
+	// Getenv reads the vendors' key variables (OPENAI_API_KEY,
+	// ANTHROPIC_API_KEY), which make those vendors' models available to
+	// agents and blocks that name them; nil reads none.
+	Getenv func(string) string
 }
 
 // SecretFileName is the file in the data directory (mode 0600) holding the
@@ -91,6 +102,17 @@ const KeyFileName = "api-key"
 
 // StoreFileName is the bbolt file in the data directory.
 const StoreFileName = "abctl.db"
+
+// ErrListen is wrapped by Run's error when the listen address could not be
+// taken (in use, not local, not permitted), so that a caller can try
+// another.
+var ErrListen = errors.New("cannot listen")
+
+type listenError struct{ err error }
+
+func (e listenError) Error() string        { return e.err.Error() }
+func (e listenError) Unwrap() error        { return e.err }
+func (e listenError) Is(target error) bool { return target == ErrListen }
 
 // Run serves the API until ctx is done, then shuts down: in-flight requests
 // finish (up to 10 s), and the store closes last.
@@ -152,9 +174,14 @@ func Run(ctx context.Context, cfg Config) error {
 		if idle <= 0 {
 			idle = DefaultActionIdle
 		}
+		models, err := llm.NewRegistry(cfg.Engine.LLM, cfg.Engine.Getenv, llm.WithLogger(cfg.Logger))
+		if err != nil {
+			return fmt.Errorf("daemon: the language model: %w", err)
+		}
 		engine, err := localrun.New(ctx, localrun.Config{
 			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress,
 			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
+			Models: models,
 		})
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
@@ -198,7 +225,7 @@ func Run(ctx context.Context, cfg Config) error {
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("daemon: listen on %s: %w", cfg.Addr, err)
+		return fmt.Errorf("daemon: listen on %s: %w", cfg.Addr, listenError{err})
 	}
 	// The state file tells `abctl daemon orgs` where this daemon answers
 	// and with which admin token, while the store is locked by it.

@@ -13,8 +13,8 @@ package localrun
 // went away or the first page could not be loaded), the step count and the
 // files (screenshots, the recording, downloads).
 //
-// The ai_* actions run without a model when they have a selector (CSS, or
-// XPath with an "xpath=" prefix): the element must appear within the
+// The ai_* actions with a selector (CSS, or XPath with an "xpath="
+// prefix) run without a model: the element must appear within the
 // action's timeout (milliseconds; none or 0 means DefaultActionTimeout).
 //   - ai_click clicks it; the result is the selector.
 //   - ai_input_text replaces the field's text with value; the result is the
@@ -25,11 +25,31 @@ package localrun
 //     400 "Unsupported file url") and attaches it; the result is file_url.
 //
 // These are what the hosted service's SDKs return when the service returns
-// no result of its own. The other actions (ai_act, extract, locate_element,
-// validate, prompt) and the ai_* actions without a selector need a language
-// model and answer 400 saying so. An action that cannot be done (nothing
-// matches in time, the element is covered or disabled, the browser closed)
-// is a 422 whose detail says why; a url that cannot be loaded is a 400.
+// no result of its own. With an intention and no selector, or a selector
+// that matches nothing in time, the model locates the element the
+// intention describes on the page, the action is done on it (a value the
+// request leaves empty may come from the intention), and the result is an
+// object saying what was done, with a selector that finds the element
+// without a model next time:
+//
+//	{"action": "ai_click", "element": "[e7] button \"Sign in\"",
+//	 "selector": "xpath=//button[normalize-space(.)=\"Sign in\"]", "ai": true}
+//
+// The other actions need a model too:
+//   - ai_act does the intention with the agent loop (at most
+//     Config.MaxSteps steps); the result is null.
+//   - extract extracts what prompt (or intention) asks from the page,
+//     validated against extract_schema when given; the result is the data.
+//   - locate_element returns a selector of the element prompt describes.
+//   - validate returns whether prompt holds on the page (true or false).
+//   - prompt sends prompt to the model (no page): the result is its text,
+//     or JSON following response_schema.
+//
+// Without a configured model these answer 400 saying how to configure
+// one. An action that cannot be done (nothing matches in time, no element
+// fits the intention, the element is covered or disabled, the goal cannot
+// be reached, the browser closed) is a 422 whose detail says why; a url
+// that cannot be loaded is a 400; a model that cannot be reached is a 503.
 
 import (
 	"context"
@@ -188,7 +208,7 @@ func sessionEnded(runID string, idle time.Duration) error {
 // result as JSON. Errors that are the request's are *ActionError.
 func (e *Engine) RunAction(ctx context.Context, job *executor.Job, req *client.RunActionRequest, progress executor.Progress, end func(executor.Result)) (json.RawMessage, error) {
 	act := &req.Action
-	if err := modelFree(act); err != nil {
+	if err := e.checkAction(act); err != nil {
 		return nil, err
 	}
 	if act.Type == client.ActionUploadFile {
@@ -370,22 +390,53 @@ func sameURL(a, b string) bool {
 	return norm(a) == norm(b)
 }
 
-// modelFree returns an *ActionError when the action needs a model.
-func modelFree(act *client.Action) error {
+// checkAction returns an *ActionError (400) for an action that cannot
+// run as given: an unknown type, a missing field, or the need for a model
+// this engine does not have.
+func (e *Engine) checkAction(act *client.Action) error {
+	bad := func(format string, args ...any) error {
+		return &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf(format, args...)}
+	}
+	noModel := func(what string) error {
+		if e.cfg.Models != nil {
+			return nil
+		}
+		return bad("%s needs a language model, but %v.", what, errNoModel)
+	}
+	selector, intention := strings.TrimSpace(act.Selector), strings.TrimSpace(act.Intention)
 	switch act.Type {
 	case client.ActionClick, client.ActionInputText, client.ActionSelectOption, client.ActionUploadFile:
-		if strings.TrimSpace(act.Selector) == "" {
-			return &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf(
-				"%s without a selector needs a language model to find the element, which this daemon does not have yet "+
-					"(the agent loop arrives with localrun part 2). Give a selector: CSS, or XPath with an \"xpath=\" prefix.", act.Type)}
+		if selector == "" && intention == "" {
+			return bad("%s needs a selector (CSS, or XPath with an \"xpath=\" prefix) or an intention describing the element", act.Type)
+		}
+		if selector == "" {
+			return noModel(string(act.Type) + " without a selector")
 		}
 		return nil
-	case client.ActionAct, client.ActionExtract, client.ActionLocateElement, client.ActionValidate, client.ActionPrompt:
-		return &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf(
-			"%s needs a language model, which this daemon does not have yet (the agent loop arrives with localrun part 2). "+
-				"ai_click, ai_input_text, ai_select_option and ai_upload_file run now when they have a selector.", act.Type)}
+	case client.ActionAct:
+		if intention == "" && strings.TrimSpace(act.Prompt) == "" {
+			return bad("ai_act needs an intention saying what to do")
+		}
+	case client.ActionExtract:
+		if strings.TrimSpace(act.Prompt) == "" && intention == "" && len(act.ExtractSchema) == 0 {
+			return bad("extract needs a prompt saying what to extract, or an extract_schema")
+		}
+	case client.ActionLocateElement, client.ActionValidate, client.ActionPrompt:
+		if strings.TrimSpace(act.Prompt) == "" {
+			return bad("%s needs a prompt", act.Type)
+		}
+	default:
+		return bad("Unknown action type %q", act.Type)
 	}
-	return &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("Unknown action type %q", act.Type)}
+	if err := noModel(string(act.Type)); err != nil {
+		return err
+	}
+	if act.Model.Name() != "" {
+		if _, err := e.model(act.Model); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return nil
 }
 
 func checkFileURL(raw string) error {
@@ -396,9 +447,33 @@ func checkFileURL(raw string) error {
 	return nil
 }
 
-// singleAction runs a model-free ai_* action on the element of its
-// selector.
+// singleAction runs an action: an ai_* action on the element of its
+// selector, or with the model (aiactions.go).
 func (r *run) singleAction(ctx context.Context, act *client.Action, timeout time.Duration) (any, error) {
+	switch act.Type {
+	case client.ActionClick, client.ActionInputText, client.ActionSelectOption, client.ActionUploadFile:
+	default:
+		return r.modelAction(ctx, act)
+	}
+	if strings.TrimSpace(act.Selector) == "" {
+		return r.modelAction(ctx, act)
+	}
+	if strings.TrimSpace(act.Intention) != "" && r.e.cfg.Models != nil {
+		// The model takes over soon when the selector finds nothing.
+		timeout = min(timeout, 3*time.Second)
+	}
+	out, err := r.selectorAction(ctx, act, timeout)
+	var nm *noMatchError
+	if err != nil && errors.As(err, &nm) && strings.TrimSpace(act.Intention) != "" && r.e.cfg.Models != nil && ctx.Err() == nil {
+		r.e.log.Info("the selector matched nothing; the model looks for the element", "selector", act.Selector, "intention", act.Intention)
+		return r.modelAction(ctx, act)
+	}
+	return out, err
+}
+
+// selectorAction runs a model-free ai_* action on the element of its
+// selector.
+func (r *run) selectorAction(ctx context.Context, act *client.Action, timeout time.Duration) (any, error) {
 	sel := act.Selector
 	switch act.Type {
 	case client.ActionClick:
@@ -434,7 +509,7 @@ func (r *run) singleAction(ctx context.Context, act *client.Action, timeout time
 		}
 		return act.FileURL, nil
 	}
-	return nil, modelFree(act)
+	return nil, &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("Unknown action type %q", act.Type)}
 }
 
 // onElement resolves a selector and runs fn on the element, resolving once

@@ -23,7 +23,7 @@ const defaultDownloadTimeout = 60 * time.Second
 
 // checkDefinition checks, before any browser opens, that the engine can run
 // every block of the definition.
-func checkDefinition(def *client.WorkflowDefinition) error {
+func checkDefinition(def *client.WorkflowDefinition, hasModel bool) error {
 	if def.FinallyBlockLabel != "" {
 		found := false
 		for _, b := range def.Blocks {
@@ -35,10 +35,10 @@ func checkDefinition(def *client.WorkflowDefinition) error {
 			return fmt.Errorf("finally_block_label %q names no top-level block", def.FinallyBlockLabel)
 		}
 	}
-	return checkBlocks(def.Blocks)
+	return checkBlocks(def.Blocks, hasModel)
 }
 
-func checkBlocks(bs client.Blocks) error {
+func checkBlocks(bs client.Blocks, hasModel bool) error {
 	labels := map[string]bool{}
 	for _, b := range bs {
 		if b != nil {
@@ -49,7 +49,7 @@ func checkBlocks(bs client.Blocks) error {
 		if b == nil {
 			return fmt.Errorf("blocks[%d] is empty", i)
 		}
-		if err := checkBlock(b); err != nil {
+		if err := checkBlock(b, hasModel); err != nil {
 			return err
 		}
 		if next := b.Base().NextBlockLabel; next != "" && !labels[next] {
@@ -60,11 +60,23 @@ func checkBlocks(bs client.Blocks) error {
 }
 
 func needsModel(b client.Block) error {
-	return fmt.Errorf("block %q (%s) needs a language model, which this daemon does not have yet", b.Base().Label, b.BlockType())
+	return fmt.Errorf("block %q (%s) needs a language model, but %w", b.Base().Label, b.BlockType(), errNoModel)
 }
 
-func checkBlock(b client.Block) error {
+// checkBlock checks that the engine can run b: its required fields are
+// there, and a model is configured when it needs one.
+func checkBlock(b client.Block, hasModel bool) error {
 	label, typ := b.Base().Label, b.BlockType()
+	missing := func(what string) error {
+		return fmt.Errorf("block %q (%s) has no %s", label, typ, what)
+	}
+	model := func() error {
+		if !hasModel {
+			return needsModel(b)
+		}
+		return nil
+	}
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
 	switch x := b.(type) {
 	case *client.GotoURLBlock:
 		if strings.TrimSpace(x.URL) == "" {
@@ -72,14 +84,52 @@ func checkBlock(b client.Block) error {
 		}
 	case *client.WaitBlock:
 	case *client.ActionBlock:
-		if strings.TrimSpace(x.Selector) == "" {
-			return needsModel(b)
+		if blank(x.Selector) {
+			if blank(x.NavigationGoal) && blank(x.Title) {
+				return missing("selector and no navigation_goal saying what to act on")
+			}
+			return model()
 		}
+		if x.AIFallback == "proactive" && !blank(x.NavigationGoal) {
+			return model()
+		}
+	case *client.NavigationBlock:
+		if blank(x.NavigationGoal) {
+			return missing("navigation_goal")
+		}
+		return model()
+	case *client.ExtractionBlock:
+		if blank(x.DataExtractionGoal) && parseDataSchema(x.DataSchema) == nil {
+			return missing("data_extraction_goal")
+		}
+		return model()
+	case *client.TaskBlock:
+		if blank(x.NavigationGoal) && blank(x.Prompt) && blank(x.DataExtractionGoal) {
+			return missing("navigation_goal, prompt or data_extraction_goal")
+		}
+		return model()
+	case *client.ValidationBlock:
+		if blank(x.CompleteCriterion) && blank(x.TerminateCriterion) {
+			return missing("complete_criterion or terminate_criterion")
+		}
+		return model()
+	case *client.TaskV2Block:
+		if blank(x.Prompt) {
+			return missing("prompt")
+		}
+		return model()
+	case *client.TextPromptBlock:
+		if blank(x.Prompt) {
+			return missing("prompt")
+		}
+		return model()
+	case *client.LoginBlock:
+		return model()
 	case *client.ForLoopBlock:
 		if x.LoopOver == nil && x.LoopOverParameterKey == "" && strings.TrimSpace(x.LoopVariableReference) == "" {
 			return fmt.Errorf("block %q (%s) has nothing to loop over: set loop_over_parameter_key or loop_variable_reference", label, typ)
 		}
-		return checkBlocks(x.LoopBlocks)
+		return checkBlocks(x.LoopBlocks, hasModel)
 	case *client.HTTPRequestBlock:
 		if strings.TrimSpace(x.URL) == "" {
 			return fmt.Errorf("block %q (%s) has no url", label, typ)
@@ -98,12 +148,11 @@ func checkBlock(b client.Block) error {
 			return fmt.Errorf("block %q (%s): download_target %q is not supported by this daemon's engine", label, typ, x.DownloadTarget)
 		}
 		if strings.TrimSpace(x.URL) == "" {
-			return needsModel(b)
+			if blank(x.NavigationGoal) {
+				return missing("url and no navigation_goal saying how to find the download")
+			}
+			return model()
 		}
-	case *client.NavigationBlock, *client.ExtractionBlock, *client.TaskBlock, *client.ValidationBlock,
-		*client.TaskV2Block, *client.TextPromptBlock, *client.LoginBlock, *client.FileURLParserBlock,
-		*client.PDFParserBlock, *client.PDFFillBlock, *client.SplitPDFBlock:
-		return needsModel(b)
 	default:
 		return fmt.Errorf("block %q (%s) is not supported by this daemon's engine", label, typ)
 	}
@@ -122,6 +171,11 @@ type blockFailure struct {
 
 func (f *blockFailure) reason() string {
 	var b strings.Builder
+	var term *terminatedError
+	if errors.As(f.err, &term) {
+		fmt.Fprintf(&b, "Block %q (%s) was terminated: %s", f.label, f.typ, upperFirst(term.reason))
+		return b.String()
+	}
 	fmt.Fprintf(&b, "Block %q (%s) failed", f.label, f.typ)
 	if f.attempts > 1 {
 		fmt.Fprintf(&b, " after %d attempts", f.attempts)
@@ -256,11 +310,7 @@ func (r *run) runBlock(ctx context.Context, b client.Block, sc *scope) *blockFai
 		if out != nil {
 			r.setOutput(base.Label, out, sc)
 		}
-		if err == nil || ctx.Err() != nil || errors.Is(err, errStepLimit) {
-			break
-		}
-		var te *templateError
-		if errors.As(err, &te) {
+		if err == nil || ctx.Err() != nil || !retryable(err) {
 			break
 		}
 		if n < attempts {
@@ -281,11 +331,29 @@ func (r *run) setOutput(label string, v any, sc *scope) {
 	}
 }
 
+// retryable reports whether a block that failed with err may be tried
+// again: only a failure, not a template that cannot render, a goal judged
+// unreachable, a step limit or a model that cannot be reached.
+func retryable(err error) bool {
+	var te *templateError
+	var term *terminatedError
+	var me *modelError
+	return !errors.Is(err, errStepLimit) && !errors.As(err, &te) && !errors.As(err, &term) && !errors.As(err, &me)
+}
+
 func maxRetries(b client.Block) int {
 	switch x := b.(type) {
 	case *client.ActionBlock:
 		return x.MaxRetries
 	case *client.FileDownloadBlock:
+		return x.MaxRetries
+	case *client.NavigationBlock:
+		return x.MaxRetries
+	case *client.ExtractionBlock:
+		return x.MaxRetries
+	case *client.TaskBlock:
+		return x.MaxRetries
+	case *client.LoginBlock:
 		return x.MaxRetries
 	}
 	return 0
@@ -312,12 +380,19 @@ func (r *run) exec(ctx context.Context, b client.Block, sc *scope) (out any, tou
 		return out, false, err
 	case *client.FileDownloadBlock:
 		return r.fileDownload(ctx, x, sc)
+	case *client.NavigationBlock, *client.ExtractionBlock, *client.TaskBlock, *client.ValidationBlock,
+		*client.TaskV2Block, *client.LoginBlock:
+		return r.aiBlock(ctx, b, sc)
+	case *client.TextPromptBlock:
+		out, err := r.textPrompt(ctx, x, sc)
+		return out, false, err
 	}
-	return nil, false, checkBlock(b)
+	return nil, false, checkBlock(b, r.e.cfg.Models != nil)
 }
 
 // navigate loads url in the active tab.
 func (r *run) navigate(ctx context.Context, url string) (page.Result, error) {
+	r.notePrivateStart(url)
 	pg, err := r.page(ctx)
 	if err != nil {
 		return page.Result{}, err
@@ -421,13 +496,27 @@ func actionErr(res page.Result, err error) error {
 	return err
 }
 
+// action runs an action block: a click on its selector; with a model, the
+// element its navigation_goal describes when the selector matches nothing
+// or is absent (or first, with ai_fallback "proactive").
 func (r *run) action(ctx context.Context, b *client.ActionBlock, sc *scope) (any, bool, error) {
 	selector, err := r.render(b.Selector, sc)
 	if err != nil {
 		return nil, false, err
 	}
-	if strings.TrimSpace(selector) == "" {
-		return nil, false, errors.New("the selector rendered empty; an action without a selector needs a language model")
+	intention := b.NavigationGoal
+	if strings.TrimSpace(intention) == "" {
+		intention = b.Title
+	}
+	if intention, err = r.render(intention, sc); err != nil {
+		return nil, false, err
+	}
+	canAI := strings.TrimSpace(intention) != "" && r.e.cfg.Models != nil
+	if strings.TrimSpace(selector) == "" && !canAI {
+		if r.e.cfg.Models == nil {
+			return nil, false, fmt.Errorf("the selector rendered empty; an action without a selector needs a language model, but %w", errNoModel)
+		}
+		return nil, false, errors.New("the selector rendered empty and there is no navigation_goal saying what to act on")
 	}
 	touched := false
 	if strings.TrimSpace(b.URL) != "" {
@@ -443,13 +532,25 @@ func (r *run) action(ctx context.Context, b *client.ActionBlock, sc *scope) (any
 			return nil, true, err
 		}
 	}
+	if strings.TrimSpace(selector) == "" || (canAI && b.AIFallback == "proactive") {
+		return r.aiAction(ctx, b, intention, touched)
+	}
 	if err := r.step(); err != nil {
 		return nil, touched, err
 	}
 	doneBefore, failedBefore := len(r.sess.Downloads()), len(r.sess.FailedDownloads())
-	res, err := r.click(ctx, selector, r.e.cfg.SelectorTimeout)
+	timeout := r.e.cfg.SelectorTimeout
+	if canAI {
+		// The model takes over soon when the selector finds nothing.
+		timeout = min(timeout, 3*time.Second)
+	}
+	res, err := r.click(ctx, selector, timeout)
 	if err != nil {
 		var nm *noMatchError
+		if canAI && ctx.Err() == nil && r.sess.Err() == nil {
+			r.e.log.Info("the selector failed; the model looks for the element", "block", b.Label, "selector", selector, "error", err)
+			return r.aiAction(ctx, b, intention, true)
+		}
 		return nil, touched || !errors.As(err, &nm), err
 	}
 	out := map[string]any{"selector": selector, "url": res.URL, "downloaded_files": []any{}}
@@ -481,6 +582,9 @@ func downloadTimeout(sec *float64) time.Duration {
 }
 
 func (r *run) fileDownload(ctx context.Context, b *client.FileDownloadBlock, sc *scope) (any, bool, error) {
+	if strings.TrimSpace(b.URL) == "" {
+		return r.aiFileDownload(ctx, b, sc)
+	}
 	url, err := r.render(b.URL, sc)
 	if err != nil {
 		return nil, false, err

@@ -142,8 +142,8 @@ func TestMissingTemplateKey(t *testing.T) {
 	}
 }
 
-// TestBlocksNeedingAModelFailBeforeStart: the run fails at once, naming the
-// block, without a browser.
+// TestBlocksNeedingAModelFailBeforeStart: on an engine without a model,
+// the run fails at once, naming the block, without a browser.
 func TestBlocksNeedingAModelFailBeforeStart(t *testing.T) {
 	// No browser: the check comes first, so even a missing one is not
 	// reached.
@@ -153,7 +153,7 @@ func TestBlocksNeedingAModelFailBeforeStart(t *testing.T) {
 		want  string
 	}{
 		{&client.ExtractionBlock{BlockBase: base("extract_prices"), DataExtractionGoal: "prices"},
-			`block "extract_prices" (extraction) needs a language model, which this daemon does not have yet`},
+			`block "extract_prices" (extraction) needs a language model, but this daemon has no language model configured`},
 		{&client.ActionBlock{BlockBase: base("smart_click"), NavigationGoal: "click the blue button"},
 			`block "smart_click" (action) needs a language model`},
 		{&client.SendEmailBlock{BlockBase: base("notify")}, `block "notify" (send_email) is not supported`},
@@ -183,7 +183,7 @@ func TestBlocksNeedingAModelFailBeforeStart(t *testing.T) {
 	task := &executor.Job{RunID: "tsk_1", OrgID: "o_1", RunType: client.RunTypeTaskV1,
 		Task: &client.TaskRunRequest{Prompt: "find the price"}, Dir: t.TempDir()}
 	res = e.Execute(t.Context(), task, &progress{})
-	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, "needs a language model") {
+	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, "no language model configured") {
 		t.Errorf("task run: %s %q", res.Status, res.FailureReason)
 	}
 }

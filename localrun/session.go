@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/executor"
 	"github.com/abctl/abctl/localrun/browser"
@@ -36,9 +37,10 @@ type run struct {
 	maxSteps int
 	execs    int // block executions, a guard against endless routing
 
-	tab   context.Context // the tab last acted on
-	pages map[context.Context]*page.Page
-	rec   *record.Recorder
+	tab     context.Context // the tab last acted on
+	pages   map[context.Context]*page.Page
+	watches map[context.Context]*tabWatch // the loading state of each tab (settle.go)
+	rec     *record.Recorder
 
 	steps     int
 	shotSeq   int
@@ -47,6 +49,16 @@ type run struct {
 	seen      map[string]string // browser download path -> name in dir
 	tmpDir    string            // files to upload; removed at the end
 	ended     bool
+
+	// The agent's side (agent.go).
+	ag           *agentLog
+	tag          string            // the random tag of the page markers in prompts
+	tabIDs       map[string]string // short tab id of the prompt -> target id
+	privateStart bool              // the run started on a local or private address
+	errs         []json.RawMessage // the run's errors
+	def          *client.WorkflowDefinition
+	agentModel   client.Model // the agent's model object
+	summaries    []string     // what the goals did, for the run's summary
 }
 
 func newRun(e *Engine, dir string, sess *browser.Session, progress executor.Progress) *run {
@@ -54,7 +66,10 @@ func newRun(e *Engine, dir string, sess *browser.Session, progress executor.Prog
 		e: e, dir: dir, sess: sess, progress: progress,
 		outputs: newOutputs(),
 		pages:   map[context.Context]*page.Page{},
+		watches: map[context.Context]*tabWatch{},
 		seen:    map[string]string{},
+		ag:      &agentLog{},
+		tag:     newTag(),
 	}
 }
 
@@ -94,6 +109,7 @@ func (r *run) page(ctx context.Context) (*page.Page, error) {
 	if !ok {
 		pg = page.New(tab)
 		r.pages[tab] = pg
+		r.watches[tab] = newTabWatch(tab)
 	}
 	if tab != r.tab {
 		r.tab = tab
@@ -135,6 +151,12 @@ func (r *run) screenshot(ctx context.Context) {
 		r.e.log.Debug("no screenshot", "error", err)
 		return
 	}
+	r.keepScreenshot(jpg)
+}
+
+// keepScreenshot writes a JPEG into the run's directory as its next
+// screenshot and reports it.
+func (r *run) keepScreenshot(jpg []byte) {
 	r.shotSeq++
 	name, err := r.writeFile(fmt.Sprintf("screenshot-%04d.jpg", r.shotSeq), jpg)
 	if err != nil {
@@ -175,7 +197,7 @@ func createUnique(dir, name string) (*os.File, string, error) {
 		if i > 0 {
 			try = fmt.Sprintf("%s (%d)%s", stem, i, ext)
 		}
-		if try == RecordingName || try == RecordingName+".part" {
+		if try == RecordingName || try == RecordingName+".part" || try == StepsName || try == StepsName+".part" {
 			continue
 		}
 		f, err := os.OpenFile(filepath.Join(dir, try), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -383,9 +405,30 @@ func (r *run) finish(ctx context.Context) executor.Result {
 	if r.tmpDir != "" {
 		os.RemoveAll(r.tmpDir)
 	}
+	var logs []string
+	if !r.ag.empty() {
+		name := r.stepsName()
+		if err := r.ag.write(r.dir, name); err != nil {
+			r.e.log.Warn("the step log was not written", "error", err)
+		} else {
+			logs = append(logs, name)
+		}
+	}
 	res := r.result()
 	res.Recording = recording
+	res.Logs = logs
 	return res
+}
+
+// stepsName is the name of the step log: StepsName, unless the page
+// downloaded a file of that name.
+func (r *run) stepsName() string {
+	for _, d := range r.downloads {
+		if d == StepsName {
+			return "steps-" + r.tag + ".json"
+		}
+	}
+	return StepsName
 }
 
 func (r *run) result() executor.Result {
@@ -393,6 +436,7 @@ func (r *run) result() executor.Result {
 		StepCount:   r.steps,
 		Screenshots: append([]string(nil), r.shots...),
 		Downloads:   append([]string(nil), r.downloads...),
+		Errors:      append([]json.RawMessage(nil), r.errs...),
 	}
 }
 

@@ -9,6 +9,7 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/abctl/abctl/client"
 )
@@ -57,6 +58,40 @@ type Progress interface {
 	Screenshot(name string)
 }
 
+// StepReporter is implemented by a Progress that also wants the details of
+// each step of the agent loop (what the model decided, what was done,
+// where the time went). The executor calls StepDetail after each such step
+// when its Progress implements it; a Progress that does not is unaffected.
+type StepReporter interface {
+	StepDetail(StepInfo)
+}
+
+// StepInfo describes one step of the agent loop: one observation of the
+// page, one model decision and the actions it led to.
+type StepInfo struct {
+	// Step is the run's step count once this step is done.
+	Step int
+	// Block is the label of the block the step belongs to, "" in a task
+	// run.
+	Block string
+	// URL is the page the step acted on.
+	URL string
+	// Thought is the model's note on the page and its plan.
+	Thought string
+	// Actions says, for people, what each action was and how it went:
+	// `click [e5] button "Sign in": ok, loaded /account.html`.
+	Actions []string
+	// Decision is how the step ended: "continue", "complete",
+	// "terminate", "unusable answer", ...
+	Decision string
+	// Settle, Observe, Model and Act are the time spent waiting for the
+	// page to settle, reading it, waiting for the model, and acting.
+	Settle, Observe, Model, Act time.Duration
+	// InputTokens and OutputTokens are the model's token counts for the
+	// step.
+	InputTokens, OutputTokens int
+}
+
 // Result is what an execution produced.
 type Result struct {
 	// Status is completed, failed, terminated or timed_out. The daemon
@@ -71,6 +106,9 @@ type Result struct {
 	// Errors are the run's errors as JSON objects (with error_code_mapping,
 	// the mapped codes).
 	Errors []json.RawMessage
+	// Summary is a short description of what the run did, for the
+	// "summary" of task webhooks; "" for none.
+	Summary string
 	// StepCount is the number of steps executed.
 	StepCount int
 	// Screenshots, Recording and Downloads name files in Job.Dir:
@@ -79,4 +117,7 @@ type Result struct {
 	Screenshots []string
 	Recording   string
 	Downloads   []string
+	// Logs name the other files the run wrote in Job.Dir for people to
+	// read, such as the agent's step log (steps.json).
+	Logs []string
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"reflect"
 	"regexp"
 	"strings"
@@ -484,5 +485,18 @@ func TestWaitEventWakesUp(t *testing.T) {
 	}
 	if e.Form.Get("value") != "v" || e.Path != PageFrameInner {
 		t.Errorf("event %+v", e)
+	}
+}
+
+// TestStaticReportCopy: site/files/report.csv is for serving the site with a
+// plain static server (python3 -m http.server, as the examples do); it must
+// stay the same bytes as the report this package generates.
+func TestStaticReportCopy(t *testing.T) {
+	b, err := os.ReadFile("site/files/report.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != ReportCSV {
+		t.Errorf("site/files/report.csv differs from ReportCSV:\n%q\nwant\n%q", b, ReportCSV)
 	}
 }
