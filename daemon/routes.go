@@ -66,6 +66,7 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/folders/{id}", s.handleGetFolder)
 	api.HandleFunc("PUT /v1/folders/{id}", s.handleUpdateFolder)
 	api.HandleFunc("DELETE /v1/folders/{id}", s.handleDeleteFolder)
+	s.mountMCP(api) // /mcp: the MCP tools over streamable HTTP (mcp.go)
 
 	api.Handle("/", notFoundOrMethod(api))
 
