@@ -196,6 +196,25 @@ func operations(t *testing.T) []operation {
 			},
 		},
 		{
+			name: "list runs", route: "GET /v1/runs",
+			reply: `[{"task_run_id":"tr_1","run_id":"wr_1","task_run_type":"workflow_run","status":"completed","title":"Contact","started_at":"2026-01-31T15:20:42","finished_at":"2026-01-31T15:21:00.5","created_at":"2026-01-31T15:20:41","workflow_permanent_id":"wpid_1","workflow_deleted":false,"script_run":false,"trigger_type":"api","extra":true},
+				{"task_run_id":"tr_2","run_id":"tsk_v2_2","task_run_type":"task_v2","status":"paused","title":null,"started_at":null,"finished_at":null,"created_at":"2026-01-31T15:20:40","workflow_permanent_id":null,"trigger_type":null}]`,
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.Runs.List(ctx, &client.ListRunsOptions{Page: 2, PageSize: 50, Status: []client.RunStatus{client.RunStatusCompleted, client.RunStatusFailed},
+					RunType: []client.RunType{client.RunTypeWorkflowRun}, SearchKey: "contact", WorkflowPermanentID: []string{"wpid_1", "wpid_2"}})
+			},
+			wantPath: "/v1/runs",
+			wantQuery: map[string][]string{"page": {"2"}, "page_size": {"50"}, "status": {"completed", "failed"}, "run_type": {"workflow_run"},
+				"search_key": {"contact"}, "workflow_permanent_id": {"wpid_1", "wpid_2"}},
+			check: func(t *testing.T, got any) {
+				runs := got.([]*client.RunListItem)
+				if len(runs) != 2 || runs[0].RunID != "wr_1" || runs[0].RunType != client.RunTypeWorkflowRun || *runs[0].WorkflowPermanentID != "wpid_1" ||
+					runs[0].FinishedAt == nil || *runs[0].TriggerType != "api" || runs[1].Status != "paused" || runs[1].Title != nil || runs[1].StartedAt != nil {
+					t.Errorf("runs: %+v", runs)
+				}
+			},
+		},
+		{
 			name: "7 list agents", route: "GET /v1/agents", reply: "[" + agent + "]",
 			call: func(ctx context.Context, c *client.Client) (any, error) {
 				return c.Agents.List(ctx, &client.ListAgentsOptions{

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -44,6 +45,13 @@ func (e RunEvent) StatusChanged() bool {
 // event (always true for the first event).
 func (e RunEvent) StepsChanged() bool {
 	return e.Previous == nil || e.Previous.GetStepCount() != e.Run.GetStepCount()
+}
+
+// NewScreenshot reports whether the newest screenshot differs from the
+// previous event's (always true for the first event that has one).
+func (e RunEvent) NewScreenshot() bool {
+	s := e.LatestScreenshot()
+	return s != "" && (e.Previous == nil || !SameFile(firstOrEmpty(e.Previous.ScreenshotURLs), s))
 }
 
 // LatestScreenshot returns the newest screenshot URL, or "".
@@ -117,13 +125,15 @@ func (s *RunsService) Wait(ctx context.Context, runID string, o *WaitOptions, op
 }
 
 // runChanged reports whether b differs from a in what a person following
-// the run would notice.
+// the run would notice. File URLs are compared without their query: signed
+// URLs (presigned by the hosted service, signed by the daemon) carry an
+// expiry and a signature that change on every read of the same file.
 func runChanged(a, b *Run) bool {
 	if a.Status != b.Status || a.GetStepCount() != b.GetStepCount() ||
-		a.GetFailureReason() != b.GetFailureReason() || a.GetRecordingURL() != b.GetRecordingURL() {
+		a.GetFailureReason() != b.GetFailureReason() || !SameFile(a.GetRecordingURL(), b.GetRecordingURL()) {
 		return true
 	}
-	return firstOrEmpty(a.ScreenshotURLs) != firstOrEmpty(b.ScreenshotURLs)
+	return !SameFile(firstOrEmpty(a.ScreenshotURLs), firstOrEmpty(b.ScreenshotURLs))
 }
 
 func firstOrEmpty(s []string) string {
@@ -131,4 +141,18 @@ func firstOrEmpty(s []string) string {
 		return ""
 	}
 	return s[0]
+}
+
+// SameFile reports whether two file URLs name the same file: equal but for
+// their query strings (which carry the signature and expiry of a signed
+// URL) and fragments.
+func SameFile(a, b string) bool {
+	return stripQuery(a) == stripQuery(b)
+}
+
+func stripQuery(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		return u[:i]
+	}
+	return u
 }

@@ -82,6 +82,28 @@ func TestWatchYieldsChangesAndAdaptsInterval(t *testing.T) {
 	}
 }
 
+// TestWatchIgnoresResignedURLs: a signed URL of the same file changes its
+// query on every read; that is not a change of the run.
+func TestWatchIgnoresResignedURLs(t *testing.T) {
+	srv, _ := runSequence(t,
+		"running 1 s1.jpg?sig=a", "running 1 s1.jpg?sig=b", "running 1 s1.jpg?sig=c", "running 2 s2.jpg?sig=d", "completed 2 s2.jpg?sig=e")
+	c := newTestClient(t, srv.URL, &sleepRecorder{})
+	var seen []string
+	for ev, err := range c.Runs.Watch(t.Context(), "wr_1", nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, fmt.Sprintf("%s/%d/%v", ev.Run.Status, ev.Run.GetStepCount(), ev.NewScreenshot()))
+	}
+	want := []string{"running/1/true", "running/2/true", "completed/2/false"}
+	if strings.Join(seen, " ") != strings.Join(want, " ") {
+		t.Errorf("events\n got %v\nwant %v", seen, want)
+	}
+	if !SameFile("http://h/a.jpg?x=1", "http://h/a.jpg?x=2#f") || SameFile("http://h/a.jpg?x=1", "http://h/b.jpg?x=1") {
+		t.Error("SameFile compares more or less than the path")
+	}
+}
+
 func TestWaitReturnsTerminalRunAndFollowsUnknownStatuses(t *testing.T) {
 	srv, _ := runSequence(t, "warming_up 0", "running 3", "timed_out 3")
 	c := newTestClient(t, srv.URL, &sleepRecorder{})

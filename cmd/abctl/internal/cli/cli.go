@@ -1,5 +1,5 @@
 // Package cli is the abctl command line: the command tree, and the one place where
-// errors become exit codes.
+// errors become exit codes and messages.
 //
 // Data goes to stdout; errors, hints and progress go to stderr.
 package cli
@@ -11,56 +11,154 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/config"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 )
 
-// Exit codes.
+// Exit codes, re-exported for the tests and main.
 const (
-	ExitOK    = 0 // success
-	ExitError = 1 // the command failed
-	ExitUsage = 2 // the command line was wrong: unknown command or flag, bad arguments
+	ExitOK    = cmdutil.ExitOK
+	ExitError = cmdutil.ExitError
+	ExitUsage = cmdutil.ExitUsage
 )
 
-// Main runs abctl with the process's arguments and standard streams and returns the
-// exit code. An interrupt or SIGTERM cancels the context the commands run with.
+// Main runs abctl with the process's arguments, environment and standard
+// streams and returns the exit code. An interrupt or SIGTERM cancels the
+// context the commands run with.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	return RunIO(ctx, os.Args[1:], iostreams.System(os.Getenv), os.Getenv)
 }
 
-// Run executes the command line args (without the program name) and returns the
-// exit code. It writes only to stdout and stderr.
+// Run executes the command line args (without the program name) with no
+// stdin and an empty environment but HOME, writing only to stdout and
+// stderr, and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return os.Getenv(k)
+		}
+		return ""
+	}
+	return RunIO(ctx, args, iostreams.New(strings.NewReader(""), stdout, stderr, getenv), getenv)
+}
+
+// RunIO executes the command line args with the given streams and
+// environment and returns the exit code.
+func RunIO(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv config.Getenv) int {
+	f := cmdutil.NewFactory(ios, getenv)
+	return RunFactory(ctx, args, f)
+}
+
+// RunFactory executes the command line args with the dependencies of f and
+// returns the exit code. It stops what f started (an embedded daemon)
+// before returning.
+func RunFactory(ctx context.Context, args []string, f *cmdutil.Factory) int {
 	if args == nil {
 		args = []string{} // cobra falls back to os.Args on nil
 	}
-	root := newRootCmd()
+	root := NewRootCmd(f)
 	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
-	return exitCode(root.ExecuteContext(ctx), stderr)
+	root.SetIn(f.IO.In)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
+	err := root.ExecuteContext(ctx)
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return exitCode(ctx, err, f)
 }
 
 // exitCode reports err on stderr and maps it to an exit code.
-func exitCode(err error, stderr io.Writer) int {
+func exitCode(ctx context.Context, err error, f *cmdutil.Factory) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "abctl: %v\n", err)
-	var ue *usageError
+	stderr := f.IO.ErrOut
+	cs := f.IO.ColorSchemeErr()
+	var ce *cmdutil.CodeError
+	if errors.As(err, &ce) {
+		if ce.Err != nil {
+			fmt.Fprintf(stderr, "abctl: %v\n", ce.Err)
+		}
+		return ce.Code
+	}
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, ctx.Err())) {
+		fmt.Fprintln(stderr, "abctl: interrupted")
+		return cmdutil.ExitInterrupt
+	}
+	var ue *cmdutil.UsageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ue.cmdPath)
+		fmt.Fprintf(stderr, "abctl: %v\n", err)
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", ue.CmdPath)
 		return ExitUsage
 	}
+	var nk *cmdutil.NoKeyError
+	if errors.As(err, &nk) {
+		fmt.Fprintf(stderr, "abctl: %v\n", err)
+		return cmdutil.ExitAuth
+	}
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) {
+		fmt.Fprintf(stderr, "abctl: %s\n", describeAPIError(err, apiErr))
+		if apiErr.RequestID != "" {
+			fmt.Fprintln(stderr, cs.Gray("request id: "+apiErr.RequestID))
+		}
+		if apiErr.StatusCode == 403 || apiErr.StatusCode == 401 {
+			fmt.Fprintln(stderr, authHint(f))
+			return cmdutil.ExitAuth
+		}
+		return ExitError
+	}
+	fmt.Fprintf(stderr, "abctl: %v\n", err)
 	return ExitError
 }
 
-// usageError marks an error in the command line itself.
-type usageError struct {
-	cmdPath string // the command whose help to point at, e.g. "abctl"
-	err     error
+// describeAPIError says what the service answered: the status, its detail,
+// and each validation entry with its location. The context the command
+// added ("get agent x: ...") stays in front.
+func describeAPIError(err error, e *client.Error) string {
+	var b strings.Builder
+	msg := err.Error()
+	if prefix, ok := strings.CutSuffix(msg, e.Error()); ok {
+		b.WriteString(prefix)
+	}
+	fmt.Fprintf(&b, "the service answered %d", e.StatusCode)
+	if len(e.Validation) > 0 {
+		b.WriteString(": the request is not valid:")
+		for _, v := range e.Validation {
+			loc := make([]string, len(v.Loc))
+			for i, l := range v.Loc {
+				loc[i] = fmt.Sprint(l)
+			}
+			fmt.Fprintf(&b, "\n  %s: %s", strings.Join(loc, "."), v.Msg)
+		}
+		return b.String()
+	}
+	if e.Detail != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Detail)
+	}
+	return b.String()
 }
 
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
+// authHint says which profile and key were used, and how to set the key.
+func authHint(f *cmdutil.Factory) string {
+	s, err := f.Settings()
+	if err != nil {
+		return "Hint: check the API key (ABCTL_API_KEY, or the profile's api_key_env)."
+	}
+	from := s.APIKeyFrom
+	if from == "" && s.Local {
+		from = "the local daemon's key file in " + s.DataDir
+	}
+	return fmt.Sprintf("Hint: profile %q (%s) sent the key from %s, which the service refused.\n"+
+		"Set the right one with ABCTL_API_KEY, or 'abctl config set-profile %s --api-key-env VAR'; "+
+		"'abctl config view' shows where each setting comes from.", s.Profile, s.BaseURL, from, s.Profile)
+}

@@ -8,6 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+
 	"github.com/abctl/abctl/cmd/abctl/internal/buildinfo"
 )
 
@@ -117,27 +122,66 @@ func TestNilArgsIgnoresProcessArgs(t *testing.T) {
 }
 
 func TestExitCode(t *testing.T) {
+	interrupted, cancel := context.WithCancel(context.Background())
+	cancel()
 	tests := []struct {
+		ctx        context.Context
 		err        error
 		want       int
 		wantStderr string
 	}{
-		{nil, ExitOK, ""},
-		{errors.New("boom"), ExitError, "abctl: boom\n"},
-		{context.Canceled, ExitError, "abctl: context canceled\n"},
+		{context.Background(), nil, ExitOK, ""},
+		{context.Background(), errors.New("boom"), ExitError, "abctl: boom\n"},
+		{context.Background(), context.Canceled, ExitError, "abctl: context canceled\n"},
+		{interrupted, fmt.Errorf("get agents: %w", context.Canceled), cmdutil.ExitInterrupt, "abctl: interrupted\n"},
 		{
-			fmt.Errorf("parsing: %w", &usageError{cmdPath: "abctl get", err: errors.New("bad flag")}),
+			context.Background(),
+			fmt.Errorf("parsing: %w", &cmdutil.UsageError{CmdPath: "abctl get", Err: errors.New("bad flag")}),
 			ExitUsage,
 			"abctl: parsing: bad flag\nRun 'abctl get --help' for usage.\n",
 		},
+		{context.Background(), cmdutil.Silent(cmdutil.ExitTimedOut), cmdutil.ExitTimedOut, ""},
+		{context.Background(), &cmdutil.CodeError{Code: 2, Err: errors.New("a.yaml:3:1: bad")}, ExitUsage, "abctl: a.yaml:3:1: bad\n"},
+		{
+			context.Background(),
+			fmt.Errorf("get agent x: %w", &client.Error{StatusCode: 404, Detail: "Workflow x not found", RequestID: "r1"}),
+			ExitError,
+			"abctl: get agent x: the service answered 404: Workflow x not found\nrequest id: r1\n",
+		},
+		{
+			context.Background(),
+			&client.Error{StatusCode: 422, Validation: []client.ValidationError{{Loc: []any{"body", "title"}, Msg: "Field required"}}},
+			ExitError,
+			"abctl: the service answered 422: the request is not valid:\n  body.title: Field required\n",
+		},
 	}
 	for _, tt := range tests {
-		var stderr bytes.Buffer
-		if got := exitCode(tt.err, &stderr); got != tt.want {
+		ios, _, _, stderr := iostreams.Test()
+		f := cmdutil.NewFactory(ios, func(string) string { return "" })
+		if got := exitCode(tt.ctx, tt.err, f); got != tt.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 		}
 		if stderr.String() != tt.wantStderr {
 			t.Errorf("exitCode(%v) wrote %q, want %q", tt.err, stderr.String(), tt.wantStderr)
 		}
+	}
+}
+
+func TestForbiddenHint(t *testing.T) {
+	ios, _, _, stderr := iostreams.Test()
+	f := cmdutil.NewFactory(ios, func(k string) string {
+		return map[string]string{"ABCTL_BASE_URL": "http://127.0.0.1:9", "ABCTL_API_KEY": "wrong", "HOME": t.TempDir()}[k]
+	})
+	err := fmt.Errorf("list the agents: %w", &client.Error{StatusCode: 403, Detail: "Invalid credentials"})
+	if got := exitCode(context.Background(), err, f); got != cmdutil.ExitAuth {
+		t.Errorf("exit code = %d, want %d", got, cmdutil.ExitAuth)
+	}
+	for _, want := range []string{"403: Invalid credentials", `profile "local"`, "environment ABCTL_API_KEY", "abctl config view"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if strings.Contains(stderr.String(), "wrong") {
+		t.Errorf("stderr shows the key:\n%s", stderr.String())
 	}
 }

@@ -3,30 +3,23 @@ package cli
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/config"
 
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
-// defaultDataDir is $XDG_DATA_HOME/abctl, or ~/.local/share/abctl.
-func defaultDataDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "abctl")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".local", "share", "abctl")
-	}
-	return "abctl-data"
-}
-
-func newDaemonCmd() *cobra.Command {
+func newDaemonCmd(f *cmdutil.Factory) *cobra.Command {
 	var cfg daemon.Config
 	var engine daemon.EngineConfig
+	var lf llmFlags
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Serve the v1 API locally on an embedded store",
@@ -48,6 +41,17 @@ func newDaemonCmd() *cobra.Command {
 			"(--no-recording turns that off). The browser of a run started by\n" +
 			"POST /v1/sdk/run_action stays open for follow-up actions until --action-idle\n" +
 			"passes without one.\n\n" +
+			"Task runs, AI blocks (navigation, extraction, validation, task, login, text_prompt,\n" +
+			"file_download without a url, action without a working selector) and run_action with an\n" +
+			"intention use a language model: --llm-provider (openai, anthropic, ollama,\n" +
+			"openai-compatible), --llm-base-url, --llm-api-key, --llm-model, --llm-vision,\n" +
+			"--llm-schema, --llm-timeout and --llm-max-retries, or the same settings in\n" +
+			"ABCTL_LLM_PROVIDER, ABCTL_LLM_BASE_URL, ABCTL_LLM_API_KEY, ABCTL_LLM_MODEL,\n" +
+			"ABCTL_LLM_VISION, ABCTL_LLM_SCHEMA, ABCTL_LLM_TIMEOUT and ABCTL_LLM_MAX_RETRIES (flags\n" +
+			"win). With nothing set it is a local Ollama at http://127.0.0.1:11434/v1 with\n" +
+			"" + llm.DefaultOllamaModel + ", no key needed; OPENAI_API_KEY or ANTHROPIC_API_KEY alone select those\n" +
+			"services. Agents and blocks may name another model in their model field. Prefer the\n" +
+			"environment for the key: flags show in process lists.\n\n" +
 			"While it runs, <data-dir>/" + daemon.StateFileName + " (mode 0600) holds its address and a\n" +
 			"token for the admin routes that 'abctl daemon orgs' uses; it is removed on shutdown.",
 		// An argument can only be a mistyped subcommand (orgs).
@@ -55,14 +59,19 @@ func newDaemonCmd() *cobra.Command {
 		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Workers < 0 {
-				return &usageError{cmdPath: cmd.CommandPath(), err: fmt.Errorf("--workers must be 1 or more (0 means one per CPU core), not %d", cfg.Workers)}
+				return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: fmt.Errorf("--workers must be 1 or more (0 means one per CPU core), not %d", cfg.Workers)}
 			}
 			if cfg.WebhookTimeout < 0 {
-				return &usageError{cmdPath: cmd.CommandPath(), err: fmt.Errorf("--webhook-timeout must be positive, not %s", cfg.WebhookTimeout)}
+				return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: fmt.Errorf("--webhook-timeout must be positive, not %s", cfg.WebhookTimeout)}
 			}
 			if err := checkEngineFlags(&engine); err != nil {
-				return &usageError{cmdPath: cmd.CommandPath(), err: err}
+				return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: err}
 			}
+			model, err := lf.config(cmd, f.Getenv)
+			if err != nil {
+				return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: err}
+			}
+			engine.LLM, engine.Getenv = model, f.Getenv
 			cfg.Engine = &engine
 			cfg.Stderr = cmd.ErrOrStderr()
 			return daemon.Run(cmd.Context(), cfg)
@@ -70,7 +79,7 @@ func newDaemonCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&cfg.Addr, "addr", daemon.DefaultAddr, "address to listen on")
 	// --data-dir is persistent: the subcommands (orgs) work on the same directory.
-	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", defaultDataDir(), "directory of the store and the key file")
+	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", config.DefaultDataDir(f.Getenv), "directory of the store and the key file")
 	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")
 	cmd.Flags().IntVar(&cfg.Workers, "workers", 0, "runs that execute at once (default: one per CPU core)")
 	cmd.Flags().DurationVar(&cfg.WebhookTimeout, "webhook-timeout", 0, "how long a webhook receiver has to answer (default 10s)")
@@ -78,6 +87,7 @@ func newDaemonCmd() *cobra.Command {
 	cmd.Flags().StringVar(&engine.BrowserAddress, "browser-address", "", "use a remote Chromium over CDP (http://host:9222 or ws://host:9222/devtools/browser/...) instead of a local one")
 	cmd.Flags().BoolVar(&engine.NoRecording, "no-recording", false, "do not record runs as video")
 	cmd.Flags().DurationVar(&engine.ActionIdle, "action-idle", daemon.DefaultActionIdle, "how long the browser of a run_action workflow run stays open without an action")
+	lf.register(cmd)
 	cmd.AddCommand(newDaemonOrgsCmd(&cfg.DataDir))
 	return cmd
 }
@@ -110,4 +120,69 @@ func checkEngineFlags(e *daemon.EngineConfig) error {
 		}
 	}
 	return nil
+}
+
+// llmFlags are the language-model flags of abctl daemon (the names are
+// llm.Flag*).
+type llmFlags struct {
+	provider, baseURL, apiKey, model, schema string
+	vision                                   bool
+	timeout                                  time.Duration
+	maxRetries                               int
+}
+
+func (lf *llmFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&lf.provider, strings.TrimPrefix(llm.FlagProvider, "--"), "", "language model provider: openai, anthropic, ollama or openai-compatible (default: a local Ollama, or the vendor whose key is set)")
+	fs.StringVar(&lf.baseURL, strings.TrimPrefix(llm.FlagBaseURL, "--"), "", "API root of the model server (default: the provider's)")
+	fs.StringVar(&lf.apiKey, strings.TrimPrefix(llm.FlagAPIKey, "--"), "", "API key of the model provider (prefer "+llm.EnvAPIKey+")")
+	fs.StringVar(&lf.model, strings.TrimPrefix(llm.FlagModel, "--"), "", "default model name; agents and blocks may name another")
+	fs.BoolVar(&lf.vision, strings.TrimPrefix(llm.FlagVision, "--"), false, "send screenshots to the model (default: by model name)")
+	fs.StringVar(&lf.schema, strings.TrimPrefix(llm.FlagSchema, "--"), "", "how structured answers are asked for: json_schema, json_object, tool or prompt (default: by provider and model)")
+	fs.DurationVar(&lf.timeout, strings.TrimPrefix(llm.FlagTimeout, "--"), 0, "bound on each request to the model (default 90s)")
+	fs.IntVar(&lf.maxRetries, strings.TrimPrefix(llm.FlagMaxRetries, "--"), 0, "retries of a failed model request (default 3; negative for none)")
+}
+
+// config layers the flags that were given over the ABCTL_LLM_*
+// environment and fills the rest (llm.Config.WithDefaults).
+func (lf *llmFlags) config(cmd *cobra.Command, getenv func(string) string) (llm.Config, error) {
+	env, err := llm.ReadEnv(getenv)
+	if err != nil {
+		return llm.Config{}, err
+	}
+	set := func(flag string) bool { return cmd.Flags().Changed(strings.TrimPrefix(flag, "--")) }
+	var fl llm.Config
+	if set(llm.FlagProvider) {
+		if fl.Provider, err = llm.ParseProvider(lf.provider); err != nil {
+			return llm.Config{}, fmt.Errorf("%s: %w", llm.FlagProvider, err)
+		}
+	}
+	if set(llm.FlagBaseURL) {
+		fl.BaseURL = lf.baseURL
+	}
+	if set(llm.FlagAPIKey) {
+		fl.APIKey = lf.apiKey
+	}
+	if set(llm.FlagModel) {
+		fl.Model = lf.model
+	}
+	if set(llm.FlagVision) {
+		v := lf.vision
+		fl.Vision = &v
+	}
+	if set(llm.FlagSchema) {
+		if fl.Schema, err = llm.ParseSchemaMode(lf.schema); err != nil {
+			return llm.Config{}, fmt.Errorf("%s: %w", llm.FlagSchema, err)
+		}
+	}
+	if set(llm.FlagTimeout) {
+		if lf.timeout <= 0 {
+			return llm.Config{}, fmt.Errorf("%s must be positive, not %s", llm.FlagTimeout, lf.timeout)
+		}
+		fl.Timeout = lf.timeout
+	}
+	if set(llm.FlagMaxRetries) {
+		fl.MaxRetries = lf.maxRetries
+	}
+	return env.Merge(fl).WithDefaults(getenv)
 }

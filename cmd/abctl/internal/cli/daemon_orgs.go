@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/daemon"
@@ -62,7 +64,7 @@ func newDaemonOrgsCreateCmd(dataDir *string) *cobra.Command {
 		Example: "  abctl daemon orgs create acme\n  abctl daemon orgs create \"Team B\" -o json --data-dir ./data",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return &usageError{cmdPath: cmd.CommandPath(), err: fmt.Errorf(
+				return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: fmt.Errorf(
 					"%q takes exactly one argument, the organization's name; got %d", cmd.CommandPath(), len(args))}
 			}
 			return nil
@@ -73,7 +75,7 @@ func newDaemonOrgsCreateCmd(dataDir *string) *cobra.Command {
 			}
 			name, err := daemon.ValidateOrganizationName(args[0])
 			if err != nil {
-				return &usageError{cmdPath: cmd.CommandPath(), err: err}
+				return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: err}
 			}
 			admin, err := openOrgAdmin(cmd.Context(), *dataDir)
 			if err != nil {
@@ -104,7 +106,7 @@ func newDaemonOrgsListCmd(dataDir *string) *cobra.Command {
 		Long: "abctl daemon orgs list prints the organizations of the store, oldest (the default one)\n" +
 			"first: a table with -o text, a JSON array of {organization_id, name, created_at}\n" +
 			"with -o json. API keys cannot be listed: the store keeps only their hashes.",
-		Args: noArgs,
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(cmd, output); err != nil {
 				return err
@@ -139,7 +141,7 @@ func addOutputFlag(cmd *cobra.Command, output *string) {
 
 func checkOutput(cmd *cobra.Command, output string) error {
 	if output != "text" && output != "json" {
-		return &usageError{cmdPath: cmd.CommandPath(), err: fmt.Errorf("--output must be text or json, not %q", output)}
+		return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: fmt.Errorf("--output must be text or json, not %q", output)}
 	}
 	return nil
 }

@@ -6,17 +6,38 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/action"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/apply"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/configcmd"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/deletecmd"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/folders"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/mcpcmd"
+	runcmd "github.com/abctl/abctl/cmd/abctl/internal/cmd/run"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/tags"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/config"
 )
 
-func newRootCmd() *cobra.Command {
+// NewRootCmd builds the whole command tree over f.
+func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	var showVersion bool
 	root := &cobra.Command{
 		Use:   "abctl",
 		Short: "Command-line client for a browser-automation agent service",
-		Long: "abctl drives a browser-automation agent service through its v1 API: an AI agent " +
+		Long: "abctl drives a browser-automation agent service through its v1 API: an AI agent\n" +
 			"works a real browser towards a goal on a website and returns the data it found.\n" +
-			"It manages agents as files and starts and follows their runs, against the hosted " +
-			"service or against a local daemon that serves the same API.",
+			"It keeps agents as files, starts and follows their runs, and manages the rest,\n" +
+			"against the hosted service or a local daemon that serves the same API.\n\n" +
+			"Out of the box it talks to the local daemon (abctl daemon), starting one inside the\n" +
+			"command when none is running. 'abctl help environment' lists the settings, and\n" +
+			"'abctl help exit-codes' what each exit status means.",
+		Example: "  abctl apply -f agents/            # create or update the agents of a directory\n" +
+			"  abctl run agents/contact.yaml --param url=https://example.com/contact\n" +
+			"  abctl run --prompt 'Find the price of the first product' --url https://shop.example.com\n" +
+			"  abctl get runs -o json",
 		Args: rootArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if showVersion {
@@ -27,18 +48,45 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors:              true,
 		SilenceUsage:               true,
 		SuggestionsMinimumDistance: 2,
-		CompletionOptions:          cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version of abctl and exit")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &usageError{cmdPath: cmd.CommandPath(), err: err}
+	pf := root.PersistentFlags()
+	pf.String(config.FlagProfile, "", "profile of the configuration file to use (default: $ABCTL_PROFILE, the file's current_profile, or \"local\")")
+	pf.String(config.FlagBaseURL, "", "base URL of the service (default: $ABCTL_BASE_URL, or the profile's)")
+	_ = root.RegisterFlagCompletionFunc(config.FlagProfile, func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		file, err := f.ConfigFile()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return file.ProfileNames(), cobra.ShellCompDirectiveNoFileComp
 	})
-	root.AddCommand(newVersionCmd(), newDaemonCmd())
+	f.GlobalFlags = pf
+
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: err}
+	})
+	root.AddGroup(
+		&cobra.Group{ID: "agents", Title: "Agents as files:"},
+		&cobra.Group{ID: "runs", Title: "Runs:"},
+		&cobra.Group{ID: "manage", Title: "Everything else:"},
+	)
+	add := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			c.GroupID = group
+			root.AddCommand(c)
+		}
+	}
+	add("agents", apply.NewCmd(f), apply.NewDiffCmd(f), get.NewCmd(f), deletecmd.NewCmd(f))
+	add("runs", runcmd.NewCmd(f), runs.NewCmd(f), action.NewCmd(f))
+	add("manage", folders.NewCmd(f), tags.NewCmd(f), configcmd.NewCmd(f), newDaemonCmd(f), mcpcmd.NewCmd(f), newVersionCmd())
+	root.SetHelpCommandGroupID("manage")
+	root.SetCompletionCommandGroupID("manage")
+	root.AddCommand(helpTopics()...)
 	return root
 }
 
-// rootArgs rejects positional arguments to the root: they can only be a mistyped
-// command name.
+// rootArgs rejects positional arguments to a command that only groups
+// others: they can only be a mistyped command name.
 func rootArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
@@ -47,16 +95,5 @@ func rootArgs(cmd *cobra.Command, args []string) error {
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += "; did you mean " + strings.Join(s, " or ") + "?"
 	}
-	return &usageError{cmdPath: cmd.CommandPath(), err: errors.New(msg)}
-}
-
-// noArgs is cobra.NoArgs with the error marked as a usage error.
-func noArgs(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return &usageError{
-			cmdPath: cmd.CommandPath(),
-			err:     fmt.Errorf("%q takes no arguments, got %q", cmd.CommandPath(), args[0]),
-		}
-	}
-	return nil
+	return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: errors.New(msg)}
 }

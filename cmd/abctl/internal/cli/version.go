@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+
 	"github.com/abctl/abctl/cmd/abctl/internal/buildinfo"
 	"github.com/spf13/cobra"
 )
@@ -12,7 +14,7 @@ func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version of abctl",
-		Args:  noArgs,
+		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return printVersion(cmd.OutOrStdout())
 		},

@@ -1,0 +1,86 @@
+package client
+
+import (
+	"context"
+	"iter"
+	"net/url"
+)
+
+// RunListItem is one run in the run list (GET /v1/runs): a summary, not the
+// whole run; Runs.Get returns that.
+type RunListItem struct {
+	// TaskRunID is the id of the run's row in the service's run index;
+	// RunID is the run's id (tsk_, tsk_v2_ or wr_).
+	TaskRunID           string          `json:"task_run_id"`
+	RunID               string          `json:"run_id"`
+	RunType             RunType         `json:"task_run_type"`
+	Status              RunStatus       `json:"status"`
+	Title               *string         `json:"title"`
+	StartedAt           *Time           `json:"started_at"`
+	FinishedAt          *Time           `json:"finished_at"`
+	CreatedAt           Time            `json:"created_at"`
+	WorkflowPermanentID *string         `json:"workflow_permanent_id"` // the agent of a workflow run
+	WorkflowDeleted     bool            `json:"workflow_deleted"`      // that agent has been deleted since
+	ScriptRun           bool            `json:"script_run"`
+	TriggerType         *RunTriggerType `json:"trigger_type"`
+}
+
+// RunTriggerType says what started a run: "manual", "api", "scheduled", ...
+type RunTriggerType string
+
+// ListRunsOptions filter the run list. The hosted service hides this
+// operation from its reference but serves it; the abctl daemon serves it
+// too.
+type ListRunsOptions struct {
+	Page     int // 1 to 100; 0 means 1
+	PageSize int // 1 to 100; 0 means the server default (10)
+	// Status keeps runs in any of these statuses.
+	Status []RunStatus
+	// RunType keeps runs of any of these types.
+	RunType []RunType
+	// SearchKey matches, case-insensitively, a run's id, title and agent
+	// (at least 3 characters).
+	SearchKey string
+	// WorkflowPermanentID keeps the runs of these agents (at most 50).
+	WorkflowPermanentID []string
+}
+
+func (o *ListRunsOptions) query() url.Values {
+	q := url.Values{}
+	if o == nil {
+		return q
+	}
+	setInt(q, "page", o.Page)
+	setInt(q, "page_size", o.PageSize)
+	for _, s := range o.Status {
+		q.Add("status", string(s))
+	}
+	for _, t := range o.RunType {
+		q.Add("run_type", string(t))
+	}
+	setString(q, "search_key", o.SearchKey)
+	for _, id := range o.WorkflowPermanentID {
+		q.Add("workflow_permanent_id", id)
+	}
+	return q
+}
+
+// List returns one page of runs, newest first (GET /v1/runs); o may be nil.
+// Use All to walk every page.
+func (s *RunsService) List(ctx context.Context, o *ListRunsOptions, opts ...Option) ([]*RunListItem, error) {
+	var out []*RunListItem
+	_, err := s.client.do(ctx, request{method: "GET", path: "/v1/runs", query: o.query(), idempotent: true}, &out, opts)
+	return out, err
+}
+
+// All returns an iterator over every run matching o, newest first, fetching
+// pages as it goes. The service serves at most 100 pages.
+func (s *RunsService) All(ctx context.Context, o *ListRunsOptions, opts ...Option) iter.Seq2[*RunListItem, error] {
+	var cp ListRunsOptions
+	if o != nil {
+		cp = *o
+	}
+	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*RunListItem, error) {
+		return s.List(ctx, &cp, opts...)
+	})
+}

@@ -1,0 +1,303 @@
+// Package configcmd is `abctl config`: see and edit the configuration file's
+// profiles.
+package configcmd
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/config"
+	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+)
+
+// NewCmd returns `abctl config`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Show the settings and manage the profiles of the configuration file",
+		Long: "A profile names a service to talk to: a base URL and a way to find its API key.\n" +
+			"The built-in profile \"local\" is the daemon on this machine. 'abctl help environment'\n" +
+			"explains the file and the order of precedence.",
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newViewCmd(f), newUseCmd(f), newSetCmd(f), newDeleteCmd(f), newProfilesCmd(f))
+	return cmd
+}
+
+// view is what `abctl config view` prints.
+type view struct {
+	ConfigFile string `json:"config_file"`
+	Profile    string `json:"profile"`
+	// The *From fields say where each value came from.
+	ProfileFrom string `json:"profile_from"`
+	BaseURL     string `json:"base_url"`
+	BaseURLFrom string `json:"base_url_from"`
+	APIKey      string `json:"api_key"` // "(set)" or "(not set)": never the key
+	APIKeyFrom  string `json:"api_key_from,omitempty"`
+	Local       bool   `json:"local_daemon"`
+	DataDir     string `json:"data_dir,omitempty"`
+	Embed       bool   `json:"embed,omitempty"`
+}
+
+func newViewCmd(f *cmdutil.Factory) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "view",
+		Short: "Show the resolved settings and where each comes from (never a key)",
+		Args:  cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			file, err := f.ConfigFile()
+			if err != nil {
+				return err
+			}
+			s, err := f.Settings()
+			if err != nil {
+				return err
+			}
+			v := view{
+				ConfigFile: file.Path(), Profile: s.Profile, ProfileFrom: s.ProfileFrom,
+				BaseURL: s.BaseURL, BaseURLFrom: s.BaseURLFrom, APIKey: "(not set)",
+				Local: s.Local, DataDir: s.DataDir, Embed: s.Embed,
+			}
+			switch {
+			case s.APIKey != "":
+				v.APIKey, v.APIKeyFrom = "(set)", s.APIKeyFrom
+			case s.Local:
+				v.APIKey, v.APIKeyFrom = "(from the daemon's key file)", s.DataDir+"/api-key"
+			}
+			switch format {
+			case printer.JSON:
+				return printer.WriteJSON(f.IO.Out, v)
+			case printer.YAML:
+				return printer.WriteYAML(f.IO.Out, v)
+			}
+			t := printer.NewTable(f.IO, f.Now(), "setting", "value", "from")
+			t.AddRow("config file", v.ConfigFile, "")
+			t.AddRow("profile", v.Profile, v.ProfileFrom)
+			t.AddRow("base URL", v.BaseURL, v.BaseURLFrom)
+			t.AddRow("API key", v.APIKey, v.APIKeyFrom)
+			if v.Local {
+				t.AddRow("data dir", v.DataDir, "")
+				t.AddRow("embedded daemon", fmt.Sprint(v.Embed), "")
+			}
+			return t.Render()
+		},
+	}
+	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
+	return cmd
+}
+
+func newUseCmd(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:               "use-profile NAME",
+		Short:             "Make NAME the profile used by default",
+		Args:              cmdutil.ExactArgs(1, "the name of a profile"),
+		ValidArgsFunction: profileNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file, err := f.ConfigFile()
+			if err != nil {
+				return err
+			}
+			if _, ok := file.Profile(args[0]); !ok {
+				return &config.UnknownProfileError{Name: args[0], From: "the command line", Known: file.ProfileNames()}
+			}
+			file.SetCurrentProfile(args[0])
+			if err := file.Save(); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.ErrOut, "Profile %q is now the default (%s).\n", args[0], file.Path())
+			return nil
+		},
+	}
+}
+
+func newSetCmd(f *cmdutil.Factory) *cobra.Command {
+	var p config.Profile
+	var embed string
+	cmd := &cobra.Command{
+		Use:   "set-profile NAME",
+		Short: "Create or change a profile",
+		Long: "set-profile creates the profile NAME, or changes the settings given as flags and keeps\n" +
+			"the others. Prefer --api-key-env (the name of a variable holding the key) to\n" +
+			"--api-key, which writes the key into the file (mode 0600).",
+		Example: "  abctl config set-profile cloud --base-url https://api.skyvern.com --api-key-env SKYVERN_API_KEY\n" +
+			"  abctl config set-profile lab --base-url http://10.0.0.5:8780 --api-key-env LAB_KEY\n" +
+			"  abctl config set-profile local --data-dir ./data",
+		Args:              cmdutil.ExactArgs(1, "the name of the profile"),
+		ValidArgsFunction: profileNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := config.ValidateProfileName(name); err != nil {
+				return cmdutil.Usagef(cmd, "%v", err)
+			}
+			file, err := f.ConfigFile()
+			if err != nil {
+				return err
+			}
+			cur := file.Profiles[name]
+			fl := cmd.Flags()
+			if fl.Changed("base-url") {
+				cur.BaseURL = p.BaseURL
+			}
+			if fl.Changed("api-key") {
+				cur.APIKey, cur.APIKeyEnv = p.APIKey, ""
+			}
+			if fl.Changed("api-key-env") {
+				cur.APIKeyEnv, cur.APIKey = p.APIKeyEnv, ""
+			}
+			if fl.Changed("data-dir") {
+				cur.DataDir = p.DataDir
+			}
+			if fl.Changed("embed") {
+				switch embed {
+				case "true":
+					cur.Embed = nil
+				case "false":
+					no := false
+					cur.Embed = &no
+				default:
+					return cmdutil.Usagef(cmd, "--embed must be true or false, not %q", embed)
+				}
+			}
+			if cur.BaseURL == "" && cur.DataDir == "" && name != config.LocalProfile {
+				return cmdutil.Usagef(cmd, "profile %q needs --base-url (or --data-dir for a local daemon)", name)
+			}
+			if err := file.SetProfile(name, cur); err != nil {
+				return err
+			}
+			if err := file.Save(); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.ErrOut, "Profile %q saved in %s.", name, file.Path())
+			if file.CurrentProfile != name {
+				fmt.Fprintf(f.IO.ErrOut, " Use it with --profile %s, or make it the default with 'abctl config use-profile %s'.", name, name)
+			}
+			fmt.Fprintln(f.IO.ErrOut)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&p.BaseURL, "base-url", "", "the service's base URL")
+	fl.StringVar(&p.APIKeyEnv, "api-key-env", "", "name of the environment variable that holds the API key")
+	fl.StringVar(&p.APIKey, "api-key", "", "the API key itself, written into the file (prefer --api-key-env)")
+	fl.StringVar(&p.DataDir, "data-dir", "", "data directory of a local daemon (its key is read from there)")
+	fl.StringVar(&embed, "embed", "true", "for a local daemon: start it inside commands when it is not running")
+	cmd.MarkFlagsMutuallyExclusive("api-key", "api-key-env")
+	return cmd
+}
+
+func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:               "delete-profile NAME",
+		Short:             "Remove a profile from the configuration file",
+		Args:              cmdutil.ExactArgs(1, "the name of a profile"),
+		ValidArgsFunction: profileNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file, err := f.ConfigFile()
+			if err != nil {
+				return err
+			}
+			if !file.DeleteProfile(args[0]) {
+				return fmt.Errorf("the configuration file %s has no profile %q", file.Path(), args[0])
+			}
+			if err := file.Save(); err != nil {
+				return err
+			}
+			fmt.Fprintf(f.IO.ErrOut, "Profile %q removed from %s.\n", args[0], file.Path())
+			return nil
+		},
+	}
+}
+
+func newProfilesCmd(f *cmdutil.Factory) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "profiles",
+		Short: "List the profiles (never their keys)",
+		Args:  cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			file, err := f.ConfigFile()
+			if err != nil {
+				return err
+			}
+			s, err := f.Settings()
+			if err != nil {
+				return err
+			}
+			type row struct {
+				Name    string `json:"name"`
+				Current bool   `json:"current"`
+				BaseURL string `json:"base_url"`
+				Key     string `json:"api_key"`
+			}
+			var rows []row
+			for _, name := range file.ProfileNames() {
+				p, _ := file.Profile(name)
+				r := row{Name: name, Current: name == s.Profile, BaseURL: p.BaseURL}
+				switch {
+				case p.APIKeyEnv != "":
+					r.Key = "$" + p.APIKeyEnv
+				case p.APIKey != "":
+					r.Key = "(in the file)"
+				case file.IsLocal(name, p):
+					r.Key = "(the daemon's key file)"
+				}
+				if r.BaseURL == "" && file.IsLocal(name, p) {
+					r.BaseURL = config.DefaultLocalBaseURL
+				}
+				rows = append(rows, r)
+			}
+			sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
+			switch format {
+			case printer.JSON:
+				return printer.WriteJSON(f.IO.Out, rows)
+			case printer.YAML:
+				return printer.WriteYAML(f.IO.Out, rows)
+			case printer.Name:
+				var b strings.Builder
+				for _, r := range rows {
+					b.WriteString(r.Name + "\n")
+				}
+				_, err := fmt.Fprint(f.IO.Out, b.String())
+				return err
+			}
+			t := printer.NewTable(f.IO, f.Now(), "current", "name", "base URL", "API key")
+			for _, r := range rows {
+				mark := ""
+				if r.Current {
+					mark = "*"
+				}
+				t.AddRow(mark, r.Name, r.BaseURL, r.Key)
+			}
+			return t.Render()
+		},
+	}
+	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	return cmd
+}
+
+func profileNames(f *cmdutil.Factory) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		file, err := f.ConfigFile()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return file.ProfileNames(), cobra.ShellCompDirectiveNoFileComp
+	}
+}

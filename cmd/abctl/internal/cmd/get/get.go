@@ -1,0 +1,232 @@
+// Package get is `abctl get`: list or show agents, runs, folders and tags in
+// the format -o asks for.
+//
+// `abctl get agent NAME -o yaml` writes the agent file that `abctl apply`
+// reads back as unchanged: the way to bring an agent made elsewhere (the
+// hosted service's editor, the API) into a repository.
+package get
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/agentfile"
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+)
+
+// NewCmd returns `abctl get`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "get",
+		Short: "Show agents, runs, folders or tags",
+		Long: "get lists a kind of resource, or shows one by its id (or, for agents, its name), as a\n" +
+			"table (-o wide adds columns), JSON, YAML, or kind/id names for scripts.",
+		Example: "  abctl get agents --search contact\n" +
+			"  abctl get agent contact-form -o yaml > agents/contact-form.yaml\n" +
+			"  abctl get runs --status failed -o json\n" +
+			"  abctl get run wr_490440779503358000",
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newAgentsCmd(f), newRunsCmd(f), newFoldersCmd(f), newTagsCmd(f))
+	return cmd
+}
+
+func newAgentsCmd(f *cmdutil.Factory) *cobra.Command {
+	var (
+		output, search, folder string
+		status, tags           []string
+		limit, version         int
+	)
+	cmd := &cobra.Command{
+		Use:     "agents [NAME_OR_ID...]",
+		Aliases: []string{"agent"},
+		Short:   "List agents, or show some by name or id",
+		Long: "Without arguments, lists the latest version of each agent, most recently changed first.\n" +
+			"With names or ids, shows those agents; -o yaml then writes agent files that\n" +
+			"'abctl apply' reads back as unchanged.",
+		Example: "  abctl get agents --tag env:prod --limit 20\n" +
+			"  abctl get agent contact-form -o yaml\n" +
+			"  abctl get agent wpid_490440779503358000 --version 2 -o json",
+		ValidArgsFunction: CompleteAgents(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			if limit < 0 {
+				return cmdutil.Usagef(cmd, "--limit must be 0 (all) or more, not %d", limit)
+			}
+			if version != 0 && len(args) == 0 {
+				return cmdutil.Usagef(cmd, "--version needs an agent name or id")
+			}
+			c, err := f.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var agents []*client.Agent
+			if len(args) > 0 {
+				for _, ref := range args {
+					a, err := getAgent(cmd, c, ref, version)
+					if err != nil {
+						return err
+					}
+					agents = append(agents, a)
+				}
+			} else {
+				opts := &client.ListAgentsOptions{SearchKey: search, FolderID: folder, Tags: tags, PageSize: 100}
+				for _, s := range status {
+					opts.Status = append(opts.Status, client.AgentStatus(s))
+				}
+				if limit > 0 && limit < 100 {
+					opts.PageSize = limit
+				}
+				for a, err := range c.Agents.All(cmd.Context(), opts) {
+					if err != nil {
+						return fmt.Errorf("list the agents: %w", err)
+					}
+					agents = append(agents, a)
+					if limit > 0 && len(agents) == limit {
+						break
+					}
+				}
+			}
+			ids := make([]string, len(agents))
+			for i, a := range agents {
+				ids[i] = a.WorkflowPermanentID
+			}
+			names := map[string]string{}
+			if format != printer.JSON && len(ids) > 0 {
+				names = agentref.Names(cmd.Context(), c, ids)
+			}
+			return printAgents(f, format, agents, names, len(args) == 1)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&search, "search", "", "only agents whose title, folder, id or parameters contain this text")
+	fl.StringVar(&folder, "folder", "", "only the agents of this folder (fld_...)")
+	fl.StringArrayVar(&tags, "tag", nil, "only agents with this tag: label, key:value or key:* (repeatable: all must match)")
+	fl.StringArrayVar(&status, "status", nil, "only agents of this status: published, draft, auto_generated, import_failed (repeatable)")
+	fl.IntVar(&limit, "limit", 0, "at most this many agents (0: all)")
+	fl.IntVar(&version, "version", 0, "show this version instead of the latest")
+	printer.AddFlag(cmd, &output, printer.AllFormats...)
+	return cmd
+}
+
+func getAgent(cmd *cobra.Command, c *client.Client, ref string, version int) (*client.Agent, error) {
+	if version == 0 {
+		return agentref.Get(cmd.Context(), c, ref)
+	}
+	id, err := agentref.Resolve(cmd.Context(), c, ref)
+	if err != nil {
+		return nil, err
+	}
+	a, err := c.Agents.Get(cmd.Context(), id, &client.GetAgentOptions{Version: version})
+	if err != nil {
+		return nil, fmt.Errorf("get version %d of %s: %w", version, ref, err)
+	}
+	return a, nil
+}
+
+// printAgents writes agents in format. YAML is a stream of agent files, one
+// document per agent, that apply reads back.
+func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Agent, names map[string]string, single bool) error {
+	out := f.IO.Out
+	switch format {
+	case printer.JSON:
+		if single {
+			return printer.WriteJSON(out, agents[0])
+		}
+		return printer.WriteJSON(out, agents)
+	case printer.YAML:
+		var b strings.Builder
+		for i, a := range agents {
+			doc, err := agentfile.Render(a, names[a.WorkflowPermanentID], nil, "yaml")
+			if err != nil {
+				return fmt.Errorf("render agent %s: %w", a.WorkflowPermanentID, err)
+			}
+			if i > 0 {
+				b.WriteString("---\n")
+			}
+			b.Write(doc)
+		}
+		_, err := fmt.Fprint(out, b.String())
+		return err
+	case printer.Name:
+		var b strings.Builder
+		for _, a := range agents {
+			ref := names[a.WorkflowPermanentID]
+			if ref == "" {
+				ref = a.WorkflowPermanentID
+			}
+			b.WriteString("agent/" + ref + "\n")
+		}
+		_, err := fmt.Fprint(out, b.String())
+		return err
+	}
+	// NAME is the name an agent was applied under, or its id: ids of
+	// applied agents are 69 characters long, too long for a terminal.
+	headers := []string{"name", "title", "version", "status", "updated"}
+	if format == printer.Wide {
+		headers = append(headers, "id", "folder", "blocks", "parameters")
+	}
+	t := printer.NewTable(f.IO, f.Now(), headers...)
+	for _, a := range agents {
+		name := names[a.WorkflowPermanentID]
+		if name == "" {
+			name = a.WorkflowPermanentID
+		}
+		row := []string{name, a.Title, fmt.Sprint(a.Version), string(a.Status), t.Time(a.ModifiedAt.Time)}
+		if format == printer.Wide {
+			folder := ""
+			if a.FolderID != nil {
+				folder = *a.FolderID
+			}
+			var params []string
+			for _, p := range a.WorkflowDefinition.Parameters {
+				if p.ParameterType == client.ParameterTypeWorkflow {
+					params = append(params, p.Key)
+				}
+			}
+			row = append(row, a.WorkflowPermanentID, folder, fmt.Sprint(countBlocks(a.WorkflowDefinition.Blocks)), strings.Join(params, ","))
+		}
+		t.AddRow(row...)
+	}
+	return t.Render()
+}
+
+func countBlocks(bs client.Blocks) int {
+	n := 0
+	for _, b := range bs {
+		n++
+		switch lb := b.(type) {
+		case *client.ForLoopBlock:
+			n += countBlocks(lb.LoopBlocks)
+		case *client.WhileLoopBlock:
+			n += countBlocks(lb.LoopBlocks)
+		}
+	}
+	return n
+}
+
+// CompleteAgents completes agent names and ids from the service, within a
+// second; nothing when the service does not answer. It never starts the
+// local daemon.
+func CompleteAgents(f *cmdutil.Factory) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		ctx, cancel := context.WithTimeout(cmd.Context(), time.Second)
+		defer cancel()
+		c, err := f.ClientIfRunning(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return agentref.Complete(ctx, c, toComplete), cobra.ShellCompDirectiveNoFileComp
+	}
+}

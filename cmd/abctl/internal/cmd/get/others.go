@@ -1,0 +1,305 @@
+package get
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+)
+
+func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
+	var (
+		output, search, agent string
+		status, types         []string
+		limit                 int
+	)
+	cmd := &cobra.Command{
+		Use:     "runs [RUN_ID...]",
+		Aliases: []string{"run"},
+		Short:   "List runs, newest first, or show some by id",
+		Example: "  abctl get runs --status running --status queued\n" +
+			"  abctl get runs --agent contact-form --limit 5 -o json\n" +
+			"  abctl get run wr_490440779503358000 -o yaml",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			if limit < 0 {
+				return cmdutil.Usagef(cmd, "--limit must be 0 (all) or more, not %d", limit)
+			}
+			if search != "" && len([]rune(search)) < 3 {
+				return cmdutil.Usagef(cmd, "--search needs at least 3 characters")
+			}
+			c, err := f.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				var runs []*client.Run
+				for _, id := range args {
+					id = strings.TrimPrefix(id, "run/")
+					r, err := c.Runs.Get(cmd.Context(), id)
+					if err != nil {
+						return fmt.Errorf("get run %s: %w", id, err)
+					}
+					runs = append(runs, r)
+				}
+				return printRuns(f, format, runs)
+			}
+			opts := &client.ListRunsOptions{SearchKey: search, PageSize: 100}
+			for _, s := range status {
+				opts.Status = append(opts.Status, client.RunStatus(s))
+			}
+			for _, t := range types {
+				opts.RunType = append(opts.RunType, client.RunType(t))
+			}
+			if agent != "" {
+				id, err := agentref.Resolve(cmd.Context(), c, agent)
+				if err != nil {
+					return err
+				}
+				opts.WorkflowPermanentID = []string{id}
+			}
+			if limit > 0 && limit < 100 {
+				opts.PageSize = limit
+			}
+			var items []*client.RunListItem
+			for r, err := range c.Runs.All(cmd.Context(), opts) {
+				if err != nil {
+					return fmt.Errorf("list the runs: %w", err)
+				}
+				items = append(items, r)
+				if limit > 0 && len(items) == limit {
+					break
+				}
+			}
+			return printRunList(f, format, items)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&status, "status", nil, "only runs in this status (repeatable)")
+	fl.StringArrayVar(&types, "type", nil, "only runs of this type: task_v1, task_v2, workflow_run (repeatable)")
+	fl.StringVar(&agent, "agent", "", "only the runs of this agent (name or wpid_...)")
+	fl.StringVar(&search, "search", "", "only runs whose id, title or agent contain this text (3 characters or more)")
+	fl.IntVar(&limit, "limit", 50, "at most this many runs (0: all the service lists)")
+	printer.AddFlag(cmd, &output, printer.AllFormats...)
+	return cmd
+}
+
+func printRunList(f *cmdutil.Factory, format printer.Format, items []*client.RunListItem) error {
+	switch format {
+	case printer.JSON:
+		return printer.WriteJSON(f.IO.Out, items)
+	case printer.YAML:
+		return printer.WriteYAML(f.IO.Out, items)
+	case printer.Name:
+		var b strings.Builder
+		for _, r := range items {
+			b.WriteString("run/" + r.RunID + "\n")
+		}
+		_, err := fmt.Fprint(f.IO.Out, b.String())
+		return err
+	}
+	headers := []string{"id", "type", "status", "title", "created", "duration"}
+	if format == printer.Wide {
+		headers = append(headers, "agent", "trigger")
+	}
+	t := printer.NewTable(f.IO, f.Now(), headers...)
+	for _, r := range items {
+		row := []string{r.RunID, string(r.RunType), string(r.Status), deref(r.Title), t.Time(r.CreatedAt.Time), duration(r.StartedAt, r.FinishedAt, f.Now())}
+		if format == printer.Wide {
+			trigger := ""
+			if r.TriggerType != nil {
+				trigger = string(*r.TriggerType)
+			}
+			row = append(row, deref(r.WorkflowPermanentID), trigger)
+		}
+		t.AddRow(row...)
+	}
+	return t.Render()
+}
+
+func printRuns(f *cmdutil.Factory, format printer.Format, runs []*client.Run) error {
+	switch format {
+	case printer.JSON:
+		if len(runs) == 1 {
+			return printer.WriteJSON(f.IO.Out, runs[0])
+		}
+		return printer.WriteJSON(f.IO.Out, runs)
+	case printer.YAML:
+		if len(runs) == 1 {
+			return printer.WriteYAML(f.IO.Out, runs[0])
+		}
+		return printer.WriteYAML(f.IO.Out, runs)
+	case printer.Name:
+		var b strings.Builder
+		for _, r := range runs {
+			b.WriteString("run/" + r.RunID + "\n")
+		}
+		_, err := fmt.Fprint(f.IO.Out, b.String())
+		return err
+	}
+	headers := []string{"id", "type", "status", "steps", "created", "duration"}
+	if format == printer.Wide {
+		headers = append(headers, "failure reason", "recording")
+	}
+	t := printer.NewTable(f.IO, f.Now(), headers...)
+	for _, r := range runs {
+		row := []string{r.RunID, string(r.RunType), string(r.Status), fmt.Sprint(r.GetStepCount()), t.Time(r.CreatedAt.Time), duration(r.StartedAt, r.FinishedAt, f.Now())}
+		if format == printer.Wide {
+			row = append(row, r.GetFailureReason(), r.GetRecordingURL())
+		}
+		t.AddRow(row...)
+	}
+	return t.Render()
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// duration is how long a run ran ("" before it started).
+func duration(started, finished *client.Time, now time.Time) string {
+	if started == nil {
+		return ""
+	}
+	end := now
+	if finished != nil {
+		end = finished.Time
+	}
+	d := end.Sub(started.Time).Round(100 * time.Millisecond)
+	if d < 0 {
+		d = 0
+	}
+	return d.String()
+}
+
+func newFoldersCmd(f *cmdutil.Factory) *cobra.Command {
+	var output, search string
+	cmd := &cobra.Command{
+		Use:     "folders [FOLDER_ID...]",
+		Aliases: []string{"folder"},
+		Short:   "List folders, most recently changed first, or show some by id",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			c, err := f.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var folders []*client.Folder
+			if len(args) > 0 {
+				for _, id := range args {
+					id = strings.TrimPrefix(id, "folder/")
+					fo, err := c.Folders.Get(cmd.Context(), id)
+					if err != nil {
+						return fmt.Errorf("get folder %s: %w", id, err)
+					}
+					folders = append(folders, fo)
+				}
+			} else {
+				for fo, err := range c.Folders.All(cmd.Context(), &client.ListFoldersOptions{Search: search, PageSize: 100}) {
+					if err != nil {
+						return fmt.Errorf("list the folders: %w", err)
+					}
+					folders = append(folders, fo)
+				}
+			}
+			switch format {
+			case printer.JSON:
+				if len(args) == 1 {
+					return printer.WriteJSON(f.IO.Out, folders[0])
+				}
+				return printer.WriteJSON(f.IO.Out, folders)
+			case printer.YAML:
+				if len(args) == 1 {
+					return printer.WriteYAML(f.IO.Out, folders[0])
+				}
+				return printer.WriteYAML(f.IO.Out, folders)
+			case printer.Name:
+				var b strings.Builder
+				for _, fo := range folders {
+					b.WriteString("folder/" + fo.FolderID + "\n")
+				}
+				_, err := fmt.Fprint(f.IO.Out, b.String())
+				return err
+			}
+			headers := []string{"id", "title", "agents", "updated"}
+			if format == printer.Wide {
+				headers = append(headers, "description")
+			}
+			t := printer.NewTable(f.IO, f.Now(), headers...)
+			for _, fo := range folders {
+				row := []string{fo.FolderID, fo.Title, fmt.Sprint(fo.WorkflowCount), t.Time(fo.ModifiedAt.Time)}
+				if format == printer.Wide {
+					row = append(row, deref(fo.Description))
+				}
+				t.AddRow(row...)
+			}
+			return t.Render()
+		},
+	}
+	cmd.Flags().StringVar(&search, "search", "", "only folders whose title or description contain this text")
+	printer.AddFlag(cmd, &output, printer.AllFormats...)
+	return cmd
+}
+
+func newTagsCmd(f *cmdutil.Factory) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "tags [KEY]",
+		Aliases: []string{"tag"},
+		Short:   "List the tag values in use (of one key), with their colours and agent counts",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			c, err := f.Client(cmd.Context())
+			if err != nil {
+				return err
+			}
+			key := ""
+			if len(args) == 1 {
+				key = args[0]
+			}
+			values, err := c.Tags.ListValues(cmd.Context(), key)
+			if err != nil {
+				return fmt.Errorf("list the tags: %w", err)
+			}
+			switch format {
+			case printer.JSON:
+				return printer.WriteJSON(f.IO.Out, values)
+			case printer.YAML:
+				return printer.WriteYAML(f.IO.Out, values)
+			case printer.Name:
+				var b strings.Builder
+				for _, v := range values {
+					b.WriteString("tag/" + v.Key + "=" + v.Value + "\n")
+				}
+				_, err := fmt.Fprint(f.IO.Out, b.String())
+				return err
+			}
+			t := printer.NewTable(f.IO, f.Now(), "key", "value", "color", "agents")
+			for _, v := range values {
+				t.AddRow(v.Key, v.Value, string(v.Color), fmt.Sprint(v.WorkflowCount))
+			}
+			return t.Render()
+		},
+	}
+	printer.AddFlag(cmd, &output, printer.AllFormats...)
+	return cmd
+}

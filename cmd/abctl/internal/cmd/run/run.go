@@ -1,0 +1,349 @@
+// Package run is `abctl run`: start an agent (from its file or by name) or a
+// task, follow it live, and print its output.
+package run
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/abctl/abctl/agentfile"
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
+	"github.com/abctl/abctl/cmd/abctl/internal/applier"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/apply"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+)
+
+type options struct {
+	agent, name                 string
+	params                      []string
+	paramsFile                  string
+	prompt, url, schema, engine string
+	title, webhookURL           string
+	errorCodes                  []string
+	maxSteps                    int
+	detach                      bool
+	follow                      runs.FollowFlags
+}
+
+// NewCmd returns `abctl run`.
+func NewCmd(f *cmdutil.Factory) *cobra.Command {
+	var o options
+	cmd := &cobra.Command{
+		Use:   "run [AGENT_FILE]",
+		Short: "Run an agent (from its file or by name) or a task, and follow it",
+		Long: "run starts a run and follows it until it ends, then prints its output as JSON on stdout.\n\n" +
+			"  abctl run agent.yaml          applies the file (creating or updating the agent only\n" +
+			"                                when it changed), then runs the agent\n" +
+			"  abctl run --agent NAME_OR_ID  runs an agent that exists\n" +
+			"  abctl run --prompt ... --url  runs a task: a goal in words, no agent\n\n" +
+			"--param key=value sets an agent parameter; the value is read as the parameter's\n" +
+			"declared type (string, integer, float, boolean, json, ...). --params-file reads them\n" +
+			"from a JSON or YAML object; --param wins over the file.\n\n" +
+			"On a terminal a live view on stderr shows the status, the elapsed time, the steps and\n" +
+			"the newest screenshot; elsewhere (pipes, CI set, --no-tui) one line per change. Ctrl-C\n" +
+			"asks whether to cancel the run or leave it running. --detach prints the run id and\n" +
+			"returns at once.\n\n" +
+			"Exit status: 0 completed; 1 failed, terminated or canceled; 3 timed_out; 8 still\n" +
+			"running when --timeout expired or you left it; 2 a wrong command line or agent file.",
+		Example: "  abctl run agents/contact-form.yaml --param url=https://example.com/contact --param urgent=true\n" +
+			"  abctl run --agent contact-form --params-file params.json --no-tui > output.json\n" +
+			"  abctl run --prompt 'Find the price of the first product' --url https://shop.example.com --schema price.json\n" +
+			"  RUN=$(abctl run agent.yaml --detach) && abctl runs watch \"$RUN\"",
+		Args: cobra.MaximumNArgs(1),
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			return []string{"yaml", "yml", "json"}, cobra.ShellCompDirectiveFilterFileExt
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd, f, &o, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.agent, "agent", "", "run this existing agent (its name or wpid_...)")
+	fl.StringVar(&o.name, "name", "", "in a file of several agents, the one to run")
+	fl.StringArrayVarP(&o.params, "param", "p", nil, "agent parameter as key=value (repeatable)")
+	fl.StringVar(&o.paramsFile, "params-file", "", "JSON or YAML file of an object of agent parameters")
+	fl.StringVar(&o.prompt, "prompt", "", "run a task: what to do, in words")
+	fl.StringVar(&o.url, "url", "", "the task's starting page")
+	fl.StringVar(&o.schema, "schema", "", "the task's data extraction schema: a JSON Schema, inline or in a file")
+	fl.StringVar(&o.engine, "engine", "", "the task's engine (skyvern-1.0, skyvern-2.0, ...)")
+	fl.StringArrayVar(&o.errorCodes, "error-code", nil, "the task's error code mapping, as code=description (repeatable)")
+	fl.IntVar(&o.maxSteps, "max-steps", 0, "the run's step limit")
+	fl.StringVar(&o.title, "title", "", "the run's title")
+	fl.StringVar(&o.webhookURL, "webhook-url", "", "where the run's result is sent when it ends")
+	fl.BoolVar(&o.detach, "detach", false, "print the run id and return without following the run")
+	o.follow.Add(cmd)
+	cmd.MarkFlagsMutuallyExclusive("agent", "prompt")
+	cmd.MarkFlagsMutuallyExclusive("detach", "timeout")
+	_ = cmd.RegisterFlagCompletionFunc("agent", get.CompleteAgents(f))
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, f *cmdutil.Factory, o *options, args []string) error {
+	taskMode := o.prompt != ""
+	switch {
+	case len(args) == 1 && (o.agent != "" || taskMode):
+		return cmdutil.Usagef(cmd, "give an agent file, --agent or --prompt, not several")
+	case len(args) == 0 && o.agent == "" && !taskMode:
+		return cmdutil.Usagef(cmd, "give an agent file, --agent NAME, or --prompt TEXT (with --url)")
+	case taskMode && (len(o.params) > 0 || o.paramsFile != ""):
+		return cmdutil.Usagef(cmd, "--param and --params-file are for agents; a task takes --prompt, --url and --schema")
+	case !taskMode && (o.url != "" || o.schema != "" || o.engine != "" || len(o.errorCodes) > 0):
+		return cmdutil.Usagef(cmd, "--url, --schema, --engine and --error-code are for tasks (--prompt)")
+	case o.maxSteps < 0:
+		return cmdutil.Usagef(cmd, "--max-steps must be positive, not %d", o.maxSteps)
+	}
+	var fa *agentfile.Agent
+	if len(args) == 1 {
+		ff := apply.FileFlags{Files: args}
+		agents, err := ff.Load(cmd, f.IO.In)
+		if err != nil {
+			return err
+		}
+		fa, err = pick(cmd, agents, o.name, args[0])
+		if err != nil {
+			return err
+		}
+	}
+	c, err := f.Client(cmd.Context())
+	if err != nil {
+		return err
+	}
+	if o.detach && f.Embedded() {
+		return cmdutil.Usagef(cmd, "--detach needs a daemon that outlives this command: the daemon runs inside abctl here and would stop the run as abctl exits; start 'abctl daemon' first")
+	}
+
+	var run *client.Run
+	if taskMode {
+		req, err := o.taskRequest(cmd)
+		if err != nil {
+			return err
+		}
+		run, err = c.Runs.StartTask(cmd.Context(), req)
+		if err != nil {
+			return fmt.Errorf("start the task: %w", err)
+		}
+	} else {
+		var agent *client.Agent
+		if fa != nil {
+			ap, err := applier.New(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			res := ap.Apply(cmd.Context(), fa, false)
+			if res.Err != nil {
+				return fmt.Errorf("apply agent/%s: %w", fa.Name, res.Err)
+			}
+			fmt.Fprintf(f.IO.ErrOut, "agent/%s %s\n", fa.Name, res.Action)
+			agent = res.Agent
+		} else {
+			agent, err = agentref.Get(cmd.Context(), c, o.agent)
+			if err != nil {
+				return err
+			}
+		}
+		params, err := o.parameters(cmd, agent)
+		if err != nil {
+			return err
+		}
+		req := &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: params, Title: o.title, WebhookURL: o.webhookURL}
+		if o.maxSteps > 0 {
+			req.MaxStepsOverride = client.Ptr(o.maxSteps)
+		}
+		run, err = c.Runs.StartAgent(cmd.Context(), req)
+		if err != nil {
+			return fmt.Errorf("start agent %s: %w", agent.WorkflowPermanentID, err)
+		}
+	}
+	if o.detach {
+		_, err := fmt.Fprintln(f.IO.Out, run.RunID)
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "Run %s started (%s).\n", run.RunID, run.Status)
+	return o.follow.Follow(cmd, f, c, run.RunID)
+}
+
+// pick chooses the agent to run from a file's agents.
+func pick(cmd *cobra.Command, agents []*agentfile.Agent, name, file string) (*agentfile.Agent, error) {
+	if name != "" {
+		for _, a := range agents {
+			if a.Name == name {
+				return a, nil
+			}
+		}
+		return nil, cmdutil.Usagef(cmd, "%s has no agent named %q (it has: %s)", file, name, names(agents))
+	}
+	if len(agents) > 1 {
+		return nil, cmdutil.Usagef(cmd, "%s holds %d agents (%s): choose one with --name", file, len(agents), names(agents))
+	}
+	return agents[0], nil
+}
+
+func names(agents []*agentfile.Agent) string {
+	n := make([]string, len(agents))
+	for i, a := range agents {
+		n[i] = a.Name
+	}
+	return strings.Join(n, ", ")
+}
+
+func (o *options) taskRequest(cmd *cobra.Command) (*client.TaskRunRequest, error) {
+	req := &client.TaskRunRequest{Prompt: o.prompt, URL: o.url, Title: o.title, WebhookURL: o.webhookURL, Engine: client.RunEngine(o.engine)}
+	if o.maxSteps > 0 {
+		req.MaxSteps = client.Ptr(o.maxSteps)
+	}
+	if o.schema != "" {
+		raw, err := readJSONArg(o.schema)
+		if err != nil {
+			return nil, cmdutil.Usagef(cmd, "--schema: %v", err)
+		}
+		req.DataExtractionSchema = raw
+	}
+	for _, ec := range o.errorCodes {
+		code, desc, ok := strings.Cut(ec, "=")
+		if !ok || code == "" || desc == "" {
+			return nil, cmdutil.Usagef(cmd, "--error-code %q: write code=description", ec)
+		}
+		if req.ErrorCodeMapping == nil {
+			req.ErrorCodeMapping = map[string]string{}
+		}
+		req.ErrorCodeMapping[code] = desc
+	}
+	return req, nil
+}
+
+// readJSONArg reads inline JSON, or a JSON or YAML file.
+func readJSONArg(arg string) (json.RawMessage, error) {
+	trimmed := strings.TrimSpace(arg)
+	if strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "[") {
+		if !json.Valid([]byte(trimmed)) {
+			return nil, fmt.Errorf("not valid JSON")
+		}
+		return json.RawMessage(trimmed), nil
+	}
+	data, err := os.ReadFile(arg)
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeJSONOrYAML(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", arg, err)
+	}
+	return json.Marshal(v)
+}
+
+// decodeJSONOrYAML decodes a JSON or YAML document into JSON-compatible
+// values (maps with string keys, float64 numbers).
+func decodeJSONOrYAML(data []byte) (any, error) {
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, err
+	}
+	// A JSON round trip turns YAML's ints and map[string]any into what
+	// JSON decoding gives.
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// parameters builds the run's parameters from --params-file and --param,
+// each value read as its parameter's declared type, and checks that every
+// required parameter has a value.
+func (o *options) parameters(cmd *cobra.Command, agent *client.Agent) (map[string]any, error) {
+	declared := map[string]client.Parameter{}
+	var keys []string
+	for _, p := range agent.WorkflowDefinition.Parameters {
+		if p.ParameterType == client.ParameterTypeWorkflow {
+			declared[p.Key] = p
+			keys = append(keys, p.Key)
+		}
+	}
+	sort.Strings(keys)
+	describe := func() string {
+		if len(keys) == 0 {
+			return "the agent has no parameters"
+		}
+		var d []string
+		for _, k := range keys {
+			d = append(d, fmt.Sprintf("%s (%s)", k, declared[k].WorkflowParameterType))
+		}
+		return "its parameters are: " + strings.Join(d, ", ")
+	}
+	given := map[string]any{}
+	if o.paramsFile != "" {
+		data, err := os.ReadFile(o.paramsFile)
+		if err != nil {
+			return nil, cmdutil.Usagef(cmd, "--params-file: %v", err)
+		}
+		v, err := decodeJSONOrYAML(data)
+		if err != nil {
+			return nil, cmdutil.Usagef(cmd, "--params-file %s: %v", o.paramsFile, err)
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, cmdutil.Usagef(cmd, "--params-file %s must hold an object of parameter values", o.paramsFile)
+		}
+		for k, val := range m {
+			given[k] = val
+		}
+	}
+	for _, kv := range o.params {
+		k, text, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, cmdutil.Usagef(cmd, "--param %q: write key=value", kv)
+		}
+		p, known := declared[k]
+		if !known {
+			return nil, cmdutil.Usagef(cmd, "--param %s: agent %s has no parameter %q; %s", k, agent.WorkflowPermanentID, k, describe())
+		}
+		var v any = text
+		if p.WorkflowParameterType == client.WorkflowParameterJSON {
+			if err := json.Unmarshal([]byte(text), &v); err != nil {
+				v = text // a bare string is a JSON value too
+			}
+		}
+		given[k] = v
+	}
+	out := map[string]any{}
+	var problems []string
+	for _, k := range keys {
+		p := declared[k]
+		v, ok := given[k]
+		if !ok {
+			if def := strings.TrimSpace(string(p.DefaultValue)); def == "" || def == "null" {
+				problems = append(problems, fmt.Sprintf("%s (%s) has no default: give --param %s=...", k, p.WorkflowParameterType, k))
+			}
+			continue
+		}
+		raw, err := client.ConvertParameterValue(p.WorkflowParameterType, v)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s (%s): %v", k, p.WorkflowParameterType, err))
+			continue
+		}
+		out[k] = json.RawMessage(raw)
+	}
+	for k := range given {
+		if _, ok := declared[k]; !ok {
+			problems = append(problems, fmt.Sprintf("%s: not a parameter of the agent (%s)", k, describe()))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, cmdutil.Usagef(cmd, "parameters of agent %s:\n  %s", agent.WorkflowPermanentID, strings.Join(problems, "\n  "))
+	}
+	return out, nil
+}

@@ -1,0 +1,83 @@
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of abctl (abctl help exit-codes prints this table).
+const (
+	ExitOK        = 0   // success
+	ExitError     = 1   // the command failed; a run ended failed, terminated or canceled
+	ExitUsage     = 2   // the command line or an agent file was wrong
+	ExitTimedOut  = 3   // a run ended timed_out
+	ExitAuth      = 4   // the service refused the API key (403)
+	ExitPending   = 8   // a run was still going when --timeout expired or the wait was left
+	ExitInterrupt = 130 // interrupted (Ctrl-C) before anything could be reported
+)
+
+// UsageError is an error in the command line itself: exit code 2 and a
+// pointer to the command's help.
+type UsageError struct {
+	CmdPath string // the command whose help to point at, e.g. "abctl get"
+	Err     error
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError of cmd.
+func Usagef(cmd *cobra.Command, format string, args ...any) error {
+	return &UsageError{CmdPath: cmd.CommandPath(), Err: fmt.Errorf(format, args...)}
+}
+
+// CodeError ends abctl with Code. When Err is nil nothing more is printed:
+// the command already said what there was to say.
+type CodeError struct {
+	Code int
+	Err  error
+}
+
+func (e *CodeError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+func (e *CodeError) Unwrap() error { return e.Err }
+
+// Silent returns an error that exits with code and prints nothing.
+func Silent(code int) error { return &CodeError{Code: code} }
+
+// ErrCanceled is returned when the user declined a confirmation.
+var ErrCanceled = errors.New("canceled")
+
+// NoArgs rejects positional arguments, as a usage error.
+func NoArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return Usagef(cmd, "%q takes no arguments, got %q", cmd.CommandPath(), args[0])
+	}
+	return nil
+}
+
+// ExactArgs requires n positional arguments, named in what (e.g. "a run id").
+func ExactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return Usagef(cmd, "%q takes %s; got %d argument(s)", cmd.CommandPath(), what, len(args))
+		}
+		return nil
+	}
+}
+
+// MinArgs requires at least n positional arguments, named in what.
+func MinArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return Usagef(cmd, "%q takes %s", cmd.CommandPath(), what)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,207 @@
+// Package config reads and writes abctl's configuration file and resolves the
+// settings of one invocation from flags, environment, file and defaults, in
+// that order of precedence.
+//
+// # The file
+//
+// $ABCTL_CONFIG_DIR/config.yaml, else $XDG_CONFIG_HOME/abctl/config.yaml, else
+// ~/.config/abctl/config.yaml (%AppData%\abctl\config.yaml on Windows):
+//
+//	current_profile: local
+//	profiles:
+//	  local:                      # a daemon on this machine
+//	    base_url: http://127.0.0.1:8780
+//	    data_dir: /home/me/.local/share/abctl
+//	  cloud:                      # the hosted service
+//	    base_url: https://api.skyvern.com
+//	    api_key_env: SKYVERN_API_KEY
+//
+// A profile has a base URL and a way to find the API key: api_key (the key
+// itself, in a file only its owner reads), or api_key_env (the name of an
+// environment variable holding it). A profile with a data_dir, and the
+// built-in "local" profile, is a local daemon: its key is read from
+// <data_dir>/api-key, where `abctl daemon` writes it on first start, and when
+// that daemon is not running the commands start it inside abctl for their
+// own duration (unless embed: false).
+//
+// Out of the box, with no file, the profile is "local": the daemon at
+// http://127.0.0.1:8780 with the default data directory.
+//
+// # Precedence
+//
+// For each setting: the flag (--profile, --base-url, --api-key), then the
+// environment (ABCTL_PROFILE, ABCTL_BASE_URL, ABCTL_API_KEY, ABCTL_DATA_DIR,
+// ABCTL_EMBED), then the chosen profile in the file, then the defaults. The
+// layering is viper's; the file itself is read with yaml.v3 so that profile
+// names keep their case and unknown keys are reported with their line.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FileName is the configuration file's name inside the configuration
+// directory.
+const FileName = "config.yaml"
+
+// LocalProfile is the name of the built-in profile of the local daemon.
+const LocalProfile = "local"
+
+// DefaultLocalBaseURL is where `abctl daemon` listens by default.
+const DefaultLocalBaseURL = "http://127.0.0.1:8780"
+
+// Profile is one named way to reach the service.
+type Profile struct {
+	BaseURL string `yaml:"base_url,omitempty"`
+	// APIKey is the key itself. Prefer APIKeyEnv: a file is easily shared.
+	APIKey string `yaml:"api_key,omitempty"`
+	// APIKeyEnv names an environment variable that holds the key.
+	APIKeyEnv string `yaml:"api_key_env,omitempty"`
+	// DataDir makes the profile a local daemon's: the key is read from its
+	// api-key file and the daemon may be embedded.
+	DataDir string `yaml:"data_dir,omitempty"`
+	// Embed, when false, never starts the local daemon inside abctl.
+	Embed *bool `yaml:"embed,omitempty"`
+}
+
+// File is the content of the configuration file.
+type File struct {
+	CurrentProfile string             `yaml:"current_profile,omitempty"`
+	Profiles       map[string]Profile `yaml:"profiles,omitempty"`
+
+	// path is where the file was read from (or will be written).
+	path string
+	// doc keeps the parsed document, so that writing it back keeps the
+	// user's comments and order.
+	doc *yaml.Node
+}
+
+// Path is where the file lives.
+func (f *File) Path() string { return f.path }
+
+// Getenv reads an environment variable.
+type Getenv func(string) string
+
+// Dir is the configuration directory: $ABCTL_CONFIG_DIR, else
+// $XDG_CONFIG_HOME/abctl, else %AppData%\abctl on Windows, else
+// ~/.config/abctl.
+func Dir(getenv Getenv) string {
+	if d := getenv("ABCTL_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if d := getenv("XDG_CONFIG_HOME"); d != "" {
+		return filepath.Join(d, "abctl")
+	}
+	if runtime.GOOS == "windows" {
+		if d := getenv("AppData"); d != "" {
+			return filepath.Join(d, "abctl")
+		}
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return filepath.Join(home, ".config", "abctl")
+}
+
+// DefaultDataDir is where `abctl daemon` keeps its data by default:
+// $XDG_DATA_HOME/abctl, else ~/.local/share/abctl.
+func DefaultDataDir(getenv Getenv) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "abctl")
+	}
+	home := getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	if home == "" {
+		return "abctl-data"
+	}
+	return filepath.Join(home, ".local", "share", "abctl")
+}
+
+// profileName is what a profile may be called.
+var profileName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// ValidateProfileName checks a profile's name.
+func ValidateProfileName(name string) error {
+	if !profileName.MatchString(name) {
+		return fmt.Errorf("profile name %q is not valid: use 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// Load reads the configuration file at path. A missing file is an empty
+// configuration, not an error.
+func Load(path string) (*File, error) {
+	f := &File{path: path}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the configuration: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return f, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(f); err != nil {
+		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	f.doc = &doc
+	for name := range f.Profiles {
+		if err := ValidateProfileName(name); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+	}
+	return f, nil
+}
+
+// Profile returns the named profile: the file's, or the built-in local one.
+// ok is false when there is no such profile.
+func (f *File) Profile(name string) (p Profile, ok bool) {
+	if p, ok := f.Profiles[name]; ok {
+		return p, true
+	}
+	if name == LocalProfile {
+		return Profile{}, true
+	}
+	return Profile{}, false
+}
+
+// ProfileNames lists the profiles, the built-in local one included, sorted.
+func (f *File) ProfileNames() []string {
+	names := []string{}
+	seenLocal := false
+	for n := range f.Profiles {
+		names = append(names, n)
+		seenLocal = seenLocal || n == LocalProfile
+	}
+	if !seenLocal {
+		names = append(names, LocalProfile)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// IsLocal reports whether the named profile is a local daemon's.
+func (f *File) IsLocal(name string, p Profile) bool {
+	return p.DataDir != "" || (name == LocalProfile && p.APIKey == "" && p.APIKeyEnv == "")
+}

@@ -1,0 +1,248 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+func env(m map[string]string) Getenv {
+	return func(k string) string { return m[k] }
+}
+
+func writeFile(t *testing.T, content string) *File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), FileName)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	return f
+}
+
+func flags(t *testing.T, args ...string) *pflag.FlagSet {
+	t.Helper()
+	fs := pflag.NewFlagSet("abctl", pflag.ContinueOnError)
+	fs.String(FlagProfile, "", "")
+	fs.String(FlagBaseURL, "", "")
+	fs.String(FlagAPIKey, "", "")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+const twoProfiles = `# my settings
+current_profile: cloud
+profiles:
+  cloud:
+    base_url: https://api.example.com
+    api_key_env: CLOUD_KEY   # keep the key out of the file
+  lab:
+    base_url: http://10.0.0.5:8780
+    api_key: lab-key-in-file
+  local:
+    data_dir: /srv/abctl
+`
+
+// TestPrecedence is the table of the issue: flags > environment > file >
+// defaults, for the profile, the base URL and the key.
+func TestPrecedence(t *testing.T) {
+	tests := []struct {
+		name      string
+		file      string
+		env       map[string]string
+		args      []string
+		profile   string
+		baseURL   string
+		baseFrom  string
+		key       string
+		keyFrom   string
+		local     bool
+		dataDir   string
+		wantError string
+	}{
+		{
+			name: "defaults: the local daemon", env: map[string]string{"HOME": "/home/u"},
+			profile: "local", baseURL: DefaultLocalBaseURL, baseFrom: "default", local: true, dataDir: "/home/u/.local/share/abctl",
+		},
+		{
+			name: "XDG data home", env: map[string]string{"XDG_DATA_HOME": "/x"},
+			profile: "local", baseURL: DefaultLocalBaseURL, baseFrom: "default", local: true, dataDir: "/x/abctl",
+		},
+		{
+			name: "file: current profile and its key variable", file: twoProfiles, env: map[string]string{"CLOUD_KEY": "k-env"},
+			profile: "cloud", baseURL: "https://api.example.com", baseFrom: `profile "cloud"`, key: "k-env", keyFrom: "environment CLOUD_KEY (api_key_env of profile \"cloud\")",
+		},
+		{
+			name: "environment beats the file", file: twoProfiles,
+			env:     map[string]string{"CLOUD_KEY": "k-env", EnvProfile: "lab", EnvBaseURL: "http://env:1"},
+			profile: "lab", baseURL: "http://env:1", baseFrom: "environment ABCTL_BASE_URL", key: "lab-key-in-file", keyFrom: `profile "lab" (api_key)`,
+		},
+		{
+			name: "ABCTL_API_KEY beats the profile's key", file: twoProfiles,
+			env:     map[string]string{EnvProfile: "lab", EnvAPIKey: "k-abctl"},
+			profile: "lab", baseURL: "http://10.0.0.5:8780", baseFrom: `profile "lab"`, key: "k-abctl", keyFrom: "environment ABCTL_API_KEY",
+		},
+		{
+			name: "flags beat the environment", file: twoProfiles,
+			env:     map[string]string{EnvProfile: "lab", EnvBaseURL: "http://env:1", EnvAPIKey: "k-abctl"},
+			args:    []string{"--profile", "cloud", "--base-url", "http://flag:2", "--api-key", "k-flag"},
+			profile: "cloud", baseURL: "http://flag:2", baseFrom: "flag --base-url", key: "k-flag", keyFrom: "flag --api-key",
+		},
+		{
+			name: "a local profile of the file", file: twoProfiles, args: []string{"--profile", "local"},
+			profile: "local", baseURL: DefaultLocalBaseURL, baseFrom: "default", local: true, dataDir: "/srv/abctl",
+		},
+		{
+			name: "ABCTL_DATA_DIR beats the profile's", file: twoProfiles, args: []string{"--profile", "local"},
+			env:     map[string]string{EnvDataDir: "/env/data"},
+			profile: "local", baseURL: DefaultLocalBaseURL, baseFrom: "default", local: true, dataDir: "/env/data",
+		},
+		{
+			name: "an unknown profile", file: twoProfiles, args: []string{"--profile", "nope"},
+			wantError: `no profile named "nope" (from flag --profile); the profiles are: [cloud lab local]`,
+		},
+		{
+			name: "a bad profile name", env: map[string]string{EnvProfile: "a b"},
+			wantError: `profile name "a b" is not valid`,
+		},
+		{
+			name: "key variable empty", file: twoProfiles,
+			profile: "cloud", baseURL: "https://api.example.com", baseFrom: `profile "cloud"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &File{}
+			if tt.file != "" {
+				f = writeFile(t, tt.file)
+			}
+			if tt.env == nil {
+				tt.env = map[string]string{}
+			}
+			s, err := Resolve(flags(t, tt.args...), env(tt.env), f)
+			if tt.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Profile != tt.profile || s.BaseURL != tt.baseURL || s.BaseURLFrom != tt.baseFrom ||
+				s.APIKey != tt.key || s.APIKeyFrom != tt.keyFrom || s.Local != tt.local || s.DataDir != tt.dataDir {
+				t.Errorf("got %+v\nwant profile=%s base=%s (%s) key=%q (%s) local=%v data=%s",
+					s, tt.profile, tt.baseURL, tt.baseFrom, tt.key, tt.keyFrom, tt.local, tt.dataDir)
+			}
+		})
+	}
+}
+
+func TestEmbedSetting(t *testing.T) {
+	f := writeFile(t, "profiles:\n  local:\n    embed: false\n")
+	s, err := Resolve(nil, env(nil), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Embed {
+		t.Error("embed: false in the profile was ignored")
+	}
+	s, err = Resolve(nil, env(map[string]string{EnvEmbed: "true"}), f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Embed {
+		t.Error("ABCTL_EMBED=true did not win over the profile")
+	}
+	if _, err := Resolve(nil, env(map[string]string{EnvEmbed: "maybe"}), f); err == nil || !strings.Contains(err.Error(), "ABCTL_EMBED") {
+		t.Errorf("a bad ABCTL_EMBED gave %v", err)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	for _, tc := range []struct{ content, want string }{
+		{"profiles:\n  cloud:\n    base_ur: x\n", "line 3: field base_ur not found"},
+		{"current_profile: [\n", "config.yaml"},
+		{"profiles:\n  'bad name':\n    base_url: x\n", `profile name "bad name" is not valid`},
+	} {
+		if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%q) = %v, want an error containing %q", tc.content, err, tc.want)
+		}
+	}
+	f, err := Load(filepath.Join(dir, "missing.yaml"))
+	if err != nil || len(f.Profiles) != 0 {
+		t.Errorf("a missing file gave %v, %+v; want an empty configuration", err, f)
+	}
+}
+
+// TestWriteKeepsComments checks that editing the file keeps what the user
+// wrote around the edit.
+func TestWriteKeepsComments(t *testing.T) {
+	f := writeFile(t, twoProfiles)
+	if err := f.SetProfile("staging", Profile{BaseURL: "https://staging.example.com", APIKeyEnv: "STAGING_KEY"}); err != nil {
+		t.Fatal(err)
+	}
+	f.SetCurrentProfile("staging")
+	if !f.DeleteProfile("lab") {
+		t.Fatal("DeleteProfile(lab) = false")
+	}
+	if err := f.Save(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(f.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, want := range []string{"# my settings", "# keep the key out of the file", "current_profile: staging", "staging:", "api_key_env: STAGING_KEY"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("saved file lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "lab-key-in-file") {
+		t.Errorf("deleted profile still in the file:\n%s", text)
+	}
+	info, err := os.Stat(f.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("mode = %v, want 0600", info.Mode().Perm())
+	}
+	again, err := Load(f.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.CurrentProfile != "staging" || again.Profiles["staging"].APIKeyEnv != "STAGING_KEY" || len(again.Profiles) != 3 {
+		t.Errorf("reloaded: %+v", again)
+	}
+}
+
+func TestDir(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"ABCTL_CONFIG_DIR": "/c", "XDG_CONFIG_HOME": "/x", "HOME": "/h"}, "/c"},
+		{map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"}, "/x/abctl"},
+		{map[string]string{"HOME": "/h"}, "/h/.config/abctl"},
+	} {
+		if got := Dir(env(tc.env)); got != tc.want {
+			t.Errorf("Dir(%v) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+// Package follow shows a run while it runs, for `abctl run` and `abctl runs
+// watch`: a live view on a terminal, plain lines otherwise, and the exit
+// code its end deserves.
+//
+// The live view (bubbletea, on stderr) shows the status, the elapsed time,
+// the step count, the latest action when the service reports one, and the
+// newest screenshot's link; each change of status or step is also printed
+// above it, so the scrollback keeps the history. It is used when stdin and
+// stderr are terminals, unless --no-tui or CI is set; otherwise one line per
+// change goes to stderr, without colour or cursor movement.
+//
+// Ctrl-C does not simply abandon the run. On a terminal it asks whether to
+// cancel the run or leave it running (and says how to resume watching);
+// elsewhere the run is left running and the same instructions are printed.
+// Both the poll loop and the question use their own contexts, so that the
+// cancel request still goes out after the interrupt.
+package follow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+)
+
+// Options say which run to follow and how.
+type Options struct {
+	IO     *iostreams.IOStreams
+	Client *client.Client
+	RunID  string
+	// Timeout ends the following (not the run) after this long; 0 means
+	// no limit.
+	Timeout time.Duration
+	// Plain forces plain lines (--no-tui, or CI set).
+	Plain bool
+	// Poll sets how the run is polled; the zero value polls every second,
+	// slowing to 10 s while nothing changes.
+	Poll client.WaitOptions
+	// Interrupted is closed when the user presses Ctrl-C outside the live
+	// view (the live view reads the key itself). nil: never.
+	Interrupted <-chan struct{}
+	Now         func() time.Time
+}
+
+// Result is how the following ended.
+type Result struct {
+	// Run is the run as last read.
+	Run *client.Run
+	// Left is true when the run was still going as abctl stopped
+	// following it: the user chose to leave it running, or --timeout
+	// expired (TimedOut).
+	Left     bool
+	TimedOut bool
+	// Canceled is true when the user asked to cancel the run.
+	Canceled bool
+}
+
+// ExitCode is the exit status for the result: 0 completed, 3 timed_out, 8
+// still running, 1 for any other end (failed, terminated, canceled).
+func (r *Result) ExitCode() int {
+	if r.Left || r.Run == nil || !r.Run.IsTerminal() {
+		return cmdutil.ExitPending
+	}
+	switch r.Run.Status {
+	case client.RunStatusCompleted:
+		return cmdutil.ExitOK
+	case client.RunStatusTimedOut:
+		return cmdutil.ExitTimedOut
+	}
+	return cmdutil.ExitError
+}
+
+// Follow shows the run until it ends, the timeout expires, or the user
+// leaves it, and returns how it ended. Errors are failures to read the run.
+func Follow(ctx context.Context, o Options) (*Result, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	// The poll loop stops at the timeout or when Follow returns, not when
+	// ctx (the command's, which Ctrl-C cancels) ends: an interrupt is a
+	// question to the user, not an abandonment.
+	pollCtx, stopPolling := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPolling()
+	var timeout <-chan time.Time
+	if o.Timeout > 0 {
+		t := time.NewTimer(o.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	events := watch(pollCtx, o)
+	if !o.Plain && o.IO.IsStderrTTY() && o.IO.IsStdinTTY() {
+		return followTUI(ctx, o, events, timeout)
+	}
+	return followPlain(ctx, o, events, timeout)
+}
+
+// event is one read of the run, or the error that ended the reading.
+type event struct {
+	client.RunEvent
+	err error
+}
+
+// watch feeds the run's changes into a channel until ctx ends or the run
+// does; the channel is closed after the last event.
+func watch(ctx context.Context, o Options) <-chan event {
+	ch := make(chan event, 16)
+	go func() {
+		defer close(ch)
+		for ev, err := range o.Client.Runs.Watch(ctx, o.RunID, &o.Poll) {
+			select {
+			case ch <- event{RunEvent: ev, err: err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// cancelRun asks the service to cancel the run, outside the command's
+// (interrupted) context.
+func cancelRun(ctx context.Context, o Options) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	return o.Client.Runs.Cancel(ctx, o.RunID)
+}
+
+// resumeHint tells how to pick the run up again.
+func resumeHint(id string) string {
+	return fmt.Sprintf("The run %s goes on. Follow it with 'abctl runs watch %s', cancel it with 'abctl runs cancel %s'.", id, id, id)
+}
+
+// elapsed is how long the run has been going (or went).
+func elapsed(r *client.Run, now time.Time) time.Duration {
+	if r == nil {
+		return 0
+	}
+	start := r.CreatedAt.Time
+	if r.StartedAt != nil {
+		start = r.StartedAt.Time
+	}
+	end := now
+	if r.FinishedAt != nil {
+		end = r.FinishedAt.Time
+	}
+	if start.IsZero() || end.Before(start) {
+		return 0
+	}
+	return end.Sub(start)
+}
+
+// formatDuration writes d as "4s", "1m05s" or "2h03m".
+func formatDuration(d time.Duration) string {
+	d = d.Round(time.Second)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// stepsText is "1 step" or "n steps".
+func stepsText(n int) string {
+	if n == 1 {
+		return "1 step"
+	}
+	return fmt.Sprintf("%d steps", n)
+}
+
+// changeLine describes an event in one line: what changed and where the run
+// stands.
+func changeLine(ev client.RunEvent, now time.Time) string {
+	r := ev.Run
+	parts := []string{string(r.Status)}
+	if n := r.GetStepCount(); n > 0 || r.Status == client.RunStatusRunning {
+		parts = append(parts, stepsText(n))
+	}
+	parts = append(parts, formatDuration(elapsed(r, now)))
+	line := strings.Join(parts, ", ")
+	if ev.NewScreenshot() {
+		line += "; screenshot " + ev.LatestScreenshot()
+	}
+	return line
+}
+
+// endLines describe a finished run: the failure reason, the recording.
+func endLines(r *client.Run) []string {
+	var lines []string
+	if fr := r.GetFailureReason(); fr != "" && r.Status != client.RunStatusCompleted {
+		lines = append(lines, "reason: "+fr)
+	}
+	if u := r.GetRecordingURL(); u != "" {
+		lines = append(lines, "recording: "+u)
+	}
+	if len(r.ScreenshotURLs) > 0 {
+		lines = append(lines, "last screenshot: "+r.ScreenshotURLs[0])
+	}
+	return lines
+}
+
+// askCancel asks on the terminal whether to cancel the run, reading one
+// line from in. Anything but y/yes leaves it running.
+func askCancel(w io.Writer, in io.Reader, id string) bool {
+	fmt.Fprintf(w, "\nCancel the run %s? [y/N] ", id)
+	var answer string
+	_, err := fmt.Fscanln(in, &answer)
+	if err != nil {
+		return false
+	}
+	answer = strings.ToLower(strings.TrimSpace(answer))
+	return answer == "y" || answer == "yes"
+}
+
+// errTimeout marks the end of following by --timeout.
+var errTimeout = errors.New("timeout")
