@@ -121,12 +121,13 @@ func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, errorf(KindBadRequest, "Workflow %s is not a template", id))
 		return
 	}
-	out, err := s.store.GetAgentJSON(r.Context(), organization(r.Context()).ID, id, version)
+	org := organization(r.Context()).ID
+	err := writeAppended(w, func(dst []byte) ([]byte, error) {
+		return s.store.AppendAgentJSON(r.Context(), dst, org, id, version)
+	})
 	if err != nil {
 		s.error(w, r, err)
-		return
 	}
-	writeRawJSON(w, http.StatusOK, out)
 }
 
 // handleAgentVersions serves GET /v1/agents/{id}/versions.

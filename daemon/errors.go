@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"sync"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
@@ -120,17 +122,47 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		b = []byte(`{"detail":"Internal server error"}`)
 	}
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = headerJSONResponse
 	w.WriteHeader(status)
 	w.Write(b)
 }
 
 // writeRawJSON answers JSON that is already encoded (a stored row sent as
-// it is).
+// it is). It states the length: net/http would otherwise send an answer of
+// more than 2 KB (an agent) chunked.
 func writeRawJSON(w http.ResponseWriter, status int, raw []byte) {
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h["Content-Type"] = headerJSONResponse
+	h["Content-Length"] = []string{strconv.Itoa(len(raw))}
 	w.WriteHeader(status)
 	w.Write(raw)
+}
+
+// answerBuffers recycles the buffers that stored answers (agents' rows,
+// runs' views) are copied into on their way out: a few KB per read, which
+// at tens of thousands of reads a second made most of the daemon's
+// garbage.
+var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledAnswer is the largest buffer kept for reuse; a rare huge answer
+// should not stay in memory.
+const maxPooledAnswer = 256 << 10
+
+// writeAppended answers 200 with what appendTo appends to a recycled
+// buffer, or, when appendTo fails, writes nothing and returns its error.
+func writeAppended(w http.ResponseWriter, appendTo func(dst []byte) ([]byte, error)) error {
+	bp := answerBuffers.Get().(*[]byte)
+	b, err := appendTo((*bp)[:0])
+	if err == nil {
+		// Write copies b (into the connection's buffer or the socket), so
+		// it can be reused once Write returns.
+		writeRawJSON(w, http.StatusOK, b)
+	}
+	if cap(b) <= maxPooledAnswer {
+		*bp = b[:0]
+		answerBuffers.Put(bp)
+	}
+	return err
 }
 
 // writeRawJSONList answers a JSON array of already encoded values.

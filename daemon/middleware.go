@@ -1,11 +1,9 @@
 package daemon
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -30,39 +28,64 @@ func chain(h http.Handler, mws ...middleware) http.Handler {
 
 type ctxKey int
 
-const (
-	ctxRequestID ctxKey = iota
-	ctxOrganization
-)
+// ctxRequest holds the *requestState of a request.
+const ctxRequest ctxKey = 0
+
+// requestState is what the middleware learns about a request: its id, then
+// the organization of its API key. It is one value in the request's context,
+// filled in as the request goes through, rather than one context (and one
+// copy of the *http.Request) per fact.
+type requestState struct {
+	id  string
+	org store.Organization
+}
+
+func stateOf(ctx context.Context) *requestState {
+	st, _ := ctx.Value(ctxRequest).(*requestState)
+	return st
+}
 
 func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(ctxRequestID).(string)
-	return id
+	if st := stateOf(ctx); st != nil {
+		return st.id
+	}
+	return ""
 }
 
 // organization returns the organization the request's API key belongs to.
 // Handlers behind withAuth always have one.
 func organization(ctx context.Context) store.Organization {
-	org, _ := ctx.Value(ctxOrganization).(store.Organization)
-	return org
+	if st := stateOf(ctx); st != nil {
+		return st.org
+	}
+	return store.Organization{}
 }
 
 // withRequestID gives every request an id, echoed in X-Request-Id so that a
 // user can quote it and an operator can find the log line.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := requestIDs.next()
-		w.Header().Set("X-Request-Id", id)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequestID, id)))
+		st := &requestState{id: requestIDs.next()}
+		w.Header()["X-Request-Id"] = []string{st.id}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequest, st)))
 	})
 }
+
+// The values of the headers every answer carries, shared: net/http only
+// reads header values, and an Add to one of them copies it (len == cap).
+var (
+	headerFrameDeny    = []string{"DENY"}
+	headerNoFramers    = []string{"frame-ancestors 'none'"}
+	headerJSONResponse = []string{"application/json"}
+)
 
 // withSecurityHeaders sets the headers the hosted service sends on every
 // reply.
 func withSecurityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Frame-Options", "DENY")
-		w.Header().Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h := w.Header()
+		h["X-Frame-Options"] = headerFrameDeny
+		h["Content-Security-Policy"] = headerNoFramers
 		next.ServeHTTP(w, r)
 	})
 }
@@ -143,7 +166,12 @@ func withAuth(st *store.Store, logger *slog.Logger) middleware {
 				writeError(w, r, logger, errorf(KindForbidden, "Invalid credentials"))
 				return
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxOrganization, org)))
+			if st := stateOf(r.Context()); st != nil {
+				st.org = org
+				next.ServeHTTP(w, r)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxRequest, &requestState{org: org})))
 		})
 	}
 }
@@ -162,13 +190,9 @@ func withBodyLimit(next http.Handler) http.Handler {
 
 // marshalJSON encodes compactly without HTML escaping.
 func marshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	// The store encodes the answers it keeps (agents' rows, runs' views)
+	// with the same function, so that stored and built answers agree.
+	return store.EncodeResponse(v)
 }
 
 // requestIDs makes request ids: a random prefix per process and a counter,

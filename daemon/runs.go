@@ -294,12 +294,7 @@ func (s *Server) runsEnabled(w http.ResponseWriter, r *http.Request) bool {
 
 // handleGetRun serves GET /v1/runs/{id}.
 func (s *Server) handleGetRun(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.store.GetRun(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s.runResponse(rec, baseURL(r)))
+	s.writeRun(w, r, organization(r.Context()).ID, r.PathValue("id"))
 }
 
 // handleCancelRun serves POST /v1/runs/{id}/cancel. Canceling a run that

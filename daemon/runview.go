@@ -2,7 +2,8 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
+	"net/http"
 	"time"
 
 	"github.com/abctl/abctl/client"
@@ -40,46 +41,47 @@ func (s *Server) runResponse(rec *store.RunRecord, base string) *client.Run {
 }
 
 func runView(rs *Runs, rec *store.RunRecord, base string) *client.Run {
-	run := &client.Run{
-		RunID:      rec.ID,
-		Status:     rec.Status,
-		Output:     rec.Output,
-		CreatedAt:  rec.CreatedAt,
-		ModifiedAt: rec.ModifiedAt,
-		QueuedAt:   rec.QueuedAt,
-		StartedAt:  rec.StartedAt,
-		FinishedAt: rec.FinishedAt,
-		Errors:     rec.Errors,
-		StepCount:  rec.StepCount,
-		RunType:    rec.Type,
-		RunRequest: rec.RunRequest,
-		AppURL:     client.Ptr(base + "/v1/runs/" + rec.ID),
+	return rec.Response(appURL(base, rec.ID), rs.fileURLs(base, rec.OrgID, rec.ID))
+}
+
+// appURL is a run's app_url: the run itself under the daemon's address.
+func appURL(base, runID string) string { return base + "/v1/runs/" + runID }
+
+// fileURLs makes the URLs of a run's files in one answer: signed, under
+// base, valid for artifacts.DefaultLifetime from now. nil when the daemon
+// cannot sign URLs; the answer then has none.
+func (rs *Runs) fileURLs(base, orgID, runID string) artifacts.URLFunc {
+	if rs == nil || rs.Signer == nil {
+		return nil
 	}
-	if rec.FailureReason != "" {
-		run.FailureReason = client.Ptr(rec.FailureReason)
+	exp := rs.now().Add(artifacts.DefaultLifetime)
+	return func(f store.RunFile) string {
+		return artifacts.SignedURL(base, rs.Signer, orgID, runID, f, exp)
 	}
-	if rec.Task != nil {
-		run.MaxScreenshotScrolls = rec.Task.MaxScreenshotScrolls
-		if rec.Task.BrowserSessionID != "" {
-			run.BrowserSessionID = client.Ptr(rec.Task.BrowserSessionID)
-		}
-		if rec.Task.BrowserProfileID != "" {
-			run.BrowserProfileID = client.Ptr(rec.Task.BrowserProfileID)
-		}
+}
+
+// writeRun answers GET /v1/runs/{id} from the run's stored view, the
+// encoded answer with its URLs filled in for this request, and builds the
+// answer from the record only for a run without a usable view (see
+// store.ErrNoRunView).
+func (s *Server) writeRun(w http.ResponseWriter, r *http.Request, orgID, runID string) {
+	base := baseURL(r)
+	err := writeAppended(w, func(dst []byte) ([]byte, error) {
+		return s.store.AppendRunJSON(r.Context(), dst, orgID, runID, appURL(base, runID), s.runs.fileURLs(base, orgID, runID))
+	})
+	if err == nil {
+		return
 	}
-	if rec.Type == client.RunTypeWorkflowRun {
-		run.RunWith = client.Ptr("agent")
+	if !errors.Is(err, store.ErrNoRunView) {
+		s.error(w, r, err)
+		return
 	}
-	if run.Errors == nil {
-		run.Errors = []json.RawMessage{}
+	rec, err := s.store.GetRun(r.Context(), orgID, runID)
+	if err != nil {
+		s.error(w, r, err)
+		return
 	}
-	if rs != nil && rs.Signer != nil && len(rec.Files) > 0 {
-		exp := rs.now().Add(artifacts.DefaultLifetime)
-		run.ScreenshotURLs = artifacts.ScreenshotURLs(base, rs.Signer, rec.OrgID, rec.ID, rec.Files, 0, exp)
-		run.RecordingURL = artifacts.RecordingURL(base, rs.Signer, rec.OrgID, rec.ID, rec.Files, exp)
-		run.DownloadedFiles = artifacts.FileInfos(base, rs.Signer, rec.OrgID, rec.ID, rec.Files, exp)
-	}
-	return run
+	writeJSON(w, http.StatusOK, s.runResponse(rec, base))
 }
 
 // runArtifacts lists a run's files as GET /v1/runs/{id}/artifacts answers,

@@ -99,10 +99,15 @@ func newestFirst(files []File, keep func(File) bool) []int {
 	return idx
 }
 
-// ScreenshotURLs builds a run's screenshot_urls: the signed URLs of its
+// URLFunc gives the URL of one of a run's files. The daemon's is SignedURL
+// under the address of the request, with one expiry for the whole answer;
+// the store passes placeholders when it encodes an answer ahead of time.
+type URLFunc func(f File) string
+
+// ScreenshotURLs builds a run's screenshot_urls: the URLs of its
 // screenshots (IsScreenshot), newest first, at most limit of them (all when
 // limit <= 0). It returns nil when there are none.
-func ScreenshotURLs(base string, signer *Signer, orgID, runID string, files []File, limit int, expires time.Time) []string {
+func ScreenshotURLs(files []File, limit int, url URLFunc) []string {
 	idx := newestFirst(files, func(f File) bool { return IsScreenshot(f.Type) })
 	if limit > 0 && len(idx) > limit {
 		idx = idx[:limit]
@@ -112,32 +117,32 @@ func ScreenshotURLs(base string, signer *Signer, orgID, runID string, files []Fi
 	}
 	urls := make([]string, len(idx))
 	for i, j := range idx {
-		urls[i] = signer.URL(base, orgID, runID, files[j].Name, expires)
+		urls[i] = url(files[j])
 	}
 	return urls
 }
 
-// RecordingURL builds a run's recording_url: the signed URL of its newest
+// RecordingURL builds a run's recording_url: the URL of its newest
 // recording, nil when it has none.
-func RecordingURL(base string, signer *Signer, orgID, runID string, files []File, expires time.Time) *string {
+func RecordingURL(files []File, url URLFunc) *string {
 	idx := newestFirst(files, func(f File) bool { return f.Type == client.ArtifactRecording })
 	if len(idx) == 0 {
 		return nil
 	}
-	return client.Ptr(signer.URL(base, orgID, runID, files[idx[0]].Name, expires))
+	return client.Ptr(url(files[idx[0]]))
 }
 
 // FileInfos builds a run's downloaded_files from its records of type
-// download, in the order given, with URLs that make the browser save the
-// file. It returns nil when there are none.
-func FileInfos(base string, signer *Signer, orgID, runID string, files []File, expires time.Time) []client.FileInfo {
+// download, in the order given; with SignedURL as url, their URLs make the
+// browser save the file. It returns nil when there are none.
+func FileInfos(files []File, url URLFunc) []client.FileInfo {
 	var out []client.FileInfo
 	for _, f := range files {
 		if f.Type != client.ArtifactDownload {
 			continue
 		}
 		out = append(out, client.FileInfo{
-			URL:        signer.DownloadURL(base, orgID, runID, f.Name, expires),
+			URL:        url(f),
 			Checksum:   client.Ptr(f.SHA256),
 			Filename:   client.Ptr(f.Name),
 			FileSize:   client.Ptr(f.Size),

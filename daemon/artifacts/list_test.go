@@ -112,7 +112,8 @@ func TestRunFields(t *testing.T) {
 	e.clock.add(-time.Second)
 	add("s5.png", client.ArtifactScreenshot)
 
-	urls := ScreenshotURLs(e.base, e.signer, testOrg, testRun, files, 0, exp)
+	signed := func(f File) string { return SignedURL(e.base, e.signer, testOrg, testRun, f, exp) }
+	urls := ScreenshotURLs(files, 0, signed)
 	var names []string
 	for _, u := range urls {
 		names = append(names, u[strings.LastIndex(u[:strings.Index(u, "?")], "/")+1:strings.Index(u, "?")])
@@ -120,10 +121,10 @@ func TestRunFields(t *testing.T) {
 	if got := strings.Join(names, ","); got != "s5.png,s4.png,s3.png,s2.png,s1.png" {
 		t.Fatalf("screenshots %s", got)
 	}
-	if got := ScreenshotURLs(e.base, e.signer, testOrg, testRun, files, 2, exp); len(got) != 2 || got[0] != urls[0] {
+	if got := ScreenshotURLs(files, 2, signed); len(got) != 2 || got[0] != urls[0] {
 		t.Fatalf("limit: %v", got)
 	}
-	if got := ScreenshotURLs(e.base, e.signer, testOrg, testRun, files[1:2], 0, exp); got != nil {
+	if got := ScreenshotURLs(files[1:2], 0, signed); got != nil {
 		t.Fatalf("no screenshots: %v", got)
 	}
 	for _, u := range urls {
@@ -132,15 +133,15 @@ func TestRunFields(t *testing.T) {
 		}
 	}
 
-	rec := RecordingURL(e.base, e.signer, testOrg, testRun, files, exp)
+	rec := RecordingURL(files, signed)
 	if rec == nil || *rec != e.signer.URL(e.base, testOrg, testRun, "rec.webm", exp) {
 		t.Fatalf("recording %v", rec)
 	}
-	if RecordingURL(e.base, e.signer, testOrg, testRun, files[:1], exp) != nil {
+	if RecordingURL(files[:1], signed) != nil {
 		t.Fatal("recording without one")
 	}
 
-	infos := FileInfos(e.base, e.signer, testOrg, testRun, files, exp)
+	infos := FileInfos(files, signed)
 	if len(infos) != 1 {
 		t.Fatalf("%d file infos", len(infos))
 	}
@@ -152,7 +153,7 @@ func TestRunFields(t *testing.T) {
 	if r := e.get(t, fi.URL); r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Disposition"), "attachment;") {
 		t.Fatalf("download: %d %q", r.status, r.header.Get("Content-Disposition"))
 	}
-	if FileInfos(e.base, e.signer, testOrg, testRun, files[:1], exp) != nil {
+	if FileInfos(files[:1], signed) != nil {
 		t.Fatal("file infos without downloads")
 	}
 }

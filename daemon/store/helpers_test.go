@@ -205,6 +205,7 @@ func (f *fixture) checkInvariants() {
 				return err
 			}
 			checkTagInvariants(t, o)
+			checkRunViews(t, o)
 			// Group rows by wpid.
 			rows := map[string][]*client.Agent{}
 			err = o.agents().ForEach(func(k, v []byte) error {
@@ -292,4 +293,28 @@ func sorted(s []string) []string {
 	s = slices.Clone(s)
 	slices.Sort(s)
 	return s
+}
+
+// checkRunViews verifies that every run has the view its record makes,
+// and no view is left without a run.
+func checkRunViews(t *testing.T, o *orgTx) {
+	t.Helper()
+	_ = o.runs().ForEach(func(k, v []byte) error {
+		rec := new(RunRecord)
+		if err := json.Unmarshal(v, rec); err != nil {
+			t.Errorf("run %s: %v", k, err)
+			return nil
+		}
+		want, err := encodeRunView(rec)
+		if got := o.runViews().Get(k); err == nil && !bytes.Equal(got, want) || err != nil && got != nil {
+			t.Errorf("run %s: stored view %q, want %q (%v)", k, got, want, err)
+		}
+		return nil
+	})
+	_ = o.runViews().ForEach(func(k, _ []byte) error {
+		if o.runs().Get(k) == nil {
+			t.Errorf("view %s without a run", k)
+		}
+		return nil
+	})
 }

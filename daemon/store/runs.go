@@ -138,11 +138,22 @@ func getRun(o *orgTx, id string) (*RunRecord, error) {
 	return rec, nil
 }
 
-// putRun writes rec and keeps its runs_pending entry in step with its
-// status and its webhook: a run leaves runs_pending once it is terminal
-// and its webhook, if it has one, was sent (its delivery recorded).
+// putRun writes rec and its view (runview.go), and keeps its runs_pending
+// entry in step with its status and its webhook: a run leaves runs_pending
+// once it is terminal and its webhook, if it has one, was sent (its
+// delivery recorded).
 func putRun(tx *bolt.Tx, o *orgTx, rec *RunRecord) error {
-	if err := putJSON(o.runs(), []byte(rec.ID), rec); err != nil {
+	// Encoded as answers are (no HTML escaping), so that the raw JSON a
+	// record carries (the request's echo, the output) reads back as its
+	// view shows it.
+	data, err := EncodeResponse(rec)
+	if err != nil {
+		return fmt.Errorf("store: encode run %s: %w", rec.ID, err)
+	}
+	if err := o.runs().Put([]byte(rec.ID), data); err != nil {
+		return err
+	}
+	if err := putRunView(o, rec); err != nil {
 		return err
 	}
 	pending := tx.Bucket(bucketRunsPending)

@@ -8,6 +8,9 @@
 //
 //	meta/
 //	    schema_version                      -> uint64 BE: the last migration applied
+//	    run_view_format                     -> 32 bytes: the fingerprint of how the run
+//	                                           views were made (runview.go); Open re-makes
+//	                                           them all when this binary's differs
 //	api_keys/
 //	    <sha256(key), 32 bytes>             -> apiKeyRecord JSON {org_id, sha256, created_at,
 //	                                           sealed: the key under Options.Secret (seal.go)}
@@ -36,6 +39,10 @@
 //	                                           version is in the folder
 //	        runs/
 //	            <run id>                    -> RunRecord JSON: a run, rewritten at every move
+//	        run_views/
+//	            <run id>                    -> RunView: the run's answer to GET, encoded, with
+//	                                           holes for its URLs; written with the record
+//	                                           (runview.go)
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/
@@ -55,8 +62,9 @@
 //
 // # Rules
 //
-//   - Values are JSON; integer keys are big-endian and fixed-width, so that
-//     bbolt's byte order is their numeric order.
+//   - Values are JSON (a run view: a small binary header, then JSON); integer
+//     keys are big-endian and fixed-width, so that bbolt's byte order is
+//     their numeric order.
 //   - Transactions are short. Values are decoded inside the transaction that
 //     read them (bbolt's bytes are only valid there) and the decoded copies
 //     are returned: callers may change what they get.
@@ -117,6 +125,7 @@ var (
 	bucketTagIndex       = []byte("tag_index")
 	bucketTagEvents      = []byte("tag_events")
 	bucketRuns           = []byte("runs")
+	bucketRunViews       = []byte("run_views")
 
 	// orgBuckets are the buckets of every organization (see orgTx).
 	orgBuckets = orgBucketNames[:]
@@ -226,6 +235,10 @@ func Open(path string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := refreshRunViews(db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w (%s)", err, path)
+	}
 	return s, nil
 }
 
@@ -281,6 +294,15 @@ var migrations = []migration{
 		data := tx.Bucket(bucketOrgData)
 		return data.ForEachBucket(func(org []byte) error {
 			_, err := data.Bucket(org).CreateBucketIfNotExists(bucketRuns)
+			return err
+		})
+	}},
+	// The views are written by refreshRunViews, which Open runs next: it
+	// finds no fingerprint of their format.
+	{version: 4, name: "run views", apply: func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			_, err := data.Bucket(org).CreateBucketIfNotExists(bucketRunViews)
 			return err
 		})
 	}},
@@ -359,13 +381,14 @@ const (
 	obTagIndex
 	obTagEvents
 	obRuns
+	obRunViews
 )
 
 var orgBucketNames = [...][]byte{
 	obAgents: bucketAgents, obSummaries: bucketAgentSummaries, obOrder: bucketAgentOrder,
 	obFolders: bucketFolders, obCounts: bucketFolderCounts, obTagKeys: bucketTagKeys,
 	obTagValues: bucketTagValues, obTags: bucketTags, obTagIndex: bucketTagIndex,
-	obTagEvents: bucketTagEvents, obRuns: bucketRuns,
+	obTagEvents: bucketTagEvents, obRuns: bucketRuns, obRunViews: bucketRunViews,
 }
 
 // bucket returns one of the organization's buckets. Every organization has
@@ -395,6 +418,7 @@ func (o *orgTx) tags() *bolt.Bucket      { return o.bucket(obTags) }
 func (o *orgTx) tagIndex() *bolt.Bucket  { return o.bucket(obTagIndex) }
 func (o *orgTx) tagEvents() *bolt.Bucket { return o.bucket(obTagEvents) }
 func (o *orgTx) runs() *bolt.Bucket      { return o.bucket(obRuns) }
+func (o *orgTx) runViews() *bolt.Bucket  { return o.bucket(obRunViews) }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
 func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {
