@@ -73,6 +73,7 @@ func TestAgentExamples(t *testing.T) {
 		"login-errors.yaml":   testLoginErrors,
 		"download.yaml":       testDownload,
 		"for-loop.yaml":       testForLoop,
+		"quickstart.yaml":     testQuickstart,
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
@@ -399,6 +400,40 @@ func testForLoop(t *testing.T, e *exampleEnv, file string, cmds []string) {
 		}
 	}
 	e.checkScreenshots(t, r, len(terms))
+}
+
+// testQuickstart: the model-free example saves three pages as PDFs and
+// clicks the banner's button, with no call to the model.
+func testQuickstart(t *testing.T, e *exampleEnv, file string, cmds []string) {
+	before := len(e.model.Calls())
+	res, r := e.abctlRun(t, cmds[0])
+	if res.code != 0 || r.Status != client.RunStatusCompleted {
+		t.Fatalf("run %s: %s\n%s", r.Status, r.GetFailureReason(), res)
+	}
+	if n := len(e.model.Calls()) - before; n != 0 {
+		t.Errorf("the model-free example called the model %d times", n)
+	}
+	var pdfs []string
+	for _, f := range r.DownloadedFiles {
+		if f.Filename != nil && strings.HasSuffix(*f.Filename, ".pdf") {
+			pdfs = append(pdfs, *f.Filename)
+			if b := fetch(t, f.URL); !bytes.HasPrefix(b, []byte("%PDF-")) {
+				t.Errorf("%s is not a PDF: %q", *f.Filename, b[:min(len(b), 8)])
+			}
+		}
+	}
+	if len(pdfs) != 3 {
+		t.Errorf("%d PDFs (%v), want one for each of the 3 pages", len(pdfs), pdfs)
+	}
+	var out struct {
+		Accept struct {
+			Selector string `json:"selector"`
+		} `json:"accept_cookies_output"`
+	}
+	if err := r.DecodeOutput(&out); err != nil || out.Accept.Selector != "#accept-cookies" {
+		t.Errorf("accept_cookies_output: %s (%v)", r.Output, err)
+	}
+	e.checkScreenshots(t, r, 4)
 }
 
 // The scripted model's replies.

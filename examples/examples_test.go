@@ -43,7 +43,7 @@ const (
 	// site on; the tests replace it with their own server's.
 	exampleSite = "http://127.0.0.1:8000"
 	// serveCommand is how the examples' comments serve the test site.
-	serveCommand = "python3 -m http.server 8000 -d localrun/internal/testsite/site"
+	serveCommand = "go run ./localrun/internal/testsite/serve"
 )
 
 // commandTimeout bounds one abctl invocation (a whole agent run included).

@@ -191,16 +191,31 @@ func SlowPath(ms int) string { return PageSlow + "?ms=" + strconv.Itoa(ms) }
 // (t.Cleanup). It never contacts anything else.
 func Start(t testing.TB) *Site {
 	t.Helper()
-	s := &Site{changed: make(chan struct{})}
-
-	main, err := net.Listen("tcp4", "127.0.0.1:0")
+	s, stop, err := Serve("127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("testsite: listen: %v", err)
+		t.Fatalf("testsite: %v", err)
+	}
+	t.Cleanup(stop)
+	return s
+}
+
+// Serve is Start outside a test: the main origin on mainAddr (a loopback
+// address; port 0 for a free one), the second origin on localhost at a free
+// port, until stop is called.
+func Serve(mainAddr string) (s *Site, stop func(), err error) {
+	s = &Site{changed: make(chan struct{})}
+	main, err := net.Listen("tcp4", mainAddr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen on %s: %w", mainAddr, err)
+	}
+	if ip := main.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		main.Close()
+		return nil, nil, fmt.Errorf("%s is not a loopback address: the test site serves only this machine", mainAddr)
 	}
 	others, err := listenLocalhost()
 	if err != nil {
 		main.Close()
-		t.Fatalf("testsite: listen: %v", err)
+		return nil, nil, fmt.Errorf("listen on localhost: %w", err)
 	}
 	s.origin = "http://" + main.Addr().String()
 	s.otherOrigin = "http://localhost:" + strconv.Itoa(others[0].Addr().(*net.TCPAddr).Port)
@@ -215,16 +230,21 @@ func Start(t testing.TB) *Site {
 	}
 
 	quiet := log.New(io.Discard, "", 0)
+	var servers []*http.Server
 	for _, x := range listeners {
 		srv := &http.Server{
 			Handler:           s.handler(x.origin, x.other),
 			ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog:          quiet,
 		}
+		servers = append(servers, srv)
 		go srv.Serve(x.l)
-		t.Cleanup(func() { srv.Close() })
 	}
-	return s
+	return s, func() {
+		for _, srv := range servers {
+			srv.Close()
+		}
+	}, nil
 }
 
 // listenLocalhost listens for the second origin. Its name is localhost,

@@ -67,6 +67,9 @@ func (ff *FollowFlags) Follow(cmd *cobra.Command, f *cmdutil.Factory, c *client.
 		if err := WriteOutput(f.IO.Out, res.Run); err != nil {
 			return err
 		}
+		if s, err := f.Settings(); err == nil && f.Embedded() && (len(res.Run.ScreenshotURLs) > 0 || res.Run.GetRecordingURL() != "") {
+			fmt.Fprintf(f.IO.ErrOut, "The daemon ran inside this command: the links above open while a daemon serves %s (start 'abctl daemon').\n", s.DataDir)
+		}
 	}
 	if code := res.ExitCode(); code != cmdutil.ExitOK {
 		return cmdutil.Silent(code)
