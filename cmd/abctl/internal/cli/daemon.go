@@ -67,7 +67,11 @@ func newDaemonCmd(f *cmdutil.Factory) *cobra.Command {
 			if err := checkEngineFlags(&engine); err != nil {
 				return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: err}
 			}
-			model, err := lf.config(cmd, f.Getenv)
+			file, err := f.ConfigFile()
+			if err != nil {
+				return err
+			}
+			model, err := lf.config(cmd, f.Getenv, file)
 			if err != nil {
 				return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: err}
 			}
@@ -144,9 +148,10 @@ func (lf *llmFlags) register(cmd *cobra.Command) {
 }
 
 // config layers the flags that were given over the ABCTL_LLM_*
-// environment and fills the rest (llm.Config.WithDefaults).
-func (lf *llmFlags) config(cmd *cobra.Command, getenv func(string) string) (llm.Config, error) {
-	env, err := llm.ReadEnv(getenv)
+// environment, over the configuration file's llm section, and fills the
+// rest (llm.Config.WithDefaults).
+func (lf *llmFlags) config(cmd *cobra.Command, getenv func(string) string, file *config.File) (llm.Config, error) {
+	env, err := file.ModelConfig(getenv)
 	if err != nil {
 		return llm.Config{}, err
 	}

@@ -39,7 +39,7 @@ ABCTL_CONFIG_DIR   where config.yaml lives. Default: $XDG_CONFIG_HOME/abctl, els
 ABCTL_CHROMIUM     the Chromium binary of the local daemon (abctl daemon
                    --chromium).
 ABCTL_LLM_*        the language model of the local daemon (see abctl daemon
-                   --help).
+                   --help); over the file's llm section, under --llm-* flags.
 
 NO_COLOR           set: no colour anywhere.
 CLICOLOR           0: no colour.
@@ -58,6 +58,10 @@ The configuration file (config.yaml):
     cloud:                        # the hosted service
       base_url: https://api.skyvern.com
       api_key_env: SKYVERN_API_KEY
+  llm:                            # the local daemon's language model
+    provider: openai-compatible
+    base_url: http://127.0.0.1:8000/v1
+    model: qwen2.5-vl-7b-instruct
 
 'abctl config view' shows each resolved setting and where it came from,
 never a key; 'abctl config set-profile' and 'abctl config use-profile' edit

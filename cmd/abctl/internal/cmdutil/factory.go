@@ -28,7 +28,6 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
-	"github.com/abctl/abctl/localrun/llm"
 )
 
 // Factory builds, once each and only when asked, what commands depend on.
@@ -270,9 +269,17 @@ func (f *Factory) startEmbedded(ctx context.Context, s *config.Settings, base st
 	if start == nil {
 		start = daemon.Run
 	}
-	// The embedded daemon's model comes from the ABCTL_LLM_* environment (and
-	// the vendors' key variables), as `abctl daemon`'s does without flags.
-	model, err := llm.ConfigFromEnv(f.Getenv)
+	// The embedded daemon's model comes from the configuration file's llm
+	// section and the ABCTL_LLM_* environment (and the vendors' key
+	// variables), as `abctl daemon`'s does without flags.
+	file, err := f.configFileLocked()
+	if err != nil {
+		return nil, err
+	}
+	model, err := file.ModelConfig(f.Getenv)
+	if err == nil {
+		model, err = model.WithDefaults(f.Getenv)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("the local daemon's language model: %w", err)
 	}

@@ -15,6 +15,10 @@
 //	  cloud:                      # the hosted service
 //	    base_url: https://api.skyvern.com
 //	    api_key_env: SKYVERN_API_KEY
+//	llm:                          # the local daemon's language model
+//	  provider: openai-compatible
+//	  base_url: http://127.0.0.1:8000/v1
+//	  model: qwen2.5-vl-7b-instruct
 //
 // A profile has a base URL and a way to find the API key: api_key (the key
 // itself, in a file only its owner reads), or api_key_env (the name of an
@@ -49,6 +53,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // FileName is the configuration file's name inside the configuration
@@ -79,6 +85,10 @@ type Profile struct {
 type File struct {
 	CurrentProfile string             `yaml:"current_profile,omitempty"`
 	Profiles       map[string]Profile `yaml:"profiles,omitempty"`
+	// LLM is the language model of the local daemon (abctl daemon, and the
+	// daemon a command starts inside itself), under its ABCTL_LLM_*
+	// environment and --llm-* flags.
+	LLM *llm.Config `yaml:"llm,omitempty"`
 
 	// path is where the file was read from (or will be written).
 	path string
@@ -204,4 +214,19 @@ func (f *File) ProfileNames() []string {
 // IsLocal reports whether the named profile is a local daemon's.
 func (f *File) IsLocal(name string, p Profile) bool {
 	return p.DataDir != "" || (name == LocalProfile && p.APIKey == "" && p.APIKeyEnv == "")
+}
+
+// ModelConfig is the local daemon's language model from the file's llm
+// section under the ABCTL_LLM_* environment, before flags and defaults
+// (llm.Config.Merge, then WithDefaults).
+func (f *File) ModelConfig(getenv Getenv) (llm.Config, error) {
+	env, err := llm.ReadEnv(getenv)
+	if err != nil {
+		return llm.Config{}, err
+	}
+	var base llm.Config
+	if f.LLM != nil {
+		base = *f.LLM
+	}
+	return base.Merge(env), nil
 }
