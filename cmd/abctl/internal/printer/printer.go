@@ -306,3 +306,37 @@ func plural(n int, unit string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, unit)
 }
+
+// Listing is what a command prints in any format: Value for JSON and YAML,
+// Names for -o name (kind/id lines), and a table of Headers whose rows Rows
+// adds. A command builds one and calls Print, whatever -o says.
+type Listing struct {
+	Value   any
+	Names   []string
+	Headers []string
+	Rows    func(t *TablePrinter)
+}
+
+// Print writes l on ios's stdout in format (Table and Wide both print the
+// table; the command chooses the wide columns in Headers and Rows).
+func (l Listing) Print(ios *iostreams.IOStreams, now time.Time, format Format) error {
+	switch format {
+	case JSON:
+		return WriteJSON(ios.Out, l.Value)
+	case YAML:
+		return WriteYAML(ios.Out, l.Value)
+	case Name:
+		var b strings.Builder
+		for _, n := range l.Names {
+			b.WriteString(n)
+			b.WriteByte('\n')
+		}
+		_, err := io.WriteString(ios.Out, b.String())
+		return err
+	}
+	t := NewTable(ios, now, l.Headers...)
+	if l.Rows != nil {
+		l.Rows(t)
+	}
+	return t.Render()
+}

@@ -5,7 +5,6 @@ package configcmd
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -74,22 +73,18 @@ func newViewCmd(f *cmdutil.Factory) *cobra.Command {
 			case s.Local:
 				v.APIKey, v.APIKeyFrom = "(from the daemon's key file)", s.DataDir+"/api-key"
 			}
-			switch format {
-			case printer.JSON:
-				return printer.WriteJSON(f.IO.Out, v)
-			case printer.YAML:
-				return printer.WriteYAML(f.IO.Out, v)
+			l := printer.Listing{Value: v, Headers: []string{"setting", "value", "from"}}
+			l.Rows = func(t *printer.TablePrinter) {
+				t.AddRow("config file", v.ConfigFile, "")
+				t.AddRow("profile", v.Profile, v.ProfileFrom)
+				t.AddRow("base URL", v.BaseURL, v.BaseURLFrom)
+				t.AddRow("API key", v.APIKey, v.APIKeyFrom)
+				if v.Local {
+					t.AddRow("data dir", v.DataDir, "")
+					t.AddRow("embedded daemon", fmt.Sprint(v.Embed), "")
+				}
 			}
-			t := printer.NewTable(f.IO, f.Now(), "setting", "value", "from")
-			t.AddRow("config file", v.ConfigFile, "")
-			t.AddRow("profile", v.Profile, v.ProfileFrom)
-			t.AddRow("base URL", v.BaseURL, v.BaseURLFrom)
-			t.AddRow("API key", v.APIKey, v.APIKeyFrom)
-			if v.Local {
-				t.AddRow("data dir", v.DataDir, "")
-				t.AddRow("embedded daemon", fmt.Sprint(v.Embed), "")
-			}
-			return t.Render()
+			return l.Print(f.IO, f.Now(), format)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
@@ -261,28 +256,20 @@ func newProfilesCmd(f *cmdutil.Factory) *cobra.Command {
 				rows = append(rows, r)
 			}
 			sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
-			switch format {
-			case printer.JSON:
-				return printer.WriteJSON(f.IO.Out, rows)
-			case printer.YAML:
-				return printer.WriteYAML(f.IO.Out, rows)
-			case printer.Name:
-				var b strings.Builder
-				for _, r := range rows {
-					b.WriteString(r.Name + "\n")
-				}
-				_, err := fmt.Fprint(f.IO.Out, b.String())
-				return err
-			}
-			t := printer.NewTable(f.IO, f.Now(), "current", "name", "base URL", "API key")
+			l := printer.Listing{Value: rows, Headers: []string{"current", "name", "base URL", "API key"}}
 			for _, r := range rows {
-				mark := ""
-				if r.Current {
-					mark = "*"
-				}
-				t.AddRow(mark, r.Name, r.BaseURL, r.Key)
+				l.Names = append(l.Names, r.Name)
 			}
-			return t.Render()
+			l.Rows = func(t *printer.TablePrinter) {
+				for _, r := range rows {
+					mark := ""
+					if r.Current {
+						mark = "*"
+					}
+					t.AddRow(mark, r.Name, r.BaseURL, r.Key)
+				}
+			}
+			return l.Print(f.IO, f.Now(), format)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)

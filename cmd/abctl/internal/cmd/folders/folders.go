@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 )
@@ -27,18 +28,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 
 // printFolder writes the folder on stdout in the chosen format.
 func printFolder(f *cmdutil.Factory, format printer.Format, folder *client.Folder) error {
-	switch format {
-	case printer.JSON:
-		return printer.WriteJSON(f.IO.Out, folder)
-	case printer.YAML:
-		return printer.WriteYAML(f.IO.Out, folder)
-	case printer.Name:
-		_, err := fmt.Fprintf(f.IO.Out, "folder/%s\n", folder.FolderID)
-		return err
-	}
-	t := printer.NewTable(f.IO, f.Now(), "id", "title", "agents", "updated")
-	t.AddRow(folder.FolderID, folder.Title, fmt.Sprint(folder.WorkflowCount), t.Time(folder.ModifiedAt.Time))
-	return t.Render()
+	return get.FolderListing(folder).Print(f.IO, f.Now(), format)
 }
 
 func newCreateCmd(f *cmdutil.Factory) *cobra.Command {

@@ -138,14 +138,8 @@ func getAgent(cmd *cobra.Command, c *client.Client, ref string, version int) (*c
 // printAgents writes agents in format. YAML is a stream of agent files, one
 // document per agent, that apply reads back.
 func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Agent, names map[string]string, single bool) error {
-	out := f.IO.Out
-	switch format {
-	case printer.JSON:
-		if single {
-			return printer.WriteJSON(out, agents[0])
-		}
-		return printer.WriteJSON(out, agents)
-	case printer.YAML:
+	if format == printer.YAML {
+		// Agent files, not the API's JSON as YAML: they apply back as they are.
 		var b strings.Builder
 		for i, a := range agents {
 			doc, err := agentfile.Render(a, names[a.WorkflowPermanentID], nil, "yaml")
@@ -157,49 +151,41 @@ func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Age
 			}
 			b.Write(doc)
 		}
-		_, err := fmt.Fprint(out, b.String())
-		return err
-	case printer.Name:
-		var b strings.Builder
-		for _, a := range agents {
-			ref := names[a.WorkflowPermanentID]
-			if ref == "" {
-				ref = a.WorkflowPermanentID
-			}
-			b.WriteString("agent/" + ref + "\n")
-		}
-		_, err := fmt.Fprint(out, b.String())
+		_, err := fmt.Fprint(f.IO.Out, b.String())
 		return err
 	}
+	wide := format == printer.Wide
 	// NAME is the name an agent was applied under, or its id: ids of
 	// applied agents are 69 characters long, too long for a terminal.
-	headers := []string{"name", "title", "version", "status", "updated"}
-	if format == printer.Wide {
-		headers = append(headers, "id", "folder", "blocks", "parameters")
+	l := printer.Listing{Value: one(agents, single), Headers: []string{"name", "title", "version", "status", "updated"}}
+	if wide {
+		l.Headers = append(l.Headers, "id", "folder", "blocks", "parameters")
 	}
-	t := printer.NewTable(f.IO, f.Now(), headers...)
+	name := func(a *client.Agent) string {
+		if n := names[a.WorkflowPermanentID]; n != "" {
+			return n
+		}
+		return a.WorkflowPermanentID
+	}
 	for _, a := range agents {
-		name := names[a.WorkflowPermanentID]
-		if name == "" {
-			name = a.WorkflowPermanentID
-		}
-		row := []string{name, a.Title, fmt.Sprint(a.Version), string(a.Status), t.Time(a.ModifiedAt.Time)}
-		if format == printer.Wide {
-			folder := ""
-			if a.FolderID != nil {
-				folder = *a.FolderID
-			}
-			var params []string
-			for _, p := range a.WorkflowDefinition.Parameters {
-				if p.ParameterType == client.ParameterTypeWorkflow {
-					params = append(params, p.Key)
-				}
-			}
-			row = append(row, a.WorkflowPermanentID, folder, fmt.Sprint(countBlocks(a.WorkflowDefinition.Blocks)), strings.Join(params, ","))
-		}
-		t.AddRow(row...)
+		l.Names = append(l.Names, "agent/"+name(a))
 	}
-	return t.Render()
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, a := range agents {
+			row := []string{name(a), a.Title, fmt.Sprint(a.Version), string(a.Status), t.Time(a.ModifiedAt.Time)}
+			if wide {
+				var params []string
+				for _, p := range a.WorkflowDefinition.Parameters {
+					if p.ParameterType == client.ParameterTypeWorkflow {
+						params = append(params, p.Key)
+					}
+				}
+				row = append(row, a.WorkflowPermanentID, deref(a.FolderID), fmt.Sprint(countBlocks(a.WorkflowDefinition.Blocks)), strings.Join(params, ","))
+			}
+			t.AddRow(row...)
+		}
+	}
+	return l.Print(f.IO, f.Now(), format)
 }
 
 func countBlocks(bs client.Blocks) int {

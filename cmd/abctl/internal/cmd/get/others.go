@@ -51,7 +51,7 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 					}
 					runs = append(runs, r)
 				}
-				return printRuns(f, format, runs)
+				return runsListing(runs, len(args) == 1, format == printer.Wide, f.Now()).Print(f.IO, f.Now(), format)
 			}
 			opts := &client.ListRunsOptions{SearchKey: search, PageSize: 100}
 			for _, s := range status {
@@ -80,7 +80,7 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 					break
 				}
 			}
-			return printRunList(f, format, items)
+			return runListListing(items, format == printer.Wide, f.Now()).Print(f.IO, f.Now(), format)
 		},
 	}
 	fl := cmd.Flags()
@@ -91,74 +91,6 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	fl.IntVar(&limit, "limit", 50, "at most this many runs (0: all the service lists)")
 	printer.AddFlag(cmd, &output, printer.AllFormats...)
 	return cmd
-}
-
-func printRunList(f *cmdutil.Factory, format printer.Format, items []*client.RunListItem) error {
-	switch format {
-	case printer.JSON:
-		return printer.WriteJSON(f.IO.Out, items)
-	case printer.YAML:
-		return printer.WriteYAML(f.IO.Out, items)
-	case printer.Name:
-		var b strings.Builder
-		for _, r := range items {
-			b.WriteString("run/" + r.RunID + "\n")
-		}
-		_, err := fmt.Fprint(f.IO.Out, b.String())
-		return err
-	}
-	headers := []string{"id", "type", "status", "title", "created", "duration"}
-	if format == printer.Wide {
-		headers = append(headers, "agent", "trigger")
-	}
-	t := printer.NewTable(f.IO, f.Now(), headers...)
-	for _, r := range items {
-		row := []string{r.RunID, string(r.RunType), string(r.Status), deref(r.Title), t.Time(r.CreatedAt.Time), duration(r.StartedAt, r.FinishedAt, f.Now())}
-		if format == printer.Wide {
-			trigger := ""
-			if r.TriggerType != nil {
-				trigger = string(*r.TriggerType)
-			}
-			row = append(row, deref(r.WorkflowPermanentID), trigger)
-		}
-		t.AddRow(row...)
-	}
-	return t.Render()
-}
-
-func printRuns(f *cmdutil.Factory, format printer.Format, runs []*client.Run) error {
-	switch format {
-	case printer.JSON:
-		if len(runs) == 1 {
-			return printer.WriteJSON(f.IO.Out, runs[0])
-		}
-		return printer.WriteJSON(f.IO.Out, runs)
-	case printer.YAML:
-		if len(runs) == 1 {
-			return printer.WriteYAML(f.IO.Out, runs[0])
-		}
-		return printer.WriteYAML(f.IO.Out, runs)
-	case printer.Name:
-		var b strings.Builder
-		for _, r := range runs {
-			b.WriteString("run/" + r.RunID + "\n")
-		}
-		_, err := fmt.Fprint(f.IO.Out, b.String())
-		return err
-	}
-	headers := []string{"id", "type", "status", "steps", "created", "duration"}
-	if format == printer.Wide {
-		headers = append(headers, "failure reason", "recording")
-	}
-	t := printer.NewTable(f.IO, f.Now(), headers...)
-	for _, r := range runs {
-		row := []string{r.RunID, string(r.RunType), string(r.Status), fmt.Sprint(r.GetStepCount()), t.Time(r.CreatedAt.Time), duration(r.StartedAt, r.FinishedAt, f.Now())}
-		if format == printer.Wide {
-			row = append(row, r.GetFailureReason(), r.GetRecordingURL())
-		}
-		t.AddRow(row...)
-	}
-	return t.Render()
 }
 
 func deref(s *string) string {
@@ -217,38 +149,7 @@ func newFoldersCmd(f *cmdutil.Factory) *cobra.Command {
 					folders = append(folders, fo)
 				}
 			}
-			switch format {
-			case printer.JSON:
-				if len(args) == 1 {
-					return printer.WriteJSON(f.IO.Out, folders[0])
-				}
-				return printer.WriteJSON(f.IO.Out, folders)
-			case printer.YAML:
-				if len(args) == 1 {
-					return printer.WriteYAML(f.IO.Out, folders[0])
-				}
-				return printer.WriteYAML(f.IO.Out, folders)
-			case printer.Name:
-				var b strings.Builder
-				for _, fo := range folders {
-					b.WriteString("folder/" + fo.FolderID + "\n")
-				}
-				_, err := fmt.Fprint(f.IO.Out, b.String())
-				return err
-			}
-			headers := []string{"id", "title", "agents", "updated"}
-			if format == printer.Wide {
-				headers = append(headers, "description")
-			}
-			t := printer.NewTable(f.IO, f.Now(), headers...)
-			for _, fo := range folders {
-				row := []string{fo.FolderID, fo.Title, fmt.Sprint(fo.WorkflowCount), t.Time(fo.ModifiedAt.Time)}
-				if format == printer.Wide {
-					row = append(row, deref(fo.Description))
-				}
-				t.AddRow(row...)
-			}
-			return t.Render()
+			return foldersListing(folders, len(args) == 1, format == printer.Wide).Print(f.IO, f.Now(), format)
 		},
 	}
 	cmd.Flags().StringVar(&search, "search", "", "only folders whose title or description contain this text")
@@ -280,24 +181,7 @@ func newTagsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("list the tags: %w", err)
 			}
-			switch format {
-			case printer.JSON:
-				return printer.WriteJSON(f.IO.Out, values)
-			case printer.YAML:
-				return printer.WriteYAML(f.IO.Out, values)
-			case printer.Name:
-				var b strings.Builder
-				for _, v := range values {
-					b.WriteString("tag/" + v.Key + "=" + v.Value + "\n")
-				}
-				_, err := fmt.Fprint(f.IO.Out, b.String())
-				return err
-			}
-			t := printer.NewTable(f.IO, f.Now(), "key", "value", "color", "agents")
-			for _, v := range values {
-				t.AddRow(v.Key, v.Value, string(v.Color), fmt.Sprint(v.WorkflowCount))
-			}
-			return t.Render()
+			return TagValuesListing(values).Print(f.IO, f.Now(), format)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.AllFormats...)

@@ -296,25 +296,20 @@ func newArtifactsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("list the artifacts of %s: %w", args[0], err)
 			}
-			switch format {
-			case printer.JSON:
-				return printer.WriteJSON(f.IO.Out, arts)
-			case printer.YAML:
-				return printer.WriteYAML(f.IO.Out, arts)
-			}
-			t := printer.NewTable(f.IO, f.Now(), "type", "size", "created", "url")
-			for _, a := range arts {
-				size := ""
-				if a.FileSize != nil {
-					size = fmt.Sprint(*a.FileSize)
+			l := printer.Listing{Value: arts, Headers: []string{"type", "size", "created", "url"}}
+			l.Rows = func(t *printer.TablePrinter) {
+				for _, a := range arts {
+					size, u := "", ""
+					if a.FileSize != nil {
+						size = fmt.Sprint(*a.FileSize)
+					}
+					if a.SignedURL != nil {
+						u = *a.SignedURL
+					}
+					t.AddRow(string(a.ArtifactType), size, t.Time(a.CreatedAt.Time), u)
 				}
-				u := ""
-				if a.SignedURL != nil {
-					u = *a.SignedURL
-				}
-				t.AddRow(string(a.ArtifactType), size, t.Time(a.CreatedAt.Time), u)
 			}
-			return t.Render()
+			return l.Print(f.IO, f.Now(), format)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 )
@@ -91,28 +92,20 @@ func tagText(key *string, value string) string {
 }
 
 func printTags(f *cmdutil.Factory, format printer.Format, raw any, tags []client.Tag) error {
-	switch format {
-	case printer.JSON:
-		return printer.WriteJSON(f.IO.Out, raw)
-	case printer.YAML:
-		return printer.WriteYAML(f.IO.Out, raw)
-	case printer.Name:
-		var b strings.Builder
-		for _, t := range tags {
-			b.WriteString(tagText(t.Key, t.Value) + "\n")
-		}
-		_, err := fmt.Fprint(f.IO.Out, b.String())
-		return err
+	l := printer.Listing{Value: raw, Headers: []string{"key", "value", "set"}}
+	for _, t := range tags {
+		l.Names = append(l.Names, tagText(t.Key, t.Value))
 	}
-	t := printer.NewTable(f.IO, f.Now(), "key", "value", "set")
-	for _, tag := range tags {
-		key := ""
-		if tag.Key != nil {
-			key = *tag.Key
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, tag := range tags {
+			key := ""
+			if tag.Key != nil {
+				key = *tag.Key
+			}
+			t.AddRow(key, tag.Value, t.Time(tag.SetAt.Time))
 		}
-		t.AddRow(key, tag.Value, t.Time(tag.SetAt.Time))
 	}
-	return t.Render()
+	return l.Print(f.IO, f.Now(), format)
 }
 
 func newSetCmd(f *cmdutil.Factory) *cobra.Command {
@@ -334,24 +327,20 @@ func newHistoryCmd(f *cmdutil.Factory) *cobra.Command {
 				}
 				raw, events = h, h.Events
 			}
-			switch format {
-			case printer.JSON:
-				return printer.WriteJSON(f.IO.Out, raw)
-			case printer.YAML:
-				return printer.WriteYAML(f.IO.Out, raw)
-			}
-			tp := printer.NewTable(f.IO, f.Now(), "when", "event", "key", "value", "by")
-			for _, e := range events {
-				k, v := "", ""
-				if e.Key != nil {
-					k = *e.Key
+			l := printer.Listing{Value: raw, Headers: []string{"when", "event", "key", "value", "by"}}
+			l.Rows = func(tp *printer.TablePrinter) {
+				for _, e := range events {
+					k, v := "", ""
+					if e.Key != nil {
+						k = *e.Key
+					}
+					if e.Value != nil {
+						v = *e.Value
+					}
+					tp.AddRow(tp.Time(e.SetAt.Time), string(e.EventType), k, v, e.SetBy)
 				}
-				if e.Value != nil {
-					v = *e.Value
-				}
-				tp.AddRow(tp.Time(e.SetAt.Time), string(e.EventType), k, v, e.SetBy)
 			}
-			return tp.Render()
+			return l.Print(f.IO, f.Now(), format)
 		},
 	}
 	cmd.Flags().StringVar(&key, "key", "", "only the events of this key")
@@ -413,28 +402,20 @@ func newKeysCmd(f *cmdutil.Factory) *cobra.Command {
 }
 
 func printKeys(f *cmdutil.Factory, format printer.Format, keys []*client.TagKey) error {
-	switch format {
-	case printer.JSON:
-		return printer.WriteJSON(f.IO.Out, keys)
-	case printer.YAML:
-		return printer.WriteYAML(f.IO.Out, keys)
-	case printer.Name:
-		var b strings.Builder
-		for _, k := range keys {
-			b.WriteString(k.Key + "\n")
-		}
-		_, err := fmt.Fprint(f.IO.Out, b.String())
-		return err
-	}
-	t := printer.NewTable(f.IO, f.Now(), "key", "agents", "description")
+	l := printer.Listing{Value: keys, Headers: []string{"key", "agents", "description"}}
 	for _, k := range keys {
-		d := ""
-		if k.Description != nil {
-			d = *k.Description
-		}
-		t.AddRow(k.Key, fmt.Sprint(k.WorkflowCount), d)
+		l.Names = append(l.Names, k.Key)
 	}
-	return t.Render()
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, k := range keys {
+			d := ""
+			if k.Description != nil {
+				d = *k.Description
+			}
+			t.AddRow(k.Key, fmt.Sprint(k.WorkflowCount), d)
+		}
+	}
+	return l.Print(f.IO, f.Now(), format)
 }
 
 func newValuesCmd(f *cmdutil.Factory) *cobra.Command {
@@ -498,24 +479,7 @@ func newValuesCmd(f *cmdutil.Factory) *cobra.Command {
 					values = one
 				}
 			}
-			switch format {
-			case printer.JSON:
-				return printer.WriteJSON(f.IO.Out, values)
-			case printer.YAML:
-				return printer.WriteYAML(f.IO.Out, values)
-			case printer.Name:
-				var b strings.Builder
-				for _, v := range values {
-					b.WriteString(v.Key + "=" + v.Value + "\n")
-				}
-				_, err := fmt.Fprint(f.IO.Out, b.String())
-				return err
-			}
-			t := printer.NewTable(f.IO, f.Now(), "key", "value", "color", "agents")
-			for _, v := range values {
-				t.AddRow(v.Key, v.Value, string(v.Color), fmt.Sprint(v.WorkflowCount))
-			}
-			return t.Render()
+			return get.TagValuesListing(values).Print(f.IO, f.Now(), format)
 		},
 	}
 	cmd.Flags().BoolVar(&create, "create", false, "register KEY VALUE before any agent uses it")
