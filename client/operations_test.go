@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"reflect"
 	"strings"
@@ -201,16 +202,57 @@ func operations(t *testing.T) []operation {
 				{"task_run_id":"tr_2","run_id":"tsk_v2_2","task_run_type":"task_v2","status":"paused","title":null,"started_at":null,"finished_at":null,"created_at":"2026-01-31T15:20:40","workflow_permanent_id":null,"trigger_type":null}]`,
 			call: func(ctx context.Context, c *client.Client) (any, error) {
 				return c.Runs.List(ctx, &client.ListRunsOptions{Page: 2, PageSize: 50, Status: []client.RunStatus{client.RunStatusCompleted, client.RunStatusFailed},
-					RunType: []client.RunType{client.RunTypeWorkflowRun}, SearchKey: "contact", WorkflowPermanentID: []string{"wpid_1", "wpid_2"}})
+					RunType: []client.RunType{client.RunTypeWorkflowRun}, SearchKey: "contact", WorkflowPermanentID: []string{"wpid_1", "wpid_2"},
+					Tags: []string{"env:prod", "urgent"}})
 			},
 			wantPath: "/v1/runs",
 			wantQuery: map[string][]string{"page": {"2"}, "page_size": {"50"}, "status": {"completed", "failed"}, "run_type": {"workflow_run"},
-				"search_key": {"contact"}, "workflow_permanent_id": {"wpid_1", "wpid_2"}},
+				"search_key": {"contact"}, "workflow_permanent_id": {"wpid_1", "wpid_2"}, "tags": {"env:prod", "urgent"}},
 			check: func(t *testing.T, got any) {
 				runs := got.([]*client.RunListItem)
 				if len(runs) != 2 || runs[0].RunID != "wr_1" || runs[0].RunType != client.RunTypeWorkflowRun || *runs[0].WorkflowPermanentID != "wpid_1" ||
 					runs[0].FinishedAt == nil || *runs[0].TriggerType != "api" || runs[1].Status != "paused" || runs[1].Title != nil || runs[1].StartedAt != nil {
 					t.Errorf("runs: %+v", runs)
+				}
+			},
+		},
+		{
+			// abctl's step entries, and the hosted service's block and
+			// thought entries (kept raw) with an unknown type beside them.
+			name: "run timeline", route: "GET /v1/runs/{id}/timeline",
+			reply: `[{"type":"step","step":{"number":2,"block_label":"login","url":"http://127.0.0.1:8000/account","thought":"Signed in.","actions":["click [e5] button \"Sign in\": ok, loaded /account.html","type [e2] \"me\": ok"],"decision":"complete","timings_ms":{"settle":12.5,"observe":30,"model":812.25,"act":95},"tokens":{"input":1234,"output":56}},"created_at":"2026-01-31T15:20:44","modified_at":"2026-01-31T15:20:44"},
+				{"type":"step","step":{"number":1,"block_label":null,"url":"http://127.0.0.1:8000/","thought":"","actions":[],"decision":"unusable answer","timings_ms":{"settle":0,"observe":1,"model":2,"act":0},"tokens":{"input":1,"output":2}},"created_at":"2026-01-31T15:20:43.5","modified_at":"2026-01-31T15:20:43.5"},
+				{"type":"block","block":{"workflow_run_block_id":"wrb_1","label":"open"},"children":[{"type":"thought","thought":{"thought":"plan"},"created_at":"2026-01-31T15:20:42","modified_at":"2026-01-31T15:20:42"}],"created_at":"2026-01-31T15:20:41","modified_at":"2026-01-31T15:20:42"},
+				{"type":"dream","created_at":"2026-01-31T15:20:40","modified_at":"2026-01-31T15:20:40"}]`,
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.Runs.Timeline(ctx, "wr_1")
+			},
+			wantPath: "/v1/runs/wr_1/timeline",
+			check: func(t *testing.T, got any) {
+				tl := got.([]*client.TimelineEntry)
+				if len(tl) != 4 {
+					t.Fatalf("%d entries", len(tl))
+				}
+				s := tl[0].Step
+				if tl[0].Type != client.TimelineStepEntry || s == nil || s.Number != 2 || *s.BlockLabel != "login" || len(s.Actions) != 2 ||
+					s.TimingsMS.Model != 812.25 || s.Tokens.Input != 1234 || tl[0].CreatedAt.String() != "2026-01-31T15:20:44" {
+					t.Errorf("step entry: %+v %+v", tl[0], s)
+				}
+				if want := `click [e5] button "Sign in": ok, loaded /account.html (+1 more action) → complete`; s.Summary() != want {
+					t.Errorf("summary %q, want %q", s.Summary(), want)
+				}
+				if tl[1].Step.BlockLabel != nil || tl[1].Step.Summary() != "unusable answer" {
+					t.Errorf("second step: %+v, summary %q", tl[1].Step, tl[1].Step.Summary())
+				}
+				if tl[2].Type != client.TimelineBlockEntry || tl[2].Step != nil || !strings.Contains(string(tl[2].Block), "wrb_1") ||
+					len(tl[2].Children) != 1 || tl[2].Children[0].Type != client.TimelineThoughtEntry || string(tl[2].Children[0].Thought) != `{"thought":"plan"}` {
+					t.Errorf("hosted entries: %+v", tl[2])
+				}
+				if tl[3].Type != "dream" || tl[3].Step != nil {
+					t.Errorf("unknown entry type: %+v", tl[3])
+				}
+				if latest := client.LatestStep(tl); latest != s {
+					t.Errorf("LatestStep = %+v, want step 2", latest)
 				}
 			},
 		},
@@ -744,4 +786,31 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// TestTimelineWithoutTheRoute: a service that does not serve timelines
+// (FastAPI's 404 "Not Found" for the path) gives a nil timeline and no
+// error; an unknown run of a service that does is still ErrNotFound.
+func TestTimelineWithoutTheRoute(t *testing.T) {
+	ts := newTestServer(t)
+	ts.reply("GET /v1/runs/{id}/timeline", http.StatusNotFound, `{"detail":"Not Found"}`)
+	tl, err := ts.client.Runs.Timeline(t.Context(), "tsk_1")
+	if err != nil || tl != nil {
+		t.Errorf("route missing: %v, %v; want nil, nil", tl, err)
+	}
+
+	ts = newTestServer(t)
+	ts.reply("GET /v1/runs/{id}/timeline", http.StatusNotFound, `{"detail":"Run tsk_1 not found"}`)
+	if _, err := ts.client.Runs.Timeline(t.Context(), "tsk_1"); !errors.Is(err, client.ErrNotFound) {
+		t.Errorf("unknown run: %v, want ErrNotFound", err)
+	}
+
+	ts = newTestServer(t)
+	ts.reply("GET /v1/runs/{id}/timeline", http.StatusOK, `[]`)
+	if tl, err := ts.client.Runs.Timeline(t.Context(), "tsk_1"); err != nil || tl == nil || len(tl) != 0 {
+		t.Errorf("empty timeline: %v, %v; want an empty, non-nil list", tl, err)
+	}
+	if _, err := ts.client.Runs.Timeline(t.Context(), " "); err == nil {
+		t.Error("an empty run id: want an error")
+	}
 }

@@ -25,8 +25,17 @@ type RunListItem struct {
 	TriggerType         *RunTriggerType `json:"trigger_type"`
 }
 
-// RunTriggerType says what started a run: "manual", "api", "scheduled", ...
+// RunTriggerType says what started a run.
 type RunTriggerType string
+
+// Run triggers. The abctl daemon records api and mcp.
+const (
+	RunTriggerManual    RunTriggerType = "manual"    // a person, in the service's web app
+	RunTriggerMCP       RunTriggerType = "mcp"       // an assistant, through the MCP tools
+	RunTriggerAPI       RunTriggerType = "api"       // a call to the run endpoints
+	RunTriggerScheduled RunTriggerType = "scheduled" // a schedule
+	RunTriggerWebhook   RunTriggerType = "webhook"   // an external system, through a webhook
+)
 
 // ListRunsOptions filter the run list. The hosted service hides this
 // operation from its reference but serves it; the abctl daemon serves it
@@ -43,6 +52,10 @@ type ListRunsOptions struct {
 	SearchKey string
 	// WorkflowPermanentID keeps the runs of these agents (at most 50).
 	WorkflowPermanentID []string
+	// Tags keeps the workflow runs carrying these tags, each term "label",
+	// "key:*" or "key:value" (at most 20): AND across terms, OR among
+	// values of the same key, as ListAgentsOptions.Tags.
+	Tags []string
 }
 
 func (o *ListRunsOptions) query() url.Values {
@@ -61,6 +74,9 @@ func (o *ListRunsOptions) query() url.Values {
 	setString(q, "search_key", o.SearchKey)
 	for _, id := range o.WorkflowPermanentID {
 		q.Add("workflow_permanent_id", id)
+	}
+	for _, t := range o.Tags {
+		q.Add("tags", t)
 	}
 	return q
 }

@@ -205,7 +205,7 @@ func (s *Server) createActionRun(ctx context.Context, r *http.Request, req *clie
 	rec := &store.RunRecord{
 		ID: s.store.NewRunID(client.RunTypeWorkflowRun), OrgID: organization(ctx).ID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusCreated, RunRequest: echo, Title: sdkRunTitle,
-		KeyHash: keyHash(r), BaseURL: baseURL(r),
+		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
 	}
 	if err := s.store.CreateRun(ctx, rec); err != nil {
 		return nil, err

@@ -99,11 +99,14 @@ func FuzzQueries(f *testing.F) {
 		"search_key=first_name&page=2&page_size=1", "search_key=%25_%25", "status=draft&status=x",
 		"limit=0&since=2026-01-01T00:00:00", "since=2026-13-01", "key=env&limit=500",
 		"workflow_permanent_ids=wpid_1,,wpid_2", "tags=%00", "page=99999999999999999999",
+		"status=completed&status=running,queued&run_type=task_v1&search_key=abc&workflow_permanent_id=wpid_1&page=100&page_size=100",
+		"search_key=%C3%A9%C3%A9", "run_type=x&status=",
 	} {
 		f.Add(q)
 	}
 	h, key, wpid := fuzzServer(f)
-	paths := []string{"/v1/agents", "/v1/agents/" + wpid + "/tags/history", "/v1/workflow-tags", "/v1/folders", "/v1/tag-values", "/v1/agents/" + wpid}
+	paths := []string{"/v1/agents", "/v1/agents/" + wpid + "/tags/history", "/v1/workflow-tags", "/v1/folders", "/v1/tag-values", "/v1/agents/" + wpid,
+		"/v1/runs"}
 	f.Fuzz(func(t *testing.T, query string) {
 		for _, p := range paths {
 			req := httptest.NewRequest("GET", "/", nil)

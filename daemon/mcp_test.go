@@ -114,6 +114,11 @@ func TestMCPActsAsTheCallersKey(t *testing.T) {
 	if _, err := ourClient.Runs.Get(t.Context(), run.RunID); err == nil {
 		t.Error("we read the other organization's run")
 	}
+	// The run list says the MCP tools started it.
+	if items, err := theirClient.Runs.List(t.Context(), nil); err != nil || len(items) != 1 || items[0].RunID != run.RunID ||
+		items[0].TriggerType == nil || *items[0].TriggerType != client.RunTriggerMCP {
+		t.Errorf("their run list: %+v (%v)", items, err)
+	}
 }
 
 // TestMCPAnswersWithTheCallersAddress: URLs in the tools' answers point

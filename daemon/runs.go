@@ -50,6 +50,16 @@ func keyHash(r *http.Request) []byte {
 	return sum[:]
 }
 
+// triggerOf says what started a run requested by r: the MCP tools, whose
+// requests the daemon serves in process carrying their MCP caller (mcp.go),
+// or a call to the API.
+func triggerOf(r *http.Request) client.RunTriggerType {
+	if _, ok := r.Context().Value(mcpCallerKey{}).(mcpCaller); ok {
+		return client.RunTriggerMCP
+	}
+	return client.RunTriggerAPI
+}
+
 // checkWebhookURL returns why a webhook URL is unusable, or "".
 func checkWebhookURL(raw string) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
@@ -137,7 +147,7 @@ func (s *Server) handleStartTask(w http.ResponseWriter, r *http.Request) {
 		ID: s.store.NewRunID(runType), OrgID: org.ID, Type: runType,
 		Status: client.RunStatusQueued, RunRequest: runRequest, Task: &req,
 		Title: req.Title, WebhookURL: strings.TrimSpace(req.WebhookURL),
-		KeyHash: keyHash(r), BaseURL: baseURL(r),
+		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
 	}
 	if req.MaxSteps != nil {
 		rec.MaxSteps = *req.MaxSteps
@@ -246,7 +256,7 @@ func (s *Server) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 		Status: client.RunStatusQueued, RunRequest: runRequest,
 		AgentID: agent.WorkflowPermanentID, AgentVersion: agent.Version, Parameters: params,
 		Title: req.Title, MaxSteps: maxStepsOverride, MaxElapsedMinutes: elapsed,
-		WebhookURL: webhook, KeyHash: keyHash(r), BaseURL: baseURL(r),
+		WebhookURL: webhook, KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
 	}
 	if rec.Title == "" {
 		rec.Title = agent.Title

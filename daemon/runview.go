@@ -161,7 +161,7 @@ func (n *Notifier) Replay(ctx context.Context, rec *store.RunRecord, url, caller
 
 // info is what a payload needs beyond the run response.
 func (n *Notifier) info(ctx context.Context, rec *store.RunRecord) webhooks.Info {
-	info := webhooks.Info{OrganizationID: rec.OrgID, Parameters: rec.Parameters}
+	info := webhooks.Info{OrganizationID: rec.OrgID, Parameters: rec.Parameters, Summary: rec.Summary}
 	if rec.Task != nil {
 		info.Prompt, info.URL = rec.Task.Prompt, rec.Task.URL
 	}

@@ -115,10 +115,16 @@ func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Res
 	for _, name := range res.Downloads {
 		record(name, client.ArtifactDownload)
 	}
+	// The executor's logs for people (the agent's steps.json): the
+	// hosted service's name for the agent's log.
+	for _, name := range res.Logs {
+		record(name, client.ArtifactSkyvernLog)
+	}
 	final, err := r.cfg.Store.UpdateRun(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
 		rec.Status = res.Status
 		rec.Output = res.Output
 		rec.FailureReason = res.FailureReason
+		rec.Summary = res.Summary
 		rec.Errors = res.Errors
 		if res.StepCount > 0 || rec.StepCount == nil {
 			n := res.StepCount
@@ -135,7 +141,9 @@ func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Res
 	r.finish(final)
 }
 
-// progress records what an executing run reports.
+// progress records what an executing run reports: its step count and
+// screenshots on its record, and the details of its steps (StepDetail) in
+// the store's run steps, which GET /v1/runs/{id}/timeline answers.
 type progress struct {
 	r   *Runner
 	ctx context.Context
@@ -185,3 +193,32 @@ func (p *progress) Screenshot(name string) {
 	}
 	p.recorded[name] = true
 }
+
+// StepDetail implements executor.StepReporter: it records the step for the
+// run's timeline. A step that cannot be recorded is logged and the run goes
+// on: the timeline is for people watching, not part of the result.
+func (p *progress) StepDetail(info executor.StepInfo) {
+	if err := p.r.cfg.Store.AddRunStep(p.ctx, p.rec.OrgID, p.rec.ID, timelineStep(info)); err != nil {
+		p.r.log.Warn("record a step's details", "run_id", p.rec.ID, "step", info.Step, "error", err)
+	}
+}
+
+// timelineStep is a step as the timeline shows it.
+func timelineStep(info executor.StepInfo) *client.TimelineStep {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	s := &client.TimelineStep{
+		Number: info.Step, URL: info.URL, Thought: info.Thought,
+		Actions: info.Actions, Decision: info.Decision,
+		TimingsMS: client.StepTimings{Settle: ms(info.Settle), Observe: ms(info.Observe), Model: ms(info.Model), Act: ms(info.Act)},
+		Tokens:    client.StepTokens{Input: info.InputTokens, Output: info.OutputTokens},
+	}
+	if info.Block != "" {
+		s.BlockLabel = client.Ptr(info.Block)
+	}
+	if s.Actions == nil {
+		s.Actions = []string{}
+	}
+	return s
+}
+
+var _ executor.StepReporter = (*progress)(nil)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/executor"
 	"github.com/abctl/abctl/daemon/executor/scripted"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
@@ -557,5 +558,63 @@ func TestLimitsAndExecutorMistakes(t *testing.T) {
 		if rec := e.ended(org, id); rec.Status != client.RunStatusFailed || !strings.Contains(rec.FailureReason, fmt.Sprintf("%q", status)) {
 			t.Errorf("status %s: %s %q", status, rec.Status, rec.FailureReason)
 		}
+	}
+}
+
+// executorFunc is an executor.Executor made of a function, for runs that
+// report what the scripted executor does not (block labels).
+type executorFunc func(ctx context.Context, job *executor.Job, p executor.Progress) executor.Result
+
+func (f executorFunc) Execute(ctx context.Context, job *executor.Job, p executor.Progress) executor.Result {
+	return f(ctx, job, p)
+}
+
+// TestStepDetailsSummaryAndLogs: the runner's progress records the
+// details of each step in the run's timeline (a block's label included),
+// and the end of the run keeps the executor's summary and records its
+// logs as skyvern_log files.
+func TestStepDetailsSummaryAndLogs(t *testing.T) {
+	e := newEnv(t, 1)
+	e.cfg.Executor = executorFunc(func(ctx context.Context, job *executor.Job, p executor.Progress) executor.Result {
+		sr, ok := p.(executor.StepReporter)
+		if !ok {
+			t.Error("the runner's progress does not take step details")
+			return executor.Result{Status: client.RunStatusFailed}
+		}
+		p.Step(1)
+		sr.StepDetail(executor.StepInfo{Step: 1, Block: "login", URL: "http://127.0.0.1:1/login", Thought: "Sign in.",
+			Actions: []string{`click [e5] button "Sign in": ok`}, Decision: "continue",
+			Settle: 1500 * time.Microsecond, Model: 2 * time.Second, InputTokens: 10, OutputTokens: 2})
+		p.Step(2)
+		sr.StepDetail(executor.StepInfo{Step: 2, Decision: "complete"}) // no actions, no block
+		sr.StepDetail(executor.StepInfo{Step: 0})                       // refused by the store: logged, the run goes on
+		if err := os.WriteFile(filepath.Join(job.Dir, "steps.json"), []byte(`{"steps":[]}`), 0o600); err != nil {
+			t.Error(err)
+		}
+		return executor.Result{Status: client.RunStatusCompleted, StepCount: 2, Summary: "Signed in.", Logs: []string{"steps.json"}}
+	})
+	e.start()
+	org := e.org("a")
+	id := e.submit(org, "")
+	rec := e.ended(org, id)
+	if rec.Status != client.RunStatusCompleted || rec.Summary != "Signed in." || len(rec.Files) != 1 ||
+		rec.Files[0].Type != client.ArtifactSkyvernLog || rec.Files[0].Name != "steps.json" {
+		t.Errorf("the ended run: status %s, summary %q, files %+v", rec.Status, rec.Summary, rec.Files)
+	}
+	rows, err := e.st.RunTimelineJSON(t.Context(), org, id)
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("timeline %s, %v", rows, err)
+	}
+	var newest, oldest client.TimelineEntry
+	if json.Unmarshal(rows[0], &newest) != nil || json.Unmarshal(rows[1], &oldest) != nil {
+		t.Fatalf("timeline %s", rows)
+	}
+	s := oldest.Step
+	if s == nil || s.Number != 1 || s.BlockLabel == nil || *s.BlockLabel != "login" || s.TimingsMS.Settle != 1.5 ||
+		s.TimingsMS.Model != 2000 || s.Tokens.Input != 10 || s.Tokens.Output != 2 || len(s.Actions) != 1 {
+		t.Errorf("step 1: %s", rows[1])
+	}
+	if s := newest.Step; s == nil || s.Number != 2 || s.BlockLabel != nil || s.Actions == nil || len(s.Actions) != 0 || s.Decision != "complete" {
+		t.Errorf("step 2: %s", rows[0])
 	}
 }

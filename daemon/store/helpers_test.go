@@ -206,6 +206,7 @@ func (f *fixture) checkInvariants() {
 			}
 			checkTagInvariants(t, o)
 			checkRunViews(t, o)
+			checkRunIndex(t, o)
 			// Group rows by wpid.
 			rows := map[string][]*client.Agent{}
 			err = o.agents().ForEach(func(k, v []byte) error {
@@ -317,4 +318,43 @@ func checkRunViews(t *testing.T, o *orgTx) {
 		}
 		return nil
 	})
+}
+
+// checkRunIndex verifies that every run has its run_order entry, under its
+// creation time, holding the summary its record makes; that no entry is
+// left without a run; and that run_steps holds steps of existing runs
+// only, at most MaxRunSteps of each.
+func checkRunIndex(t *testing.T, o *orgTx) {
+	t.Helper()
+	n := 0
+	_ = o.runs().ForEach(func(k, v []byte) error {
+		n++
+		rec, err := decodeRun(k, v)
+		if err != nil {
+			t.Errorf("run %s: %v", k, err)
+			return nil
+		}
+		if got, want := o.runOrder().Get(runOrderKey(rec)), encodeRunSummary(rec); !bytes.Equal(got, want) {
+			t.Errorf("run %s: list entry %q, want %q", k, got, want)
+		}
+		return nil
+	})
+	if got := o.runOrder().Stats().KeyN; got != n {
+		t.Errorf("%d run list entries for %d runs", got, n)
+	}
+	perRun := map[string]int{}
+	_ = o.runSteps().ForEach(func(k, _ []byte) error {
+		i := bytes.IndexByte(k, 0)
+		if i < 0 || len(k) != i+5 || o.runs().Get(k[:i]) == nil {
+			t.Errorf("step entry %q of no run", k)
+			return nil
+		}
+		perRun[string(k[:i])]++
+		return nil
+	})
+	for id, c := range perRun {
+		if c > MaxRunSteps {
+			t.Errorf("run %s keeps %d steps, more than %d", id, c, MaxRunSteps)
+		}
+	}
 }

@@ -61,6 +61,9 @@ type RunRecord struct {
 	AgentVersion int                        `json:"agent_version,omitempty"`
 	Parameters   map[string]json.RawMessage `json:"parameters,omitempty"`
 	Title        string                     `json:"title,omitempty"`
+	// Trigger says what started the run ("api", "mcp"); "" for runs
+	// stored before it was recorded, which the run list shows as null.
+	Trigger client.RunTriggerType `json:"trigger,omitempty"`
 
 	MaxSteps          int `json:"max_steps,omitempty"`           // 0: the executor's default
 	MaxElapsedMinutes int `json:"max_elapsed_minutes,omitempty"` // 0: no wall-clock limit
@@ -74,11 +77,14 @@ type RunRecord struct {
 	// webhook point there.
 	BaseURL string `json:"base_url,omitempty"`
 
-	Output        json.RawMessage   `json:"output,omitempty"`
-	FailureReason string            `json:"failure_reason,omitempty"`
-	Errors        []json.RawMessage `json:"errors,omitempty"`
-	StepCount     *int              `json:"step_count,omitempty"`
-	Files         []RunFile         `json:"files,omitempty"` // in the order produced
+	Output        json.RawMessage `json:"output,omitempty"`
+	FailureReason string          `json:"failure_reason,omitempty"`
+	// Summary says, for people, what the run did (the executor's); it
+	// goes into the webhook's summary.
+	Summary   string            `json:"summary,omitempty"`
+	Errors    []json.RawMessage `json:"errors,omitempty"`
+	StepCount *int              `json:"step_count,omitempty"`
+	Files     []RunFile         `json:"files,omitempty"` // in the order produced
 
 	// Webhook is the delivery of the terminal webhook; nil until sent (or
 	// when there was none to send). Retries are recorded in
@@ -131,6 +137,11 @@ func getRun(o *orgTx, id string) (*RunRecord, error) {
 	if v == nil {
 		return nil, runNotFound(id)
 	}
+	return decodeRun([]byte(id), v)
+}
+
+// decodeRun decodes the record stored under key id.
+func decodeRun(id, v []byte) (*RunRecord, error) {
 	rec := new(RunRecord)
 	if err := json.Unmarshal(v, rec); err != nil {
 		return nil, fmt.Errorf("store: run %s: %w", id, err)
@@ -138,10 +149,10 @@ func getRun(o *orgTx, id string) (*RunRecord, error) {
 	return rec, nil
 }
 
-// putRun writes rec and its view (runview.go), and keeps its runs_pending
-// entry in step with its status and its webhook: a run leaves runs_pending
-// once it is terminal and its webhook, if it has one, was sent (its
-// delivery recorded).
+// putRun writes rec, its view (runview.go) and its entry in the run list
+// (runlist.go), and keeps its runs_pending entry in step with its status
+// and its webhook: a run leaves runs_pending once it is terminal and its
+// webhook, if it has one, was sent (its delivery recorded).
 func putRun(tx *bolt.Tx, o *orgTx, rec *RunRecord) error {
 	// Encoded as answers are (no HTML escaping), so that the raw JSON a
 	// record carries (the request's echo, the output) reads back as its
@@ -154,6 +165,9 @@ func putRun(tx *bolt.Tx, o *orgTx, rec *RunRecord) error {
 		return err
 	}
 	if err := putRunView(o, rec); err != nil {
+		return err
+	}
+	if err := putRunSummary(o, rec); err != nil {
 		return err
 	}
 	pending := tx.Bucket(bucketRunsPending)

@@ -43,6 +43,14 @@
 //	            <run id>                    -> RunView: the run's answer to GET, encoded, with
 //	                                           holes for its URLs; written with the record
 //	                                           (runview.go)
+//	        run_order/
+//	            <created_at int64 BE> <run id> -> run summary (binary, runlist.go): what the run
+//	                                           list shows and filters on, written with the
+//	                                           record; created_at as in agent_order
+//	        run_steps/
+//	            <run id> 0x00 <step uint32 BE> -> client.TimelineEntry JSON: one step of the
+//	                                           run's agent loop, its newest MaxRunSteps
+//	                                           kept (runsteps.go)
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/
@@ -75,7 +83,8 @@
 //     agent create) are atomic.
 //   - The summary, the order index and the folder counters of an agent
 //     change in the same transaction as its version rows, all through
-//     putSummary.
+//     putSummary; a run's view, list entry and runs_pending entry change
+//     with its record, all through putRun.
 //   - Ids of another organization answer ErrNotFound, as if they did not
 //     exist, because every lookup goes through that organization's bucket.
 //
@@ -126,6 +135,8 @@ var (
 	bucketTagEvents      = []byte("tag_events")
 	bucketRuns           = []byte("runs")
 	bucketRunViews       = []byte("run_views")
+	bucketRunOrder       = []byte("run_order")
+	bucketRunSteps       = []byte("run_steps")
 
 	// orgBuckets are the buckets of every organization (see orgTx).
 	orgBuckets = orgBucketNames[:]
@@ -306,6 +317,23 @@ var migrations = []migration{
 			return err
 		})
 	}},
+	// The run list's index of the runs already stored (runlist.go); a
+	// later layout of its summaries is a later step that rewrites them.
+	{version: 5, name: "run list index and run steps", apply: func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			root := data.Bucket(org)
+			for _, name := range [][]byte{bucketRunOrder, bucketRunSteps} {
+				if _, err := root.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			if err := indexRuns(root); err != nil {
+				return fmt.Errorf("organization %s: %w", org, err)
+			}
+			return nil
+		})
+	}},
 }
 
 // SchemaVersion is the schema version this binary writes.
@@ -382,6 +410,8 @@ const (
 	obTagEvents
 	obRuns
 	obRunViews
+	obRunOrder
+	obRunSteps
 )
 
 var orgBucketNames = [...][]byte{
@@ -389,6 +419,7 @@ var orgBucketNames = [...][]byte{
 	obFolders: bucketFolders, obCounts: bucketFolderCounts, obTagKeys: bucketTagKeys,
 	obTagValues: bucketTagValues, obTags: bucketTags, obTagIndex: bucketTagIndex,
 	obTagEvents: bucketTagEvents, obRuns: bucketRuns, obRunViews: bucketRunViews,
+	obRunOrder: bucketRunOrder, obRunSteps: bucketRunSteps,
 }
 
 // bucket returns one of the organization's buckets. Every organization has
@@ -419,6 +450,8 @@ func (o *orgTx) tagIndex() *bolt.Bucket  { return o.bucket(obTagIndex) }
 func (o *orgTx) tagEvents() *bolt.Bucket { return o.bucket(obTagEvents) }
 func (o *orgTx) runs() *bolt.Bucket      { return o.bucket(obRuns) }
 func (o *orgTx) runViews() *bolt.Bucket  { return o.bucket(obRunViews) }
+func (o *orgTx) runOrder() *bolt.Bucket  { return o.bucket(obRunOrder) }
+func (o *orgTx) runSteps() *bolt.Bucket  { return o.bucket(obRunSteps) }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
 func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {

@@ -845,6 +845,12 @@ func (s *Store) RenameTagValue(ctx context.Context, orgID, key, value, newValue,
 // agentsMatching returns the agents (by wpid) whose current tags satisfy
 // q, read from the index: each term's carriers, intersected.
 func agentsMatching(o *orgTx, q *tagquery.Query) map[string]bool {
+	return subjectsMatching(o, q, AgentSubject)
+}
+
+// subjectsMatching returns the subjects of one kind (agents by wpid, or
+// workflow runs by id) whose current tags satisfy q.
+func subjectsMatching(o *orgTx, q *tagquery.Query, kind SubjectKind) map[string]bool {
 	var result map[string]bool
 	narrow := func(set map[string]bool) {
 		if result == nil {
@@ -859,7 +865,7 @@ func agentsMatching(o *orgTx, q *tagquery.Query) map[string]bool {
 	}
 	collect := func(set map[string]bool, prefix []byte) {
 		for _, id := range carriers(o, prefix) {
-			if subjectOf(id).Kind == AgentSubject {
+			if subjectOf(id).Kind == kind {
 				set[id] = true
 			}
 		}

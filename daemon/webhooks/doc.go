@@ -47,10 +47,12 @@
 // run_id; workflow_id is the internal w_ id for task v2 but the wpid_
 // permanent id for workflow runs; webhook_failure_reason is always null;
 // downloaded_files and errors are arrays, never null; timestamps are UTC
-// without a zone. A string field of the §6.2 table the daemon does not know
-// for a run type (summary and the workflow_* ids of a task-v1 run, prompt
-// and url of a workflow run) is "", because [webhook.Payload] types those
-// fields as plain strings; a field of the second group that does not apply
+// without a zone. summary is the executor's account of what the run did
+// ([Info].Summary: the local engine writes one for every run type that
+// reaches its agent loop). A string field of the §6.2 table the daemon does
+// not know for a run type (summary when the executor gave none, the
+// workflow_* ids of a task-v1 run, prompt and url of a workflow run) is "",
+// because [webhook.Payload] types those fields as plain strings; a field of the second group that does not apply
 // is null (run_request is sent for workflow runs only, as upstream does).
 // parameters keeps the values' bytes but its keys come sorted, because it
 // is a Go map. Keys of the hosted service's payloads outside this set

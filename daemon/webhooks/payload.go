@@ -19,7 +19,8 @@ type Info struct {
 	// Prompt and URL are the prompt and starting url of a task run's
 	// request. Default: the echo's prompt and url (task runs only).
 	Prompt, URL string
-	// Summary describes what the agent did (task v2).
+	// Summary describes what the agent did: the executor's summary of the
+	// run (executor.Result.Summary), kept on its record.
 	Summary string
 	// WorkflowRunID is the workflow run (wr_...) of an agent run, and of a
 	// task-v2 run when known. Default: the run id for agent runs.

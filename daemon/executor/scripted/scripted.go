@@ -34,8 +34,18 @@
 //	reason=some text         the failure reason (no ';' in it)
 //	output={"a":1}           the output: one JSON value
 //	errors=[{"x":1}]         the errors: a JSON array of values
+//	details                  report each step's details (StepDetails) to a
+//	                         Progress that implements executor.StepReporter
+//	summary=some text        the run's summary (no ';' in it)
+//	log                      write the step log LogName at the end and name
+//	                         it in Result.Logs (also log=true)
 //
 // for example "script: steps=3;sleep=50ms;screenshots=2;output={"a":1}".
+//
+// Step details are reported as the engine reports them: Progress.Step(i)
+// as step i starts, its details once it is done. Step i clicks element
+// e<i>, a button named "Step <i>", with decision "continue", except the
+// last step of a run that completes or is terminated (see StepDetails).
 //
 // The executor honours ctx everywhere it waits and then returns at once
 // with what the run produced so far; it honours Job.MaxSteps: a script
@@ -75,6 +85,7 @@ const ParamKey = "script"
 // File names the executor writes in Job.Dir.
 const (
 	RecordingName = "recording.webm"
+	LogName       = "steps.json"
 )
 
 // ScreenshotName is the name of the i-th screenshot (from 1).
@@ -101,6 +112,11 @@ type Script struct {
 	Reason string            // the failure reason
 	Output json.RawMessage   // the output; nil for none
 	Errors []json.RawMessage // the errors
+	// Details reports each step's details (StepDetails) to a Progress
+	// that implements executor.StepReporter.
+	Details bool
+	Summary string // the run's summary
+	Log     bool   // write LogName at the end and name it in Result.Logs
 }
 
 // Instant is the script of a run that says nothing: one step, completed at
@@ -214,6 +230,24 @@ func (s *Script) set(key, val string, hasVal bool) error {
 		}
 	case "reason":
 		s.Reason = val
+	case "summary":
+		s.Summary = val
+	case "details":
+		s.Details = true
+		if hasVal {
+			s.Details, err = strconv.ParseBool(val)
+			if err != nil {
+				err = fmt.Errorf("scripted: details=%q: want true or false", val)
+			}
+		}
+	case "log":
+		s.Log = true
+		if hasVal {
+			s.Log, err = strconv.ParseBool(val)
+			if err != nil {
+				err = fmt.Errorf("scripted: log=%q: want true or false", val)
+			}
+		}
 	case "output":
 		if err = need(); err == nil {
 			s.Output = json.RawMessage(val)
@@ -260,6 +294,15 @@ func (s Script) String() string {
 	}
 	if s.Reason != "" {
 		add("reason", s.Reason)
+	}
+	if s.Details {
+		parts = append(parts, "details")
+	}
+	if s.Summary != "" {
+		add("summary", s.Summary)
+	}
+	if s.Log {
+		parts = append(parts, "log")
 	}
 	if len(s.Errors) > 0 {
 		b, _ := json.Marshal(s.Errors)
@@ -467,6 +510,14 @@ func (e *Executor) run(ctx context.Context, job *executor.Job, progress executor
 	if limited {
 		steps = job.MaxSteps
 	}
+	var details []executor.StepInfo
+	if s.Details || s.Log {
+		details = StepDetails(s, steps, limited)
+	}
+	reporter, _ := progress.(executor.StepReporter)
+	if !s.Details {
+		reporter = nil
+	}
 	for i := 1; i <= steps; i++ {
 		if s.Sleep > 0 {
 			t := time.NewTimer(s.Sleep)
@@ -489,6 +540,17 @@ func (e *Executor) run(ctx context.Context, job *executor.Job, progress executor
 			res.Screenshots = append(res.Screenshots, name)
 			progress.Screenshot(name)
 		}
+		if reporter != nil {
+			reporter.StepDetail(details[i-1])
+		}
+	}
+	if s.Log {
+		// Written before the gate, so that a run canceled there keeps it.
+		b, _ := json.MarshalIndent(map[string]any{"summary": s.Summary, "steps": details}, "", "  ")
+		if err := os.WriteFile(filepath.Join(job.Dir, LogName), b, 0o600); err != nil {
+			return failed(res, err)
+		}
+		res.Logs = append(res.Logs, LogName)
 	}
 	if limited {
 		res.Status = client.RunStatusTimedOut
@@ -532,9 +594,42 @@ func (e *Executor) run(ctx context.Context, job *executor.Job, progress executor
 		res.Status = client.RunStatusCompleted
 	}
 	res.FailureReason = s.Reason
+	res.Summary = s.Summary
 	res.Output = s.Output
 	res.Errors = s.Errors
 	return res
+}
+
+// StepDetails returns the details a run of script s reports for its
+// first n steps (limited: the run stops at its step limit after them):
+// step i clicks element e<i>, a button named "Step <i>", on page
+// http://127.0.0.1/step/<i>, taking i ms of model time and 100·i input and
+// 10·i output tokens; its decision is "continue", but for the last step of
+// a run that completes "complete", and of one that is terminated
+// "terminate".
+func StepDetails(s Script, n int, limited bool) []executor.StepInfo {
+	out := make([]executor.StepInfo, n)
+	for i := 1; i <= n; i++ {
+		d := executor.StepInfo{
+			Step: i, URL: fmt.Sprintf("http://127.0.0.1/step/%d", i),
+			Thought:  fmt.Sprintf("Step %d of %d.", i, n),
+			Actions:  []string{fmt.Sprintf(`click [e%d] button "Step %d": ok`, i, i)},
+			Decision: "continue",
+			Settle:   time.Duration(i) * 100 * time.Microsecond, Observe: time.Duration(i) * 200 * time.Microsecond,
+			Model: time.Duration(i) * time.Millisecond, Act: time.Duration(i) * 300 * time.Microsecond,
+			InputTokens: 100 * i, OutputTokens: 10 * i,
+		}
+		if i == n && !limited {
+			switch s.Status {
+			case "", client.RunStatusCompleted:
+				d.Decision = "complete"
+			case client.RunStatusTerminated:
+				d.Decision = "terminate"
+			}
+		}
+		out[i-1] = d
+	}
+	return out
 }
 
 func failed(res executor.Result, err error) executor.Result {

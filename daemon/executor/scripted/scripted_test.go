@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -18,12 +19,13 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	s, err := scripted.Parse(`script: steps=3; sleep=50ms;screenshots=2;recording;downloads=1;block=g;status=terminated;reason=gave up;errors=[{"a":";"}];output={"a":1,"b":"x;y"}`)
+	s, err := scripted.Parse(`script: steps=3; sleep=50ms;screenshots=2;recording;downloads=1;block=g;status=terminated;reason=gave up;details;summary=Gave up on it.;log=true;errors=[{"a":";"}];output={"a":1,"b":"x;y"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := scripted.Script{Steps: 3, Sleep: 50 * time.Millisecond, Screenshots: 2, Recording: true, Downloads: 1,
 		Block: true, Gate: "g", Status: client.RunStatusTerminated, Reason: "gave up",
+		Details: true, Summary: "Gave up on it.", Log: true,
 		Errors: []json.RawMessage{json.RawMessage(`{"a":";"}`)}, Output: json.RawMessage(`{"a":1,"b":"x;y"}`)}
 	if s.String() != want.String() {
 		t.Errorf("parsed\n%s\nwant\n%s", s, want)
@@ -35,7 +37,7 @@ func TestParse(t *testing.T) {
 	if s, err := scripted.Parse("block;;steps=1"); err != nil || !s.Block || s.Gate != "" || s.Steps != 1 {
 		t.Errorf("block without a gate: %+v %v", s, err)
 	}
-	for _, bad := range []string{"steps=x", "steps=-1", "sleep=soon", "nope=1", "output={", "output=1 2", "errors={}", "=3", "steps", "status"} {
+	for _, bad := range []string{"steps=x", "steps=-1", "sleep=soon", "nope=1", "output={", "output=1 2", "errors={}", "=3", "steps", "status", "details=maybe", "log=2"} {
 		if _, err := scripted.Parse(bad); err == nil {
 			t.Errorf("Parse(%q) accepted", bad)
 		}
@@ -46,6 +48,77 @@ type progress struct {
 	mu          sync.Mutex
 	steps       []int
 	screenshots []string
+}
+
+// reporter is a progress that wants step details; events interleaves the
+// steps ("step 2") and details ("detail 2") in the order reported.
+type reporter struct {
+	progress
+	details []executor.StepInfo
+	events  []string
+}
+
+func (r *reporter) Step(n int) {
+	r.progress.Step(n)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, fmt.Sprint("step ", n))
+}
+
+func (r *reporter) StepDetail(info executor.StepInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.details = append(r.details, info)
+	r.events = append(r.events, fmt.Sprint("detail ", info.Step))
+}
+
+// TestExecuteReportsDetails: with details, each step's details follow it,
+// as the engine reports them; with log, the step log is written and named;
+// the summary is the result's.
+func TestExecuteReportsDetails(t *testing.T) {
+	var e scripted.Executor
+	job := taskJob(t, "tsk_1", `script: steps=3;details;log;summary=Clicked three buttons.`)
+	r := &reporter{}
+	res := e.Execute(t.Context(), job, r)
+	if res.Status != client.RunStatusCompleted || res.Summary != "Clicked three buttons." || !slices.Equal(res.Logs, []string{scripted.LogName}) {
+		t.Fatalf("result %+v", res)
+	}
+	if want := []string{"step 1", "detail 1", "step 2", "detail 2", "step 3", "detail 3"}; !slices.Equal(r.events, want) {
+		t.Errorf("events %v, want %v", r.events, want)
+	}
+	want := scripted.StepDetails(scripted.Script{Steps: 3}, 3, false)
+	if len(r.details) != 3 || r.details[1].Actions[0] != `click [e2] button "Step 2": ok` || r.details[1].Decision != "continue" ||
+		r.details[2].Decision != "complete" || r.details[2].Model != 3*time.Millisecond || r.details[2].InputTokens != 300 {
+		t.Errorf("details %+v", r.details)
+	}
+	if fmt.Sprint(r.details) != fmt.Sprint(want) {
+		t.Errorf("details %+v, want StepDetails' %+v", r.details, want)
+	}
+	var log struct {
+		Summary string
+		Steps   []executor.StepInfo
+	}
+	b, err := os.ReadFile(filepath.Join(job.Dir, scripted.LogName))
+	if err != nil || json.Unmarshal(b, &log) != nil || log.Summary != res.Summary || len(log.Steps) != 3 {
+		t.Errorf("step log %s: %v", b, err)
+	}
+
+	// Without details, a reporter hears of steps only. The last step of a
+	// terminated run decides "terminate"; of a failed one, "continue".
+	r = &reporter{}
+	res = e.Execute(t.Context(), taskJob(t, "tsk_2", `script: steps=2;status=terminated`), r)
+	if len(r.details) != 0 || res.Summary != "" || res.Logs != nil {
+		t.Errorf("without details: %+v, %+v", r.details, res)
+	}
+	if d := scripted.StepDetails(scripted.Script{Status: client.RunStatusTerminated}, 2, false); d[1].Decision != "terminate" {
+		t.Errorf("the last step of a terminated run: %+v", d[1])
+	}
+	if d := scripted.StepDetails(scripted.Script{Status: client.RunStatusFailed}, 2, false); d[1].Decision != "continue" {
+		t.Errorf("the last step of a failed run: %+v", d[1])
+	}
+	if d := scripted.StepDetails(scripted.Script{}, 2, true); d[1].Decision != "continue" {
+		t.Errorf("the last step of a run at its step limit: %+v", d[1])
+	}
 }
 
 func (p *progress) Step(n int) {

@@ -4,10 +4,19 @@
 //
 // The live view (bubbletea, on stderr) shows the status, the elapsed time,
 // the step count, the latest action when the service reports one, and the
-// newest screenshot's link; each change of status or step is also printed
-// above it, so the scrollback keeps the history. It is used when stdin and
-// stderr are terminals, unless --no-tui or CI is set; otherwise one line per
-// change goes to stderr, without colour or cursor movement.
+// newest screenshot's link; each change of status or step, and each new
+// step's action, is also printed above it, so the scrollback keeps the
+// history. It is used when stdin and stderr are terminals, unless --no-tui
+// or CI is set; otherwise one line per change goes to stderr, without
+// colour or cursor movement, ending in "; latest: <action>" when a newer
+// step's action is known.
+//
+// The latest action comes from the run's timeline
+// (client.RunsService.Timeline), read once per change of the step count
+// and once more when the run ends, with a short timeout; a failed read
+// shows nothing new, and a service without timelines is not asked again.
+// A step's details are recorded when it is done, so while step n runs the
+// newest one shown is usually step n-1.
 //
 // Ctrl-C does not simply abandon the run. On a terminal it asks whether to
 // cancel the run or leave it running (and says how to resume watching);

@@ -3,7 +3,12 @@ package follow
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -204,4 +209,102 @@ func TestPlainInterrupt(t *testing.T) {
 		t.Errorf("stderr:\n%s", errOut.String())
 	}
 	e.exec.Release(id)
+}
+
+// TestTUIShowsLatestAction: the live view shows the newest step's action,
+// read from the run's timeline, and the scrollback keeps each step's.
+func TestTUIShowsLatestAction(t *testing.T) {
+	e := newEnv(t)
+	id := e.start(t, "steps=2;details;block")
+	res, view := e.tui(t, t.Context(), id, func(w io.Writer, out *syncBuffer) {
+		// While the run waits at its gate, its second step is counted and
+		// at least its first step's details are recorded.
+		waitFor(t, out, `latest: click [e`)
+		e.exec.Release(id)
+	})
+	if res.Run.Status != client.RunStatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+	// The last step, printed once its details were read (at the latest
+	// when the run ended).
+	if want := `step 2: click [e2] button "Step 2": ok → complete`; !strings.Contains(view, want) {
+		t.Errorf("the view lacks %q:\n%s", want, view)
+	}
+}
+
+// plainFollow follows runID with plain lines and returns what they said.
+func plainFollow(t *testing.T, c *client.Client, runID string) (*Result, string) {
+	t.Helper()
+	errOut := &syncBuffer{}
+	ios := iostreams.New(strings.NewReader(""), io.Discard, errOut, func(string) string { return "" })
+	res, err := Follow(t.Context(), Options{IO: ios, Client: c, RunID: runID, Poll: client.WaitOptions{Interval: 20 * time.Millisecond}})
+	if err != nil {
+		t.Fatalf("Follow: %v\n%s", err, errOut)
+	}
+	return res, errOut.String()
+}
+
+// TestPlainShowsLatestAction: a plain line ends with the newest step's
+// action when it is newer than the last shown; the run's last one is shown
+// by the end.
+func TestPlainShowsLatestAction(t *testing.T) {
+	e := newEnv(t)
+	id := e.start(t, "steps=3;sleep=20ms;details")
+	res, out := plainFollow(t, e.c, id)
+	if res.Run.Status != client.RunStatusCompleted {
+		t.Fatalf("result %+v\n%s", res, out)
+	}
+	if want := `; latest: click [e3] button "Step 3": ok → complete`; !strings.Contains(out, want) {
+		t.Errorf("the lines lack %q:\n%s", want, out)
+	}
+	// No step is shown twice.
+	for i := 1; i <= 3; i++ {
+		if n := strings.Count(out, fmt.Sprintf(`button "Step %d"`, i)); n > 1 {
+			t.Errorf("step %d shown %d times:\n%s", i, n, out)
+		}
+	}
+}
+
+// TestPlainWithoutTimeline: against a service without the timeline route
+// (here the daemon behind a proxy that answers it FastAPI's 404), runs are
+// followed as before, with no latest action and a single timeline request.
+func TestPlainWithoutTimeline(t *testing.T) {
+	e := newEnv(t)
+	target, err := url.Parse(e.c.BaseURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	var mu sync.Mutex
+	asked := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/timeline") {
+			mu.Lock()
+			asked++
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"detail":"Not Found"}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.WithBaseURL(srv.URL), client.WithAPIKey("follow-test-key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := e.start(t, "steps=3;sleep=20ms;details")
+	res, out := plainFollow(t, c, id)
+	if res.Run.Status != client.RunStatusCompleted || !strings.Contains(out, "completed, 3 steps") {
+		t.Fatalf("result %+v\n%s", res, out)
+	}
+	if strings.Contains(out, "latest:") {
+		t.Errorf("a latest action without a timeline:\n%s", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if asked != 1 {
+		t.Errorf("the timeline was asked for %d times, want once", asked)
+	}
 }

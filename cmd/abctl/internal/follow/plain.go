@@ -11,6 +11,9 @@ func followPlain(ctx context.Context, o Options, events <-chan event, timeout <-
 	w := o.IO.ErrOut
 	res := &Result{}
 	interrupted := ctx.Done()
+	timeline := true // false once the service turned out to have no timeline
+	shown := 0       // the number of the newest step shown
+
 	for {
 		select {
 		case ev, ok := <-events:
@@ -21,7 +24,16 @@ func followPlain(ctx context.Context, o Options, events <-chan event, timeout <-
 				return res, fmt.Errorf("follow run %s: %w", o.RunID, ev.err)
 			}
 			res.Run = ev.Run
-			fmt.Fprintf(w, "%s %s\n", o.RunID, changeLine(ev.RunEvent, o.Now()))
+			line := changeLine(ev.RunEvent, o.Now())
+			if timeline && wantsLatest(ev.RunEvent) {
+				step, supported := readLatest(ctx, o)
+				timeline = supported
+				if step != nil && step.Number > shown {
+					shown = step.Number
+					line += "; latest: " + latestText(step)
+				}
+			}
+			fmt.Fprintf(w, "%s %s\n", o.RunID, line)
 			if ev.Run.IsTerminal() {
 				for _, l := range endLines(ev.Run) {
 					fmt.Fprintf(w, "%s %s\n", o.RunID, l)

@@ -53,6 +53,11 @@ type (
 	cancelDoneMsg  struct{ err error }
 	clockMsg       time.Time
 	followStateKey int
+	// latestMsg is a read of the run's timeline (readLatest).
+	latestMsg struct {
+		step      *client.TimelineStep
+		supported bool
+	}
 )
 
 // The live view's states.
@@ -77,6 +82,10 @@ type model struct {
 	err     error
 	notice  string // a one-line message under the status (a failed cancel)
 	width   int
+	// latest is the newest step of the run's timeline read so far; nil
+	// before one is read or when the service has no timeline (noTimeline).
+	latest     *client.TimelineStep
+	noTimeline bool
 }
 
 func newModel(ctx context.Context, o Options, events <-chan event, timeout <-chan time.Time) *model {
@@ -132,13 +141,33 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if msg.Run.IsTerminal() {
 			cmds := []tea.Cmd{print}
+			if !m.noTimeline {
+				cmds = append(cmds, m.printLastStep())
+			}
 			for _, l := range endLines(msg.Run) {
 				cmds = append(cmds, tea.Println("  "+l))
 			}
 			m.state = done
 			return m, tea.Sequence(append(cmds, tea.Quit)...)
 		}
-		return m, tea.Batch(print, m.nextEvent())
+		var latest tea.Cmd
+		if !m.noTimeline && wantsLatest(msg.RunEvent) {
+			latest = m.readLatest()
+		}
+		return m, tea.Batch(print, latest, m.nextEvent())
+	case latestMsg:
+		if m.state == done {
+			return m, nil // the run ended: printLastStep shows its last step
+		}
+		if !msg.supported {
+			m.noTimeline = true
+			return m, nil
+		}
+		if msg.step == nil || (m.latest != nil && msg.step.Number <= m.latest.Number) {
+			return m, nil
+		}
+		m.latest = msg.step
+		return m, tea.Println(m.stepLine(msg.step))
 	case eventsEndMsg:
 		return m.quit()
 	case timeoutMsg:
@@ -168,6 +197,38 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, nil
+}
+
+// readLatest reads the run's timeline in the background (latestMsg).
+func (m *model) readLatest() tea.Cmd {
+	ctx, o := m.ctx, m.o
+	return func() tea.Msg {
+		step, supported := readLatest(ctx, o)
+		return latestMsg{step: step, supported: supported}
+	}
+}
+
+// printLastStep reads the timeline once the run has ended and prints its
+// newest step when it is one the view has not printed yet (the last step's
+// details arrive after it was counted).
+func (m *model) printLastStep() tea.Cmd {
+	ctx, o, shown := m.ctx, m.o, 0
+	if m.latest != nil {
+		shown = m.latest.Number
+	}
+	line := m.stepLine
+	return func() tea.Msg {
+		step, _ := readLatest(ctx, o)
+		if step == nil || step.Number <= shown {
+			return nil
+		}
+		return tea.Println(line(step))()
+	}
+}
+
+// stepLine is a step as printed above the live view.
+func (m *model) stepLine(s *client.TimelineStep) string {
+	return "  " + m.cs.Gray(fmt.Sprintf("step %d: %s", s.Number, latestText(s)))
 }
 
 func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -236,6 +297,9 @@ func (m *model) View() tea.View {
 			formatDuration(elapsed(m.run, m.o.Now())))
 	}
 	line(fmt.Sprintf("%s %s %s", m.spinner.View(), m.o.RunID, status))
+	if m.latest != nil {
+		line("  latest: " + latestText(m.latest))
+	}
 	if m.run != nil && len(m.run.ScreenshotURLs) > 0 {
 		line("  screenshot " + m.cs.Cyan(m.run.ScreenshotURLs[0]))
 	}

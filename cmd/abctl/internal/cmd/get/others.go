@@ -16,16 +16,21 @@ import (
 func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	var (
 		output, search, agent string
-		status, types         []string
+		status, types, tags   []string
 		limit                 int
+		steps                 bool
 	)
 	cmd := &cobra.Command{
 		Use:     "runs [RUN_ID...]",
 		Aliases: []string{"run"},
 		Short:   "List runs, newest first, or show some by id",
+		Long: "Without arguments, lists the runs, newest first. With run ids, shows those runs;\n" +
+			"with one id and --steps, shows its steps instead (its timeline, newest first): what\n" +
+			"each step did, how it ended, and where its time and tokens went.",
 		Example: "  abctl get runs --status running --status queued\n" +
 			"  abctl get runs --agent contact-form --limit 5 -o json\n" +
-			"  abctl get run wr_490440779503358000 -o yaml",
+			"  abctl get run wr_490440779503358000 -o yaml\n" +
+			"  abctl get run tsk_490440779503358000 --steps -o wide",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := printer.Check(cmd, output)
 			if err != nil {
@@ -37,9 +42,23 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if search != "" && len([]rune(search)) < 3 {
 				return cmdutil.Usagef(cmd, "--search needs at least 3 characters")
 			}
+			if steps && len(args) != 1 {
+				return cmdutil.Usagef(cmd, "--steps needs one run id")
+			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if steps {
+				id := strings.TrimPrefix(args[0], "run/")
+				tl, err := c.Runs.Timeline(cmd.Context(), id)
+				if err != nil {
+					return fmt.Errorf("get the steps of run %s: %w", id, err)
+				}
+				if tl == nil {
+					return fmt.Errorf("get the steps of run %s: the service at %s does not serve run timelines", id, c.BaseURL())
+				}
+				return timelineListing(id, tl, format == printer.Wide).Print(f.IO, f.Now(), format)
 			}
 			if len(args) > 0 {
 				var runs []*client.Run
@@ -53,7 +72,7 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 				}
 				return runsListing(runs, len(args) == 1, format == printer.Wide, f.Now()).Print(f.IO, f.Now(), format)
 			}
-			opts := &client.ListRunsOptions{SearchKey: search, PageSize: 100}
+			opts := &client.ListRunsOptions{SearchKey: search, Tags: tags, PageSize: 100}
 			for _, s := range status {
 				opts.Status = append(opts.Status, client.RunStatus(s))
 			}
@@ -88,7 +107,9 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	fl.StringArrayVar(&types, "type", nil, "only runs of this type: task_v1, task_v2, workflow_run (repeatable)")
 	fl.StringVar(&agent, "agent", "", "only the runs of this agent (name or wpid_...)")
 	fl.StringVar(&search, "search", "", "only runs whose id, title or agent contain this text (3 characters or more)")
+	fl.StringArrayVar(&tags, "tag", nil, "only agent runs with this tag: label, key:value or key:* (repeatable: all must match)")
 	fl.IntVar(&limit, "limit", 50, "at most this many runs (0: all the service lists)")
+	fl.BoolVar(&steps, "steps", false, "show the steps of the run (one id) instead of the run")
 	printer.AddFlag(cmd, &output, printer.AllFormats...)
 	return cmd
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/follow"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
@@ -177,7 +178,7 @@ func newCancelAllCmd(f *cmdutil.Factory) *cobra.Command {
 			"only those of one agent, in requests of at most 100 ids. It asks first on a terminal;\n" +
 			"elsewhere it needs --yes. With --stdin it cancels the ids read from stdin instead,\n" +
 			"one per line.",
-		Example: "  abctl runs cancel-all --agent wpid_123 --yes\n  abctl get runs -o name | abctl runs cancel-all --stdin --yes",
+		Example: "  abctl runs cancel-all --agent contact-form --yes\n  abctl get runs -o name | abctl runs cancel-all --stdin --yes",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !yes && !f.IO.CanPrompt() {
@@ -202,7 +203,11 @@ func newCancelAllCmd(f *cmdutil.Factory) *cobra.Command {
 				opts := &client.ListRunsOptions{PageSize: 100, Status: []client.RunStatus{
 					client.RunStatusCreated, client.RunStatusQueued, client.RunStatusRunning, client.RunStatusPaused}}
 				if agent != "" {
-					opts.WorkflowPermanentID = []string{agent}
+					id, err := agentref.Resolve(cmd.Context(), c, agent)
+					if err != nil {
+						return err
+					}
+					opts.WorkflowPermanentID = []string{id}
 				}
 				for r, err := range c.Runs.All(cmd.Context(), opts) {
 					if err != nil {
@@ -237,7 +242,7 @@ func newCancelAllCmd(f *cmdutil.Factory) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&agent, "agent", "", "only the runs of this agent (wpid_...)")
+	cmd.Flags().StringVar(&agent, "agent", "", "only the runs of this agent (its name or wpid_...)")
 	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
 	cmd.Flags().BoolVar(&fromStdin, "stdin", false, "cancel the run ids read from stdin, one per line")
 	cmd.MarkFlagsMutuallyExclusive("agent", "stdin")

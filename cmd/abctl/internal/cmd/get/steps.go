@@ -1,0 +1,59 @@
+package get
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+)
+
+// timelineListing shows a run's timeline (get run ID --steps): JSON and
+// YAML as the service answered it, names step/<run id>/<n>, and a table of
+// what each step did, newest first. Entries of other types (the hosted
+// service's blocks and thoughts) are in the JSON and YAML only.
+func timelineListing(runID string, tl []*client.TimelineEntry, wide bool) printer.Listing {
+	var steps []*client.TimelineStep
+	for _, e := range tl {
+		if e != nil && e.Step != nil {
+			steps = append(steps, e.Step)
+		}
+	}
+	l := printer.Listing{Value: tl, Headers: []string{"step", "block", "decision", "action", "model"}}
+	if wide {
+		l.Headers = append(l.Headers, "settle", "observe", "act", "tokens in", "tokens out", "url", "thought")
+	}
+	for _, s := range steps {
+		l.Names = append(l.Names, fmt.Sprintf("step/%s/%d", runID, s.Number))
+	}
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, s := range steps {
+			action := ""
+			if len(s.Actions) > 0 {
+				action = s.Actions[0]
+				if n := len(s.Actions) - 1; n > 0 {
+					action += fmt.Sprintf(" (+%d)", n)
+				}
+			}
+			row := []string{fmt.Sprint(s.Number), deref(s.BlockLabel), s.Decision, action, millis(s.TimingsMS.Model)}
+			if wide {
+				row = append(row, millis(s.TimingsMS.Settle), millis(s.TimingsMS.Observe), millis(s.TimingsMS.Act),
+					fmt.Sprint(s.Tokens.Input), fmt.Sprint(s.Tokens.Output), s.URL, s.Thought)
+			}
+			t.AddRow(row...)
+		}
+	}
+	return l
+}
+
+// millis writes a time in milliseconds with the precision that matters at
+// its size: "0.3ms", "812ms", "2.35s".
+func millis(ms float64) string {
+	switch {
+	case ms < 10:
+		return strconv.FormatFloat(ms, 'f', 1, 64) + "ms"
+	case ms < 1000:
+		return strconv.FormatFloat(ms, 'f', 0, 64) + "ms"
+	}
+	return strconv.FormatFloat(ms/1000, 'f', 2, 64) + "s"
+}

@@ -1,0 +1,317 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/tagquery"
+)
+
+// listIDs lists the organization's runs with q and returns their ids.
+func (f *fixture) listIDs(orgID string, q RunQuery) []string {
+	f.t.Helper()
+	items, err := f.ListRuns(ctx, orgID, q)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []string
+	for _, it := range items {
+		if it.TaskRunID != it.RunID {
+			f.t.Errorf("task_run_id %s of run %s", it.TaskRunID, it.RunID)
+		}
+		out = append(out, it.RunID)
+	}
+	return out
+}
+
+func reversed(s []string) []string {
+	s = slices.Clone(s)
+	slices.Reverse(s)
+	return s
+}
+
+func TestListRunsNewestFirstAndPaged(t *testing.T) {
+	f := newFixture(t)
+	if got := f.listIDs(f.org.ID, RunQuery{}); got != nil {
+		t.Fatalf("an organization without runs lists %v", got)
+	}
+	var ids []string
+	for i := range 25 {
+		typ := []client.RunType{client.RunTypeTaskV1, client.RunTypeTaskV2, client.RunTypeWorkflowRun}[i%3]
+		ids = append(ids, f.newRun(typ, nil).ID)
+	}
+	newest := reversed(ids)
+	if got := f.listIDs(f.org.ID, RunQuery{}); !slices.Equal(got, newest[:10]) {
+		t.Errorf("first page (default size 10):\n got %v\nwant %v", got, newest[:10])
+	}
+	if got := f.listIDs(f.org.ID, RunQuery{Page: 3, PageSize: 10}); !slices.Equal(got, newest[20:]) {
+		t.Errorf("last page: got %v, want %v", got, newest[20:])
+	}
+	if got := f.listIDs(f.org.ID, RunQuery{Page: 4, PageSize: 10}); got != nil {
+		t.Errorf("beyond the last page: %v", got)
+	}
+	if got := f.listIDs(f.org.ID, RunQuery{Page: 1 << 40, PageSize: 100}); got != nil {
+		t.Errorf("a page beyond any: %v", got)
+	}
+	// Moves of a run change its entry, not its place.
+	f.updateRun(ids[3], func(r *RunRecord) { r.Status = client.RunStatusRunning })
+	f.updateRun(ids[3], func(r *RunRecord) { r.Status = client.RunStatusCompleted })
+	if got := f.listIDs(f.org.ID, RunQuery{PageSize: 100}); !slices.Equal(got, newest) {
+		t.Errorf("after updates: %v", got)
+	}
+}
+
+// TestListRunsItem: a list item carries what the record says, as the run
+// moves.
+func TestListRunsItem(t *testing.T) {
+	f := newFixture(t)
+	rec := f.newRun(client.RunTypeTaskV2, func(r *RunRecord) {
+		r.Title, r.Trigger = "Find the price", "api"
+	})
+	item := func() client.RunListItem {
+		items, err := f.ListRuns(ctx, f.org.ID, RunQuery{})
+		if err != nil || len(items) != 1 {
+			t.Fatalf("%v %v", items, err)
+		}
+		return items[0]
+	}
+	got := item()
+	if got.RunID != rec.ID || got.RunType != client.RunTypeTaskV2 || got.Status != client.RunStatusCreated ||
+		*got.Title != "Find the price" || *got.TriggerType != "api" || got.StartedAt != nil || got.FinishedAt != nil ||
+		!got.CreatedAt.Equal(rec.CreatedAt.Time) || got.WorkflowPermanentID != nil || got.WorkflowDeleted || got.ScriptRun {
+		t.Errorf("new run: %+v", got)
+	}
+	f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusRunning })
+	f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusFailed })
+	stored, err := f.GetRun(ctx, f.org.ID, rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = item()
+	if got.Status != client.RunStatusFailed || got.StartedAt == nil || !got.StartedAt.Equal(stored.StartedAt.Time) ||
+		got.FinishedAt == nil || !got.FinishedAt.Equal(stored.FinishedAt.Time) {
+		t.Errorf("ended run: %+v, record %+v", got, stored)
+	}
+	// Encoded as the API answers it: every field, nulls included.
+	b, err := EncodeResponse(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"task_run_id":"` + rec.ID + `"`, `"task_run_type":"task_v2"`, `"workflow_permanent_id":null`,
+		`"workflow_deleted":false`, `"script_run":false`, `"trigger_type":"api"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s lacks %s", b, want)
+		}
+	}
+}
+
+func TestListRunsFilters(t *testing.T) {
+	f := newFixture(t)
+	agent := f.create(f.org.ID, agentDef("Contact form"))
+	other := f.create(f.org.ID, agentDef("Other"))
+	a1 := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID, r.Title = agent.WorkflowPermanentID, "Contact Form" })
+	a2 := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID, r.Title = other.WorkflowPermanentID, "Other" })
+	t1 := f.newRun(client.RunTypeTaskV1, func(r *RunRecord) { r.Title = "Check the INVOICES" })
+	t2 := f.newRun(client.RunTypeTaskV2, func(r *RunRecord) { r.Title = "Download invoices" })
+	f.updateRun(t1.ID, func(r *RunRecord) { r.Status = client.RunStatusCompleted })
+	f.updateRun(a2.ID, func(r *RunRecord) { r.Status = client.RunStatusRunning })
+
+	if _, err := f.ApplyTags(ctx, f.org.ID, TagSubject{Kind: RunSubject, ID: a1.ID},
+		TagChange{Set: []TagSet{{Key: "env", Value: "prod"}}, SetBy: f.org.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ApplyTags(ctx, f.org.ID, TagSubject{Kind: AgentSubject, ID: agent.WorkflowPermanentID},
+		TagChange{Set: []TagSet{{Key: "env", Value: "prod"}}, SetBy: f.org.ID}); err != nil {
+		t.Fatal(err)
+	}
+	tags := func(terms ...string) *tagquery.Query {
+		q, err := tagquery.Parse(terms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return q
+	}
+
+	for _, tc := range []struct {
+		name string
+		q    RunQuery
+		want []string
+	}{
+		{"status", RunQuery{Statuses: []client.RunStatus{client.RunStatusCreated}}, []string{t2.ID, a1.ID}},
+		{"statuses", RunQuery{Statuses: []client.RunStatus{client.RunStatusCompleted, client.RunStatusRunning}}, []string{t1.ID, a2.ID}},
+		{"type", RunQuery{Types: []client.RunType{client.RunTypeWorkflowRun}}, []string{a2.ID, a1.ID}},
+		{"types", RunQuery{Types: []client.RunType{client.RunTypeTaskV1, client.RunTypeTaskV2}}, []string{t2.ID, t1.ID}},
+		{"agent", RunQuery{AgentIDs: []string{agent.WorkflowPermanentID}}, []string{a1.ID}},
+		{"agents", RunQuery{AgentIDs: []string{agent.WorkflowPermanentID, other.WorkflowPermanentID, "wpid_none"}}, []string{a2.ID, a1.ID}},
+		{"search title, any case", RunQuery{SearchKey: "inVOIces"}, []string{t2.ID, t1.ID}},
+		{"search id", RunQuery{SearchKey: strings.ToUpper(t1.ID)}, []string{t1.ID}},
+		{"search agent id", RunQuery{SearchKey: strings.ToUpper(other.WorkflowPermanentID)}, []string{a2.ID}},
+		{"search no match", RunQuery{SearchKey: "zzz"}, nil},
+		{"tags: runs only", RunQuery{Tags: tags("env:prod")}, []string{a1.ID}},
+		{"tags: none carries it", RunQuery{Tags: tags("env:dev")}, nil},
+		{"all filters", RunQuery{Statuses: []client.RunStatus{client.RunStatusCreated}, Types: []client.RunType{client.RunTypeWorkflowRun},
+			AgentIDs: []string{agent.WorkflowPermanentID}, SearchKey: "contact", Tags: tags("env:*")}, []string{a1.ID}},
+		{"filters then pages", RunQuery{Types: []client.RunType{client.RunTypeWorkflowRun, client.RunTypeTaskV2}, Page: 2, PageSize: 2}, []string{a1.ID}},
+	} {
+		if got := f.listIDs(f.org.ID, tc.q); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestListRunsWorkflowDeleted: workflow_deleted follows the agent, read
+// at listing time.
+func TestListRunsWorkflowDeleted(t *testing.T) {
+	f := newFixture(t)
+	agent := f.create(f.org.ID, agentDef("Contact form"))
+	run := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID = agent.WorkflowPermanentID })
+	lost := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID = "wpid_never_existed" })
+	deleted := func() map[string]bool {
+		items, err := f.ListRuns(ctx, f.org.ID, RunQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, it := range items {
+			out[it.RunID] = it.WorkflowDeleted
+		}
+		return out
+	}
+	if got := deleted(); got[run.ID] || !got[lost.ID] {
+		t.Errorf("before the delete: %v", got)
+	}
+	if err := f.DeleteAgent(ctx, f.org.ID, agent.WorkflowPermanentID); err != nil {
+		t.Fatal(err)
+	}
+	if got := deleted(); !got[run.ID] {
+		t.Errorf("after the delete: %v", got)
+	}
+}
+
+// TestListRunsOrganizations: an organization lists its own runs only, and
+// its filters never reach another's.
+func TestListRunsOrganizations(t *testing.T) {
+	f := newFixture(t)
+	other := f.newOrg("other")
+	mine := f.newRun(client.RunTypeTaskV1, func(r *RunRecord) { r.Title = "shared words" })
+	theirs := &RunRecord{ID: f.NewRunID(client.RunTypeTaskV1), OrgID: other.ID, Type: client.RunTypeTaskV1,
+		Status: client.RunStatusQueued, Title: "shared words"}
+	if err := f.CreateRun(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.listIDs(f.org.ID, RunQuery{}); !slices.Equal(got, []string{mine.ID}) {
+		t.Errorf("mine: %v", got)
+	}
+	if got := f.listIDs(other.ID, RunQuery{SearchKey: "shared"}); !slices.Equal(got, []string{theirs.ID}) {
+		t.Errorf("theirs: %v", got)
+	}
+	if got := f.listIDs(f.org.ID, RunQuery{SearchKey: theirs.ID}); got != nil {
+		t.Errorf("another organization's run found by id: %v", got)
+	}
+	if _, err := f.ListRuns(ctx, "o_unknown", RunQuery{}); err == nil {
+		t.Error("an unknown organization listed runs")
+	}
+}
+
+// TestRunListMigration opens a store of schema 4 (runs without list
+// entries or a steps bucket) and finds every run listed, as its record
+// says.
+func TestRunListMigration(t *testing.T) {
+	f := newFixture(t)
+	other := f.newOrg("other")
+	var ids []string
+	for i := range 6 {
+		rec := f.newRun(client.RunTypeTaskV1, func(r *RunRecord) { r.Title = fmt.Sprint("run ", i) })
+		if i%2 == 0 {
+			f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusRunning })
+		}
+		ids = append(ids, rec.ID)
+	}
+	want, err := f.ListRuns(ctx, f.org.ID, RunQuery{PageSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Back to schema 4.
+	err = f.db.Update(func(tx *bolt.Tx) error {
+		for _, org := range []string{f.org.ID, other.ID} {
+			root := tx.Bucket(bucketOrgData).Bucket([]byte(org))
+			for _, name := range [][]byte{bucketRunOrder, bucketRunSteps} {
+				if err := root.DeleteBucket(name); err != nil {
+					return err
+				}
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchemaVersion, u64(4))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.closeAndOpen()
+	_ = f.db.View(func(tx *bolt.Tx) error {
+		if got := tx.Bucket(bucketMeta).Get(keySchemaVersion); !bytes.Equal(got, u64(SchemaVersion())) || SchemaVersion() < 5 {
+			t.Errorf("schema %x after reopening, want %d", got, SchemaVersion())
+		}
+		return nil
+	})
+	got, err := f.ListRuns(ctx, f.org.ID, RunQuery{PageSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mustJSON(t, got) != mustJSON(t, want) || len(got) != len(ids) {
+		t.Errorf("after the migration:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, want))
+	}
+	if got := f.listIDs(other.ID, RunQuery{}); got != nil {
+		t.Errorf("the other organization lists %v", got)
+	}
+	// Steps can be added to the migrated store.
+	if err := f.AddRunStep(ctx, f.org.ID, ids[0], &client.TimelineStep{Number: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRunSummaryEncoding: summaries read back as written; damaged bytes
+// are refused, never misread.
+func TestRunSummaryEncoding(t *testing.T) {
+	for _, rec := range viewSamples() {
+		rec.Title, rec.AgentID, rec.Trigger = "tïtle", "wpid_1", "mcp"
+		b := encodeRunSummary(rec)
+		s, ok := readRunSummary(b)
+		if !ok || string(s.id) != rec.ID || string(s.status) != string(rec.Status) || string(s.typ) != string(rec.Type) ||
+			string(s.title) != rec.Title || string(s.agent) != rec.AgentID || string(s.trigger) != "mcp" ||
+			s.created != rec.CreatedAt.UnixMicro() || s.hasStarted != (rec.StartedAt != nil) || s.hasFinished != (rec.FinishedAt != nil) {
+			t.Errorf("%s: read back %+v (%v)", rec.ID, s, ok)
+		}
+		for i := range len(b) {
+			if _, ok := readRunSummary(b[:i]); ok {
+				t.Errorf("%s: a summary cut at %d reads", rec.ID, i)
+			}
+		}
+		if _, ok := readRunSummary(append(b, 0)); ok {
+			t.Errorf("%s: a summary with a trailing byte reads", rec.ID)
+		}
+	}
+}
+
+// FuzzRunSummary: any bytes are read or refused without panicking, and
+// what reads has its fields within the input.
+func FuzzRunSummary(f *testing.F) {
+	for _, rec := range viewSamples() {
+		f.Add(encodeRunSummary(rec))
+	}
+	f.Add([]byte{runSummaryVersion, 3, 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, ok := readRunSummary(b)
+		if !ok {
+			return
+		}
+		if len(s.id)+len(s.title)+len(s.agent)+len(s.status)+len(s.typ)+len(s.trigger) > len(b) {
+			t.Fatalf("fields longer than the input")
+		}
+	})
+}
