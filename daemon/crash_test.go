@@ -9,8 +9,8 @@ package daemon_test
 // restarted (its webhook sent), the queued ones execute, a webhook the
 // crash cut short is sent again, nothing stays queued or running.
 //
-// The daemon process is this test binary run again: TestCrashDaemonProcess
-// does the daemon's work when crashDirEnv names its data directory.
+// The daemon process is this test binary run again: TestMain (main_test.go)
+// hands it to crashDaemonProcess when crashDirEnv names its data directory.
 
 import (
 	"bufio"
@@ -46,18 +46,14 @@ const (
 	crashProcessLife = 2 * time.Minute
 )
 
-// TestCrashDaemonProcess is the daemon process of TestCrashRecovery, not a
-// test of its own: without crashDirEnv it skips. It serves on loopback
-// with two workers, the scripted executor and a long webhook timeout (so
-// that a delivery is still in flight when the test kills it), prints its
-// address on stdout,
-// and exits when its stdin closes (the test process went away), on
-// SIGTERM, or after crashProcessLife.
-func TestCrashDaemonProcess(t *testing.T) {
-	dir := os.Getenv(crashDirEnv)
-	if dir == "" {
-		t.Skip("the daemon process of TestCrashRecovery; it runs only as that test's subprocess")
-	}
+// crashDaemonProcess is the daemon process of TestCrashRecovery, run by
+// TestMain in a subprocess whose crashDirEnv names the data directory. It
+// serves on loopback with two workers, the scripted executor and a long
+// webhook timeout (so that a delivery is still in flight when the test
+// kills it), prints its address on stdout, and exits when its stdin closes
+// (the test process went away), on SIGTERM, or after crashProcessLife. It
+// returns the process's exit code.
+func crashDaemonProcess(dir string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), crashProcessLife)
 	defer cancel()
 	go func() {
@@ -73,8 +69,10 @@ func TestCrashDaemonProcess(t *testing.T) {
 	})
 	exec.ReleaseAll()
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, "crash daemon process:", err)
+		return 1
 	}
+	return 0
 }
 
 // lockedBuffer collects a subprocess's stderr for the failure message.
@@ -99,7 +97,7 @@ func (l *lockedBuffer) String() string {
 // its address and the process; the process is killed when the test ends.
 func startDaemonProcess(t *testing.T, dir, key string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashDaemonProcess$", "-test.count=1", "-test.timeout="+crashProcessLife.String())
+	cmd := exec.Command(os.Args[0], "-test.timeout="+crashProcessLife.String())
 	cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashKeyEnv+"="+key)
 	stdin, err := cmd.StdinPipe() // closed by the test's end or death: the daemon exits
 	if err != nil {
