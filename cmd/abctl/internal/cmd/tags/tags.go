@@ -55,6 +55,21 @@ func (t target) String() string {
 	return "agent " + t.id
 }
 
+// prepare does what every command on a target starts with: check -o,
+// get the client, resolve the target.
+func prepare(cmd *cobra.Command, f *cmdutil.Factory, output, ref string) (printer.Format, *client.Client, target, error) {
+	format, err := printer.Check(cmd, output)
+	if err != nil {
+		return "", nil, target{}, err
+	}
+	c, err := f.Client(cmd.Context())
+	if err != nil {
+		return "", nil, target{}, err
+	}
+	t, err := resolveTarget(cmd.Context(), c, ref)
+	return format, c, t, err
+}
+
 func resolveTarget(ctx context.Context, c *client.Client, ref string) (target, error) {
 	ref = strings.TrimPrefix(ref, "run/")
 	if strings.HasPrefix(ref, "wr_") {
@@ -164,21 +179,13 @@ func newUnsetCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: "  abctl tags unset contact-form env urgent",
 		Args:    cmdutil.MinArgs(2, "a target and one or more keys or labels"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			t, err := resolveTarget(cmd.Context(), c, args[0])
+			format, c, t, err := prepare(cmd, f, output, args[0])
 			if err != nil {
 				return err
 			}
 			// A name that is a registered key on the target removes that
 			// key; anything else is a bare label.
-			current, err := getTags(cmd.Context(), c, t)
+			current, _, err := getTags(cmd.Context(), c, t)
 			if err != nil {
 				return err
 			}
@@ -230,19 +237,21 @@ func applyTo(cmd *cobra.Command, f *cmdutil.Factory, c *client.Client, t target,
 	return printTags(f, format, res, res.Tags)
 }
 
-func getTags(ctx context.Context, c *client.Client, t target) ([]client.Tag, error) {
+// getTags reads the current tags of t, and the service's answer as it is
+// (for -o json and yaml).
+func getTags(ctx context.Context, c *client.Client, t target) (tags []client.Tag, raw any, err error) {
 	if t.isRun {
 		res, err := c.Runs.GetTags(ctx, t.id)
 		if err != nil {
-			return nil, fmt.Errorf("read the tags of %s: %w", t, err)
+			return nil, nil, fmt.Errorf("read the tags of %s: %w", t, err)
 		}
-		return res.Tags, nil
+		return res.Tags, res, nil
 	}
 	res, err := c.Agents.GetTags(ctx, t.id)
 	if err != nil {
-		return nil, fmt.Errorf("read the tags of %s: %w", t, err)
+		return nil, nil, fmt.Errorf("read the tags of %s: %w", t, err)
 	}
-	return res.Tags, nil
+	return res.Tags, res, nil
 }
 
 func newGetCmd(f *cmdutil.Factory) *cobra.Command {
@@ -252,30 +261,15 @@ func newGetCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Show the tags of an agent or a run",
 		Args:  cmdutil.ExactArgs(1, "an agent or a run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
+			format, c, t, err := prepare(cmd, f, output, args[0])
 			if err != nil {
 				return err
 			}
-			c, err := f.Client(cmd.Context())
+			tags, raw, err := getTags(cmd.Context(), c, t)
 			if err != nil {
 				return err
 			}
-			t, err := resolveTarget(cmd.Context(), c, args[0])
-			if err != nil {
-				return err
-			}
-			if t.isRun {
-				res, err := c.Runs.GetTags(cmd.Context(), t.id)
-				if err != nil {
-					return fmt.Errorf("read the tags of %s: %w", t, err)
-				}
-				return printTags(f, format, res, res.Tags)
-			}
-			res, err := c.Agents.GetTags(cmd.Context(), t.id)
-			if err != nil {
-				return fmt.Errorf("read the tags of %s: %w", t, err)
-			}
-			return printTags(f, format, res, res.Tags)
+			return printTags(f, format, raw, tags)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
@@ -292,18 +286,10 @@ func newHistoryCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: "  abctl tags history contact-form --key env --since 24h",
 		Args:    cmdutil.ExactArgs(1, "an agent or a run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
 			if limit < 0 || limit > 500 {
 				return cmdutil.Usagef(cmd, "--limit must be between 1 and 500, not %d", limit)
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			t, err := resolveTarget(cmd.Context(), c, args[0])
+			format, c, t, err := prepare(cmd, f, output, args[0])
 			if err != nil {
 				return err
 			}
