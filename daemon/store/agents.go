@@ -290,15 +290,6 @@ func getRow(o *orgTx, wpid string, version int) (*client.Agent, error) {
 	return decodeAgent(v)
 }
 
-// latestRow returns the row of the highest version, nil if there is none.
-func latestRow(o *orgTx, wpid string) (*client.Agent, error) {
-	v := latestRowBytes(o, wpid)
-	if v == nil {
-		return nil, nil
-	}
-	return decodeAgent(v)
-}
-
 // latestRowBytes returns the encoded row of the highest version, nil if
 // there is none. The bytes are bbolt's: valid only in the transaction.
 func latestRowBytes(o *orgTx, wpid string) []byte {

@@ -23,6 +23,7 @@
 package applier
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -62,7 +63,8 @@ type Applier struct {
 	org    string
 	remote map[string]*client.Agent // by permanent id
 	tags   map[string][]client.TagItem
-	// TagsRefused is set once the service refused a tag write (403).
+	// TagsRefused is set once the service refused to read or write tags
+	// (403, or no tag routes): tags are then neither compared nor set.
 	TagsRefused bool
 }
 
@@ -84,7 +86,10 @@ func New(ctx context.Context, c *client.Client) (*Applier, error) {
 		batch, err := c.Agents.BatchGetTags(ctx, ids[start:min(start+100, len(ids))])
 		if err != nil {
 			if isForbidden(err) || errors.Is(err, client.ErrNotFound) {
-				break // a service without tags: names and prune are unavailable
+				// A service without tags: names and prune are
+				// unavailable, and tags take no part in comparisons.
+				a.TagsRefused = true
+				break
 			}
 			return nil, fmt.Errorf("read the agents' tags: %w", err)
 		}
@@ -112,30 +117,60 @@ func (a *Applier) Remote(fa *agentfile.Agent) (*client.Agent, string) {
 	return a.remote[id], id
 }
 
-// Plan says what Apply would do to fa, without writing: the action and the
-// normalised texts of both sides (have is empty for a creation).
-func (a *Applier) Plan(fa *agentfile.Agent) (action Action, have, want []byte, err error) {
-	want, err = Text(fa.Definition, wantTags(fa))
-	if err != nil {
-		return "", nil, nil, err
+// comparison is fa against the service, each side normalised once.
+type comparison struct {
+	remote   *client.Agent // nil when the agent is not listed
+	id       string
+	defWant  []byte // Normalize of the file's definition
+	defHave  []byte // NormalizeAgent of remote; nil without one
+	tags     map[string]string
+	tagsHave map[string]string
+	action   Action
+}
+
+func (a *Applier) compare(fa *agentfile.Agent) (*comparison, error) {
+	cmp := &comparison{tags: wantTags(fa)}
+	var err error
+	if cmp.defWant, err = agentfile.Normalize(fa.Definition); err != nil {
+		return nil, err
 	}
-	remote, id := a.Remote(fa)
-	if remote == nil {
-		if fa.ID != "" {
-			// Not listed: deleted, or not of this organization. Apply
-			// revives a deleted one; it never creates an agent under an id.
-			return Configured, nil, want, nil
+	cmp.remote, cmp.id = a.Remote(fa)
+	switch {
+	case cmp.remote == nil && fa.ID != "":
+		// Not listed: deleted, or not of this organization. Apply
+		// revives a deleted one; it never creates an agent under an id.
+		cmp.action = Configured
+	case cmp.remote == nil:
+		cmp.action = Created
+	default:
+		if cmp.defHave, err = agentfile.NormalizeAgent(cmp.remote); err != nil {
+			return nil, err
 		}
-		return Created, nil, want, nil
+		cmp.tagsHave = a.currentTags(cmp.id, cmp.tags)
+		if a.TagsRefused {
+			cmp.tagsHave = cmp.tags // unknown, and not ours to change
+		}
+		cmp.action = Configured
+		if bytes.Equal(cmp.defHave, cmp.defWant) && maps.Equal(cmp.tagsHave, cmp.tags) {
+			cmp.action = Unchanged
+		}
 	}
-	have, err = RemoteText(remote, a.currentTags(id, wantTags(fa)))
+	return cmp, nil
+}
+
+// Plan says what Apply would do to fa, without writing: the action and the
+// normalised texts of both sides, tags first as comments (have is empty
+// for a creation).
+func (a *Applier) Plan(fa *agentfile.Agent) (action Action, have, want []byte, err error) {
+	cmp, err := a.compare(fa)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	if string(have) == string(want) {
-		return Unchanged, have, want, nil
+	want = append(tagText(cmp.tags), cmp.defWant...)
+	if cmp.remote != nil {
+		have = append(tagText(cmp.tagsHave), cmp.defHave...)
 	}
-	return Configured, have, want, nil
+	return cmp.action, have, want, nil
 }
 
 // wantTags are the tags an applied agent carries: the file's and its name.
@@ -162,25 +197,6 @@ func (a *Applier) currentTags(id string, want map[string]string) map[string]stri
 	return cur
 }
 
-// Text is the normalised text of a definition with its tags, as diff and
-// the unchanged check compare it.
-func Text(def *client.AgentDefinition, tags map[string]string) ([]byte, error) {
-	norm, err := agentfile.Normalize(def)
-	if err != nil {
-		return nil, err
-	}
-	return append(tagText(tags), norm...), nil
-}
-
-// RemoteText is Text for an agent as the service returned it.
-func RemoteText(ag *client.Agent, tags map[string]string) ([]byte, error) {
-	norm, err := agentfile.NormalizeAgent(ag)
-	if err != nil {
-		return nil, err
-	}
-	return append(tagText(tags), norm...), nil
-}
-
 // tagText renders tags as a YAML comment block above the definition, sorted;
 // a key without value is shown as absent.
 func tagText(tags map[string]string) []byte {
@@ -200,42 +216,29 @@ func tagText(tags map[string]string) []byte {
 // would do).
 func (a *Applier) Apply(ctx context.Context, fa *agentfile.Agent, dryRun bool) Result {
 	res := Result{Name: fa.Name, File: fa.File}
-	action, _, _, err := a.Plan(fa)
+	cmp, err := a.compare(fa)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	remote, id := a.Remote(fa)
-	res.ID, res.Action, res.Agent = id, action, remote
-	if dryRun || action == Unchanged {
+	res.ID, res.Action, res.Agent = cmp.id, cmp.action, cmp.remote
+	if dryRun || cmp.action == Unchanged {
 		return res
 	}
-	want, _ := Text(fa.Definition, nil)
 	var ag *client.Agent
-	if remote == nil && fa.ID != "" {
-		if _, err := a.c.Agents.Get(ctx, fa.ID, nil); err != nil {
-			if errors.Is(err, client.ErrNotFound) {
-				err = fmt.Errorf("the file's id %s names no agent of this organization; remove the id to create a new agent", fa.ID)
-			}
-			res.Err = err
-			return res
+	switch {
+	case cmp.remote != nil && bytes.Equal(cmp.defHave, cmp.defWant):
+		ag = cmp.remote // only the tags differ
+	case cmp.remote != nil || fa.ID != "":
+		ag, err = a.c.Agents.Update(ctx, cmp.id, fa.Definition)
+		if errors.Is(err, client.ErrNotFound) && fa.ID != "" {
+			err = fmt.Errorf("the file's id %s names no agent of this organization; remove the id to create a new agent", fa.ID)
 		}
-		ag, err = a.c.Agents.Update(ctx, fa.ID, fa.Definition)
 		if err != nil {
 			res.Err = fmt.Errorf("update: %w", err)
 			return res
 		}
-	} else if remote != nil {
-		if definitionChanged(remote, want) {
-			ag, err = a.c.Agents.Update(ctx, id, fa.Definition)
-			if err != nil {
-				res.Err = fmt.Errorf("update: %w", err)
-				return res
-			}
-		} else {
-			ag = remote
-		}
-	} else {
+	default:
 		ag, err = a.c.Agents.Create(ctx, fa.Definition, nil, client.WithIdempotencyKey(agentfile.IdempotencyKey(fa.Name)))
 		if err != nil {
 			res.Err = fmt.Errorf("create: %w", err)
@@ -245,7 +248,7 @@ func (a *Applier) Apply(ctx context.Context, fa *agentfile.Agent, dryRun bool) R
 		// The key may name an agent that exists but was not listed (it
 		// was deleted): the service then returns its first version, which
 		// an update brings back to the file's definition.
-		if ag.DeletedAt != nil || definitionChanged(ag, want) {
+		if have, nerr := agentfile.NormalizeAgent(ag); ag.DeletedAt != nil || nerr != nil || !bytes.Equal(have, cmp.defWant) {
 			ag, err = a.c.Agents.Update(ctx, ag.WorkflowPermanentID, fa.Definition)
 			if err != nil {
 				res.Err = fmt.Errorf("update the agent its name maps to: %w", err)
@@ -256,15 +259,10 @@ func (a *Applier) Apply(ctx context.Context, fa *agentfile.Agent, dryRun bool) R
 	}
 	res.ID, res.Agent = ag.WorkflowPermanentID, ag
 	a.remote[ag.WorkflowPermanentID] = ag
-	if err := a.applyTags(ctx, ag.WorkflowPermanentID, wantTags(fa)); err != nil {
+	if err := a.applyTags(ctx, ag.WorkflowPermanentID, cmp.tags); err != nil {
 		res.Err = err
 	}
 	return res
-}
-
-func definitionChanged(ag *client.Agent, want []byte) bool {
-	have, err := RemoteText(ag, nil)
-	return err != nil || string(have) != string(want)
 }
 
 // applyTags sets the tags that differ.

@@ -2,6 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -274,4 +279,38 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestApplyWithoutTags: against a service that refuses tags (the hosted
+// service's tagging gate answers 403), apply still creates the agents,
+// warns once, and a second apply reports them unchanged.
+func TestApplyWithoutTags(t *testing.T) {
+	e := newCLIEnv(t)
+	target, err := url.Parse(e.baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/tags") || strings.HasSuffix(r.URL.Path, "/workflow-tags") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"detail":"Workflow tagging is not enabled for this organization."}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(gate.Close)
+	e.vars["ABCTL_BASE_URL"] = gate.URL
+	path := e.write("two.yaml", twoAgents)
+	r := e.run("", "apply", "-f", path).expect(t, 0)
+	if strings.Count(r.stdout, " created\n") != 2 {
+		t.Errorf("first apply:\n%s", r.stdout)
+	}
+	contains(t, "stderr", r.stderr, "refused to tag")
+	r = e.run("", "apply", "-f", path).expect(t, 0)
+	if strings.Count(r.stdout, " unchanged\n") != 2 {
+		t.Errorf("second apply:\n%s", r.stdout)
+	}
+	e.run("", "diff", "-f", path).expect(t, 0)
 }

@@ -27,7 +27,6 @@ package follow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -51,10 +50,7 @@ type Options struct {
 	// Poll sets how the run is polled; the zero value polls every second,
 	// slowing to 10 s while nothing changes.
 	Poll client.WaitOptions
-	// Interrupted is closed when the user presses Ctrl-C outside the live
-	// view (the live view reads the key itself). nil: never.
-	Interrupted <-chan struct{}
-	Now         func() time.Time
+	Now  func() time.Time
 }
 
 // Result is how the following ended.
@@ -230,6 +226,3 @@ func askCancel(w io.Writer, in io.Reader, id string) bool {
 	answer = strings.ToLower(strings.TrimSpace(answer))
 	return answer == "y" || answer == "yes"
 }
-
-// errTimeout marks the end of following by --timeout.
-var errTimeout = errors.New("timeout")
