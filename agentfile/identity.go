@@ -3,6 +3,7 @@ package agentfile
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -147,12 +148,8 @@ func (w *walker) tags(n *yaml.Node) map[string]string {
 	for _, p := range w.pairs(n, c) {
 		key := p.key.Value
 		kc := c.key(key)
-		switch lower := strings.ToLower(key); {
-		case !tagKeyPattern.MatchString(key) || len(key) > maxTagKeyLen:
-			w.problem(p.key, kc, "tag key %q is not valid: use 1 to %d letters, digits, \"_\", \".\" and \"-\", starting with a letter or digit", key, maxTagKeyLen)
-			continue
-		case strings.HasPrefix(lower, reservedTagPrefixs[0]) || strings.HasPrefix(lower, reservedTagPrefixs[1]):
-			w.problem(p.key, kc, "tag key %q is reserved: keys starting with %q or %q belong to the service and to abctl", key, reservedTagPrefixs[0], reservedTagPrefixs[1])
+		if msg := tagKeyProblem(key); msg != "" {
+			w.problem(p.key, kc, "%s", msg)
 			continue
 		}
 		v := deref(p.value)
@@ -160,15 +157,8 @@ func (w *walker) tags(n *yaml.Node) map[string]string {
 			w.problem(v, kc, "the value of tag %q must be a string, not %s", key, describe(v))
 			continue
 		}
-		switch {
-		case v.Value == "":
-			w.problem(v, kc, "the value of tag %q is empty", key)
-			continue
-		case utf8.RuneCountInString(v.Value) > maxTagValueLen:
-			w.problem(v, kc, "the value of tag %q is longer than %d characters", key, maxTagValueLen)
-			continue
-		case strings.Contains(v.Value, ","):
-			w.problem(v, kc, "the value of tag %q has a \",\", which tag filters use as a separator", key)
+		if msg := tagValueProblem(key, v.Value); msg != "" {
+			w.problem(v, kc, "%s", msg)
 			continue
 		}
 		if tags == nil {
@@ -177,4 +167,44 @@ func (w *walker) tags(n *yaml.Node) map[string]string {
 		tags[key] = v.Value
 	}
 	return tags
+}
+
+// TagProblem says why key: value cannot be one of the tags of an agent
+// file, "" when it can: how get -o yaml knows which of an agent's tags its
+// file may carry (tags abctl and the service keep for themselves and values
+// a file cannot hold stay out).
+func TagProblem(key, value string) string {
+	if msg := tagKeyProblem(key); msg != "" {
+		return msg
+	}
+	return tagValueProblem(key, value)
+}
+
+// ReservedTagKey reports whether key belongs to the service or to abctl
+// (abctl.name), not to agent files.
+func ReservedTagKey(key string) bool {
+	lower := strings.ToLower(key)
+	return strings.HasPrefix(lower, reservedTagPrefixs[0]) || strings.HasPrefix(lower, reservedTagPrefixs[1])
+}
+
+func tagKeyProblem(key string) string {
+	switch {
+	case !tagKeyPattern.MatchString(key) || len(key) > maxTagKeyLen:
+		return fmt.Sprintf("tag key %q is not valid: use 1 to %d letters, digits, \"_\", \".\" and \"-\", starting with a letter or digit", key, maxTagKeyLen)
+	case ReservedTagKey(key):
+		return fmt.Sprintf("tag key %q is reserved: keys starting with %q or %q belong to the service and to abctl", key, reservedTagPrefixs[0], reservedTagPrefixs[1])
+	}
+	return ""
+}
+
+func tagValueProblem(key, value string) string {
+	switch {
+	case value == "":
+		return fmt.Sprintf("the value of tag %q is empty", key)
+	case utf8.RuneCountInString(value) > maxTagValueLen:
+		return fmt.Sprintf("the value of tag %q is longer than %d characters", key, maxTagValueLen)
+	case strings.Contains(value, ","):
+		return fmt.Sprintf("the value of tag %q has a \",\", which tag filters use as a separator", key)
+	}
+	return ""
 }

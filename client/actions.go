@@ -61,10 +61,13 @@ type Action struct {
 }
 
 // RunActionRequest runs one action on a page. Without WorkflowRunID the
-// service creates a run and keeps its browser for follow-up actions, which
-// pass the returned WorkflowRunID to continue on the same page.
+// service creates a run, opens URL and keeps its browser for follow-up
+// actions, which pass the returned WorkflowRunID to continue on the same
+// page. A follow-up action with a URL goes there first unless the page is
+// already there; without one (the abctl daemon) it acts on the page as it
+// is. The hosted service's SDKs send the page's current URL.
 type RunActionRequest struct {
-	URL              string `json:"url"`
+	URL              string `json:"url,omitempty"`
 	Action           Action `json:"action"`
 	BrowserSessionID string `json:"browser_session_id,omitempty"`
 	BrowserAddress   string `json:"browser_address,omitempty"`
@@ -86,8 +89,13 @@ type RunActionResponse struct {
 // It is not retried once it may have reached the service, since the action
 // may have happened.
 func (s *ActionsService) Run(ctx context.Context, req *RunActionRequest, opts ...Option) (*RunActionResponse, error) {
-	if req == nil || req.URL == "" || req.Action.Type == "" {
-		return nil, errors.New("client: Actions.Run: the request's URL and Action.Type are required")
+	switch {
+	case req == nil:
+		return nil, errors.New("client: Actions.Run: no request")
+	case req.Action.Type == "":
+		return nil, errors.New("client: Actions.Run: the request's Action.Type is required (ai_click, ai_input_text, ...)")
+	case req.URL == "" && req.WorkflowRunID == "":
+		return nil, errors.New("client: Actions.Run: the request's URL is required for a new run (a request without WorkflowRunID)")
 	}
 	out := new(RunActionResponse)
 	_, err := s.client.do(ctx, request{method: "POST", path: "/v1/sdk/run_action", body: req}, out, opts)

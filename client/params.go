@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,8 +13,14 @@ import (
 // []any, map[string]any or nil) against a workflow parameter's type and
 // returns its JSON encoding, converting where the hosted service converts:
 // a number or boolean for a string parameter reads as its text, "5" for an
-// integer, "2.5" for a float, "true" for a boolean. A json parameter takes
-// any value. The error says what was expected and what was given.
+// integer, "2.5" for a float, "true" for a boolean, and a string for a json
+// parameter is JSON text ("[1, 2]" is the list), which must parse, as the
+// service parses it; other values of a json parameter are taken as they
+// are. The error says what was expected and what was given.
+//
+// The daemon checks the parameters of a run request with it (a value that
+// does not convert is a 400, as the hosted service answers), and abctl
+// checks --param values with it before it starts a run.
 func ConvertParameterValue(t WorkflowParameterType, v any) (json.RawMessage, error) {
 	enc := func(x any) (json.RawMessage, error) { return json.Marshal(x) }
 	switch t {
@@ -57,8 +64,18 @@ func ConvertParameterValue(t WorkflowParameterType, v any) (json.RawMessage, err
 			}
 		}
 		return nil, fmt.Errorf("expected a boolean, got %s", jsonKind(v))
+	case WorkflowParameterJSON:
+		x, ok := v.(string)
+		if !ok {
+			return enc(v)
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, []byte(x)); err != nil {
+			return nil, fmt.Errorf("expected JSON, got %s, which does not parse: %v", jsonKind(v), err)
+		}
+		return buf.Bytes(), nil
 	}
-	// json, and types this daemon does not know: any JSON value.
+	// Types this client does not know: any JSON value.
 	return enc(v)
 }
 

@@ -38,7 +38,8 @@ type Actions interface {
 	// that session (its files go to job.Dir) and keeps progress and end
 	// for its life: progress receives the steps and screenshots, and end
 	// the run's result once the session closes (idle, browser gone,
-	// shutdown). An error with a StatusCode() int method is the request's
+	// shutdown). With req.WorkflowRunID, an empty req.URL means the page
+	// the session is on. An error with a StatusCode() int method is the request's
 	// (400 needs a model or a url that cannot be loaded, 422 the action
 	// cannot be done, 503 no browser); any other is the daemon's.
 	RunAction(ctx context.Context, job *executor.Job, req *client.RunActionRequest, progress executor.Progress, end func(executor.Result)) (json.RawMessage, error)
@@ -96,7 +97,7 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := &client.RunActionRequest{
-		URL: normalizeURL(*body.URL), Action: *body.Action,
+		URL: normalizeURL(deref(body.URL)), Action: *body.Action,
 		BrowserAddress: strings.TrimSpace(deref(body.BrowserAddress)),
 		WorkflowRunID:  strings.TrimSpace(deref(body.WorkflowRunID)),
 	}
@@ -150,13 +151,18 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, client.RunActionResponse{WorkflowRunID: rec.ID, Result: result})
 }
 
-// checkRunAction validates the body as the hosted service does (422 lists).
+// checkRunAction validates the body as the hosted service does (422 lists),
+// except that an action continuing a workflow run may leave url out (or
+// empty): it then runs on the page the run's browser is on.
 func checkRunAction(b *runActionBody) error {
 	var errs []client.ValidationError
-	if b.URL == nil {
+	continuing := strings.TrimSpace(deref(b.WorkflowRunID)) != ""
+	switch {
+	case continuing:
+	case b.URL == nil:
 		errs = append(errs, missingField("body", "url"))
-	} else if strings.TrimSpace(*b.URL) == "" {
-		errs = append(errs, valueError("url must not be empty", *b.URL, "body", "url"))
+	case strings.TrimSpace(*b.URL) == "":
+		errs = append(errs, valueError("url must not be empty (it may be left out only with workflow_run_id)", *b.URL, "body", "url"))
 	}
 	if b.BrowserAddress != nil && *b.BrowserAddress != "" {
 		u, err := url.Parse(strings.TrimSpace(*b.BrowserAddress))

@@ -13,8 +13,10 @@ import (
 // resolveParameters gives each workflow parameter of the agent its value
 // for a run: the request's, checked against the parameter's type (and
 // converted where the hosted service converts: "5" for an integer, "true"
-// for a boolean), or else the default. A parameter with neither is a 400
-// naming it. Keys the agent does not declare are ignored, as the service
+// for a boolean, JSON text for a json parameter; client.ConvertParameterValue,
+// which abctl checks --param values with too), or else the default. A
+// parameter with neither, or with a value that does not convert, is a 400
+// naming it, the hosted service's status for an invalid workflow parameter. Keys the agent does not declare are ignored, as the service
 // ignores them.
 func resolveParameters(agent *client.Agent, given map[string]any) (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}

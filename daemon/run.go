@@ -205,7 +205,7 @@ func Run(ctx context.Context, cfg Config) error {
 			actions.EndActionSessions(ctx)
 		}()
 	}
-	notifier := &Notifier{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}}
+	notifier := &Notifier{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}, Logger: cfg.Logger}
 	runs := &Runs{Files: files, Signer: signer, Notifier: notifier, Actions: actions}
 	runs.Runner = runner.New(runner.Config{
 		Store: st, Executor: exec, Files: files, Notifier: notifier,

@@ -362,8 +362,11 @@ func (s *Server) handleCancelRuns(w http.ResponseWriter, r *http.Request) {
 
 // handleRetryWebhook serves POST /v1/runs/{id}/retry_webhook: it sends the
 // run's webhook again, to its URL or to the one in the body, signed with
-// the caller's key, and answers what happened (one attempt, within the
-// delivery timeout), which is also recorded on the run.
+// the caller's key. It answers at once with what is being sent (one
+// attempt, in the background); the outcome is recorded in the run's
+// webhook retries, and logged when it fails. The run's status,
+// failure_reason and webhook_failure_reason stay as they are (see
+// Notifier.Replay).
 func (s *Server) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return

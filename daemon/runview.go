@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -104,7 +105,17 @@ func (s *Server) runArtifacts(rec *store.RunRecord, base string, types map[clien
 type Notifier struct {
 	Store  *store.Store
 	Sender *webhooks.Sender
+	// Logger records the retries (retry_webhook) that fail; nil discards.
+	// The runner logs the failures of the terminal webhooks it sends.
+	Logger *slog.Logger
 	runs   *Runs
+}
+
+func (n *Notifier) log() *slog.Logger {
+	if n.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return n.Logger
 }
 
 // Notify implements runner.Notifier.
@@ -143,20 +154,44 @@ func (n *Notifier) prepare(ctx context.Context, rec *store.RunRecord, url, key s
 
 // Replay serves retry_webhook: it signs the payload (with the caller's
 // key, as the hosted service does), answers at once with what it will
-// send, and delivers in the background, recording the result on the run.
+// send, and delivers in the background, recording the result in the run's
+// WebhookRetries. Whatever the outcome, a retry changes nothing else on
+// the run: not its status, failure_reason or webhook_failure_reason, which
+// describe the run's end and its terminal webhook (contract-notes.md
+// §7.5). A retry that fails is logged, after its delivery is recorded.
 func (n *Notifier) Replay(ctx context.Context, rec *store.RunRecord, url, callerKey string) *client.WebhookReplay {
 	d := n.prepare(ctx, rec, url, callerKey)
-	if d.Err == "" {
+	if d.Err != "" {
+		// Nothing to send (no key, a payload that cannot be built, an
+		// invalid URL): the answer says why; nothing is recorded.
+		n.logRetryFailure(rec.ID, d)
+	} else {
 		go func() {
 			bg := context.WithoutCancel(ctx)
-			done := delivery(n.Sender.Deliver(bg, d))
-			_, _ = n.Store.UpdateRun(bg, rec.OrgID, rec.ID, func(r *store.RunRecord) error {
+			sent := n.Sender.Deliver(bg, d)
+			done := delivery(sent)
+			_, err := n.Store.UpdateRun(bg, rec.OrgID, rec.ID, func(r *store.RunRecord) error {
 				r.WebhookRetries = append(r.WebhookRetries, done)
 				return nil
 			})
+			if err != nil {
+				n.log().Error("record webhook retry", "run_id", rec.ID, "error", err)
+			}
+			if sent.Err != "" {
+				n.logRetryFailure(rec.ID, sent)
+			}
 		}()
 	}
 	return webhooks.Replay(rec.ID, rec.Type, rec.WebhookURL, d)
+}
+
+// logRetryFailure logs a retry whose delivery failed, with the same
+// message and attributes as the runner's line for a terminal webhook, the
+// URL's host only (see webhooks.LogHost).
+func (n *Notifier) logRetryFailure(runID string, d webhooks.Delivery) {
+	n.log().Warn("webhook delivery failed", "run_id", runID, "retry", true,
+		"webhook_host", webhooks.LogHost(d.URL), "status_code", d.StatusCode,
+		"error", webhooks.LogError(d.URL, d.Err))
 }
 
 // info is what a payload needs beyond the run response.

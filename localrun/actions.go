@@ -6,7 +6,8 @@ package localrun
 // workflow run the daemon created (files in Job.Dir), loads the request's
 // url and runs the action. The session stays open for follow-up requests
 // that name the run: each loads url only when the active tab is not already
-// there (the SDKs send the page's current URL), then acts on the same page.
+// there (the SDKs send the page's current URL), and nothing when url is
+// empty (abctl action --run without --url), then acts on the same page.
 // A session closes after Config.ActionIdle without an action, when the
 // browser goes away, or at shutdown; the end function given with the first
 // request then receives the run's result: completed (failed when the browser
@@ -318,15 +319,16 @@ func (e *Engine) doAction(ctx context.Context, as *actionSession, req *client.Ru
 	if r.sess.Err() != nil {
 		return nil, closed()
 	}
-	if created || !sameURL(r.currentURL(ctx), req.URL) {
-		_ = r.step()
-		_, err := r.navigate(ctx, req.URL)
+	if created || (req.URL != "" && !sameURL(r.currentURL(ctx), req.URL)) {
+		rec, _ := r.startStep("", actionRecord{Type: "goto_url", Text: shownURL(req.URL)})
+		res, err := r.navigate(ctx, req.URL)
+		r.endStep(rec, res.URL, "", err)
 		r.screenshot(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if r.sess.Err() != nil {
+			if r.sess.Ended(ctx) != nil {
 				return nil, closed()
 			}
 			if created {
@@ -335,8 +337,13 @@ func (e *Engine) doAction(ctx context.Context, as *actionSession, req *client.Ru
 			return nil, &ActionError{Status: http.StatusBadRequest, Msg: upperFirst(err.Error())}
 		}
 	}
-	_ = r.step()
+	target := req.Action.Selector
+	if strings.TrimSpace(target) == "" {
+		target = req.Action.Intention
+	}
+	rec, _ := r.startStep("", actionRecord{Type: string(req.Action.Type), Text: target})
 	result, err := r.singleAction(ctx, &req.Action, timeout)
+	r.endStep(rec, "", "", err)
 	r.syncDownloads()
 	r.screenshot(ctx)
 	if err != nil {
@@ -346,7 +353,7 @@ func (e *Engine) doAction(ctx context.Context, as *actionSession, req *client.Ru
 			return nil, ctx.Err()
 		case errors.As(err, &ae):
 			return nil, ae
-		case r.sess.Err() != nil:
+		case r.sess.Ended(ctx) != nil:
 			return nil, closed()
 		}
 		return nil, &ActionError{Status: http.StatusUnprocessableEntity, Msg: upperFirst(err.Error())}

@@ -590,8 +590,13 @@ func (r *run) browserErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if serr := r.sess.Err(); serr != nil {
+	// A browser that went away fails the page first; the session learns why
+	// a moment later.
+	if serr := r.sess.Ended(ctx); serr != nil {
 		return fmt.Errorf("the browser session ended: %w", serr)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	return fmt.Errorf("the page could not be read: %w", err)
 }

@@ -187,7 +187,8 @@ func TestFileDownloadBlockFindsTheDownload(t *testing.T) {
 	if got := string(readFile(t, j.Dir, testsite.ReportFilename)); got != testsite.ReportCSV {
 		t.Errorf("the file holds %q", got)
 	}
-	if d := readSteps(t, j.Dir).Steps; len(d) != 1 || d[0].Decision != "complete (download)" {
+	// The goto_url block's step, then the model's.
+	if d := readSteps(t, j.Dir).Steps; len(d) != 2 || d[0].Block != "open" || d[1].Decision != "complete (download)" {
 		t.Errorf("steps %+v", d)
 	}
 }

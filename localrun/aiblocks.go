@@ -355,18 +355,22 @@ func (r *run) validateBlock(ctx context.Context, s *blockSpec) (any, error) {
 // the goal is about and acts on it (types or chooses when the model gives
 // a value for a field, clicks otherwise). The output names a selector that
 // finds the element without a model.
-func (r *run) aiAction(ctx context.Context, b *client.ActionBlock, intention string, touched bool) (any, bool, error) {
+func (r *run) aiAction(ctx context.Context, b *client.ActionBlock, intention string, touched bool) (_ any, _ bool, err error) {
 	m, err := r.blockModel(b)
 	if err != nil {
 		return nil, touched, err
 	}
-	if err := r.step(); err != nil {
+	rec, err := r.startStep(b.Label, actionRecord{Type: "ai_action", Text: intention})
+	if err != nil {
 		return nil, touched, err
 	}
+	var pageURL, result string
+	defer func() { r.endStep(rec, pageURL, result, err) }()
 	pg, obs, err := r.lookNow(ctx)
 	if err != nil {
 		return nil, true, err
 	}
+	pageURL = obs.URL
 	loc, err := r.locate(ctx, m, obs, intention, "the element to act on", "", nil)
 	if err != nil {
 		return nil, true, err
@@ -409,6 +413,10 @@ func (r *run) aiAction(ctx context.Context, b *client.ActionBlock, intention str
 	} else {
 		r.syncDownloads()
 	}
+	if res.URL != "" {
+		pageURL = res.URL
+	}
+	result = "acted on " + elementLine(obs, el)
 	r.summaries = append(r.summaries, "Acted on "+elementLine(obs, el)+".")
 	return out, true, nil
 }

@@ -415,10 +415,12 @@ func (r *run) gotoURL(ctx context.Context, b *client.GotoURLBlock, sc *scope) (a
 	if strings.TrimSpace(url) == "" {
 		return nil, false, errors.New("the url is empty")
 	}
-	if err := r.step(); err != nil {
+	rec, err := r.startStep(b.Label, actionRecord{Type: "goto_url", Text: shownURL(url)})
+	if err != nil {
 		return nil, false, err
 	}
 	res, err := r.navigate(ctx, url)
+	r.endStep(rec, res.URL, "", err)
 	if err != nil {
 		return nil, true, err
 	}
@@ -427,14 +429,17 @@ func (r *run) gotoURL(ctx context.Context, b *client.GotoURLBlock, sc *scope) (a
 
 func (r *run) wait(ctx context.Context, b *client.WaitBlock) (any, bool, error) {
 	sec := min(max(b.WaitSec, 0), MaxWaitSec)
-	if err := r.step(); err != nil {
+	rec, err := r.startStep(b.Label, actionRecord{Type: "wait", Text: fmt.Sprintf("%d s", sec)})
+	if err != nil {
 		return nil, false, err
 	}
 	t := time.NewTimer(time.Duration(sec) * time.Second)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		r.endStep(rec, "", "", nil)
 	case <-ctx.Done():
+		r.endStep(rec, "", "", ctx.Err())
 		return nil, false, ctx.Err()
 	}
 	return map[string]any{"wait_sec": sec}, true, nil
@@ -468,7 +473,7 @@ func (r *run) resolve(ctx context.Context, selector string, timeout time.Duratio
 		if errors.Is(err, page.ErrNoMatch) {
 			return nil, "", &noMatchError{selector: selector, timeout: timeout}
 		}
-		if serr := r.sess.Err(); serr != nil {
+		if serr := r.sess.Ended(ctx); serr != nil {
 			return nil, "", fmt.Errorf("the browser session ended: %w", serr)
 		}
 		return nil, "", err
@@ -524,18 +529,22 @@ func (r *run) action(ctx context.Context, b *client.ActionBlock, sc *scope) (any
 		if err != nil {
 			return nil, false, err
 		}
-		if err := r.step(); err != nil {
+		rec, err := r.startStep(b.Label, actionRecord{Type: "goto_url", Text: shownURL(url)})
+		if err != nil {
 			return nil, false, err
 		}
 		touched = true
-		if _, err := r.navigate(ctx, url); err != nil {
+		res, err := r.navigate(ctx, url)
+		r.endStep(rec, res.URL, "", err)
+		if err != nil {
 			return nil, true, err
 		}
 	}
 	if strings.TrimSpace(selector) == "" || (canAI && b.AIFallback == "proactive") {
 		return r.aiAction(ctx, b, intention, touched)
 	}
-	if err := r.step(); err != nil {
+	rec, err := r.startStep(b.Label, actionRecord{Type: "click", Text: selector})
+	if err != nil {
 		return nil, touched, err
 	}
 	doneBefore, failedBefore := len(r.sess.Downloads()), len(r.sess.FailedDownloads())
@@ -546,6 +555,7 @@ func (r *run) action(ctx context.Context, b *client.ActionBlock, sc *scope) (any
 	}
 	res, err := r.click(ctx, selector, timeout)
 	if err != nil {
+		r.endStep(rec, res.URL, "", err)
 		var nm *noMatchError
 		if canAI && ctx.Err() == nil && r.sess.Err() == nil {
 			r.e.log.Info("the selector failed; the model looks for the element", "block", b.Label, "selector", selector, "error", err)
@@ -556,12 +566,14 @@ func (r *run) action(ctx context.Context, b *client.ActionBlock, sc *scope) (any
 	out := map[string]any{"selector": selector, "url": res.URL, "downloaded_files": []any{}}
 	if b.CompleteOnDownload {
 		names, err := r.waitDownload(ctx, doneBefore, failedBefore, downloadTimeout(b.DownloadTimeout))
+		r.endStep(rec, res.URL, downloaded(names), err)
 		if err != nil {
 			return out, true, err
 		}
 		out["downloaded_files"] = r.fileInfos(names)
 	} else {
 		r.syncDownloads()
+		r.endStep(rec, res.URL, loaded(res), nil)
 	}
 	return out, true, nil
 }
@@ -592,12 +604,13 @@ func (r *run) fileDownload(ctx context.Context, b *client.FileDownloadBlock, sc 
 	if strings.TrimSpace(url) == "" {
 		return nil, false, errors.New("the url rendered empty; finding a download on a page needs a language model")
 	}
-	if err := r.step(); err != nil {
+	rec, err := r.startStep(b.Label, actionRecord{Type: "download", Text: shownURL(url)})
+	if err != nil {
 		return nil, false, err
 	}
 	doneBefore, failedBefore := len(r.sess.Downloads()), len(r.sess.FailedDownloads())
 	timeout := downloadTimeout(b.DownloadTimeout)
-	_, navErr := r.navigate(ctx, url)
+	res, navErr := r.navigate(ctx, url)
 	if navErr == nil {
 		// The URL showed a page. A download may still start from it (a
 		// redirect or a script); give it a moment, no more.
@@ -607,12 +620,14 @@ func (r *run) fileDownload(ctx context.Context, b *client.FileDownloadBlock, sc 
 	if err != nil {
 		switch {
 		case navErr != nil && !strings.Contains(navErr.Error(), "download"):
-			return nil, true, navErr
+			err = navErr
 		case navErr == nil:
-			return nil, true, fmt.Errorf("%s opened a page, not a download (finding the download on a page needs a language model)", url)
+			err = fmt.Errorf("%s opened a page, not a download (finding the download on a page needs a language model)", url)
 		}
+		r.endStep(rec, res.URL, "", err)
 		return nil, true, err
 	}
+	r.endStep(rec, res.URL, downloaded(names), nil)
 	return map[string]any{"url": url, "downloaded_files": r.fileInfos(names)}, true, nil
 }
 

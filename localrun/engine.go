@@ -154,7 +154,11 @@
 //
 // Step count: every model decision of the loop, every extraction and
 // validation, and every attempt of a model-free block that does something
-// (navigate, wait, click, request, print, download) is one step.
+// (navigate, wait, click, request, print, download) is one step. Every
+// step counted is also reported (executor.StepReporter) and written to the
+// step log: a model-free one with its block, what it did and how it ended
+// (decision "done" or "failed"), so that a run's timeline lists all its
+// steps.
 //
 // # Files
 //

@@ -29,7 +29,7 @@ const (
 	maxHTTPFile        = 100 << 20 // saved as a file
 )
 
-func (r *run) httpRequest(ctx context.Context, b *client.HTTPRequestBlock, sc *scope) (any, error) {
+func (r *run) httpRequest(ctx context.Context, b *client.HTTPRequestBlock, sc *scope) (_ any, err error) {
 	vars := r.vars(sc)
 	render := func(s string) (string, error) {
 		out, err := tmpl.Render(s, vars)
@@ -85,9 +85,12 @@ func (r *run) httpRequest(ctx context.Context, b *client.HTTPRequestBlock, sc *s
 			headers["Content-Type"] = "application/json"
 		}
 	}
-	if err := r.step(); err != nil {
+	rec, err := r.startStep(b.Label, actionRecord{Type: "http_request", Text: method + " " + u.Redacted()})
+	if err != nil {
 		return nil, err
 	}
+	var answered string
+	defer func() { r.endStep(rec, "", answered, err) }()
 	timeout := defaultHTTPTimeout
 	if b.Timeout > 0 {
 		timeout = min(time.Duration(b.Timeout)*time.Second, maxHTTPTimeout)
@@ -120,6 +123,7 @@ func (r *run) httpRequest(ctx context.Context, b *client.HTTPRequestBlock, sc *s
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%s %s: the response is larger than %d bytes", method, u.Redacted(), limit)
 	}
+	answered = "HTTP " + resp.Status
 	respHeaders := make(map[string]any, len(resp.Header))
 	for k, vs := range resp.Header {
 		respHeaders[strings.ToLower(k)] = strings.Join(vs, ", ")
@@ -143,6 +147,7 @@ func (r *run) httpRequest(ctx context.Context, b *client.HTTPRequestBlock, sc *s
 		}
 		r.addFile(saved)
 		out["downloaded_files"] = []any{r.fileInfo(saved)}
+		answered += ", saved as " + saved
 	}
 	if resp.StatusCode >= 400 {
 		return out, fmt.Errorf("%s %s answered HTTP %s", method, u.Redacted(), resp.Status)
@@ -205,7 +210,7 @@ var paperSizes = map[string][2]float64{
 	"Tabloid": {11, 17},
 }
 
-func (r *run) printPage(ctx context.Context, b *client.PrintPageBlock, sc *scope) (any, error) {
+func (r *run) printPage(ctx context.Context, b *client.PrintPageBlock, sc *scope) (_ any, err error) {
 	name, err := r.render(b.CustomFilename, sc)
 	if err != nil {
 		return nil, err
@@ -214,9 +219,12 @@ func (r *run) printPage(ctx context.Context, b *client.PrintPageBlock, sc *scope
 	if !ok {
 		return nil, fmt.Errorf("format %q is not one of A4, Letter, Legal, Tabloid", b.Format)
 	}
-	if err := r.step(); err != nil {
+	rec, err := r.startStep(b.Label, actionRecord{Type: "print_page", Text: b.Format})
+	if err != nil {
 		return nil, err
 	}
+	var saved string
+	defer func() { r.endStep(rec, "", "saved "+saved, err) }()
 	if _, err := r.page(ctx); err != nil {
 		return nil, err
 	}
@@ -240,7 +248,7 @@ func (r *run) printPage(ctx context.Context, b *client.PrintPageBlock, sc *scope
 	if err != nil {
 		return nil, fmt.Errorf("printing the page: %v", err)
 	}
-	saved, err := r.writeFile(safeName(name+".pdf", "page.pdf"), res.Data)
+	saved, err = r.writeFile(safeName(name+".pdf", "page.pdf"), res.Data)
 	if err != nil {
 		return nil, fmt.Errorf("saving the PDF: %v", err)
 	}

@@ -100,7 +100,7 @@ func (r *run) page(ctx context.Context) (*page.Page, error) {
 	tab, err := r.sess.ActiveTab(actx)
 	cancel()
 	if err != nil {
-		if serr := r.sess.Err(); serr != nil {
+		if serr := r.sess.Ended(ctx); serr != nil {
 			return nil, fmt.Errorf("the browser session ended: %w", serr)
 		}
 		return nil, err

@@ -1,13 +1,16 @@
 package localrun
 
 // The agent's log: what each step of the loop saw, decided and did, where
-// its time went, and every model call with its tokens. It is written to
-// StepsName in the run's directory when the run ends, logged step by step,
-// and reported to a Progress that implements executor.StepReporter.
+// its time went, and every model call with its tokens; and what each step of
+// a model-free block did (startStep, endStep): every step the run counts is
+// in it. It is written to StepsName in the run's directory when the run
+// ends, logged step by step, and reported to a Progress that implements
+// executor.StepReporter.
 
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/abctl/abctl/daemon/executor"
 	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/localrun/page"
 )
 
 // StepsName is the file name of a run's step log (JSON) in its directory.
@@ -164,7 +168,7 @@ func (l *agentLog) historyOf(block string) []string {
 	return out
 }
 
-// empty reports whether nothing was recorded (a run without a model).
+// empty reports whether nothing was recorded (a run that took no step).
 func (l *agentLog) empty() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -216,6 +220,64 @@ func (r *run) reportStep(s *stepRecord) {
 			InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens,
 		})
 	}
+}
+
+// startStep counts a step that no model decides (a model-free block's
+// navigation, click, wait, request, print or download, or the action of a
+// run_action) and begins its record: block is the block's label ("" in
+// run_action), act what the step does (its type and target). endStep
+// reports it, so that every step counted is a step listed. It fails with
+// errStepLimit when the run has no step left.
+func (r *run) startStep(block string, act actionRecord) (*stepRecord, error) {
+	if err := r.step(); err != nil {
+		return nil, err
+	}
+	return &stepRecord{Step: r.steps, Block: block, At: time.Now(), Actions: []actionRecord{act}}, nil
+}
+
+// endStep completes and reports a step startStep began, as it ended with
+// err: url is the page it left ("" when it did not touch one), result what
+// came of it when it did not fail ("downloaded report.csv").
+func (r *run) endStep(rec *stepRecord, url, result string, err error) {
+	if rec == nil {
+		return // startStep failed
+	}
+	a := &rec.Actions[0]
+	a.OK = err == nil
+	rec.URL = url
+	rec.Decision = "done"
+	a.Result = result
+	if err != nil {
+		rec.Decision = "failed"
+		a.Result = err.Error()
+	}
+	rec.Timings.Act = millis(time.Since(rec.At))
+	rec.Timings.Total = rec.Timings.Act
+	r.reportStep(rec)
+}
+
+// shownURL is a URL as a step shows it: without the password it may carry.
+func shownURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return raw
+}
+
+// downloaded says which files a step downloaded.
+func downloaded(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return "downloaded " + strings.Join(names, ", ")
+}
+
+// loaded says where an action led, when it loaded a page.
+func loaded(res page.Result) string {
+	if !res.Navigated || res.URL == "" {
+		return ""
+	}
+	return "loaded " + res.URL
 }
 
 // clip cuts s to n bytes (on a rune boundary), marking the cut.

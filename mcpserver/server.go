@@ -72,11 +72,12 @@ func New(c *client.Client, opts Options) *mcp.Server {
 
 // ServeStdio serves the tools over newline-delimited JSON-RPC on stdin and
 // stdout, the transport desktop assistants start a local MCP server with,
-// until stdin ends (nil error) or ctx is done (ctx's error). Only protocol
+// until stdin ends (nil error) or ctx is done (ctx's error). The requests
+// read before stdin ended are answered before it returns. Only protocol
 // messages are written to stdout.
 func ServeStdio(ctx context.Context, c *client.Client, stdin io.Reader, stdout io.Writer, opts Options) error {
 	s := New(c, opts)
-	err := s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	err := s.Run(ctx, &drainingTransport{in: stdin, out: stdout})
 	if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}

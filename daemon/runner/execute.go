@@ -93,8 +93,8 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 	return job, nil
 }
 
-// end records the terminal state of an executed run with what it produced
-// and sends its webhook.
+// end records the terminal state of an executed run with what it produced,
+// sends its webhook, and logs the run's final status.
 func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Result, p *progress) {
 	var files []store.RunFile
 	record := func(name string, typ client.ArtifactType) {
@@ -137,8 +137,11 @@ func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Res
 		r.log.Error("record the end of a run", "run_id", rec.ID, "error", err)
 		return
 	}
+	// Logged once the webhook's outcome is known, which may turn a
+	// completed run failed (see finish): the status logged is the one the
+	// API reports.
+	final = r.finish(final)
 	r.log.Info("run ended", "run_id", final.ID, "status", final.Status)
-	r.finish(final)
 }
 
 // progress records what an executing run reports: its step count and

@@ -25,6 +25,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/executor"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/webhooks"
 )
 
 // Files gives runs their directories and records the files they produce.
@@ -328,32 +329,60 @@ func (r *Runner) finishAsync(rec *store.RunRecord) {
 	}()
 }
 
-// finish sends the webhook of a run that reached a terminal state and
-// records the delivery; a delivery that failed turns the run failed, with
-// a reason that says so, keeping its output.
-func (r *Runner) finish(rec *store.RunRecord) {
+// finish sends the webhook of a run that reached a terminal state, records
+// the delivery on the run, and returns the run as it then is: the status
+// and failure_reason the API reports from now on. It returns rec itself
+// when there is no webhook to send, or when the delivery could not be
+// recorded (the store still holds rec then, and the next Start sends the
+// webhook again).
+//
+// A failed delivery is logged and recorded in the run's
+// WebhookFailureReason. It changes the run's status only when the run had
+// completed: a completed run whose receiver never heard of it turns failed,
+// keeping its output, with a failure_reason that says so (api-v1.md §3:
+// "failed" means a problem where trying again may help). A run that ended
+// failed, terminated, timed_out or canceled keeps its status and its own
+// failure_reason, which say what went wrong with the run itself; a
+// receiver being down must not hide that.
+func (r *Runner) finish(rec *store.RunRecord) *store.RunRecord {
 	if r.cfg.Notifier == nil {
-		return
+		return rec
 	}
 	d := r.cfg.Notifier.Notify(r.ctx, rec)
 	if d == nil {
-		return
+		return rec
 	}
-	_, err := r.cfg.Store.UpdateRun(context.WithoutCancel(r.ctx), rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
+	final, err := r.cfg.Store.UpdateRun(context.WithoutCancel(r.ctx), rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
 		rec.Webhook = d
-		if d.Error != "" {
+		rec.WebhookFailureReason = ""
+		if d.Error == "" {
+			return nil
+		}
+		rec.WebhookFailureReason = WebhookFailureReason(d)
+		if rec.Status == client.RunStatusCompleted {
 			rec.Status = client.RunStatusFailed
-			rec.FailureReason = WebhookFailureReason(d)
+			rec.FailureReason = rec.WebhookFailureReason
 		}
 		return nil
 	})
 	if err != nil {
 		r.log.Error("record webhook delivery", "run_id", rec.ID, "error", err)
+		final = rec
 	}
+	if d.Error != "" {
+		// The host only: the rest of a webhook URL may hold the
+		// receiver's secret (see webhooks.LogHost).
+		r.log.Warn("webhook delivery failed", "run_id", rec.ID, "run_status", final.Status,
+			"webhook_host", webhooks.LogHost(d.URL), "status_code", d.StatusCode,
+			"error", webhooks.LogError(d.URL, d.Error))
+	}
+	return final
 }
 
-// WebhookFailureReason is the failure_reason of a run whose webhook could
-// not be delivered.
+// WebhookFailureReason is the webhook_failure_reason of a run whose
+// terminal webhook could not be delivered, and the failure_reason of a
+// completed run that turned failed for that reason. It names the whole URL:
+// it is shown to the run's owner, who configured it, never logged.
 func WebhookFailureReason(d *store.WebhookDelivery) string {
 	return fmt.Sprintf("The run's webhook could not be sent to %s: %s", d.URL, d.Error)
 }

@@ -91,6 +91,13 @@ type RunRecord struct {
 	// WebhookRetries, newest last.
 	Webhook        *WebhookDelivery  `json:"webhook,omitempty"`
 	WebhookRetries []WebhookDelivery `json:"webhook_retries,omitempty"`
+	// WebhookFailureReason says why the terminal webhook (Webhook) could
+	// not be delivered, as the hosted service's webhook_failure_reason
+	// does; "" while it was not sent or once it was delivered. It is kept
+	// apart from FailureReason so that a receiver being down never hides
+	// why the run itself failed (see runner's finish). Retries do not
+	// change it.
+	WebhookFailureReason string `json:"webhook_failure_reason,omitempty"`
 }
 
 // Terminal reports whether the run has ended.

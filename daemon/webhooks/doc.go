@@ -15,11 +15,15 @@
 // (completed, failed, terminated, timed_out or canceled, including runs that
 // failed before executing) and a URL is configured. A [Sender] makes exactly
 // one attempt: there is no automatic retry (api-v1.md §6.1.7), although the
-// hosted service's code does retry. When the attempt fails, the caller turns
-// the run failed with [FailureReason] as its failure_reason and keeps its
-// output. POST /v1/runs/{run_id}/retry_webhook sends again with
-// [RetryPayload]; [Replay] turns that attempt into the answer. Receivers may
-// therefore see a run twice and should use run_id as the idempotency key.
+// hosted service's code does retry. When the attempt fails, the caller
+// records why in the run's webhook_failure_reason; a run that had completed
+// also turns failed, with a failure_reason that says its webhook could not
+// be sent, keeping its output, while a run that ended otherwise keeps its
+// status and its own failure_reason (see the daemon's runner). Logs name
+// the receiver by [LogHost] only. POST /v1/runs/{run_id}/retry_webhook
+// sends again with [RetryPayload]; [Replay] turns that attempt into the
+// answer. Receivers may therefore see a run twice and should use run_id as
+// the idempotency key.
 //
 // # The payload: one superset for every run type
 //
@@ -71,9 +75,10 @@
 // the same superset as [Payload] from the run's current state, because
 // api-v1.md §6.1.7 promises receivers "the same payload twice", and a
 // receiver that reads prompt or workflow_permanent_id would break on a
-// retry. Current state means that a run whose first delivery failed is
-// re-sent with status failed and the webhook's failure_reason, exactly what
-// GET /v1/runs/{id} shows; its output is unchanged.
+// retry. Current state means exactly what GET /v1/runs/{id} shows: a
+// completed run whose first delivery failed is re-sent with status failed
+// and the webhook's failure_reason, its output unchanged; a run that ended
+// otherwise is re-sent as it ended.
 //
 // # Delivery
 //

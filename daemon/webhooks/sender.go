@@ -316,6 +316,34 @@ func (s *Sender) userAgent() string {
 	return s.UserAgent
 }
 
+// LogHost returns what a log may say of a webhook target: its host (with
+// the port, when the URL has one), or "" when rawURL does not parse. A
+// webhook URL often carries the receiver's secret in its path, query or
+// user info (a token by which the receiver knows the sender), and the
+// daemon's log is read by more people than the run's owner, so the rest of
+// the URL stays out of logs.
+func LogHost(rawURL string) string {
+	u, err := url.Parse(strings.TrimSpace(rawURL))
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// LogError returns a delivery's Err for a log: the sentences of Err quote
+// the whole target URL when it is invalid, and that copy is replaced by
+// LogHost(rawURL). The rest of Err (a network error, the receiver's answer)
+// holds no secret of the sender's: the signing key never appears in it.
+func LogError(rawURL, err string) string {
+	u := strings.TrimSpace(rawURL)
+	if u == "" || err == "" {
+		return err
+	}
+	host := LogHost(u)
+	err = strings.ReplaceAll(err, strconv.Quote(u), strconv.Quote(host))
+	return strings.ReplaceAll(err, u, host)
+}
+
 // FailureReason returns the failure_reason of a run whose terminal webhook
 // could not be delivered, or "" when d was delivered:
 //

@@ -115,6 +115,16 @@ func newSite(tb testing.TB) *httptest.Server {
 		w.Header().Set("Content-Length", strconv.Itoa(size))
 		w.Write(fileBody(size))
 	})
+	// /stalled sends half of a file and then waits for the client to go:
+	// a download that stays in progress.
+	mux.HandleFunc("/stalled", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Disposition", `attachment; filename="stalled.bin"`)
+		w.Header().Set("Content-Length", "200000")
+		w.Write(fileBody(100000))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
 	mux.HandleFunc("/beforeunload", func(w http.ResponseWriter, r *http.Request) {
 		page(w, "leaving", `<input id="in"><script>addEventListener('beforeunload', e => { e.preventDefault(); e.returnValue = 'sure?'; });</script>`)
 	})
@@ -647,12 +657,17 @@ func TestDownloads(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if got := strings.Join(names, ","); got != ".downloading,"+dls[2].Name+",popup.txt,report (1).csv,report.csv" {
+	// Only the saved files: a local browser stages in the pool's directory.
+	if got := strings.Join(names, ","); got != dls[2].Name+",popup.txt,report (1).csv,report.csv" {
 		t.Errorf("download dir = %s", got)
+	}
+	staging := s.dl.staging
+	if filepath.Dir(staging) == dir {
+		t.Errorf("a local browser stages downloads in DownloadDir (%s)", staging)
 	}
 	s.Close(context.Background())
 	waitFor(t, "the staging directory to go", func() bool {
-		_, err := os.Stat(filepath.Join(dir, stagingDirName))
+		_, err := os.Stat(staging)
 		return os.IsNotExist(err)
 	})
 
@@ -698,6 +713,16 @@ func TestBrowserCrashRestart(t *testing.T) {
 	}
 	if err := proc.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	// An action on the tab fails as soon as the connection is gone, before
+	// the session has its reason: Ended waits for the reason.
+	var actErr error
+	waitFor(t, "an action to fail", func() bool {
+		_, actErr = chromedp.Run(s.Tab(), chromedp.Evaluate[bool]("true"))
+		return actErr != nil
+	})
+	if err := s.Ended(ctx); err == nil || !strings.Contains(err.Error(), "the browser process exited unexpectedly") {
+		t.Fatalf("Ended after the action failed with %v: %v", actErr, err)
 	}
 	select {
 	case <-s.Done():
@@ -944,4 +969,42 @@ func TestMemoryPerSession(t *testing.T) {
 	t.Logf("1 session:    PSS %s (%d processes)", mib(one), oneN)
 	t.Logf("5 sessions:   PSS %s (%d processes)", mib(five), fiveN)
 	t.Logf("per extra session (5-1)/4: PSS %s; first session: %s", mib((five-one)/4), mib(one-base))
+}
+
+// Closing a session while a download is in progress leaves DownloadDir to the
+// caller at once: nothing is in it and nothing writes in it afterwards, so
+// that the caller can remove it (as t.TempDir's clean-up does).
+func TestCloseDuringDownloadLeavesDownloadDir(t *testing.T) {
+	p := needBrowser(t)
+	site := newSite(t)
+	dir := t.TempDir()
+	s := acquire(t, p, SessionOptions{RunID: "close-dl", DownloadDir: dir})
+	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=start"))
+	eval[bool](t, s.Tab(), "location.href = '/stalled', true")
+	waitFor(t, "the download to start", func() bool { return s.PendingDownloads() == 1 })
+	staging := s.dl.staging
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("DownloadDir after Close holds %v", names)
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatalf("removing DownloadDir after Close: %v", err)
+	}
+	waitFor(t, "the staging directory to go", func() bool {
+		_, err := os.Stat(staging)
+		return os.IsNotExist(err)
+	})
+	if f := s.FailedDownloads(); len(f) != 0 || len(s.Downloads()) != 0 {
+		t.Errorf("after Close: downloads %+v, failed %+v", s.Downloads(), f)
+	}
 }

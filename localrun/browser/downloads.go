@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -18,8 +19,10 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 )
 
-// stagingDirName is the directory inside DownloadDir where the browser writes
-// unfinished downloads (named by their GUID).
+// stagingDirName is the directory inside DownloadDir where a remote browser
+// writes unfinished downloads (named by their GUID). A local browser writes
+// them in a directory of the pool's instead (see Pool.stagingParent), so that
+// nothing but the session's own code ever writes in DownloadDir.
 const stagingDirName = ".downloading"
 
 // Download is a file that the run downloaded completely.
@@ -64,14 +67,33 @@ type activeDownload struct {
 	finishing       bool
 }
 
-func newDownloads(o SessionOptions) (*downloads, error) {
+// newDownloads prepares the download state of a session. The browser writes
+// unfinished files in a staging directory: a new one under stagingParent when
+// it is set (a local browser), else DownloadDir/.downloading (a remote
+// browser, which must see the same path).
+//
+// Why not always DownloadDir/.downloading: the browser finishes deleting a
+// canceled download on its own schedule, after it has reported the cancel and
+// even after its browser context is gone, and may create the staging
+// directory again to do so. In a directory the caller owns that races with
+// the caller's clean-up of DownloadDir once the session is closed.
+func newDownloads(o SessionOptions, stagingParent string) (*downloads, error) {
 	dir, err := filepath.Abs(o.DownloadDir)
 	if err != nil {
 		return nil, err
 	}
-	staging := filepath.Join(dir, stagingDirName)
-	if err := os.MkdirAll(staging, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the download directory: %w", err)
+	}
+	var staging string
+	if stagingParent != "" {
+		staging, err = os.MkdirTemp(stagingParent, "session-")
+	} else {
+		staging = filepath.Join(dir, stagingDirName)
+		err = os.MkdirAll(staging, 0o755)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("creating the download staging directory: %w", err)
 	}
 	return &downloads{
 		dir:           dir,
@@ -151,10 +173,18 @@ func (s *Session) downloadProgress(ev *cdpbrowser.EventDownloadProgress) {
 		if path == "" || filepath.Dir(path) != d.staging {
 			path = filepath.Join(d.staging, ev.GUID)
 		}
-		s.wg.Add(1)
+		if s.closing {
+			// Close waits for the files being moved into DownloadDir; none
+			// may start after it (the staged file goes with the staging
+			// directory).
+			d.fail(a, "the session closed before the download was saved")
+			s.mu.Unlock()
+			return
+		}
+		s.saving.Add(1)
 		s.mu.Unlock()
 		go func() {
-			defer s.wg.Done()
+			defer s.saving.Done()
 			s.finishDownload(a, path)
 		}()
 	default: // canceled
@@ -268,12 +298,40 @@ func (s *Session) placeDownload(a *activeDownload, staged string) (Download, err
 		os.Remove(staged)
 		return Download{}, err
 	}
-	if err := os.Rename(staged, path); err != nil {
+	if err := moveFile(staged, path); err != nil {
 		os.Remove(path)
 		os.Remove(staged)
 		return Download{}, fmt.Errorf("saving the download: %w", err)
 	}
 	return Download{Name: name, Path: path, Size: size, URL: a.url, SHA256: hex.EncodeToString(h.Sum(nil)), At: time.Now()}, nil
+}
+
+// moveFile renames from to to, copying when they are on different file
+// systems (the staging directory of a local browser is in the system's
+// temporary directory).
+func moveFile(from, to string) error {
+	err := os.Rename(from, to)
+	var le *os.LinkError
+	if err == nil || !errors.As(err, &le) || !errors.Is(le.Err, syscall.EXDEV) {
+		return err
+	}
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	if err := dst.Close(); err != nil {
+		return err
+	}
+	return os.Remove(from)
 }
 
 // reserveLocked picks "name", "name (1).ext", ... that no file has, and

@@ -141,6 +141,23 @@ type Pool struct {
 	quickDeaths int // local browsers in a row that died soon after their start
 
 	wg sync.WaitGroup // background goroutines (restarts, tab cancels, watchers)
+
+	staging    sync.Once // makes stagingDir
+	stagingDir string    // where local browsers write unfinished downloads; removed by Close
+	stagingErr error
+}
+
+// stagingParent returns the pool's directory for unfinished downloads of
+// local browsers, creating it on first use in the system's temporary
+// directory. Each session stages in a directory of its own below it.
+func (p *Pool) stagingParent() (string, error) {
+	p.staging.Do(func() {
+		p.stagingDir, p.stagingErr = os.MkdirTemp("", "abctl-downloads-")
+		if p.stagingErr != nil {
+			p.stagingErr = fmt.Errorf("creating the download staging directory: %w", p.stagingErr)
+		}
+	})
+	return p.stagingDir, p.stagingErr
 }
 
 // slot is the browser for one address, or its start in progress.
@@ -246,6 +263,13 @@ func (p *Pool) Close() error {
 		errs = append(errs, inst.close())
 	}
 	p.wg.Wait()
+	// The browsers are gone: nothing writes in the staging directory now.
+	p.staging.Do(func() {}) // no directory is made after this
+	if p.stagingDir != "" {
+		if err := os.RemoveAll(p.stagingDir); err != nil {
+			errs = append(errs, fmt.Errorf("removing the download staging directory: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -531,6 +555,22 @@ func (inst *instance) alive() bool {
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
 	return inst.dead == nil && !inst.closing && inst.ctx.Err() == nil
+}
+
+// lost reports whether the connection to the browser has dropped or the
+// browser's context ended (the watcher then fails the sessions with the
+// reason). A tab's action can fail with the dropped connection before the
+// browser's context ends.
+func (inst *instance) lost() bool {
+	if inst.ctx.Err() != nil {
+		return true
+	}
+	select {
+	case <-inst.b.LostConnection:
+		return true
+	default:
+		return false
+	}
 }
 
 // deathReason explains why the browser context ended without Close.

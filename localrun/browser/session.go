@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -31,11 +32,13 @@ type SessionOptions struct {
 	// BrowserAddress is a remote browser for this run (http://host:9222 or
 	// ws://...). It overrides Options.RemoteURL. Empty: the pool's browser.
 	BrowserAddress string
-	// DownloadDir receives the downloads of the run; it is created, and the
-	// browser writes unfinished files in its subdirectory .downloading. Empty:
-	// the browser denies every download. With a remote browser the path is on
-	// the browser's machine, so downloads only work when it shares the
-	// directory (same host or a shared volume).
+	// DownloadDir receives the downloads of the run; it is created. Empty: the
+	// browser denies every download. A local browser writes unfinished files
+	// in a directory of the pool's, so that once Close has returned nothing
+	// writes in DownloadDir any more. A remote browser writes them in
+	// DownloadDir's subdirectory .downloading, and the path is on the
+	// browser's machine, so downloads only work when it shares the directory
+	// (same host or a shared volume).
 	DownloadDir string
 	// MaxDownloadBytes caps one file (default 100 MiB).
 	MaxDownloadBytes int64
@@ -98,6 +101,7 @@ type Session struct {
 	started bool          // the worker runs (set before it starts)
 	exited  chan struct{} // closed when the worker ended
 	wg      sync.WaitGroup
+	saving  sync.WaitGroup // completed downloads being moved into DownloadDir
 }
 
 // tab is one page target of the session.
@@ -143,7 +147,14 @@ func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) 
 		exited:    make(chan struct{}),
 	}
 	if o.DownloadDir != "" {
-		dl, err := newDownloads(o)
+		var parent string
+		if addr == "" {
+			var err error
+			if parent, err = p.stagingParent(); err != nil {
+				return nil, err
+			}
+		}
+		dl, err := newDownloads(o, parent)
 		if err != nil {
 			return nil, err
 		}
@@ -724,6 +735,29 @@ func (s *Session) Err() error {
 	return s.err
 }
 
+// Ended tells whether a failed action failed because the browser is gone.
+// When the connection to the browser has ended, the session fails with the
+// reason a moment later (finding the reason means waiting for the process to
+// be reaped); meanwhile an action on a tab already fails with
+// context.Canceled. Ended then waits, bounded by ctx, for that reason and
+// returns it. It returns nil at once while the browser is connected (an action
+// failed for a reason of its page, or its tab closed), and Err once the
+// session ended.
+func (s *Session) Ended(ctx context.Context) error {
+	if err := s.Err(); err != nil {
+		return err
+	}
+	if s.inst == nil || !s.inst.lost() {
+		return nil
+	}
+	select {
+	case <-s.done:
+		return s.Err()
+	case <-ctx.Done():
+		return nil
+	}
+}
+
 // ContextID is the id of the session's browser context.
 func (s *Session) ContextID() string { return string(s.contextID) }
 
@@ -741,7 +775,9 @@ func (s *Session) fail(reason error) {
 // Close disposes of the browser context (which closes its tabs at once),
 // without closing a remote browser. It is idempotent; a second call waits for
 // the first and returns its result. Downloads still in progress are dropped:
-// call WaitDownloads first to keep them.
+// call WaitDownloads first to keep them. When Close returns, the files of
+// completed downloads are in DownloadDir and, with a local browser, nothing
+// writes there any more.
 func (s *Session) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
@@ -767,6 +803,9 @@ func (s *Session) Close(ctx context.Context) error {
 		s.cancelTab(tb)
 	}
 	s.fail(ErrSessionClosed)
+	// A completed download is being moved into DownloadDir: let it land (a
+	// rename or a local copy), so that the caller may remove the directory.
+	s.saving.Wait()
 
 	// The detaches and download work end by themselves; wait in the
 	// background so that Close returns at once. (Before the session leaves
@@ -807,6 +846,7 @@ func (s *Session) abandon() {
 		s.cancelTab(tb)
 	}
 	s.wg.Wait()
+	s.saving.Wait()
 	s.removeStaging()
 	s.pool.releaseBrowser(s.inst)
 }
@@ -827,9 +867,13 @@ func (s *Session) removeStaging() {
 		s.pool.log.Warn("removing the download staging directory", "run", s.opts.RunID, "err", err)
 		return
 	}
-	// A download canceled just before the end can still make the browser
-	// create the directory again (for a file it then deletes): remove it
-	// once more later if it is back and empty.
+	if filepath.Base(s.dl.staging) != stagingDirName {
+		return // the pool's: Pool.Close removes whatever the browser leaves
+	}
+	// A remote browser writes in DownloadDir/.downloading. A download
+	// canceled just before the end can still make it create the directory
+	// again (for a file it then deletes): remove it once more later if it is
+	// back and empty.
 	staging := s.dl.staging
 	time.AfterFunc(2*time.Second, func() { os.Remove(staging) })
 }

@@ -1,13 +1,10 @@
 package record
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"image/jpeg"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -23,7 +20,6 @@ type encoder struct {
 	stdin   io.WriteCloser
 	tmpPath string
 	stderr  *tail
-	t0      time.Time
 
 	exited  chan struct{} // closed when cmd.Wait returned
 	waitErr error
@@ -58,22 +54,28 @@ func ffmpegArgs(o Options, w, h int, out string) []string {
 	return append(args, "-y", out)
 }
 
-// startEncoder starts ffmpeg for a video of the size of the first picture,
-// and the writer goroutine. The video starts at the time of that picture.
-func startEncoder(r *Recorder, first []byte, at time.Time) (*encoder, error) {
-	cfg, err := jpeg.DecodeConfig(bytes.NewReader(first))
-	if err != nil {
-		return nil, fmt.Errorf("record: first screencast picture: %w", err)
-	}
-	w, h := cfg.Width&^1, cfg.Height&^1
-	if w < 2 || h < 2 {
-		return nil, fmt.Errorf("record: first screencast picture is %d×%d", cfg.Width, cfg.Height)
-	}
+// writeLag is how long after its time the writer takes a frame while the
+// recording goes on. A picture reaches the timeline some time after the tab
+// looked like that: a screencast frame after the protocol round trip and the
+// sampler's turn, a screenshot after its capture. When it arrives within
+// writeLag it lands in the frame of its time; later, in the next frame
+// written. A loaded machine delays it by tens, rarely hundreds of
+// milliseconds. The cost is memory: the pictures of writeLag (a few
+// JPEGs), and the frames of writeLag that the writer writes at the end.
+const writeLag = time.Second
+
+// holdTime is how long the last picture of a recording stays on screen at
+// least: the final state of a run is what a viewer looks for, and a
+// recording stops right after the run's last action.
+const holdTime = time.Second
+
+// startEncoder starts ffmpeg for a video of w×h (even numbers) and the
+// writer goroutine.
+func startEncoder(r *Recorder, w, h int) (*encoder, error) {
 	e := &encoder{
 		r:          r,
 		tmpPath:    r.outPath + ".part",
 		stderr:     &tail{max: 8 << 10},
-		t0:         at,
 		exited:     make(chan struct{}),
 		writerDone: make(chan struct{}),
 	}
@@ -81,6 +83,7 @@ func startEncoder(r *Recorder, first []byte, at time.Time) (*encoder, error) {
 	e.cmd = exec.Command(r.ffmpeg, ffmpegArgs(r.opt, w, h, e.tmpPath)...)
 	e.cmd.Stderr = e.stderr
 	e.cmd.SysProcAttr = sysProcAttr()
+	var err error
 	if e.stdin, err = e.cmd.StdinPipe(); err != nil {
 		return nil, fmt.Errorf("record: ffmpeg: %w", err)
 	}
@@ -95,46 +98,62 @@ func startEncoder(r *Recorder, first []byte, at time.Time) (*encoder, error) {
 	return e, nil
 }
 
-// writeLoop writes the newest picture once per frame period, by the wall
-// clock: frame k is due at t0 + k/FPS. A frame that came due while a write
-// was slow is written at once, so the video keeps real time. When the
-// recording finishes, it writes the frames due until then and closes stdin.
+// writeLoop writes the frames of the timeline to ffmpeg, one JPEG per frame
+// (ffmpeg reads them at the frame rate of the video, so the k-th JPEG is the
+// frame at k/FPS). While the recording goes on, it writes frame k writeLag
+// after its time, t0 + k/FPS; a frame that came due while a write was slow
+// is written at once. Which picture a frame shows depends only on the times
+// of the pictures (see timeline), not on when the writer runs. When the
+// recording is sealed, it writes the frames up to its end and the hold of
+// its last picture, at once, and closes stdin.
 func (e *encoder) writeLoop() {
 	defer close(e.writerDone)
 	defer e.stdin.Close()
 	r := e.r
-	period := time.Second / time.Duration(r.opt.FPS)
-	maxBatch := 8 * r.opt.FPS // bounds one round of catching up
+	maxBatch := int64(8 * r.opt.FPS) // bounds one round of catching up
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	var n int64
+	var n int64 // frames written
 	for {
 		final := false
 		select {
 		case <-timer.C:
-		case <-r.done:
+		case <-r.sealCh:
 			final = true
 		case <-e.exited:
 			e.writeErr = errors.New("ffmpeg exited before the end of the input")
 			return
 		}
-		elapsed := time.Since(e.t0)
-		due := int64(elapsed/period) + 1
+		r.mu.Lock()
+		due := r.tl.due(time.Now(), writeLag)
 		if final {
-			due = max(1, int64(math.Round(float64(elapsed)/float64(period))))
+			due = r.tl.frames(r.endAt, holdTime)
 		}
-		for i := 0; n < due && (final || i < maxBatch); i++ {
-			if _, err := e.stdin.Write(r.picture()); err != nil {
+		r.mu.Unlock()
+		if !final {
+			due = min(due, n+maxBatch)
+		}
+		for ; n < due; n++ {
+			r.mu.Lock()
+			jpg := r.tl.take()
+			r.mu.Unlock()
+			if jpg == nil { // cannot happen: ffmpeg starts with the first picture
+				e.writeErr = errors.New("no picture for a frame")
+				return
+			}
+			if _, err := e.stdin.Write(jpg); err != nil {
 				e.writeErr = err
 				return
 			}
-			n++
 			r.written.Add(1)
 		}
 		if final {
 			return
 		}
-		timer.Reset(max(0, time.Until(e.t0.Add(time.Duration(n)*period))))
+		r.mu.Lock()
+		next := r.tl.frameTime(n).Add(writeLag)
+		r.mu.Unlock()
+		timer.Reset(max(0, time.Until(next)))
 	}
 }
 

@@ -3,16 +3,32 @@
 //
 // # Pipeline
 //
-// A sampler goroutine keeps the newest picture (a JPEG) of the followed tab.
-// A writer goroutine feeds ffmpeg, through its stdin, one JPEG per tick of a
-// constant frame rate (image2pipe with the mjpeg decoder, the same rate in
-// and out). The ticks follow the wall clock: frame k is due at t0 + k/FPS,
-// where t0 is the time of the first picture. When the page shows no change,
-// the writer repeats the newest picture, and when a write was slow it catches
-// up, so the video lasts as long as the recording and its timeline is real
-// time. ffmpeg starts with the first picture, because that picture fixes the
-// size of the video; later pictures of another size (another tab, another
-// viewport) are scaled and padded to it.
+// A sampler goroutine takes pictures (JPEGs) of the followed tab, each with
+// the wall-clock time at which the tab looked like that: a screencast frame
+// at the time Chromium drew it (the timestamp of its metadata), a screenshot
+// at the time it was asked for. A timeline (timeline.go) turns them into the
+// frames of a constant frame rate video whose clock is the wall clock: frame
+// k stands for t0 + k/FPS, where t0 is the call of Start, and shows the
+// newest picture taken at or before that time. A writer goroutine feeds
+// ffmpeg, through its stdin, one JPEG per frame (image2pipe with the mjpeg
+// decoder, the same rate in and out), writeLag after the frame's time, so
+// that pictures that arrive late still land in their frame. When the
+// recording ends (Stop, or the end of the context of Start), the sampler
+// takes a last screenshot, so that the video ends on the state of the page
+// at the end even when the result of the run's last action was not cast
+// yet, and the writer writes the frames up to the end plus holdTime (1 s)
+// of the last picture. The video therefore lasts from Start to the end of
+// the recording plus a second, whatever the load of the machine did to the
+// goroutines, and its last second shows the last state.
+//
+// The video has the size of the viewport (bounded by MaxWidth×MaxHeight):
+// that of the first picture, which is a screenshot, for which Chromium draws
+// a frame of the viewport at its current size. A new tab gets its viewport
+// (a device metrics override) just before its recording starts, and a cast
+// started then sends first a frame of the old size, which made videos of
+// 1280×632 (see sampler.first); such frames are dropped when they come
+// anyway (staleFrame). Pictures of another size (another tab's viewport)
+// are scaled and padded by ffmpeg to the size of the video.
 //
 // # Throttling and the CPU budget
 //
@@ -39,7 +55,10 @@
 //     than the video samples it. The sampler stops the cast and takes one JPEG
 //     screenshot (Page.captureScreenshot, the same quality) per tick, which
 //     copies one frame. When two screenshots in a row are the same bytes, the
-//     page is still again and the cast restarts.
+//     page is still again and the cast restarts. The sampler does not wait
+//     for a screenshot: one asked for while a navigation commits can take
+//     until its timeout, and when it has not come by the next tick, the cast
+//     restarts meanwhile (see sampler.tick).
 //
 // A cast that sent nothing for 5 s is restarted, so that a cast that Chromium
 // dropped cannot freeze the video. ffmpeg encodes VP8 in realtime mode with
@@ -180,20 +199,24 @@ type Recorder struct {
 	outPath string
 
 	mu     sync.Mutex // guards the fields below
-	latest []byte     // the newest picture, a JPEG
+	tl     *timeline  // the pictures, and the frames taken from them
 	enc    *encoder   // ffmpeg, from the first picture on
 	encErr error      // the error of starting ffmpeg
+	endAt  time.Time  // when the recording ended (finish)
+	sealed bool       // no picture is taken any more (seal)
 
 	captured atomic.Int64 // pictures taken
 	written  atomic.Int64 // frames written to ffmpeg
 	castErrs atomic.Int64 // failed Page.startScreencast calls
 	// counters for tests and diagnostics
-	castStarts, castFrames, shots atomic.Int64
+	castStarts, castFrames, shots, stale atomic.Int64
 
 	followCh chan followReq
-	done     chan struct{} // closed by finish: sampling and writing end
+	done     chan struct{} // closed by finish: sampling ends
 	finishMu sync.Once
 	samplerQ chan struct{} // closed when the sampler returned
+	sealCh   chan struct{} // closed by seal: the writer writes the last frames
+	sealOnce sync.Once
 
 	stopOnce  sync.Once
 	stopPath  string
@@ -208,8 +231,10 @@ type followReq struct {
 
 // Start starts recording tab into outPath. tab is a chromedp context that is
 // attached to a page target (it has run an action). The recording ends with
-// Stop, or when ctx ends; call Stop in both cases, to get the file. Start
-// waits up to a second for the first picture, and starts ffmpeg with it.
+// Stop, or when ctx ends; call Stop in both cases, to get the file. The video
+// starts at the call of Start. Start takes a first picture (a screenshot, or
+// else the first screencast frame, bounded by a second) and starts ffmpeg
+// with it.
 func Start(ctx context.Context, tab context.Context, outPath string, o Options) (*Recorder, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -231,34 +256,43 @@ func Start(ctx context.Context, tab context.Context, outPath string, o Options) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := &Recorder{
-		opt:      o,
-		ffmpeg:   ff,
-		outPath:  outPath,
-		followCh: make(chan followReq),
-		done:     make(chan struct{}),
-		samplerQ: make(chan struct{}),
-	}
+	r := newRecorder(o, ff, outPath)
 	s := newSampler(r, tab)
 	// The cast starts here, so that a tab that cannot cast fails Start, and
 	// ffmpeg starts (and can fail) with the first picture before Start
 	// returns.
-	if err := s.first(); err != nil {
-		s.stopCast()
-		s.close()
-		return nil, fmt.Errorf("record: start screencast: %w", err)
+	err = s.first()
+	if err != nil {
+		err = fmt.Errorf("record: start screencast: %w", err)
+	} else {
+		r.mu.Lock()
+		err = r.encErr
+		r.mu.Unlock()
 	}
-	r.mu.Lock()
-	encErr := r.encErr
-	r.mu.Unlock()
-	if encErr != nil {
+	if err != nil {
 		s.stopCast()
 		s.close()
-		return nil, encErr
+		r.abort()
+		return nil, err
 	}
 	go s.run()
 	r.unwatchFn = context.AfterFunc(ctx, r.finish)
 	return r, nil
+}
+
+// newRecorder returns a recorder whose video starts now. o has its defaults.
+func newRecorder(o Options, ffmpeg, outPath string) *Recorder {
+	return &Recorder{
+		opt:       o,
+		ffmpeg:    ffmpeg,
+		outPath:   outPath,
+		tl:        newTimeline(time.Now(), time.Second/time.Duration(o.FPS)),
+		followCh:  make(chan followReq),
+		done:      make(chan struct{}),
+		samplerQ:  make(chan struct{}),
+		sealCh:    make(chan struct{}),
+		unwatchFn: func() bool { return false },
+	}
 }
 
 // checkTab reports whether tab is a chromedp context with a live target.
@@ -312,14 +346,55 @@ func (r *Recorder) Frames() int { return int(r.captured.Load()) }
 // VideoFrames returns the number of frames written to the video so far.
 func (r *Recorder) VideoFrames() int { return int(r.written.Load()) }
 
-// finish ends sampling and makes the writer close ffmpeg's input. It does not
-// wait. It is safe to call more than once.
+// finish ends the recording: the video lasts until now (and the hold of its
+// last picture), and the sampler takes a last picture and returns. It does
+// not wait. It is safe to call more than once.
 func (r *Recorder) finish() {
-	r.finishMu.Do(func() { close(r.done) })
+	r.finishMu.Do(func() {
+		r.mu.Lock()
+		r.endAt = time.Now()
+		r.mu.Unlock()
+		close(r.done)
+	})
 }
 
-// Stop ends the recording: it stops the cast, closes ffmpeg's input, waits
-// for ffmpeg and returns the path of the finished file. The wait ends 5 s
+// seal ends the taking of pictures, after finish: the writer then writes the
+// frames up to the end of the recording and the hold of its last picture,
+// and closes ffmpeg's input. The sampler seals when it returns, after its
+// last picture; Stop seals when the sampler takes too long. It is safe to
+// call more than once.
+func (r *Recorder) seal() {
+	r.finish()
+	r.sealOnce.Do(func() {
+		r.mu.Lock()
+		r.sealed = true
+		r.mu.Unlock()
+		close(r.sealCh)
+	})
+}
+
+// abort ends a recording that failed to start: it ends ffmpeg when the first
+// picture started it, and removes its partial file.
+func (r *Recorder) abort() {
+	r.seal()
+	r.mu.Lock()
+	enc := r.enc
+	r.mu.Unlock()
+	if enc != nil {
+		enc.kill()
+		ctx, cancel := context.WithTimeout(context.Background(), stopGrace)
+		_ = enc.wait(ctx)
+		cancel()
+		_ = os.Remove(enc.tmpPath)
+	}
+}
+
+// Stop ends the recording: the video lasts until now, and then holds its
+// last picture for holdTime (frames that ffmpeg gets at once; Stop does not
+// wait that second). It takes a last screenshot of the followed tab (bounded
+// by a second), stops the cast, writes the remaining frames, closes ffmpeg's
+// input, waits for ffmpeg and returns the path of the finished file. Call it
+// right after the last action of the run. The wait for ffmpeg ends 5 s
 // after ctx ends (so a ctx that ended already, such as the one of Start,
 // still lets ffmpeg finish the file, which takes milliseconds), and after
 // 30 s at most; then Stop kills ffmpeg and returns an error. A second call
@@ -334,8 +409,9 @@ func (r *Recorder) Stop(ctx context.Context) (string, error) {
 func (r *Recorder) stop(ctx context.Context) (string, error) {
 	r.unwatchFn()
 	r.finish()
-	// The sampler stops the cast on its way out; each of its steps is
-	// bounded.
+	// The sampler takes a last picture and stops the cast on its way out;
+	// each of its steps is bounded. It seals the recording when it returns;
+	// when it takes too long, the recording ends without it.
 	t := time.NewTimer(5 * time.Second)
 	select {
 	case <-r.samplerQ:
@@ -343,6 +419,7 @@ func (r *Recorder) stop(ctx context.Context) (string, error) {
 	case <-ctx.Done():
 	}
 	t.Stop()
+	r.seal()
 
 	r.mu.Lock()
 	enc, encErr := r.enc, r.encErr
@@ -367,21 +444,25 @@ func (r *Recorder) stop(ctx context.Context) (string, error) {
 	return r.outPath, nil
 }
 
-// setPicture stores a new picture, and starts ffmpeg on the first one.
-func (r *Recorder) setPicture(jpg []byte, at time.Time) {
-	r.captured.Add(1)
+// setPicture adds a picture to the video, and starts ffmpeg on the first
+// one: the video has the size of that picture, bounded by MaxWidth×MaxHeight
+// (pictures of another size are scaled and padded to it). The sampler gives
+// only pictures of the viewport at its current size (see sampler.frame and
+// sampler.first), so the video has the size of the viewport. After seal, it
+// does nothing.
+func (r *Recorder) setPicture(p picture, width, height int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.latest = jpg
+	if r.sealed {
+		return
+	}
+	r.captured.Add(1)
+	r.tl.add(p)
 	if r.enc != nil || r.encErr != nil {
 		return
 	}
-	select {
-	case <-r.done:
-		return
-	default:
-	}
-	enc, err := startEncoder(r, jpg, at)
+	w, h := fit(width, height, r.opt.MaxWidth, r.opt.MaxHeight)
+	enc, err := startEncoder(r, w, h)
 	if err != nil {
 		r.encErr = err
 		return
@@ -389,9 +470,13 @@ func (r *Recorder) setPicture(jpg []byte, at time.Time) {
 	r.enc = enc
 }
 
-// picture returns the newest picture.
-func (r *Recorder) picture() []byte {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.latest
+// fit returns the size w×h scaled down, keeping its aspect ratio, to fit in
+// maxW×maxH, as Chromium scales the screencast frames for maxWidth and
+// maxHeight, and rounded down to even numbers (yuv420p needs them).
+func fit(w, h, maxW, maxH int) (int, int) {
+	if w > maxW || h > maxH {
+		s := min(float64(maxW)/float64(w), float64(maxH)/float64(h))
+		w, h = int(float64(w)*s+0.5), int(float64(h)*s+0.5)
+	}
+	return max(2, min(w, maxW)&^1), max(2, min(h, maxH)&^1)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"image/jpeg"
+	"math"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -28,6 +30,19 @@ const (
 	// fastFrames is the number of cast frames within one tick at which the
 	// page counts as animated: it changes faster than the video samples.
 	fastFrames = 2
+	// maxCastAge bounds how much older than its arrival the metadata
+	// timestamp of a cast frame may be to be believed (see castTime).
+	maxCastAge = writeLag
+	// clockSlack is how much later than its arrival the metadata timestamp
+	// of a cast frame may be: the clocks of Chromium and Go are the same
+	// wall clock when Chromium runs on this machine, read a moment apart.
+	clockSlack = 20 * time.Millisecond
+	// maxStale is the number of stale frames in a row (see staleFrame) that
+	// the sampler drops. Chromium sends one or two when a cast starts right
+	// after the viewport changed; more in a row would mean that this
+	// Chromium's metadata means something else, and then a picture of
+	// another shape is better than none.
+	maxStale = 3
 )
 
 var errTabGone = errors.New("record: tab is closed")
@@ -36,7 +51,63 @@ var errTabGone = errors.New("record: tab is closed")
 type castFrame struct {
 	data    []byte // JPEG
 	session int64
-	at      time.Time
+	at      time.Time                     // when Chromium drew it (castTime)
+	md      *page.ScreencastFrameMetadata // nil when Chromium sent none
+}
+
+// castTime returns the time at which Chromium drew a cast frame that arrived
+// at arrived: its metadata timestamp (the time of the frame's swap, on the
+// browser's wall clock), which a busy machine or a slow ack can put well
+// before the arrival. The video places each picture at the time the page
+// looked like that, not at the time the sampler got to it. A timestamp that
+// is missing, later than the arrival or older than maxCastAge (the clock of a
+// remote browser, or a frame that Chromium drew long ago and sends only now
+// that a cast starts; the page has not changed since, so the arrival is as
+// good) is not believed, and the arrival counts. The result keeps the
+// monotonic clock reading of arrived, so that the timeline's arithmetic does
+// not follow a step of the wall clock.
+func castTime(ts cdp.TimeSinceEpoch, arrived time.Time) time.Time {
+	if ts <= 0 {
+		return arrived
+	}
+	sec, frac := math.Modf(float64(ts))
+	drawn := time.Unix(int64(sec), int64(frac*1e9))
+	age := arrived.Round(0).Sub(drawn) // wall clock against wall clock
+	if age < -clockSlack || age > maxCastAge {
+		return arrived
+	}
+	return arrived.Add(-max(age, 0))
+}
+
+// staleFrame reports whether a cast frame of w×h pixels was drawn before the
+// viewport got the size that its metadata reports: its aspect ratio is not
+// the one of the metadata's device size. Chromium sends such a frame when a
+// cast starts right after the viewport changed (a new tab, whose window has
+// another size, gets its device metrics override just before the recording
+// starts): it is the last frame of the old size. It is dropped; Chromium
+// sends the frame of the new size right after. The tolerance covers the
+// rounding of a picture that maxWidth/maxHeight scaled down.
+func staleFrame(w, h int, md *page.ScreencastFrameMetadata) bool {
+	if md == nil {
+		return false
+	}
+	dw, dh := md.DeviceWidth, md.DeviceHeight
+	if dw <= 0 || dh <= 0 || w <= 0 || h <= 0 {
+		return false // nothing to compare with
+	}
+	// The height that w pixels of the viewport's aspect ratio have, and the
+	// width of h pixels.
+	wantH, wantW := float64(w)*dh/dw, float64(h)*dw/dh
+	return math.Abs(wantH-float64(h)) > 2 && math.Abs(wantW-float64(w)) > 2
+}
+
+// jpegSize returns the size of a JPEG, or 0×0 when it is not one.
+func jpegSize(b []byte) (int, int) {
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return 0, 0
+	}
+	return cfg.Width, cfg.Height
 }
 
 // sampler takes the pictures of the followed tab. Only the sampler goroutine
@@ -63,12 +134,23 @@ type sampler struct {
 	casting    bool      // a cast runs on tab
 	castSince  time.Time // start of the cast, or time of its last frame
 	tickFrames int       // cast frames since the last tick
+	staleRun   int       // stale cast frames dropped in a row
 	shooting   bool      // the page animates: screenshots instead of the cast
 	lastShot   []byte
+	shotBusy   bool            // a screenshot of tick is under way
+	shotCh     chan shotResult // its result
+}
+
+// shotResult is the result of a screenshot that tick asked for.
+type shotResult struct {
+	tab   context.Context // the tab it is of
+	jpg   []byte
+	asked time.Time
+	err   error
 }
 
 func newSampler(r *Recorder, tab context.Context) *sampler {
-	s := &sampler{r: r}
+	s := &sampler{r: r, shotCh: make(chan shotResult, 1)}
 	s.attach(tab)
 	return s
 }
@@ -82,6 +164,7 @@ func (s *sampler) attach(tab context.Context) {
 	s.shooting = false
 	s.lastShot = nil
 	s.tickFrames = 0
+	s.staleRun = 0
 	s.detached, _ = chromedp.Detached(tab) // checkTab has checked the error
 	ctx, cancel := context.WithCancel(tab)
 	s.unsub = cancel
@@ -93,8 +176,12 @@ func (s *sampler) attach(tab context.Context) {
 			if err != nil {
 				return
 			}
+			f := castFrame{data: ev.Data, session: ev.SessionID, at: time.Now(), md: ev.Metadata}
+			if f.md != nil {
+				f.at = castTime(f.md.Timestamp, f.at)
+			}
 			select {
-			case frames <- castFrame{data: ev.Data, session: ev.SessionID, at: time.Now()}:
+			case frames <- f:
 			default:
 				go ack(tab, ev.SessionID) // dropped, but acked
 			}
@@ -172,11 +259,13 @@ func (s *sampler) stopCast() {
 	_, _ = chromedp.Call(ctx, page.StopScreencast, cdp.Empty{})
 }
 
-// screenshot takes one JPEG of the viewport, as the cast would send it.
-func (s *sampler) screenshot() ([]byte, error) {
+// screenshot takes one JPEG of the viewport of tab, as the cast would send
+// it, bounded by timeout. It may run on another goroutine than the sampler's
+// (see tick).
+func (s *sampler) screenshot(tab context.Context, timeout time.Duration) ([]byte, error) {
 	q := int64(s.r.opt.Quality)
 	fast := true
-	ctx, cancel := context.WithTimeout(s.tab, shotTimeout)
+	ctx, cancel := context.WithTimeout(tab, timeout)
 	defer cancel()
 	res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
 		Format:           page.CaptureScreenshotFormatJpeg,
@@ -189,44 +278,120 @@ func (s *sampler) screenshot() ([]byte, error) {
 	return res.Data, nil
 }
 
-// frame takes a frame of the cast as the newest picture and acks it. When
-// the page changes faster than the video samples, it stops the cast (before
-// the ack, so that the ack lets no further frame out) and switches to
-// screenshots.
-func (s *sampler) frame(f castFrame) {
-	s.r.setPicture(f.data, f.at)
+// frame adds a frame of the cast to the video and acks it, and reports
+// whether it took it: a frame that is not a JPEG, or that is stale (see
+// staleFrame; up to maxStale in a row), is only acked. When the page changes
+// faster than the video samples, it stops the cast (before the ack, so that
+// the ack lets no further frame out) and switches to screenshots.
+func (s *sampler) frame(f castFrame) bool {
+	w, h := jpegSize(f.data)
+	if w == 0 {
+		go ack(s.tab, f.session)
+		return false
+	}
+	if staleFrame(w, h, f.md) && s.staleRun < maxStale {
+		s.staleRun++
+		s.r.stale.Add(1)
+		go ack(s.tab, f.session)
+		return false
+	}
+	s.staleRun = 0
+	s.r.setPicture(picture{jpg: f.data, at: f.at}, w, h)
 	s.r.castFrames.Add(1)
 	s.tickFrames++
-	s.castSince = f.at
+	s.castSince = time.Now()
 	if s.casting && s.tickFrames >= fastFrames {
 		s.stopCast()
 		s.shooting = true
 		s.lastShot = nil
 	}
 	go ack(s.tab, f.session)
+	return true
 }
 
-// tick runs once per frame period.
+// shoot takes a screenshot of the followed tab, bounded by timeout, and
+// adds it to the video at the time at (see addShot); a zero at means the
+// time of the request. Start, Follow and the end of the recording use it;
+// while the recording goes on, tick takes its screenshots without waiting.
+func (s *sampler) shoot(timeout time.Duration, at time.Time) error {
+	if s.isGone() {
+		return errTabGone
+	}
+	asked := time.Now()
+	shot, err := s.screenshot(s.tab, timeout)
+	if err != nil {
+		return err
+	}
+	if at.IsZero() {
+		at = asked
+	}
+	return s.addShot(shot, at)
+}
+
+// addShot adds a screenshot to the video. A screenshot counts at the time of
+// its request: Chromium draws the frame that it copies right after it.
+func (s *sampler) addShot(shot []byte, at time.Time) error {
+	w, h := jpegSize(shot)
+	if w == 0 {
+		return errors.New("record: the screenshot is not a JPEG")
+	}
+	s.r.shots.Add(1)
+	s.r.setPicture(picture{jpg: shot, at: at}, w, h)
+	return nil
+}
+
+// tick runs once per frame period. While the page animates, it asks for a
+// screenshot, whose result comes to gotShot; the sampler does not wait for
+// it. A screenshot asked for while a navigation commits fails at once
+// ("Not attached to an active page") or comes only at its timeout, and a
+// sampler that waited took no picture for that long (a second of a run's
+// pages missing from the video of a quickstart). When the screenshot of
+// the last tick has not come yet, the page is busy: the cast restarts, and
+// sends what changes meanwhile.
 func (s *sampler) tick() {
 	s.tickFrames = 0
 	if s.isGone() {
 		return
 	}
 	if s.shooting {
-		shot, err := s.screenshot()
-		if err != nil {
-			// A hidden or busy page: the cast copes with both.
-			s.shooting = false
-		} else {
-			s.r.shots.Add(1)
-			s.r.setPicture(shot, time.Now())
-			if !bytes.Equal(shot, s.lastShot) {
-				s.lastShot = shot
-				return
-			}
-			s.shooting = false // the page is still again
+		if !s.shotBusy {
+			s.shotBusy = true
+			tab, asked := s.tab, time.Now()
+			go func() {
+				jpg, err := s.screenshot(tab, shotTimeout)
+				s.shotCh <- shotResult{tab: tab, jpg: jpg, asked: asked, err: err}
+			}()
+			return
+		}
+		s.shooting = false
+	}
+	s.castIfIdle()
+}
+
+// gotShot takes the result of the screenshot of tick. When two screenshots
+// in a row are the same bytes, the page is still again, and the cast
+// restarts; when one failed (a hidden or busy page), too: the cast copes
+// with both.
+func (s *sampler) gotShot(res shotResult) {
+	s.shotBusy = false
+	if res.tab != s.tab || s.isGone() {
+		return // of a tab that the recording no longer follows
+	}
+	if res.err == nil && s.addShot(res.jpg, res.asked) == nil {
+		if !s.shooting || !bytes.Equal(res.jpg, s.lastShot) {
+			s.lastShot = res.jpg
+			return
 		}
 	}
+	if s.shooting {
+		s.shooting = false
+		s.castIfIdle()
+	}
+}
+
+// castIfIdle restarts a cast that sent nothing for refreshAfter, and starts
+// the cast when none runs.
+func (s *sampler) castIfIdle() {
 	if s.casting && time.Since(s.castSince) > refreshAfter {
 		s.stopCast()
 	}
@@ -237,12 +402,25 @@ func (s *sampler) tick() {
 	}
 }
 
-// first starts the cast and waits, bounded by firstTimeout, for its first
-// frame. Chromium refuses a cast while a navigation commits ("Not attached to
-// an active page"), so a failed start is retried within the same bound. The
-// error of the last try is returned when the cast never started.
+// first takes the first picture of the tab and starts the cast; Start and
+// Follow call it. Its first step is a screenshot: Chromium draws a new frame
+// for it, at the current size of the viewport. A cast that starts right
+// after the viewport changed (a new tab gets its viewport just before the
+// recording starts) otherwise sends, as its first frame, the last one of the
+// old size: either at the old size or at the new size with the old picture
+// in a corner and black around it. Once a frame of the new size was drawn,
+// the cast sends only such frames. (TestVideoSizeIsViewport: about half of
+// new tabs sent a wrong first frame without the screenshot, none with it.)
+//
+// A page that does not draw (busy before its first paint, or hidden) gives
+// no screenshot; first then waits for the first frame of the cast. The whole
+// is bounded by firstTimeout. Chromium refuses a cast while a navigation
+// commits ("Not attached to an active page"), so a failed start is retried
+// within the same bound. The error of the last try is returned when the
+// cast never started.
 func (s *sampler) first() error {
 	deadline := time.Now().Add(firstTimeout)
+	shotErr := s.shoot(firstTimeout, time.Time{})
 	for {
 		err := s.startCast()
 		if err == nil {
@@ -253,16 +431,25 @@ func (s *sampler) first() error {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	if shotErr == nil {
+		return nil // run takes the frames of the cast
+	}
 	t := time.NewTimer(max(0, time.Until(deadline)))
 	defer t.Stop()
-	select {
-	case f := <-s.frames:
-		s.frame(f)
-	case <-t.C:
-	case <-s.detached:
-	case <-s.r.done:
+	for {
+		select {
+		case f := <-s.frames:
+			if s.frame(f) {
+				return nil
+			}
+		case <-t.C:
+			return nil
+		case <-s.detached:
+			return nil
+		case <-s.r.done:
+			return nil
+		}
 	}
-	return nil
 }
 
 // follow moves the sampler to tab and takes a first picture of it.
@@ -276,22 +463,27 @@ func (s *sampler) follow(tab context.Context) error {
 	return s.first()
 }
 
-// run samples the tab until the recording finishes.
+// run samples the tab until the recording finishes; then it takes the last
+// picture (see last), stops the cast and seals the recording.
 func (s *sampler) run() {
 	r := s.r
 	defer close(r.samplerQ)
-	defer s.close()
-	defer s.stopCast()
 	tick := time.NewTicker(time.Second / time.Duration(r.opt.FPS))
 	defer tick.Stop()
 	for {
 		select {
 		case <-r.done:
+			s.last()
+			s.stopCast()
+			s.close()
+			r.seal()
 			return
 		case req := <-r.followCh:
 			req.reply <- s.follow(req.tab)
 		case f := <-s.frames:
 			s.frame(f)
+		case res := <-s.shotCh:
+			s.gotShot(res)
 		case <-tick.C:
 			s.tick()
 		case <-s.detached:
@@ -299,4 +491,28 @@ func (s *sampler) run() {
 			s.detached = nil // closed: stop selecting on it
 		}
 	}
+}
+
+// last takes the last pictures of a recording: the cast frames that arrived
+// already, then a screenshot. A recording stops right after the run's last
+// action, when the page may not have drawn its result yet, or the cast not
+// sent it; the screenshot makes Chromium draw the page as it is now, so the
+// video ends on the last state of the run. The screenshot counts at the end
+// of the recording, since it shows the state in which the run ended: it is
+// asked for a moment later (later still when the sampler was in a slow
+// protocol call), and that moment would lengthen the video.
+func (s *sampler) last() {
+	for {
+		select {
+		case f := <-s.frames:
+			s.frame(f)
+			continue
+		default:
+		}
+		break
+	}
+	s.r.mu.Lock()
+	end := s.r.endAt
+	s.r.mu.Unlock()
+	_ = s.shoot(shotTimeout, end)
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 // NameTag is the agent tag key holding the name an agent was applied
@@ -46,10 +48,14 @@ var allStatuses = []client.AgentStatus{client.AgentStatusPublished, client.Agent
 // ErrNotFound is returned (wrapped) when no agent answers to a reference.
 var ErrNotFound = errors.New("agent not found")
 
-// Resolve returns the permanent id of ref: ref itself when it is one,
-// otherwise the id the name maps to in c's organization.
+// Resolve returns the permanent id of ref (a name or id, also in the
+// agent/NAME form -o name prints): the id itself, or the id the name maps
+// to in c's organization.
 func Resolve(ctx context.Context, c *client.Client, ref string) (string, error) {
-	ref = strings.TrimPrefix(ref, "agent/")
+	ref, err := resource.Agent.ID(ref)
+	if err != nil {
+		return "", &cmdutil.CodeError{Code: cmdutil.ExitUsage, Err: err}
+	}
 	if IsID(ref) {
 		return ref, nil
 	}
@@ -74,34 +80,57 @@ func Get(ctx context.Context, c *client.Client, ref string) (*client.Agent, erro
 	}
 	a, err := c.Agents.Get(ctx, id, nil)
 	if errors.Is(err, client.ErrNotFound) {
-		what := ref
-		if !IsID(ref) {
-			what = fmt.Sprintf("%q (%s)", ref, id)
+		what, _ := resource.Agent.ID(ref)
+		if !IsID(what) {
+			what = fmt.Sprintf("%q (%s)", what, id)
 		}
 		return nil, fmt.Errorf("no agent %s: %w", what, ErrNotFound)
 	}
 	return a, err
 }
 
-// Names returns the abctl.name tag of each of ids that has one. A service
-// that does not allow tags (403) or answers otherwise badly gives no names,
-// not an error: names are a convenience of listings.
-func Names(ctx context.Context, c *client.Client, ids []string) map[string]string {
-	names := map[string]string{}
+// Tags returns the current tags of each of ids, read in batches of 100,
+// with what it read before an error.
+func Tags(ctx context.Context, c *client.Client, ids []string) (map[string][]client.TagItem, error) {
+	tags := map[string][]client.TagItem{}
 	for start := 0; start < len(ids); start += 100 {
 		batch, err := c.Agents.BatchGetTags(ctx, ids[start:min(start+100, len(ids))])
 		if err != nil {
-			return names
+			return tags, err
 		}
-		for id, tags := range batch {
-			for _, t := range tags {
-				if t.Key != nil && *t.Key == NameTag {
-					names[id] = t.Value
-				}
+		for id, t := range batch {
+			tags[id] = t
+		}
+	}
+	return tags, nil
+}
+
+// TagsRefused reports whether err, from reading or writing tags, says the
+// service does not allow tags (the hosted service's tagging gate answers
+// 403) rather than that something went wrong.
+func TagsRefused(err error) bool {
+	return errors.Is(err, client.ErrForbidden) || errors.Is(err, client.ErrNotFound)
+}
+
+// NamesIn returns the abctl.name tag of each agent of tags that has one.
+func NamesIn(tags map[string][]client.TagItem) map[string]string {
+	names := map[string]string{}
+	for id, items := range tags {
+		for _, t := range items {
+			if t.Key != nil && *t.Key == NameTag {
+				names[id] = t.Value
 			}
 		}
 	}
 	return names
+}
+
+// Names returns the abctl.name tag of each of ids that has one. A service
+// that does not allow tags (403) or answers otherwise badly gives no names,
+// not an error: names are a convenience of listings.
+func Names(ctx context.Context, c *client.Client, ids []string) map[string]string {
+	tags, _ := Tags(ctx, c, ids)
+	return NamesIn(tags)
 }
 
 // Name returns the abctl.name tag of one agent, "" when it has none.

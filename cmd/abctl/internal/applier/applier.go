@@ -85,7 +85,7 @@ func New(ctx context.Context, c *client.Client) (*Applier, error) {
 	for start := 0; start < len(ids); start += 100 {
 		batch, err := c.Agents.BatchGetTags(ctx, ids[start:min(start+100, len(ids))])
 		if err != nil {
-			if isForbidden(err) || errors.Is(err, client.ErrNotFound) {
+			if agentref.TagsRefused(err) {
 				// A service without tags: names and prune are
 				// unavailable, and tags take no part in comparisons.
 				a.TagsRefused = true

@@ -8,7 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -36,21 +36,9 @@ func Main() int {
 	return RunIO(ctx, os.Args[1:], iostreams.System(os.Getenv), os.Getenv)
 }
 
-// Run executes the command line args (without the program name) with no
-// stdin and an empty environment but HOME, writing only to stdout and
-// stderr, and returns the exit code.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	getenv := func(k string) string {
-		if k == "HOME" {
-			return os.Getenv(k)
-		}
-		return ""
-	}
-	return RunIO(ctx, args, iostreams.New(strings.NewReader(""), stdout, stderr, getenv), getenv)
-}
-
 // RunIO executes the command line args with the given streams and
-// environment and returns the exit code.
+// environment and returns the exit code. getenv is the whole environment
+// abctl sees: nothing is read from the process's own.
 func RunIO(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv config.Getenv) int {
 	f := cmdutil.NewFactory(ios, getenv)
 	return RunFactory(ctx, args, f)
@@ -117,7 +105,29 @@ func exitCode(ctx context.Context, err error, f *cmdutil.Factory) int {
 		return ExitError
 	}
 	fmt.Fprintf(stderr, "abctl: %v\n", err)
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		if hint := reachHint(f, urlErr); hint != "" {
+			fmt.Fprintln(stderr, hint)
+		}
+	}
 	return ExitError
+}
+
+// reachHint says, for a request to the service that got no answer, which
+// base URL abctl used and where that came from: the error names the
+// address, the hint the setting to change.
+func reachHint(f *cmdutil.Factory, e *url.Error) string {
+	base, from := f.Target()
+	if base == "" || !strings.HasPrefix(e.URL, strings.TrimRight(base, "/")) {
+		return ""
+	}
+	profile := ""
+	if s, err := f.Settings(); err == nil {
+		profile = fmt.Sprintf(", profile %q", s.Profile)
+	}
+	return fmt.Sprintf("Hint: the service's base URL %s came from %s%s; check that the service runs there, or set another with --base-url or %s. "+
+		"'abctl config view' shows where each setting comes from.", base, from, profile, config.EnvBaseURL)
 }
 
 // describeAPIError says what the service answered: the status, its detail,
@@ -158,7 +168,11 @@ func authHint(f *cmdutil.Factory) string {
 	if from == "" && s.Local {
 		from = "the local daemon's key file in " + s.DataDir
 	}
+	base := s.BaseURL
+	if target, _ := f.Target(); target != "" {
+		base = target // the local daemon's, found in its state file, say
+	}
 	return fmt.Sprintf("Hint: profile %q (%s) sent the key from %s, which the service refused.\n"+
 		"Set the right one with ABCTL_API_KEY, or 'abctl config set-profile %s --api-key-env VAR'; "+
-		"'abctl config view' shows where each setting comes from.", s.Profile, s.BaseURL, from, s.Profile)
+		"'abctl config view' shows where each setting comes from.", s.Profile, base, from, s.Profile)
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,11 +15,13 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/buildinfo"
 )
 
-// run executes abctl with args and returns the exit code and both streams.
+// run executes abctl with args, no stdin and an environment of its own (a
+// fresh HOME, nothing else), and returns the exit code and both streams.
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code = Run(context.Background(), args, &out, &errOut)
+	ios, _, out, errOut := iostreams.Test()
+	f := newTestFactory(t, ios, map[string]string{"HOME": t.TempDir()})
+	code = RunFactory(context.Background(), args, f)
 	return code, out.String(), errOut.String()
 }
 
@@ -112,8 +113,9 @@ func TestHelp(t *testing.T) {
 }
 
 func TestNilArgsIgnoresProcessArgs(t *testing.T) {
-	var out, errOut bytes.Buffer
-	if code := Run(context.Background(), nil, &out, &errOut); code != ExitOK {
+	ios, _, out, errOut := iostreams.Test()
+	f := newTestFactory(t, ios, map[string]string{"HOME": t.TempDir()})
+	if code := RunFactory(context.Background(), nil, f); code != ExitOK {
 		t.Fatalf("exit code = %d, stderr %q", code, errOut.String())
 	}
 	if !strings.Contains(out.String(), "Usage:") {
@@ -157,7 +159,7 @@ func TestExitCode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ios, _, _, stderr := iostreams.Test()
-		f := cmdutil.NewFactory(ios, func(string) string { return "" })
+		f := newTestFactory(t, ios, nil)
 		if got := exitCode(tt.ctx, tt.err, f); got != tt.want {
 			t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
 		}
@@ -169,9 +171,7 @@ func TestExitCode(t *testing.T) {
 
 func TestForbiddenHint(t *testing.T) {
 	ios, _, _, stderr := iostreams.Test()
-	f := cmdutil.NewFactory(ios, func(k string) string {
-		return map[string]string{"ABCTL_BASE_URL": "http://127.0.0.1:9", "ABCTL_API_KEY": "wrong", "HOME": t.TempDir()}[k]
-	})
+	f := newTestFactory(t, ios, map[string]string{"ABCTL_BASE_URL": "http://127.0.0.1:9", "ABCTL_API_KEY": "wrong", "HOME": t.TempDir()})
 	err := fmt.Errorf("list the agents: %w", &client.Error{StatusCode: 403, Detail: "Invalid credentials"})
 	if got := exitCode(context.Background(), err, f); got != cmdutil.ExitAuth {
 		t.Errorf("exit code = %d, want %d", got, cmdutil.ExitAuth)

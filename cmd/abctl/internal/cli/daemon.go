@@ -48,7 +48,7 @@ func newDaemonCmd(f *cmdutil.Factory) *cobra.Command {
 			"--llm-schema, --llm-timeout and --llm-max-retries, or the same settings in\n" +
 			"ABCTL_LLM_PROVIDER, ABCTL_LLM_BASE_URL, ABCTL_LLM_API_KEY, ABCTL_LLM_MODEL,\n" +
 			"ABCTL_LLM_VISION, ABCTL_LLM_SCHEMA, ABCTL_LLM_TIMEOUT and ABCTL_LLM_MAX_RETRIES (flags\n" +
-			"win). With nothing set it is a local Ollama at http://127.0.0.1:11434/v1 with\n" +
+			"win). With nothing set it is a local Ollama at " + llm.DefaultOllamaBaseURL + " with\n" +
 			"" + llm.DefaultOllamaModel + ", no key needed; OPENAI_API_KEY or ANTHROPIC_API_KEY alone select those\n" +
 			"services. Agents and blocks may name another model in their model field. Prefer the\n" +
 			"environment for the key: flags show in process lists.\n\n" +
@@ -81,7 +81,7 @@ func newDaemonCmd(f *cmdutil.Factory) *cobra.Command {
 			return daemon.Run(cmd.Context(), cfg)
 		},
 	}
-	cmd.Flags().StringVar(&cfg.Addr, "addr", daemon.DefaultAddr, "address to listen on")
+	cmd.Flags().StringVar(&cfg.Addr, "addr", f.DaemonAddr(), "address to listen on")
 	// --data-dir is persistent: the subcommands (orgs) work on the same directory.
 	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", config.DefaultDataDir(f.Getenv), "directory of the store and the key file")
 	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")

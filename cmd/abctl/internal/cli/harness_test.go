@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,6 +59,69 @@ func newCLIEnv(t *testing.T) *cliEnv {
 	return e
 }
 
+// newTestFactory returns the Factory of one abctl invocation in a test,
+// which can reach nothing of the user's: vars is the whole environment
+// (HOME, XDG_*, ABCTL_*, NO_COLOR, CI... of the process are never read),
+// and the local daemon's own address, where `abctl daemon` listens and a
+// command would start one inside itself, is a port the kernel gave this
+// test instead of 127.0.0.1:8780. That port is guarded: a command that
+// connects to it fails the test. Tests that need something else there set
+// f.LocalAddr.
+func newTestFactory(t *testing.T, ios *iostreams.IOStreams, vars map[string]string) *cmdutil.Factory {
+	t.Helper()
+	f := cmdutil.NewFactory(ios, func(k string) string { return vars[k] })
+	f.LocalAddr = guardedAddr(t)
+	// The check that a daemon answers is not what these tests time: a
+	// loaded machine must not turn a running daemon into a missing one.
+	f.HealthTimeout = time.Minute
+	return f
+}
+
+// guardedAddr listens on a loopback port of the kernel's choosing until
+// the test ends, and fails the test if anything connected to it.
+func guardedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var connected atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			connected.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		if n := connected.Load(); n > 0 {
+			t.Errorf("%d connection(s) reached %s, the address that stands in for the local daemon's default (%s) in this test: "+
+				"a command looked for, or reached, a daemon that was not its own", n, ln.Addr(), daemon.DefaultAddr)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// closedAddr is a loopback address where nothing listens: a port the
+// kernel chose, then closed.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
 // result is what one abctl invocation did.
 type result struct {
 	code           int
@@ -77,7 +142,7 @@ func (e *cliEnv) runIO(stdin string, setup func(*iostreams.IOStreams), args ...s
 	if setup != nil {
 		setup(ios)
 	}
-	f := cmdutil.NewFactory(ios, func(k string) string { return e.vars[k] })
+	f := newTestFactory(e.t, ios, e.vars)
 	f.Now = func() time.Time { return time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC) }
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

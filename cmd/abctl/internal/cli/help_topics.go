@@ -1,6 +1,11 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/cmd/abctl/internal/config"
+	"github.com/abctl/abctl/localrun/llm"
+)
 
 // Help topics are commands without a Run: cobra lists them under
 // "Additional help topics" and 'abctl help <topic>' prints their text.
@@ -19,13 +24,17 @@ func helpTopics() []*cobra.Command {
 	}
 }
 
-const environmentHelp = `Settings come from, in order of precedence: flags, environment variables, the
+// environmentHelp takes its defaults from the constants the code uses, so
+// that it cannot drift from them.
+var environmentHelp = `Settings come from, in order of precedence: flags, environment variables, the
 configuration file's current profile, and the defaults.
 
 ABCTL_PROFILE      the profile to use (flag --profile). Default: the file's
                    current_profile, else "local".
 ABCTL_BASE_URL     the service's base URL (flag --base-url). Default: the
-                   profile's base_url; for "local", http://127.0.0.1:8780.
+                   profile's base_url; for "local", ` + config.DefaultLocalBaseURL + `.
+                   A base URL given explicitly is used as given: abctl starts
+                   the local daemon inside a command only at its own address.
 ABCTL_API_KEY      the API key. Default: the profile's api_key, or the variable
                    its api_key_env names; for a local daemon's profile, the key
                    the daemon wrote in <data-dir>/api-key. There is no flag, so
@@ -40,6 +49,8 @@ ABCTL_CHROMIUM     the Chromium binary of the local daemon (abctl daemon
                    --chromium).
 ABCTL_LLM_*        the language model of the local daemon (see abctl daemon
                    --help); over the file's llm section, under --llm-* flags.
+                   Default: a local Ollama at ` + llm.DefaultOllamaBaseURL + `
+                   with ` + llm.DefaultOllamaModel + `, no key needed.
 
 NO_COLOR           set: no colour anywhere.
 CLICOLOR           0: no colour.
@@ -53,19 +64,19 @@ The configuration file (config.yaml):
   current_profile: local
   profiles:
     local:                        # a daemon on this machine
-      base_url: http://127.0.0.1:8780
+      base_url: ` + config.DefaultLocalBaseURL + `
       data_dir: /home/me/.local/share/abctl
     cloud:                        # the hosted service
       base_url: https://api.skyvern.com
       api_key_env: SKYVERN_API_KEY
-  llm:                            # the local daemon's language model
-    provider: openai-compatible
-    base_url: http://127.0.0.1:8000/v1
-    model: qwen2.5-vl-7b-instruct
+  llm:                            # the local daemon's language model (the default)
+    provider: ` + string(llm.ProviderOllama) + `
+    base_url: ` + llm.DefaultOllamaBaseURL + `
+    model: ` + llm.DefaultOllamaModel + `
 
-'abctl config view' shows each resolved setting and where it came from,
-never a key; 'abctl config set-profile' and 'abctl config use-profile' edit
-the file, keeping its comments.
+'abctl config view' shows each resolved setting and where it came from, the
+model's included, never a key; 'abctl config set-profile' and 'abctl config
+use-profile' edit the file, keeping its comments.
 `
 
 const exitCodesHelp = `abctl exits with:

@@ -2,13 +2,15 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
@@ -159,16 +161,28 @@ func TestColor(t *testing.T) {
 	}
 }
 
-// TestEmbeddedDaemon: with the default profile and no daemon running, a
-// command runs one inside itself on the default data directory, says so,
-// and leaves nothing running; with a daemon running (on any port), the
-// command finds it through its state file and reads its key file.
+// TestEmbeddedDaemon: with the default profile and no daemon running over
+// its data directory, a command runs one inside itself on that directory,
+// says so, and leaves nothing running; with a daemon running over it (on
+// any port), the command finds it through its state file and reads its
+// key file.
+//
+// Another daemon answers at the local daemon's own address all along (as
+// the README's walk leaves one on 127.0.0.1:8780, over another data
+// directory): no command may use it, nor even look at it.
 func TestEmbeddedDaemon(t *testing.T) {
+	var strayRequests atomic.Int64
+	stray := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		strayRequests.Add(1)
+		w.Write([]byte(`{"status":"ok"}`)) // a healthy daemon, of another data directory
+	}))
+	defer stray.Close()
 	data := t.TempDir()
 	vars := map[string]string{"HOME": t.TempDir(), "XDG_DATA_HOME": data}
 	runCLI := func(args ...string) result {
 		ios, _, out, errOut := iostreams.Test()
-		f := cmdutil.NewFactory(ios, func(k string) string { return vars[k] })
+		f := newTestFactory(t, ios, vars)
+		f.LocalAddr = stray.Listener.Addr().String()
 		code := RunFactory(t.Context(), args, f)
 		return result{code: code, stdout: out.String(), stderr: errOut.String()}
 	}
@@ -194,7 +208,11 @@ func TestEmbeddedDaemon(t *testing.T) {
 	stop()
 	vars["ABCTL_EMBED"] = "false"
 	r = runCLI("get", "agents").expect(t, 1)
-	contains(t, "stderr", r.stderr, "no daemon answers", "abctl daemon --data-dir")
+	contains(t, "stderr", r.stderr, "no daemon is running over "+filepath.Join(data, "abctl"), "environment ABCTL_EMBED",
+		"abctl daemon --data-dir "+filepath.Join(data, "abctl"))
+	if n := strayRequests.Load(); n != 0 {
+		t.Errorf("the commands sent %d request(s) to the daemon at the local daemon's own address, which is not theirs", n)
+	}
 }
 
 func writeTemp(t *testing.T, name, content string) string {

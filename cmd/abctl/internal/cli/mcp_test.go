@@ -11,7 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 )
 
@@ -26,7 +25,7 @@ func TestMCPCommand(t *testing.T) {
 	outR, outW := io.Pipe()
 	errOut := &lockedBuffer{}
 	ios := iostreams.New(inR, outW, errOut, func(k string) string { return e.vars[k] })
-	f := cmdutil.NewFactory(ios, func(k string) string { return e.vars[k] })
+	f := newTestFactory(t, ios, e.vars)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	done := make(chan int, 1)

@@ -18,6 +18,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/tags"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
 )
 
@@ -78,9 +79,9 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	}
 	add("agents", apply.NewCmd(f), apply.NewDiffCmd(f), get.NewCmd(f), deletecmd.NewCmd(f))
 	add("runs", runcmd.NewCmd(f), runs.NewCmd(f), action.NewCmd(f))
-	add("manage", folders.NewCmd(f), tags.NewCmd(f), configcmd.NewCmd(f), newDaemonCmd(f), mcpcmd.NewCmd(f), newVersionCmd())
+	add("manage", folders.NewCmd(f), tags.NewCmd(f), configcmd.NewCmd(f), newDaemonCmd(f), mcpcmd.NewCmd(f), newVersionCmd(),
+		completion.NewCmd())
 	root.SetHelpCommandGroupID("manage")
-	root.SetCompletionCommandGroupID("manage")
 	root.AddCommand(helpTopics()...)
 	return root
 }

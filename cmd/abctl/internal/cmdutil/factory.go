@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,12 +45,35 @@ type Factory struct {
 	// HealthTimeout bounds the check that the local daemon is running;
 	// 0 means 500 ms.
 	HealthTimeout time.Duration
+	// LocalAddr is the local daemon's own address (host:port): where
+	// `abctl daemon` listens by default, the base URL of a local profile
+	// that names none, and the only address at which a command starts the
+	// daemon inside itself. "" means daemon.DefaultAddr. Tests set an
+	// address of their own, so as never to reach, or take, the user's.
+	LocalAddr string
 
 	mu       sync.Mutex
 	file     *config.File
 	settings *config.Settings
 	client   *client.Client
 	embedded *embeddedDaemon
+	// target is the base URL the client was made for, and where it came
+	// from, for the errors of requests that reach nothing.
+	target, targetFrom string
+}
+
+// DaemonAddr is the local daemon's own address: LocalAddr, or
+// daemon.DefaultAddr.
+func (f *Factory) DaemonAddr() string {
+	if f.LocalAddr != "" {
+		return f.LocalAddr
+	}
+	return daemon.DefaultAddr
+}
+
+// LocalBaseURL is the base URL of the local daemon's own address.
+func (f *Factory) LocalBaseURL() string {
+	return "http://" + f.DaemonAddr()
 }
 
 // NewFactory returns a Factory over io and getenv.
@@ -93,7 +115,7 @@ func (f *Factory) settingsLocked() (*config.Settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := config.Resolve(f.GlobalFlags, f.Getenv, file)
+	s, err := config.ResolveWith(f.GlobalFlags, f.Getenv, file, config.Defaults{LocalBaseURL: f.LocalBaseURL()})
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +139,9 @@ func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
 		return nil, err
 	}
 	baseURL, key := s.BaseURL, s.APIKey
+	from := s.BaseURLFrom
 	if s.Local {
-		baseURL, err = f.localDaemonLocked(ctx, s)
+		baseURL, from, err = f.localDaemonLocked(ctx, s)
 		if err != nil {
 			return nil, err
 		}
@@ -135,10 +158,20 @@ func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
 	c, err := client.New(client.WithBaseURL(baseURL), client.WithAPIKey(key),
 		client.WithUserAgent("abctl/"+client.Version))
 	if err != nil {
-		return nil, fmt.Errorf("%v (base URL from %s)", err, s.BaseURLFrom)
+		return nil, fmt.Errorf("%v (base URL from %s)", err, from)
 	}
 	f.client = c
+	f.target, f.targetFrom = baseURL, from
 	return c, nil
+}
+
+// Target is the base URL the client talks to and where it came from (a
+// flag, the environment, a profile, the local daemon's state file), once
+// Client has made one.
+func (f *Factory) Target() (baseURL, from string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.target, f.targetFrom
 }
 
 // ClientIfRunning is Client without starting the local daemon: for shell
@@ -152,7 +185,7 @@ func (f *Factory) ClientIfRunning(ctx context.Context) (*client.Client, error) {
 		return f.Client(ctx)
 	}
 	noEmbed := *s
-	noEmbed.Embed = false
+	noEmbed.Embed, noEmbed.EmbedFrom = false, "shell completion, which never starts a daemon"
 	f.mu.Lock()
 	f.settings = &noEmbed
 	f.mu.Unlock()
@@ -179,31 +212,54 @@ func (f *Factory) Close() error {
 	return e.stop()
 }
 
-// localDaemonLocked returns the base URL of the local daemon of s, starting
-// one when none answers and s allows it.
-func (f *Factory) localDaemonLocked(ctx context.Context, s *config.Settings) (string, error) {
-	base := s.BaseURL
-	if !s.BaseURLGiven {
-		// A daemon started with another --addr says where it is.
-		if st, err := daemon.ReadState(s.DataDir); err == nil {
-			if u := stateURL(st.Addr); u != "" {
-				base = u
+// localDaemonLocked returns the base URL of the local daemon of s, and
+// where it came from, starting the daemon inside abctl when none answers
+// and s allows it.
+//
+// A base URL given explicitly (flag, environment, profile) is used as
+// given: it is not probed, and no daemon is started for it unless it is
+// the local daemon's own address. Otherwise the daemon running over the
+// data directory says where it listens in its state file; without one, no
+// daemon runs over that directory, whatever answers at the default
+// address (a daemon over another directory, which would refuse this one's
+// key).
+func (f *Factory) localDaemonLocked(ctx context.Context, s *config.Settings) (base, from string, err error) {
+	var notRunning string // what was found, for the errors
+	switch {
+	case s.BaseURLGiven && !config.SameBaseURL(s.BaseURL, s.LocalBaseURL):
+		return s.BaseURL, s.BaseURLFrom, nil
+	case s.BaseURLGiven:
+		if f.healthy(ctx, s.BaseURL) {
+			return s.BaseURL, s.BaseURLFrom, nil
+		}
+		notRunning = fmt.Sprintf("no daemon answers at %s (base URL from %s)", s.BaseURL, s.BaseURLFrom)
+	default:
+		statePath := filepath.Join(s.DataDir, daemon.StateFileName)
+		st, err := daemon.ReadState(s.DataDir)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			notRunning = fmt.Sprintf("no daemon is running over %s (there is no %s)", s.DataDir, statePath)
+		case err != nil:
+			notRunning = fmt.Sprintf("no daemon is known to run over %s: %v", s.DataDir, err)
+		default:
+			u := stateURL(st.Addr)
+			if u != "" && f.healthy(ctx, u) {
+				return u, "the daemon's state file " + statePath, nil
 			}
+			notRunning = fmt.Sprintf("the daemon of %s does not answer at %s (the address in %s)", s.DataDir, st.Addr, statePath)
 		}
 	}
-	if f.healthy(ctx, base) {
-		return base, nil
-	}
 	if !s.Embed {
-		return "", fmt.Errorf("no daemon answers at %s (profile %q); start one with 'abctl daemon --data-dir %s', or set embed: true in the profile to let abctl start one for each command", base, s.Profile, s.DataDir)
+		return "", "", fmt.Errorf("%s, and embed is false for profile %q (from %s), so abctl does not start one inside the command; start one with 'abctl daemon --data-dir %s'",
+			notRunning, s.Profile, s.EmbedFrom, s.DataDir)
 	}
-	e, err := f.startEmbedded(ctx, s, base)
+	e, err := f.startEmbedded(ctx, s)
 	if err != nil {
-		return "", err
+		return "", "", fmt.Errorf("%s, and abctl could not start one inside this command: %w", notRunning, err)
 	}
 	f.embedded = e
 	fmt.Fprintf(f.IO.ErrOut, "abctl: no daemon was running for profile %q, so this command runs one on %s until it ends (start 'abctl daemon' to keep runs going after abctl exits)\n", s.Profile, s.DataDir)
-	return e.baseURL, nil
+	return e.baseURL, "the daemon this command started", nil
 }
 
 // stateURL turns a listen address into a URL reachable from this machine.
@@ -256,15 +312,12 @@ func (e *embeddedDaemon) stop() error {
 	}
 }
 
-// startEmbedded runs the daemon of s inside abctl, on base's address when
-// that is a free loopback address, else on a free loopback port. Its
-// context is not the command's: the command may still need it after an
-// interrupt (to cancel a run), and Close ends it.
-func (f *Factory) startEmbedded(ctx context.Context, s *config.Settings, base string) (*embeddedDaemon, error) {
-	addrs := []string{"127.0.0.1:0"}
-	if u, err := url.Parse(base); err == nil && u.Scheme == "http" && isLoopback(u.Hostname()) && u.Port() != "" {
-		addrs = []string{u.Host, "127.0.0.1:0"}
-	}
+// startEmbedded runs the daemon of s inside abctl, on the local daemon's
+// own address when that is free, else on a free loopback port. Its context
+// is not the command's: the command may still need it after an interrupt
+// (to cancel a run), and Close ends it.
+func (f *Factory) startEmbedded(ctx context.Context, s *config.Settings) (*embeddedDaemon, error) {
+	addrs := []string{f.DaemonAddr(), "127.0.0.1:0"}
 	start := f.StartDaemon
 	if start == nil {
 		start = daemon.Run
@@ -308,22 +361,14 @@ func (f *Factory) startEmbedded(ctx context.Context, s *config.Settings, base st
 			if errors.Is(err, daemon.ErrListen) {
 				continue // the address is taken by something else: try a free port
 			}
-			return nil, fmt.Errorf("start the local daemon on %s: %w", s.DataDir, err)
+			return nil, fmt.Errorf("start the local daemon on %s at %s: %w", s.DataDir, addr, err)
 		case <-ctx.Done():
 			cancel()
 			<-done
 			return nil, ctx.Err()
 		}
 	}
-	return nil, fmt.Errorf("start the local daemon on %s: %w", s.DataDir, lastErr)
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return nil, fmt.Errorf("start the local daemon on %s at %s: %w", s.DataDir, strings.Join(addrs, " or "), lastErr)
 }
 
 // readKeyFile reads the default key a local daemon wrote in its data

@@ -16,9 +16,9 @@
 //	    base_url: https://api.skyvern.com
 //	    api_key_env: SKYVERN_API_KEY
 //	llm:                          # the local daemon's language model
-//	  provider: openai-compatible
-//	  base_url: http://127.0.0.1:8000/v1
-//	  model: qwen2.5-vl-7b-instruct
+//	  provider: ollama            # the default: a local Ollama
+//	  base_url: http://127.0.0.1:11434/v1
+//	  model: qwen2.5vl:7b
 //
 // A profile has a base URL and a way to find the API key: api_key (the key
 // itself, in a file only its owner reads), or api_key_env (the name of an
@@ -26,10 +26,17 @@
 // built-in "local" profile, is a local daemon: its key is read from
 // <data_dir>/api-key, where `abctl daemon` writes it on first start, and when
 // that daemon is not running the commands start it inside abctl for their
-// own duration (unless embed: false).
+// own duration (unless embed: false). They do so only for the local
+// daemon's own address (DefaultLocalBaseURL): a base URL given explicitly
+// elsewhere (flag, environment, the profile's base_url) is used as given.
 //
 // Out of the box, with no file, the profile is "local": the daemon at
-// http://127.0.0.1:8780 with the default data directory.
+// http://127.0.0.1:8780 (DefaultLocalBaseURL) with the default data
+// directory.
+//
+// Every path and setting is found through the Getenv it is given, never
+// through the process's own environment, so that tests (and embedders) can
+// run abctl without touching the user's files.
 //
 // # Precedence
 //
@@ -54,6 +61,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/localrun/llm"
 )
 
@@ -64,8 +72,9 @@ const FileName = "config.yaml"
 // LocalProfile is the name of the built-in profile of the local daemon.
 const LocalProfile = "local"
 
-// DefaultLocalBaseURL is where `abctl daemon` listens by default.
-const DefaultLocalBaseURL = "http://127.0.0.1:8780"
+// DefaultLocalBaseURL is where `abctl daemon` listens by default
+// (daemon.DefaultAddr): the local daemon's own address.
+const DefaultLocalBaseURL = "http://" + daemon.DefaultAddr
 
 // Profile is one named way to reach the service.
 type Profile struct {
@@ -118,11 +127,7 @@ func Dir(getenv Getenv) string {
 			return filepath.Join(d, "abctl")
 		}
 	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	return filepath.Join(home, ".config", "abctl")
+	return filepath.Join(homeDir(getenv), ".config", "abctl")
 }
 
 // DefaultDataDir is where `abctl daemon` keeps its data by default:
@@ -131,14 +136,25 @@ func DefaultDataDir(getenv Getenv) string {
 	if d := getenv("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "abctl")
 	}
-	home := getenv("HOME")
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
+	home := homeDir(getenv)
 	if home == "" {
 		return "abctl-data"
 	}
 	return filepath.Join(home, ".local", "share", "abctl")
+}
+
+// homeDir is the user's home directory as getenv tells it, the way
+// os.UserHomeDir reads it from the process's environment: $HOME, or
+// %USERPROFILE% on Windows, $home on Plan 9. It is "" when unset: never the
+// process's own, which getenv may not be.
+func homeDir(getenv Getenv) string {
+	switch runtime.GOOS {
+	case "windows":
+		return getenv("USERPROFILE")
+	case "plan9":
+		return getenv("home")
+	}
+	return getenv("HOME")
 }
 
 // profileName is what a profile may be called.

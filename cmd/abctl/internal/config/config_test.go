@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -244,5 +245,85 @@ func TestDir(t *testing.T) {
 		if got := Dir(env(tc.env)); got != tc.want {
 			t.Errorf("Dir(%v) = %q, want %q", tc.env, got, tc.want)
 		}
+	}
+}
+
+// TestPathsComeFromGetenvOnly: without HOME (nor XDG_*) in the environment
+// abctl is given, the paths do not fall back to the process's own home,
+// which a test's or an embedder's environment does not describe.
+func TestPathsComeFromGetenvOnly(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("the home directory is not $HOME there")
+	}
+	if got := DefaultDataDir(env(nil)); got != "abctl-data" {
+		t.Errorf("DefaultDataDir without HOME = %q, want the relative abctl-data (not the process's home)", got)
+	}
+	if got, want := Dir(env(nil)), filepath.Join(".config", "abctl"); got != want {
+		t.Errorf("Dir without HOME = %q, want %q (not the process's home)", got, want)
+	}
+}
+
+// TestEmbedOnlyAtTheLocalAddress: a local profile may start its daemon
+// inside a command only at the local daemon's own address; a base URL given
+// explicitly elsewhere turns that off, saying why.
+func TestEmbedOnlyAtTheLocalAddress(t *testing.T) {
+	const local = "http://127.0.0.1:41234"
+	for _, tc := range []struct {
+		name      string
+		file      string
+		env       map[string]string
+		args      []string
+		baseURL   string
+		embed     bool
+		embedFrom string
+	}{
+		{name: "default", baseURL: local, embed: true, embedFrom: "default"},
+		{name: "flag elsewhere", args: []string{"--base-url", "http://127.0.0.1:9999"}, baseURL: "http://127.0.0.1:9999",
+			embedFrom: "off: the base URL (from flag --base-url) is not the local daemon's own address " + local},
+		{name: "environment elsewhere", env: map[string]string{EnvBaseURL: "http://127.0.0.1:9999"}, baseURL: "http://127.0.0.1:9999",
+			embedFrom: "off: the base URL (from environment ABCTL_BASE_URL) is not the local daemon's own address " + local},
+		{name: "profile elsewhere", file: "profiles:\n  local:\n    base_url: http://127.0.0.1:9999\n", baseURL: "http://127.0.0.1:9999",
+			embedFrom: `off: the base URL (from profile "local") is not the local daemon's own address ` + local},
+		{name: "given, but the local address", env: map[string]string{EnvBaseURL: local + "/"}, baseURL: local + "/", embed: true, embedFrom: "default"},
+		{name: "profile embed false", file: "profiles:\n  local:\n    embed: false\n", baseURL: local, embedFrom: `profile "local" (embed)`},
+		{name: "environment embed false", env: map[string]string{EnvEmbed: "false"}, baseURL: local, embedFrom: "environment ABCTL_EMBED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &File{}
+			if tc.file != "" {
+				f = writeFile(t, tc.file)
+			}
+			s, err := ResolveWith(flags(t, tc.args...), env(tc.env), f, Defaults{LocalBaseURL: local})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.BaseURL != tc.baseURL || s.LocalBaseURL != local || s.Embed != tc.embed || s.EmbedFrom != tc.embedFrom {
+				t.Errorf("base URL %q, local %q, embed %v from %q; want %q, %q, %v from %q",
+					s.BaseURL, s.LocalBaseURL, s.Embed, s.EmbedFrom, tc.baseURL, local, tc.embed, tc.embedFrom)
+			}
+		})
+	}
+}
+
+// TestModelSettings: the model's settings and where each comes from; the
+// key is only said to be set.
+func TestModelSettings(t *testing.T) {
+	f := writeFile(t, "llm:\n  base_url: http://127.0.0.1:9000\n  model: m-file\n  api_key: secret-in-file\n")
+	m, err := f.ModelSettings(env(map[string]string{"ABCTL_LLM_MODEL": "m-env"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile := "configuration file " + f.Path()
+	want := ModelSettings{
+		Provider: "openai-compatible", ProviderFrom: "default (inferred from the other settings)",
+		BaseURL: "http://127.0.0.1:9000/v1", BaseURLFrom: fromFile + " (llm.base_url)",
+		Model: "m-env", ModelFrom: "environment ABCTL_LLM_MODEL",
+		APIKeySet: true, APIKeyFrom: fromFile + " (llm.api_key)",
+	}
+	if m != want {
+		t.Errorf("ModelSettings =\n%+v, want\n%+v", m, want)
+	}
+	if _, err := f.ModelSettings(env(map[string]string{"ABCTL_LLM_TIMEOUT": "soon"})); err == nil || !strings.Contains(err.Error(), "ABCTL_LLM_TIMEOUT") {
+		t.Errorf("a bad ABCTL_LLM_TIMEOUT gave %v", err)
 	}
 }

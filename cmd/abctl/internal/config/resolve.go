@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -17,8 +19,15 @@ type Settings struct {
 	BaseURL     string
 	BaseURLFrom string
 	// BaseURLGiven is true when the base URL came from a flag, the
-	// environment or the profile, not from the default.
+	// environment or the profile, not from the default. A given base URL
+	// is used as given; only the default one is looked up in the local
+	// daemon's state file.
 	BaseURLGiven bool
+	// LocalBaseURL is the local daemon's own address (DefaultLocalBaseURL
+	// unless Defaults said otherwise): the base URL of a local profile that
+	// names none, and the only one at which abctl starts the daemon inside
+	// a command.
+	LocalBaseURL string
 
 	// APIKey is the key, "" when none was found (a local profile's key
 	// file is read later, see KeyFile). Never print it.
@@ -33,8 +42,20 @@ type Settings struct {
 	Local   bool
 	DataDir string
 	// Embed allows starting the local daemon inside abctl when it is not
-	// running.
-	Embed bool
+	// running. It is false when the base URL is not LocalBaseURL: an
+	// address given explicitly is used as given, never taken over by a
+	// daemon abctl starts. EmbedFrom says why it is what it is.
+	Embed     bool
+	EmbedFrom string
+}
+
+// Defaults are the built-in values that ResolveWith falls back to. The zero
+// value means the real ones; tests give the local daemon an address of
+// their own, so as never to reach the user's.
+type Defaults struct {
+	// LocalBaseURL is the local daemon's own address; "" means
+	// DefaultLocalBaseURL.
+	LocalBaseURL string
 }
 
 // Global flag names that Resolve reads.
@@ -63,6 +84,14 @@ const (
 // fill viper's config layer, which ranks under flags and over defaults, and
 // the file's profile fills the defaults.
 func Resolve(flags *pflag.FlagSet, getenv Getenv, f *File) (*Settings, error) {
+	return ResolveWith(flags, getenv, f, Defaults{})
+}
+
+// ResolveWith is Resolve over the given defaults.
+func ResolveWith(flags *pflag.FlagSet, getenv Getenv, f *File, d Defaults) (*Settings, error) {
+	if d.LocalBaseURL == "" {
+		d.LocalBaseURL = DefaultLocalBaseURL
+	}
 	if f == nil {
 		f = &File{}
 	}
@@ -98,7 +127,7 @@ func Resolve(flags *pflag.FlagSet, getenv Getenv, f *File) (*Settings, error) {
 		return fallback
 	}
 
-	s := &Settings{}
+	s := &Settings{LocalBaseURL: d.LocalBaseURL}
 	v.SetDefault("profile", LocalProfile)
 	profileFrom := "default"
 	if f.CurrentProfile != "" {
@@ -117,7 +146,7 @@ func Resolve(flags *pflag.FlagSet, getenv Getenv, f *File) (*Settings, error) {
 	s.Local = f.IsLocal(s.Profile, p)
 	profileRef := fmt.Sprintf("profile %q", s.Profile)
 
-	baseDefault, baseFrom := DefaultLocalBaseURL, "default"
+	baseDefault, baseFrom := d.LocalBaseURL, "default"
 	if p.BaseURL != "" {
 		baseDefault, baseFrom = p.BaseURL, profileRef
 	} else if !s.Local {
@@ -150,9 +179,9 @@ func Resolve(flags *pflag.FlagSet, getenv Getenv, f *File) (*Settings, error) {
 		}
 		v.SetDefault("data_dir", dataDefault)
 		s.DataDir = v.GetString("data_dir")
-		embed := true
+		embed, embedFrom := true, "default"
 		if p.Embed != nil {
-			embed = *p.Embed
+			embed, embedFrom = *p.Embed, profileRef+" (embed)"
 		}
 		v.SetDefault("embed", embed)
 		if raw, ok := env["embed"].(string); ok {
@@ -161,8 +190,28 @@ func Resolve(flags *pflag.FlagSet, getenv Getenv, f *File) (*Settings, error) {
 			}
 		}
 		s.Embed = v.GetBool("embed")
+		s.EmbedFrom = from("embed", "", EnvEmbed, embedFrom)
+		if s.Embed && !SameBaseURL(s.BaseURL, s.LocalBaseURL) {
+			s.Embed = false
+			s.EmbedFrom = fmt.Sprintf("off: the base URL (from %s) is not the local daemon's own address %s", s.BaseURLFrom, s.LocalBaseURL)
+		}
 	}
 	return s, nil
+}
+
+// SameBaseURL reports whether two base URLs name the same service: the
+// same scheme, host and port, and path but for a trailing slash.
+func SameBaseURL(a, b string) bool {
+	ua, err := url.Parse(strings.TrimSpace(a))
+	if err != nil {
+		return false
+	}
+	ub, err := url.Parse(strings.TrimSpace(b))
+	if err != nil {
+		return false
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host) &&
+		strings.TrimRight(ua.Path, "/") == strings.TrimRight(ub.Path, "/")
 }
 
 // UnknownProfileError is the error for a profile that does not exist.

@@ -2,14 +2,20 @@
 // watch`: a live view on a terminal, plain lines otherwise, and the exit
 // code its end deserves.
 //
-// The live view (bubbletea, on stderr) shows the status, the elapsed time,
-// the step count, the latest action when the service reports one, and the
-// newest screenshot's link; each change of status or step, and each new
-// step's action, is also printed above it, so the scrollback keeps the
-// history. It is used when stdin and stderr are terminals, unless --no-tui
-// or CI is set; otherwise one line per change goes to stderr, without
-// colour or cursor movement, ending in "; latest: <action>" when a newer
-// step's action is known.
+// The live view (bubbletea, on stderr) is a pane of a few lines, each cut
+// to the terminal's width: the run's id, status, elapsed time and step
+// count, the latest action when the service reports one, and the newest
+// screenshot by its file name (a link to it where the terminal has colour).
+// Each change of status or step, each new screenshot (its whole URL) and
+// each new step's action is printed above the pane, below what the command
+// printed before (agent/NAME created, Run ID started), so the scrollback
+// keeps the history. When the run ends the pane goes, and the run's id,
+// its end and its links (recording, last screenshot) are printed plainly,
+// each whole on its own line for the terminal to wrap. The view is used
+// when stdin and stderr are terminals, unless --no-tui or CI is set;
+// otherwise one line per change goes to stderr, each starting with the
+// run's id, without colour or cursor movement, ending in "; latest:
+// <action>" when a newer step's action is known.
 //
 // The latest action comes from the run's timeline
 // (client.RunsService.Timeline), read once per change of the step count
@@ -183,16 +189,20 @@ func stepsText(n int) string {
 	return fmt.Sprintf("%d steps", n)
 }
 
-// changeLine describes an event in one line: what changed and where the run
-// stands.
-func changeLine(ev client.RunEvent, now time.Time) string {
-	r := ev.Run
+// statusText is where the run stands: "running, 3 steps, 4s".
+func statusText(r *client.Run, now time.Time) string {
 	parts := []string{string(r.Status)}
 	if n := r.GetStepCount(); n > 0 || r.Status == client.RunStatusRunning {
 		parts = append(parts, stepsText(n))
 	}
 	parts = append(parts, formatDuration(elapsed(r, now)))
-	line := strings.Join(parts, ", ")
+	return strings.Join(parts, ", ")
+}
+
+// changeLine describes an event in one line: what changed and where the run
+// stands.
+func changeLine(ev client.RunEvent, now time.Time) string {
+	line := statusText(ev.Run, now)
 	if ev.NewScreenshot() {
 		line += "; screenshot " + ev.LatestScreenshot()
 	}

@@ -1,14 +1,21 @@
 package follow
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
+	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"charm.land/bubbles/v2/spinner"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
@@ -16,10 +23,12 @@ import (
 
 // followTUI runs the live view on stderr.
 func followTUI(ctx context.Context, o Options, events <-chan event, timeout <-chan time.Time) (*Result, error) {
+	out := newFrameWriter(o.IO.ErrOut)
 	m := newModel(ctx, o, events, timeout)
+	m.drawn = out.drawn
 	p := tea.NewProgram(m,
 		tea.WithInput(o.IO.In),
-		tea.WithOutput(o.IO.ErrOut),
+		tea.WithOutput(out.output()),
 		// SIGINT reaches the command's context, which the model watches:
 		// the same question as a Ctrl-C key.
 		tea.WithoutSignalHandler(),
@@ -32,22 +41,103 @@ func followTUI(ctx context.Context, o Options, events <-chan event, timeout <-ch
 		return nil, fmt.Errorf("live view: %w", err)
 	}
 	fm := final.(*model)
+	w := o.IO.ErrOut
+	// The lines the view had no time to print above itself.
+	for _, l := range fm.queued {
+		fmt.Fprintln(w, l)
+	}
 	if fm.err != nil {
 		return fm.res, fmt.Errorf("follow run %s: %w", o.RunID, fm.err)
 	}
 	if fm.res.Left {
 		if fm.res.TimedOut {
-			fmt.Fprintf(o.IO.ErrOut, "Stopped following after %s (--timeout). ", o.Timeout)
+			fmt.Fprintf(w, "Stopped following after %s (--timeout). ", o.Timeout)
 		}
-		fmt.Fprintln(o.IO.ErrOut, resumeHint(o.RunID))
+		fmt.Fprintln(w, resumeHint(o.RunID))
+		return fm.res, nil
+	}
+	if r := fm.res.Run; r != nil && r.IsTerminal() {
+		fm.printEnd(w, r)
 	}
 	return fm.res, nil
 }
+
+// printEnd writes how the run ended, once the view is gone: its last step
+// when the view has not shown it (its details arrive after it was
+// counted), the run's id and end, and its links, each whole on a line of
+// its own, where the terminal can wrap them.
+func (m *model) printEnd(w io.Writer, r *client.Run) {
+	if !m.noTimeline {
+		shown := 0
+		if m.latest != nil {
+			shown = m.latest.Number
+		}
+		if step, _ := readLatest(m.ctx, m.o); step != nil && step.Number > shown {
+			fmt.Fprintln(w, m.stepLine(step))
+		}
+	}
+	fmt.Fprintf(w, "%s Run %s %s\n", m.statusMark(r.Status), m.o.RunID, statusText(r, m.o.Now()))
+	for _, l := range endLines(r) {
+		fmt.Fprintln(w, "  "+l)
+	}
+}
+
+// firstFrameWait bounds how long printing above the view waits for its
+// first frame (frameWriter), should the frame never be seen.
+const firstFrameWait = time.Second
+
+// frameWriter passes the live view's output on and tells (drawn) when the
+// first frame has gone out: the first write that holds a line break (the
+// view is at least two lines; the renderer's queries before it hold none).
+//
+// Lines printed above the view (tea.Println) must wait for that frame:
+// bubbletea's renderer places them relative to the frame it drew last,
+// and before the first one it takes the whole terminal's height for it,
+// which moves them to the top of the screen and lets the view overwrite
+// what was printed before it started ("agent/NAME created", "Run ID
+// started").
+type frameWriter struct {
+	w     io.Writer
+	once  sync.Once
+	drawn chan struct{}
+}
+
+func newFrameWriter(w io.Writer) *frameWriter {
+	return &frameWriter{w: w, drawn: make(chan struct{})}
+}
+
+func (f *frameWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if bytes.IndexByte(p, '\n') >= 0 {
+		f.once.Do(func() { close(f.drawn) })
+	}
+	return n, err
+}
+
+// output is what the program writes to: f, and the terminal's file
+// behind it when there is one, which bubbletea measures and follows.
+func (f *frameWriter) output() io.Writer {
+	if file, ok := f.w.(term.File); ok {
+		return frameFile{f, file}
+	}
+	return f
+}
+
+// frameFile is a frameWriter over a terminal's file.
+type frameFile struct {
+	*frameWriter
+	file term.File
+}
+
+func (f frameFile) Read(p []byte) (int, error) { return f.file.Read(p) }
+func (f frameFile) Fd() uintptr                { return f.file.Fd() }
+func (f frameFile) Close() error               { return nil } // stderr is not the view's to close
 
 // The live view's messages.
 type (
 	eventMsg       event
 	eventsEndMsg   struct{}
+	drawnMsg       struct{} // the first frame is on the terminal
 	timeoutMsg     struct{}
 	interruptMsg   struct{}
 	cancelDoneMsg  struct{ err error }
@@ -86,6 +176,11 @@ type model struct {
 	// before one is read or when the service has no timeline (noTimeline).
 	latest     *client.TimelineStep
 	noTimeline bool
+	// drawn is closed once the first frame is on the terminal (nil: at
+	// once); until then the lines to print above the view are queued.
+	drawn  <-chan struct{}
+	ready  bool
+	queued []string
 }
 
 func newModel(ctx context.Context, o Options, events <-chan event, timeout <-chan time.Time) *model {
@@ -98,7 +193,33 @@ func newModel(ctx context.Context, o Options, events <-chan event, timeout <-cha
 }
 
 func (m *model) Init() tea.Cmd {
-	return tea.Batch(m.spinner.Tick, m.nextEvent(), m.waitTimeout(), m.waitInterrupt(), clock())
+	return tea.Batch(m.spinner.Tick, m.nextEvent(), m.waitTimeout(), m.waitInterrupt(), clock(), m.waitDrawn())
+}
+
+// waitDrawn tells the model when the first frame is on the terminal.
+func (m *model) waitDrawn() tea.Cmd {
+	drawn := m.drawn
+	return func() tea.Msg {
+		if drawn != nil {
+			t := time.NewTimer(firstFrameWait)
+			defer t.Stop()
+			select {
+			case <-drawn:
+			case <-t.C:
+			}
+		}
+		return drawnMsg{}
+	}
+}
+
+// println prints lines above the view, or queues them until its first
+// frame is drawn (frameWriter).
+func (m *model) println(lines ...string) tea.Cmd {
+	if !m.ready {
+		m.queued = append(m.queued, lines...)
+		return nil
+	}
+	return tea.Println(strings.Join(lines, "\n"))
 }
 
 func (m *model) nextEvent() tea.Cmd {
@@ -135,29 +256,30 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.run = msg.Run
 		m.res.Run = msg.Run
-		var print tea.Cmd
-		if msg.StatusChanged() || msg.StepsChanged() || msg.Run.IsTerminal() {
-			print = tea.Println(m.statusMark(msg.Run.Status) + " " + changeLine(msg.RunEvent, m.o.Now()))
-		}
 		if msg.Run.IsTerminal() {
-			cmds := []tea.Cmd{print}
-			if !m.noTimeline {
-				cmds = append(cmds, m.printLastStep())
-			}
-			for _, l := range endLines(msg.Run) {
-				cmds = append(cmds, tea.Println("  "+l))
-			}
-			m.state = done
-			return m, tea.Sequence(append(cmds, tea.Quit)...)
+			// followTUI prints the end once the view is gone.
+			return m.quit()
+		}
+		var print tea.Cmd
+		if msg.StatusChanged() || msg.StepsChanged() || msg.NewScreenshot() {
+			print = m.println(m.statusMark(msg.Run.Status) + " " + changeLine(msg.RunEvent, m.o.Now()))
 		}
 		var latest tea.Cmd
 		if !m.noTimeline && wantsLatest(msg.RunEvent) {
 			latest = m.readLatest()
 		}
 		return m, tea.Batch(print, latest, m.nextEvent())
+	case drawnMsg:
+		m.ready = true
+		if len(m.queued) == 0 || m.state == done {
+			return m, nil // followTUI prints what is queued at the end
+		}
+		lines := m.queued
+		m.queued = nil
+		return m, m.println(lines...)
 	case latestMsg:
 		if m.state == done {
-			return m, nil // the run ended: printLastStep shows its last step
+			return m, nil // the run ended: printEnd shows its last step
 		}
 		if !msg.supported {
 			m.noTimeline = true
@@ -167,7 +289,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.latest = msg.step
-		return m, tea.Println(m.stepLine(msg.step))
+		return m, m.println(m.stepLine(msg.step))
 	case eventsEndMsg:
 		return m.quit()
 	case timeoutMsg:
@@ -205,24 +327,6 @@ func (m *model) readLatest() tea.Cmd {
 	return func() tea.Msg {
 		step, supported := readLatest(ctx, o)
 		return latestMsg{step: step, supported: supported}
-	}
-}
-
-// printLastStep reads the timeline once the run has ended and prints its
-// newest step when it is one the view has not printed yet (the last step's
-// details arrive after it was counted).
-func (m *model) printLastStep() tea.Cmd {
-	ctx, o, shown := m.ctx, m.o, 0
-	if m.latest != nil {
-		shown = m.latest.Number
-	}
-	line := m.stepLine
-	return func() tea.Msg {
-		step, _ := readLatest(ctx, o)
-		if step == nil || step.Number <= shown {
-			return nil
-		}
-		return tea.Println(line(step))()
 	}
 }
 
@@ -282,14 +386,18 @@ func (m *model) statusMark(s client.RunStatus) string {
 	return m.cs.Gray("•")
 }
 
+// View is the pane under the printed lines: the run's id and status, its
+// latest action and its newest screenshot, each cut to the terminal's
+// width. The screenshot is named by its file, a link to the whole URL
+// where colour is on (OSC 8; terminals without links show the name); the
+// whole URL is printed above the pane as it arrives and after the run.
 func (m *model) View() tea.View {
 	if m.state == done {
 		return tea.NewView("")
 	}
-	var b strings.Builder
+	var lines []string
 	line := func(s string) {
-		b.WriteString(truncateLine(s, m.width))
-		b.WriteByte('\n')
+		lines = append(lines, ansi.Truncate(s, m.width, "…"))
 	}
 	status := "waiting for the first answer"
 	if m.run != nil {
@@ -301,7 +409,7 @@ func (m *model) View() tea.View {
 		line("  latest: " + latestText(m.latest))
 	}
 	if m.run != nil && len(m.run.ScreenshotURLs) > 0 {
-		line("  screenshot " + m.cs.Cyan(m.run.ScreenshotURLs[0]))
+		line("  screenshot: " + m.link(m.run.ScreenshotURLs[0], fileName(m.run.ScreenshotURLs[0])))
 	}
 	if m.notice != "" {
 		line("  " + m.cs.Yellow(m.notice))
@@ -312,34 +420,27 @@ func (m *model) View() tea.View {
 	default:
 		line(m.cs.Gray("  ctrl+c: cancel or leave the run"))
 	}
-	return tea.NewView(b.String())
+	// No line break after the last line: the renderer would count an
+	// empty line below it that it never draws, and at the bottom of the
+	// screen the lines printed above the view would then land a line too
+	// high, over what was printed before it.
+	return tea.NewView(strings.Join(lines, "\n"))
 }
 
-// truncateLine cuts s to width visible columns. Colour codes are not
-// counted, so a coloured line may be cut a little early; never late.
-func truncateLine(s string, width int) string {
-	if width <= 0 {
-		return s
+// link is text in cyan, and a link to url (OSC 8) where colour is on.
+func (m *model) link(url, text string) string {
+	if !m.cs.Enabled() {
+		return text
 	}
-	visible := 0
-	inEscape := false
-	for i, r := range s {
-		switch {
-		case r == '\x1b':
-			inEscape = true
-		case inEscape:
-			if r == 'm' {
-				inEscape = false
-			}
-		default:
-			visible++
-			if visible > width {
-				if strings.Contains(s[:i], "\x1b[") {
-					return s[:i] + "\x1b[0m" // end a colour cut midway
-				}
-				return s[:i]
-			}
-		}
+	return ansi.SetHyperlink(url) + m.cs.Cyan(text) + ansi.ResetHyperlink()
+}
+
+// fileName is the last element of a URL's path ("screenshot-0004.jpg"), or
+// the URL when it has none.
+func fileName(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || path.Base(u.Path) == "/" || path.Base(u.Path) == "." {
+		return raw
 	}
-	return s
+	return path.Base(u.Path)
 }

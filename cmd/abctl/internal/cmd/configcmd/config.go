@@ -41,6 +41,41 @@ type view struct {
 	Local       bool   `json:"local_daemon"`
 	DataDir     string `json:"data_dir,omitempty"`
 	Embed       bool   `json:"embed,omitempty"`
+	EmbedFrom   string `json:"embed_from,omitempty"`
+	// LLM is the local daemon's language model (abctl daemon without
+	// --llm-* flags, and the daemon a command starts inside itself).
+	LLM modelView `json:"llm"`
+}
+
+// modelView is the language model's part of the view.
+type modelView struct {
+	Provider     string `json:"provider,omitempty"`
+	ProviderFrom string `json:"provider_from,omitempty"`
+	BaseURL      string `json:"base_url,omitempty"`
+	BaseURLFrom  string `json:"base_url_from,omitempty"`
+	Model        string `json:"model,omitempty"`
+	ModelFrom    string `json:"model_from,omitempty"`
+	APIKey       string `json:"api_key,omitempty"` // "(set)" or "(not set)": never the key
+	APIKeyFrom   string `json:"api_key_from,omitempty"`
+	// Error says what is wrong with the model settings; the others are
+	// then empty.
+	Error string `json:"error,omitempty"`
+}
+
+// newModelView resolves the model settings of file and f's environment.
+func newModelView(file *config.File, getenv config.Getenv) modelView {
+	m, err := file.ModelSettings(getenv)
+	if err != nil {
+		return modelView{Error: err.Error()}
+	}
+	v := modelView{
+		Provider: m.Provider, ProviderFrom: m.ProviderFrom, BaseURL: m.BaseURL, BaseURLFrom: m.BaseURLFrom,
+		Model: m.Model, ModelFrom: m.ModelFrom, APIKey: "(not set)",
+	}
+	if m.APIKeySet {
+		v.APIKey, v.APIKeyFrom = "(set)", m.APIKeyFrom
+	}
+	return v
 }
 
 func newViewCmd(f *cmdutil.Factory) *cobra.Command {
@@ -48,7 +83,12 @@ func newViewCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "view",
 		Short: "Show the resolved settings and where each comes from (never a key)",
-		Args:  cmdutil.NoArgs,
+		Long: "view shows the settings this command line resolves to: the profile, its base URL,\n" +
+			"API key (whether one is set, never the key) and, for a local daemon's profile, its\n" +
+			"data directory; then the local daemon's language model (provider, base URL, model,\n" +
+			"key), as 'abctl daemon' without --llm-* flags would use it. Each comes with where\n" +
+			"it came from: a flag, the environment, the configuration file or the defaults.",
+		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			format, err := printer.Check(cmd, output)
 			if err != nil {
@@ -66,6 +106,10 @@ func newViewCmd(f *cmdutil.Factory) *cobra.Command {
 				ConfigFile: file.Path(), Profile: s.Profile, ProfileFrom: s.ProfileFrom,
 				BaseURL: s.BaseURL, BaseURLFrom: s.BaseURLFrom, APIKey: "(not set)",
 				Local: s.Local, DataDir: s.DataDir, Embed: s.Embed,
+				LLM: newModelView(file, f.Getenv),
+			}
+			if s.Local {
+				v.EmbedFrom = s.EmbedFrom
 			}
 			switch {
 			case s.APIKey != "":
@@ -81,7 +125,15 @@ func newViewCmd(f *cmdutil.Factory) *cobra.Command {
 				t.AddRow("API key", v.APIKey, v.APIKeyFrom)
 				if v.Local {
 					t.AddRow("data dir", v.DataDir, "")
-					t.AddRow("embedded daemon", fmt.Sprint(v.Embed), "")
+					t.AddRow("embedded daemon", fmt.Sprint(v.Embed), v.EmbedFrom)
+				}
+				if m := v.LLM; m.Error != "" {
+					t.AddRow("model", "(invalid) "+m.Error, "")
+				} else {
+					t.AddRow("model provider", m.Provider, m.ProviderFrom)
+					t.AddRow("model base URL", m.BaseURL, m.BaseURLFrom)
+					t.AddRow("model", m.Model, m.ModelFrom)
+					t.AddRow("model API key", m.APIKey, m.APIKeyFrom)
 				}
 			}
 			return l.Print(f.IO, f.Now(), format)
@@ -251,7 +303,7 @@ func newProfilesCmd(f *cmdutil.Factory) *cobra.Command {
 					r.Key = "(the daemon's key file)"
 				}
 				if r.BaseURL == "" && file.IsLocal(name, p) {
-					r.BaseURL = config.DefaultLocalBaseURL
+					r.BaseURL = f.LocalBaseURL()
 				}
 				rows = append(rows, r)
 			}

@@ -13,6 +13,8 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/completion"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 // NewCmd returns `abctl delete`.
@@ -32,17 +34,23 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			if len(args) == 0 {
 				return []string{"agent", "agents"}, cobra.ShellCompDirectiveNoFileComp
 			}
+			if args[0] == "agent" || args[0] == "agents" {
+				return completion.Agents(f)(cmd, args[1:], toComplete)
+			}
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var refs []string
 			if len(args) > 0 {
 				if args[0] != "agent" && args[0] != "agents" {
-					if strings.HasPrefix(args[0], "agent/") {
-						refs = args
-					} else {
+					// agent/NAME, as -o name prints it.
+					switch id, err := resource.Agent.ID(args[0]); {
+					case err != nil:
+						return cmdutil.Usagef(cmd, "%v", err)
+					case id == args[0]:
 						return cmdutil.Usagef(cmd, "say what to delete: 'abctl delete agent NAME', or -f FILE")
 					}
+					refs = args
 				} else {
 					refs = args[1:]
 				}
@@ -77,7 +85,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			failed := false
 			for _, ref := range refs {
 				if err := deleteOne(cmd, f, c, ref, ignoreMissing); err != nil {
-					fmt.Fprintf(f.IO.ErrOut, "agent/%s: %v\n", strings.TrimPrefix(ref, "agent/"), err)
+					fmt.Fprintf(f.IO.ErrOut, "%s: %v\n", shown(ref), err)
 					failed = true
 				}
 			}
@@ -106,6 +114,14 @@ func deleteOne(cmd *cobra.Command, f *cmdutil.Factory, c *client.Client, ref str
 	if err := c.Agents.Delete(cmd.Context(), a.WorkflowPermanentID); err != nil {
 		return fmt.Errorf("delete %s: %w", a.WorkflowPermanentID, err)
 	}
-	fmt.Fprintf(f.IO.Out, "agent/%s deleted\n", strings.TrimPrefix(ref, "agent/"))
+	fmt.Fprintf(f.IO.Out, "%s deleted\n", shown(ref))
 	return nil
+}
+
+// shown is an agent reference as messages show it: agent/NAME.
+func shown(ref string) string {
+	if id, err := resource.Agent.ID(ref); err == nil {
+		ref = id
+	}
+	return resource.Agent.Name(ref)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 // NewCmd returns `abctl folders`.
@@ -76,6 +77,10 @@ func newUpdateCmd(f *cmdutil.Factory) *cobra.Command {
 			if !fl.Changed("title") && !fl.Changed("description") {
 				return cmdutil.Usagef(cmd, "give --title, --description or both")
 			}
+			id, err := resource.Folder.Arg(cmd, args[0])
+			if err != nil {
+				return err
+			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
@@ -87,9 +92,9 @@ func newUpdateCmd(f *cmdutil.Factory) *cobra.Command {
 			if fl.Changed("description") {
 				req.Description = &description
 			}
-			folder, err := c.Folders.Update(cmd.Context(), args[0], req)
+			folder, err := c.Folders.Update(cmd.Context(), id, req)
 			if err != nil {
-				return fmt.Errorf("update folder %s: %w", args[0], err)
+				return fmt.Errorf("update folder %s: %w", id, err)
 			}
 			return printFolder(f, format, folder)
 		},
@@ -107,11 +112,15 @@ func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
 		Short: "Delete a folder (its agents move out of it, or go with --delete-agents)",
 		Args:  cmdutil.ExactArgs(1, "a folder id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := resource.Folder.Arg(cmd, args[0])
+			if err != nil {
+				return err
+			}
 			if withAgents && !yes {
 				if !f.IO.CanPrompt() {
 					return cmdutil.Usagef(cmd, "--delete-agents deletes every agent of the folder: add --yes when no terminal can confirm")
 				}
-				ok, err := cmdutil.Confirm(f.IO, fmt.Sprintf("Delete folder %s and every agent in it?", args[0]))
+				ok, err := cmdutil.Confirm(f.IO, fmt.Sprintf("Delete folder %s and every agent in it?", id))
 				if err != nil || !ok {
 					return cmdutil.Silent(cmdutil.ExitError)
 				}
@@ -120,15 +129,15 @@ func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := c.Folders.Delete(cmd.Context(), args[0], &client.DeleteFolderOptions{DeleteAgents: withAgents})
+			res, err := c.Folders.Delete(cmd.Context(), id, &client.DeleteFolderOptions{DeleteAgents: withAgents})
 			if err != nil {
-				return fmt.Errorf("delete folder %s: %w", args[0], err)
+				return fmt.Errorf("delete folder %s: %w", id, err)
 			}
 			msg := "its agents are no longer in a folder"
 			if res.WorkflowsDeleted {
 				msg = "its agents were deleted"
 			}
-			fmt.Fprintf(f.IO.ErrOut, "Folder %s deleted; %s.\n", args[0], msg)
+			fmt.Fprintf(f.IO.ErrOut, "Folder %s deleted; %s.\n", id, msg)
 			return nil
 		},
 	}

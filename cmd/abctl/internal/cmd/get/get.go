@@ -18,7 +18,9 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 // NewCmd returns `abctl get`.
@@ -36,6 +38,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newAgentsCmd(f), newRunsCmd(f), newFoldersCmd(f), newTagsCmd(f))
+	cmd.ValidArgsFunction = completion.Kinds // agent, run... beside agents, runs...
 	return cmd
 }
 
@@ -50,8 +53,10 @@ func newAgentsCmd(f *cmdutil.Factory) *cobra.Command {
 		Aliases: []string{"agent"},
 		Short:   "List agents, or show some by name or id",
 		Long: "Without arguments, lists the latest version of each agent, most recently changed first.\n" +
-			"With names or ids, shows those agents; -o yaml then writes agent files that\n" +
-			"'abctl apply' reads back as unchanged.",
+			"With names or ids (or agent/NAME, as -o name prints), shows those agents.\n\n" +
+			"-o yaml writes agent files that 'abctl apply' reads back as unchanged: the name (or the\n" +
+			"id of an agent made elsewhere), the tags and the definition. -o json writes the\n" +
+			"service's records, each with its name.",
 		Example: "  abctl get agents --tag env:prod --limit 20\n" +
 			"  abctl get agent contact-form -o yaml\n" +
 			"  abctl get agent wpid_490440779503358000 --version 2 -o json",
@@ -66,6 +71,9 @@ func newAgentsCmd(f *cmdutil.Factory) *cobra.Command {
 			}
 			if version != 0 && len(args) == 0 {
 				return cmdutil.Usagef(cmd, "--version needs an agent name or id")
+			}
+			if folder, err = resource.Folder.Arg(cmd, folder); err != nil {
+				return err
 			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
@@ -102,11 +110,16 @@ func newAgentsCmd(f *cmdutil.Factory) *cobra.Command {
 			for i, a := range agents {
 				ids[i] = a.WorkflowPermanentID
 			}
-			names := map[string]string{}
-			if format != printer.JSON && len(ids) > 0 {
-				names = agentref.Names(cmd.Context(), c, ids)
+			var tags map[string][]client.TagItem
+			if len(ids) > 0 {
+				// Names (abctl.name) in every format; the agent files of
+				// -o yaml carry the tags too, so they must be complete.
+				tags, err = agentref.Tags(cmd.Context(), c, ids)
+				if err != nil && format == printer.YAML && !agentref.TagsRefused(err) {
+					return fmt.Errorf("read the agents' tags: %w", err)
+				}
 			}
-			return printAgents(f, format, agents, names, len(args) == 1)
+			return printAgents(f, format, agents, tags, len(args) == 1)
 		},
 	}
 	fl := cmd.Flags()
@@ -135,14 +148,24 @@ func getAgent(cmd *cobra.Command, c *client.Client, ref string, version int) (*c
 	return a, nil
 }
 
-// printAgents writes agents in format. YAML is a stream of agent files, one
-// document per agent, that apply reads back.
-func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Agent, names map[string]string, single bool) error {
+// namedAgent is an agent as -o json writes it: the service's record, after
+// the name it was applied under (its agent file's identity), when it has one.
+type namedAgent struct {
+	Name string `json:"name,omitempty"`
+	*client.Agent
+}
+
+// printAgents writes agents in format, with the tags of each (names come
+// from their abctl.name tags). YAML is a stream of agent files, one
+// document per agent, that apply reads back as unchanged: name (or id),
+// tags and definition.
+func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Agent, tags map[string][]client.TagItem, single bool) error {
+	names := agentref.NamesIn(tags)
 	if format == printer.YAML {
 		// Agent files, not the API's JSON as YAML: they apply back as they are.
 		var b strings.Builder
 		for i, a := range agents {
-			doc, err := agentfile.Render(a, names[a.WorkflowPermanentID], nil, "yaml")
+			doc, err := agentfile.Render(a, names[a.WorkflowPermanentID], fileTags(f, a, names, tags[a.WorkflowPermanentID]), "yaml")
 			if err != nil {
 				return fmt.Errorf("render agent %s: %w", a.WorkflowPermanentID, err)
 			}
@@ -157,7 +180,11 @@ func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Age
 	wide := format == printer.Wide
 	// NAME is the name an agent was applied under, or its id: ids of
 	// applied agents are 69 characters long, too long for a terminal.
-	l := printer.Listing{Value: one(agents, single), Headers: []string{"name", "title", "version", "status", "updated"}}
+	records := make([]namedAgent, len(agents))
+	for i, a := range agents {
+		records[i] = namedAgent{Name: names[a.WorkflowPermanentID], Agent: a}
+	}
+	l := printer.Listing{Value: one(records, single), Headers: []string{"name", "title", "version", "status", "updated"}}
 	if wide {
 		l.Headers = append(l.Headers, "id", "folder", "blocks", "parameters")
 	}
@@ -168,7 +195,7 @@ func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Age
 		return a.WorkflowPermanentID
 	}
 	for _, a := range agents {
-		l.Names = append(l.Names, "agent/"+name(a))
+		l.Names = append(l.Names, resource.Agent.Name(name(a)))
 	}
 	l.Rows = func(t *printer.TablePrinter) {
 		for _, a := range agents {
@@ -186,6 +213,36 @@ func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Age
 		}
 	}
 	return l.Print(f.IO, f.Now(), format)
+}
+
+// fileTags returns the tags of agent a that its file carries: the key: value
+// tags a file can hold. The service's and abctl's own (abctl.name) stay out
+// silently; a label, or a value a file cannot hold, with a warning, since
+// the file then says less than the agent carries (apply leaves such tags as
+// they are).
+func fileTags(f *cmdutil.Factory, a *client.Agent, names map[string]string, items []client.TagItem) map[string]string {
+	var out map[string]string
+	who := func() string {
+		if n := names[a.WorkflowPermanentID]; n != "" {
+			return resource.Agent.Name(n)
+		}
+		return resource.Agent.Name(a.WorkflowPermanentID)
+	}
+	for _, t := range items {
+		switch {
+		case t.Key == nil:
+			fmt.Fprintf(f.IO.ErrOut, "%s: label %q is not in the file: agent files hold key: value tags only\n", who(), t.Value)
+		case agentfile.ReservedTagKey(*t.Key):
+		case agentfile.TagProblem(*t.Key, t.Value) != "":
+			fmt.Fprintf(f.IO.ErrOut, "%s: tag %s=%s is not in the file: %s\n", who(), *t.Key, t.Value, agentfile.TagProblem(*t.Key, t.Value))
+		default:
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[*t.Key] = t.Value
+		}
+	}
+	return out
 }
 
 func countBlocks(bs client.Blocks) int {

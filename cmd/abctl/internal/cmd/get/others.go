@@ -2,7 +2,6 @@ package get
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,7 +9,9 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
@@ -45,12 +46,16 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if steps && len(args) != 1 {
 				return cmdutil.Usagef(cmd, "--steps needs one run id")
 			}
+			ids, err := resource.Run.Args(cmd, args)
+			if err != nil {
+				return err
+			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			if steps {
-				id := strings.TrimPrefix(args[0], "run/")
+				id := ids[0]
 				tl, err := c.Runs.Timeline(cmd.Context(), id)
 				if err != nil {
 					return fmt.Errorf("get the steps of run %s: %w", id, err)
@@ -60,10 +65,9 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 				}
 				return timelineListing(id, tl, format == printer.Wide).Print(f.IO, f.Now(), format)
 			}
-			if len(args) > 0 {
+			if len(ids) > 0 {
 				var runs []*client.Run
-				for _, id := range args {
-					id = strings.TrimPrefix(id, "run/")
+				for _, id := range ids {
 					r, err := c.Runs.Get(cmd.Context(), id)
 					if err != nil {
 						return fmt.Errorf("get run %s: %w", id, err)
@@ -111,6 +115,7 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 	fl.IntVar(&limit, "limit", 50, "at most this many runs (0: all the service lists)")
 	fl.BoolVar(&steps, "steps", false, "show the steps of the run (one id) instead of the run")
 	printer.AddFlag(cmd, &output, printer.AllFormats...)
+	cmd.ValidArgsFunction = completion.Runs(f, completion.AnyRun)
 	return cmd
 }
 
@@ -148,14 +153,17 @@ func newFoldersCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			ids, err := resource.Folder.Args(cmd, args)
+			if err != nil {
+				return err
+			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
 			}
 			var folders []*client.Folder
-			if len(args) > 0 {
-				for _, id := range args {
-					id = strings.TrimPrefix(id, "folder/")
+			if len(ids) > 0 {
+				for _, id := range ids {
 					fo, err := c.Folders.Get(cmd.Context(), id)
 					if err != nil {
 						return fmt.Errorf("get folder %s: %w", id, err)

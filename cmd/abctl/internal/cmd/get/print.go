@@ -6,6 +6,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 // one returns the single item of a list shown by id (JSON and YAML show it
@@ -23,7 +24,7 @@ func runListListing(items []*client.RunListItem, wide bool, now time.Time) print
 		l.Headers = append(l.Headers, "agent", "trigger")
 	}
 	for _, r := range items {
-		l.Names = append(l.Names, "run/"+r.RunID)
+		l.Names = append(l.Names, resource.Run.Name(r.RunID))
 	}
 	l.Rows = func(t *printer.TablePrinter) {
 		for _, r := range items {
@@ -47,7 +48,7 @@ func runsListing(runs []*client.Run, single, wide bool, now time.Time) printer.L
 		l.Headers = append(l.Headers, "failure reason", "recording")
 	}
 	for _, r := range runs {
-		l.Names = append(l.Names, "run/"+r.RunID)
+		l.Names = append(l.Names, resource.Run.Name(r.RunID))
 	}
 	l.Rows = func(t *printer.TablePrinter) {
 		for _, r := range runs {
@@ -67,7 +68,7 @@ func foldersListing(folders []*client.Folder, single, wide bool) printer.Listing
 		l.Headers = append(l.Headers, "description")
 	}
 	for _, fo := range folders {
-		l.Names = append(l.Names, "folder/"+fo.FolderID)
+		l.Names = append(l.Names, resource.Folder.Name(fo.FolderID))
 	}
 	l.Rows = func(t *printer.TablePrinter) {
 		for _, fo := range folders {

@@ -10,8 +10,10 @@ import (
 
 // timelineListing shows a run's timeline (get run ID --steps): JSON and
 // YAML as the service answered it, names step/<run id>/<n>, and a table of
-// what each step did, newest first. Entries of other types (the hosted
-// service's blocks and thoughts) are in the JSON and YAML only.
+// what each step did, newest first. A step no model decided (a model-free
+// block's navigation, click, wait, request...) has empty model and token
+// cells. Entries of other types (the hosted service's blocks and thoughts)
+// are in the JSON and YAML only.
 func timelineListing(runID string, tl []*client.TimelineEntry, wide bool) printer.Listing {
 	var steps []*client.TimelineStep
 	for _, e := range tl {
@@ -35,10 +37,14 @@ func timelineListing(runID string, tl []*client.TimelineEntry, wide bool) printe
 					action += fmt.Sprintf(" (+%d)", n)
 				}
 			}
-			row := []string{fmt.Sprint(s.Number), deref(s.BlockLabel), s.Decision, action, millis(s.TimingsMS.Model)}
+			model, in, out := "", "", ""
+			if s.TimingsMS.Model > 0 || s.Tokens.Input > 0 || s.Tokens.Output > 0 {
+				model, in, out = millis(s.TimingsMS.Model), fmt.Sprint(s.Tokens.Input), fmt.Sprint(s.Tokens.Output)
+			}
+			row := []string{fmt.Sprint(s.Number), deref(s.BlockLabel), s.Decision, action, model}
 			if wide {
 				row = append(row, millis(s.TimingsMS.Settle), millis(s.TimingsMS.Observe), millis(s.TimingsMS.Act),
-					fmt.Sprint(s.Tokens.Input), fmt.Sprint(s.Tokens.Output), s.URL, s.Thought)
+					in, out, s.URL, s.Thought)
 			}
 			t.AddRow(row...)
 		}

@@ -3,10 +3,12 @@
 package run
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,6 +22,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 type options struct {
@@ -46,8 +49,9 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			"  abctl run --agent NAME_OR_ID  runs an agent that exists\n" +
 			"  abctl run --prompt ... --url  runs a task: a goal in words, no agent\n\n" +
 			"--param key=value sets an agent parameter; the value is read as the parameter's\n" +
-			"declared type (string, integer, float, boolean, json, ...). --params-file reads them\n" +
-			"from a JSON or YAML object; --param wins over the file.\n\n" +
+			"declared type (string, integer, float, boolean, json: JSON text such as '[\"a\",\"b\"]').\n" +
+			"--params-file reads them from a JSON or YAML object; --param wins over the file. Every\n" +
+			"value is checked before anything is applied or started: a wrong one exits 2.\n\n" +
 			"On a terminal a live view on stderr shows the status, the elapsed time, the steps and\n" +
 			"the newest screenshot; elsewhere (pipes, CI set, --no-tui) one line per change. Ctrl-C\n" +
 			"asks whether to cancel the run or leave it running. --detach prints the run id and\n" +
@@ -102,6 +106,8 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, o *options, args []string) e
 		return cmdutil.Usagef(cmd, "--max-steps must be positive, not %d", o.maxSteps)
 	}
 	var fa *agentfile.Agent
+	var params map[string]any
+	var who func() string // the agent, as messages name it
 	if len(args) == 1 {
 		ff := apply.FileFlags{Files: args}
 		agents, err := ff.Load(cmd, f.IO.In)
@@ -110,6 +116,12 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, o *options, args []string) e
 		}
 		fa, err = pick(cmd, agents, o.name, args[0])
 		if err != nil {
+			return err
+		}
+		// The parameters are checked against the file before anything
+		// is applied: a wrong command line changes nothing.
+		who = func() string { return fmt.Sprintf("agent %q (%s)", fa.Name, fa.File) }
+		if params, err = o.parameters(cmd, who, fa.Definition.WorkflowDefinition.Parameters); err != nil {
 			return err
 		}
 	}
@@ -149,10 +161,10 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, o *options, args []string) e
 			if err != nil {
 				return err
 			}
-		}
-		params, err := o.parameters(cmd, agent)
-		if err != nil {
-			return err
+			who = func() string { return describeAgent(cmd.Context(), c, o.agent, agent) }
+			if params, err = o.parameters(cmd, who, agent.WorkflowDefinition.Parameters); err != nil {
+				return err
+			}
 		}
 		req := &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: params, Title: o.title, WebhookURL: o.webhookURL}
 		if o.maxSteps > 0 {
@@ -160,7 +172,7 @@ func runRun(cmd *cobra.Command, f *cmdutil.Factory, o *options, args []string) e
 		}
 		run, err = c.Runs.StartAgent(cmd.Context(), req)
 		if err != nil {
-			return fmt.Errorf("start agent %s: %w", agent.WorkflowPermanentID, err)
+			return fmt.Errorf("start %s: %w", who(), err)
 		}
 	}
 	if o.detach {
@@ -260,13 +272,30 @@ func decodeJSONOrYAML(data []byte) (any, error) {
 	return out, nil
 }
 
-// parameters builds the run's parameters from --params-file and --param,
-// each value read as its parameter's declared type, and checks that every
-// required parameter has a value.
-func (o *options) parameters(cmd *cobra.Command, agent *client.Agent) (map[string]any, error) {
+// describeAgent names an agent found by ref for messages: by the name it
+// was applied under (ref itself, or its abctl.name tag), else by its id and
+// title.
+func describeAgent(ctx context.Context, c *client.Client, ref string, a *client.Agent) string {
+	name, _ := resource.Agent.ID(ref) // checked when the agent was found
+	if agentref.IsID(name) {
+		name = agentref.Name(ctx, c, a.WorkflowPermanentID)
+	}
+	if name == "" {
+		return fmt.Sprintf("agent %s (%q)", a.WorkflowPermanentID, a.Title)
+	}
+	return fmt.Sprintf("agent %q", name)
+}
+
+// parameters builds the run's parameters from --params-file and --param.
+// Each value is checked against its parameter's declared type with
+// client.ConvertParameterValue, as the daemon checks a run request (a json
+// parameter's text must parse), and every parameter without a default
+// needs a value. A problem is a usage error naming the parameter and the
+// agent (who, called only then).
+func (o *options) parameters(cmd *cobra.Command, who func() string, params []client.Parameter) (map[string]any, error) {
 	declared := map[string]client.Parameter{}
 	var keys []string
-	for _, p := range agent.WorkflowDefinition.Parameters {
+	for _, p := range params {
 		if p.ParameterType == client.ParameterTypeWorkflow {
 			declared[p.Key] = p
 			keys = append(keys, p.Key)
@@ -275,7 +304,7 @@ func (o *options) parameters(cmd *cobra.Command, agent *client.Agent) (map[strin
 	sort.Strings(keys)
 	describe := func() string {
 		if len(keys) == 0 {
-			return "the agent has no parameters"
+			return "it has no parameters"
 		}
 		var d []string
 		for _, k := range keys {
@@ -306,25 +335,19 @@ func (o *options) parameters(cmd *cobra.Command, agent *client.Agent) (map[strin
 		if !ok || k == "" {
 			return nil, cmdutil.Usagef(cmd, "--param %q: write key=value", kv)
 		}
-		p, known := declared[k]
-		if !known {
-			return nil, cmdutil.Usagef(cmd, "--param %s: agent %s has no parameter %q; %s", k, agent.WorkflowPermanentID, k, describe())
+		if _, known := declared[k]; !known {
+			return nil, cmdutil.Usagef(cmd, "--param %s: %s has no parameter %q; %s", k, who(), k, describe())
 		}
-		var v any = text
-		if p.WorkflowParameterType == client.WorkflowParameterJSON {
-			if err := json.Unmarshal([]byte(text), &v); err != nil {
-				v = text // a bare string is a JSON value too
-			}
-		}
-		given[k] = v
+		given[k] = text // read as the parameter's type below
 	}
 	out := map[string]any{}
-	var problems []string
+	var missing, problems []string
 	for _, k := range keys {
 		p := declared[k]
 		v, ok := given[k]
 		if !ok {
 			if def := strings.TrimSpace(string(p.DefaultValue)); def == "" || def == "null" {
+				missing = append(missing, strconv.Quote(k))
 				problems = append(problems, fmt.Sprintf("%s (%s) has no default: give --param %s=...", k, p.WorkflowParameterType, k))
 			}
 			continue
@@ -341,9 +364,16 @@ func (o *options) parameters(cmd *cobra.Command, agent *client.Agent) (map[strin
 			problems = append(problems, fmt.Sprintf("%s: not a parameter of the agent (%s)", k, describe()))
 		}
 	}
-	if len(problems) > 0 {
-		sort.Strings(problems)
-		return nil, cmdutil.Usagef(cmd, "parameters of agent %s:\n  %s", agent.WorkflowPermanentID, strings.Join(problems, "\n  "))
+	if len(problems) == 0 {
+		return out, nil
 	}
-	return out, nil
+	sort.Strings(problems)
+	head := "parameters of " + who()
+	if len(missing) == len(problems) {
+		head = fmt.Sprintf("%s needs parameter %s", who(), strings.Join(missing, ", "))
+		if len(missing) > 1 {
+			head = fmt.Sprintf("%s needs parameters %s", who(), strings.Join(missing, ", "))
+		}
+	}
+	return nil, cmdutil.Usagef(cmd, "%s:\n  %s", head, strings.Join(problems, "\n  "))
 }

@@ -15,8 +15,10 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/follow"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 // NewCmd returns `abctl runs`.
@@ -99,14 +101,19 @@ func newWatchCmd(f *cmdutil.Factory) *cobra.Command {
 			"watch stopped (--timeout, or Ctrl-C and leave it running).",
 		Args: cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := resource.Run.Arg(cmd, args[0])
+			if err != nil {
+				return err
+			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			return ff.Follow(cmd, f, c, args[0])
+			return ff.Follow(cmd, f, c, id)
 		},
 	}
 	ff.Add(cmd)
+	cmd.ValidArgsFunction = completion.First(completion.Runs(f, completion.AnyRun))
 	return cmd
 }
 
@@ -121,7 +128,10 @@ func newCancelCmd(f *cmdutil.Factory) *cobra.Command {
 			"  abctl get runs --status running -o name | xargs abctl runs cancel",
 		Args: cmdutil.MinArgs(1, "one or more run ids"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ids := normalizeIDs(args)
+			ids, err := resource.Run.Args(cmd, args)
+			if err != nil {
+				return err
+			}
 			if len(ids) > 100 {
 				return cmdutil.Usagef(cmd, "at most 100 runs can be canceled at once, got %d", len(ids))
 			}
@@ -139,16 +149,8 @@ func newCancelCmd(f *cmdutil.Factory) *cobra.Command {
 			return cancelMany(cmd, f, c, ids)
 		},
 	}
+	cmd.ValidArgsFunction = completion.Runs(f, completion.ActiveRun)
 	return cmd
-}
-
-// normalizeIDs accepts ids as given or in kubectl's name form (run/ID).
-func normalizeIDs(args []string) []string {
-	ids := make([]string, 0, len(args))
-	for _, a := range args {
-		ids = append(ids, strings.TrimPrefix(a, "run/"))
-	}
-	return ids
 }
 
 func cancelMany(cmd *cobra.Command, f *cmdutil.Factory, c *client.Client, ids []string) error {
@@ -192,8 +194,12 @@ func newCancelAllCmd(f *cmdutil.Factory) *cobra.Command {
 			if fromStdin {
 				sc := bufio.NewScanner(f.IO.In)
 				for sc.Scan() {
-					if id := strings.TrimSpace(sc.Text()); id != "" {
-						ids = append(ids, strings.TrimPrefix(id, "run/"))
+					if line := strings.TrimSpace(sc.Text()); line != "" {
+						id, err := resource.Run.Arg(cmd, line)
+						if err != nil {
+							return err
+						}
+						ids = append(ids, id)
 					}
 				}
 				if err := sc.Err(); err != nil {
@@ -258,6 +264,10 @@ func newRetryCmd(f *cmdutil.Factory) *cobra.Command {
 			"receiver may see the same payload twice: run_id is its idempotency key.",
 		Args: cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := resource.Run.Arg(cmd, args[0])
+			if err != nil {
+				return err
+			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
@@ -266,19 +276,20 @@ func newRetryCmd(f *cmdutil.Factory) *cobra.Command {
 			if url != "" {
 				req.WebhookURL = url
 			}
-			replay, err := c.Runs.RetryWebhook(cmd.Context(), args[0], req)
+			replay, err := c.Runs.RetryWebhook(cmd.Context(), id, req)
 			if err != nil {
-				return fmt.Errorf("retry the webhook of %s: %w", args[0], err)
+				return fmt.Errorf("retry the webhook of %s: %w", id, err)
 			}
 			if replay != nil && replay.StatusCode != nil {
-				fmt.Fprintf(f.IO.ErrOut, "Webhook of %s sent; the receiver answered %d.\n", args[0], *replay.StatusCode)
+				fmt.Fprintf(f.IO.ErrOut, "Webhook of %s sent; the receiver answered %d.\n", id, *replay.StatusCode)
 				return nil
 			}
-			fmt.Fprintf(f.IO.ErrOut, "Webhook of %s is being sent again; its delivery is recorded on the run.\n", args[0])
+			fmt.Fprintf(f.IO.ErrOut, "Webhook of %s is being sent again; its delivery is recorded on the run.\n", id)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&url, "url", "", "send to this URL instead of the run's webhook URL")
+	cmd.ValidArgsFunction = completion.First(completion.Runs(f, completion.EndedRun))
 	return cmd
 }
 
@@ -293,13 +304,17 @@ func newArtifactsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			id, err := resource.Run.Arg(cmd, args[0])
+			if err != nil {
+				return err
+			}
 			c, err := f.Client(cmd.Context())
 			if err != nil {
 				return err
 			}
-			arts, err := c.Runs.ListArtifacts(cmd.Context(), args[0], nil)
+			arts, err := c.Runs.ListArtifacts(cmd.Context(), id, nil)
 			if err != nil {
-				return fmt.Errorf("list the artifacts of %s: %w", args[0], err)
+				return fmt.Errorf("list the artifacts of %s: %w", id, err)
 			}
 			l := printer.Listing{Value: arts, Headers: []string{"type", "size", "created", "url"}}
 			l.Rows = func(t *printer.TablePrinter) {
@@ -318,5 +333,6 @@ func newArtifactsCmd(f *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
+	cmd.ValidArgsFunction = completion.First(completion.Runs(f, completion.AnyRun))
 	return cmd
 }

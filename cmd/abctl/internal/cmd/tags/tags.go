@@ -22,7 +22,9 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 // NewCmd returns `abctl tags`.
@@ -33,7 +35,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Short:   "Tag agents and runs; manage tag keys and values",
 		Long: "Tags are key=value pairs (grouped under the key) or bare labels. The agent list filters\n" +
 			"on them (abctl get agents --tag env:prod). An agent or run carries at most 20.\n\n" +
-			"TARGET is an agent (wpid_... or the name it was applied under) or an agent run (wr_...).",
+			"TARGET is an agent (wpid_..., the name it was applied under, or agent/NAME as -o name\n" +
+			"prints it) or an agent run (wr_... or run/ID).",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -71,12 +74,15 @@ func prepare(cmd *cobra.Command, f *cmdutil.Factory, output, ref string) (printe
 }
 
 func resolveTarget(ctx context.Context, c *client.Client, ref string) (target, error) {
-	ref = strings.TrimPrefix(ref, "run/")
-	if strings.HasPrefix(ref, "wr_") {
-		return target{id: ref, isRun: true}, nil
+	named := false // run/ID, as -o name prints it
+	if id, err := resource.Run.ID(ref); err == nil && id != ref {
+		ref, named = id, true
 	}
 	if strings.HasPrefix(ref, "tsk_") {
 		return target{}, fmt.Errorf("%s is a task run: only agent runs (wr_...) carry tags", ref)
+	}
+	if named || strings.HasPrefix(ref, "wr_") {
+		return target{id: ref, isRun: true}, nil
 	}
 	id, err := agentref.Resolve(ctx, c, ref)
 	if err != nil {
@@ -160,6 +166,7 @@ func newSetCmd(f *cmdutil.Factory) *cobra.Command {
 	}
 	cmd.Flags().StringArrayVar(&colors, "color", nil, "palette colour of a new key=value pair, as key=color (repeatable)")
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
 }
 
@@ -207,6 +214,7 @@ func newUnsetCmd(f *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
 }
 
@@ -273,6 +281,7 @@ func newGetCmd(f *cmdutil.Factory) *cobra.Command {
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
 }
 
@@ -333,6 +342,7 @@ func newHistoryCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many events (1 to 500; default: the service's, 100)")
 	cmd.Flags().DurationVar(&since, "since", 0, "only the events of this last period (e.g. 24h)")
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
+	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
 }
 
