@@ -157,6 +157,12 @@ type Run struct {
 	// or an AgentRunRequest; see TaskRequest and AgentRequest.
 	RunRequest json.RawMessage `json:"run_request"`
 
+	// WebhookFailureReason says why the run's terminal webhook could not be
+	// delivered; absent when it was, or when the run has no webhook. The
+	// hosted service records it on agent runs (in GET /v1/agents/runs);
+	// the daemon also reports it here, for runs of both kinds.
+	WebhookFailureReason *string `json:"webhook_failure_reason,omitempty"`
+
 	// Workflow runs only.
 	RunWith           *string `json:"run_with,omitempty"`
 	AIFallback        *bool   `json:"ai_fallback,omitempty"`
@@ -169,6 +175,9 @@ func (r *Run) IsTerminal() bool { return r.Status.IsTerminal() }
 
 // GetFailureReason returns the failure reason, or "" when there is none.
 func (r *Run) GetFailureReason() string { return deref(r.FailureReason) }
+
+// GetWebhookFailureReason returns why the terminal webhook failed, or "".
+func (r *Run) GetWebhookFailureReason() string { return deref(r.WebhookFailureReason) }
 
 // GetRecordingURL returns the recording URL, or "" when there is none.
 func (r *Run) GetRecordingURL() string { return deref(r.RecordingURL) }

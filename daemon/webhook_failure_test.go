@@ -132,6 +132,9 @@ func TestWebhookFailureKeepsRunReason(t *testing.T) {
 	if run.Status != client.RunStatusFailed || run.GetFailureReason() != lookup {
 		t.Errorf("the failed run with an unreachable webhook: %s %q, want failed %q", run.Status, run.GetFailureReason(), lookup)
 	}
+	if !strings.Contains(run.GetWebhookFailureReason(), "Could not reach URL") {
+		t.Errorf("the failed run's webhook_failure_reason: %q", run.GetWebhookFailureReason())
+	}
 
 	if got := logs.wait(t, "run ended", completed.RunID, nil); got["status"] != "failed" {
 		t.Errorf("run ended line of the completed run: %v", got)
@@ -143,6 +146,9 @@ func TestWebhookFailureKeepsRunReason(t *testing.T) {
 	if r := run.GetFailureReason(); run.Status != client.RunStatusFailed || !strings.Contains(r, "webhook could not be sent") ||
 		!strings.Contains(r, "status code 500") || string(run.Output) != `{"a":1}` {
 		t.Errorf("the completed run whose receiver answers 500: %s %q, output %s", run.Status, r, run.Output)
+	}
+	if run.GetWebhookFailureReason() != run.GetFailureReason() {
+		t.Errorf("the completed run: webhook_failure_reason %q, failure_reason %q", run.GetWebhookFailureReason(), run.GetFailureReason())
 	}
 
 	for _, tc := range []struct {
@@ -188,8 +194,8 @@ func TestWebhookFailureKeepsRunReason(t *testing.T) {
 		}
 	}
 
-	// What the API does not show: the recorded deliveries and
-	// webhook_failure_reason, read from the store once the daemon is gone.
+	// What the API does not show: the recorded deliveries, read from the
+	// store once the daemon is gone.
 	sec, err := os.ReadFile(filepath.Join(dir, daemon.SecretFileName))
 	if err != nil {
 		t.Fatal(err)

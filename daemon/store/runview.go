@@ -59,6 +59,9 @@ func (r *RunRecord) Response(appURL string, fileURL artifacts.URLFunc) *client.R
 	if r.FailureReason != "" {
 		run.FailureReason = client.Ptr(r.FailureReason)
 	}
+	if r.WebhookFailureReason != "" {
+		run.WebhookFailureReason = client.Ptr(r.WebhookFailureReason)
+	}
 	if r.Task != nil {
 		run.MaxScreenshotScrolls = r.Task.MaxScreenshotScrolls
 		if r.Task.BrowserSessionID != "" {
@@ -401,7 +404,8 @@ func viewSamples() []*RunRecord {
 		Task: &client.TaskRunRequest{Prompt: "p", MaxScreenshotScrolls: &scrolls,
 			BrowserSessionID: "pbs_1", BrowserProfileID: "bp_1"},
 		Output: json.RawMessage(`{"a":[1,"<é>"]}`), FailureReason: "why \"not\"",
-		Errors: []json.RawMessage{json.RawMessage(`{"e":1}`)}, StepCount: &steps,
+		WebhookFailureReason: "Webhook failed with status code 500",
+		Errors:               []json.RawMessage{json.RawMessage(`{"e":1}`)}, StepCount: &steps,
 		Files: []RunFile{
 			{ID: "a_1", Type: client.ArtifactScreenshotAction, Name: "s1.jpg", Size: 1, SHA256: "00", CreatedAt: *at(3)},
 			{ID: "a_2", Type: client.ArtifactRecording, Name: "r.webm", Size: 2, SHA256: "01", CreatedAt: *at(4)},

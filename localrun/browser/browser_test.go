@@ -584,15 +584,22 @@ func TestDownloads(t *testing.T) {
 	s := acquire(t, p, SessionOptions{RunID: "dl", DownloadDir: dir, MaxDownloadBytes: 100_000, MaxDownloads: 4})
 	tab := s.Tab()
 	run(t, tab, chromedp.Navigate(site.URL+"/downloads"))
+	// state says where the downloads stand, for a failure's message.
+	state := func() string {
+		return fmt.Sprintf("saved %+v, failed %+v, pending %d", s.Downloads(), s.FailedDownloads(), s.PendingDownloads())
+	}
 	settled := func(n int) {
 		t.Helper()
-		waitFor(t, fmt.Sprintf("%d downloads", n), func() bool {
-			return len(s.Downloads())+len(s.FailedDownloads()) >= n
-		})
+		for i := 0; len(s.Downloads())+len(s.FailedDownloads()) < n; i++ {
+			if i == 750 {
+				t.Fatalf("timed out waiting for %d downloads: %s", n, state())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
 		if err := s.WaitDownloads(ctx); err != nil {
-			t.Fatal(err)
+			t.Fatalf("after %d downloads: %v: %s", n, err, state())
 		}
 	}
 	click := func(id string) { eval[bool](t, tab, "document.getElementById('"+id+"').click(), true") }
@@ -666,10 +673,16 @@ func TestDownloads(t *testing.T) {
 		t.Errorf("a local browser stages downloads in DownloadDir (%s)", staging)
 	}
 	s.Close(context.Background())
-	waitFor(t, "the staging directory to go", func() bool {
-		_, err := os.Stat(staging)
-		return os.IsNotExist(err)
-	})
+	for i := 0; ; i++ {
+		left, err := os.ReadDir(staging)
+		if os.IsNotExist(err) {
+			break
+		}
+		if i == 750 {
+			t.Fatalf("the staging directory is still there after Close: %v, %v", left, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 
 	// Without DownloadDir the browser refuses downloads.
 	s2 := acquire(t, p, SessionOptions{RunID: "nodl"})

@@ -138,28 +138,3 @@ func Name(ctx context.Context, c *client.Client, id string) string {
 	return Names(ctx, c, []string{id})[id]
 }
 
-// Complete returns the names and ids of agents that start with prefix, for
-// shell completion: names where agents have one, ids otherwise, from the
-// first 100 agents matching.
-func Complete(ctx context.Context, c *client.Client, prefix string) []string {
-	agents, err := c.Agents.List(ctx, &client.ListAgentsOptions{PageSize: 100})
-	if err != nil {
-		return nil
-	}
-	ids := make([]string, len(agents))
-	for i, a := range agents {
-		ids[i] = a.WorkflowPermanentID
-	}
-	names := Names(ctx, c, ids)
-	var out []string
-	for _, a := range agents {
-		cand := a.WorkflowPermanentID
-		if n := names[cand]; n != "" && !IsID(prefix) {
-			cand = n
-		}
-		if strings.HasPrefix(cand, prefix) {
-			out = append(out, cand+"\t"+a.Title)
-		}
-	}
-	return out
-}

@@ -72,6 +72,8 @@ func TestCompleteFromTheService(t *testing.T) {
 		{[]string{"get", ""}, []string{"agent", "agents", "folder", "folders", "run", "runs", "tag", "tags"}},
 		{[]string{"get", "ru"}, []string{"run", "runs"}},
 		{[]string{"get", "agent", ""}, []string{"alpha", "beta"}},
+		{[]string{"get", "agent", "alpha", ""}, []string{"beta"}},
+		{[]string{"run", "--agent", "al"}, []string{"alpha"}},
 		{[]string{"get", "run", ""}, []string{e.done, e.going}},
 		{[]string{"delete", "agent", ""}, []string{"alpha", "beta"}},
 		{[]string{"delete", "agent", "alpha", ""}, []string{"beta"}},
@@ -99,7 +101,7 @@ func TestCompleteFromTheService(t *testing.T) {
 func TestCompleteQuietWithoutService(t *testing.T) {
 	e := newCLIEnv(t)
 	e.vars["ABCTL_BASE_URL"] = "http://" + closedAddr(t)
-	for _, args := range [][]string{{"delete", "agent", ""}, {"runs", "watch", ""}, {"tags", "get", ""}} {
+	for _, args := range [][]string{{"delete", "agent", ""}, {"get", "agent", ""}, {"run", "--agent", ""}, {"runs", "watch", ""}, {"tags", "get", ""}} {
 		start := time.Now()
 		r := e.run("", append([]string{"__complete"}, args...)...).expect(t, 0)
 		if r.stdout != ":4\n" {

@@ -7,10 +7,8 @@
 package get
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -60,7 +58,7 @@ func newAgentsCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: "  abctl get agents --tag env:prod --limit 20\n" +
 			"  abctl get agent contact-form -o yaml\n" +
 			"  abctl get agent wpid_490440779503358000 --version 2 -o json",
-		ValidArgsFunction: CompleteAgents(f),
+		ValidArgsFunction: completion.Agents(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			format, err := printer.Check(cmd, output)
 			if err != nil {
@@ -257,19 +255,4 @@ func countBlocks(bs client.Blocks) int {
 		}
 	}
 	return n
-}
-
-// CompleteAgents completes agent names and ids from the service, within a
-// second; nothing when the service does not answer. It never starts the
-// local daemon.
-func CompleteAgents(f *cmdutil.Factory) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		ctx, cancel := context.WithTimeout(cmd.Context(), time.Second)
-		defer cancel()
-		c, err := f.ClientIfRunning(ctx)
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		return agentref.Complete(ctx, c, toComplete), cobra.ShellCompDirectiveNoFileComp
-	}
 }

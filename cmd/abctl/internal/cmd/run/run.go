@@ -19,9 +19,9 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/applier"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/apply"
-	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
@@ -87,7 +87,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 	o.follow.Add(cmd)
 	cmd.MarkFlagsMutuallyExclusive("agent", "prompt")
 	cmd.MarkFlagsMutuallyExclusive("detach", "timeout")
-	_ = cmd.RegisterFlagCompletionFunc("agent", get.CompleteAgents(f))
+	_ = cmd.RegisterFlagCompletionFunc("agent", completion.Agents(f))
 	return cmd
 }
 
