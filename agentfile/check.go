@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/tmpl"
+	"github.com/abctl/abctl/tmpl"
 )
 
 // validate runs the checks the service makes beyond shapes (the client's

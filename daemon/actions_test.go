@@ -3,7 +3,7 @@ package daemon_test
 // Tests of POST /v1/sdk/run_action with a scripted Actions: the request's
 // validation, the workflow run it creates or continues, the mapping of the
 // engine's errors, and the run's end when its session closes. The engine
-// itself is tested end to end in package localrun.
+// itself is tested end to end in package engine.
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/daemon/executor"
+	"github.com/abctl/abctl/executor"
 )
 
 // codedError is an engine error with an HTTP status.
@@ -108,7 +108,7 @@ func (f *fakeActions) close(t *testing.T, runID string, status client.RunStatus,
 		Screenshots: []string{"shot-1.jpg"}})
 }
 
-func startActionsDaemon(t *testing.T, dir string, acts daemon.Actions) (*client.Client, string, func() error) {
+func startActionsDaemon(t *testing.T, dir string, acts executor.Actions) (*client.Client, string, func() error) {
 	t.Helper()
 	const key = "abk_actions_test_key"
 	addr, stop := daemontest.Start(t, dir, daemon.Config{APIKey: key, Actions: acts})

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/admin"
+	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -23,7 +24,7 @@ type adminEnv struct {
 	t     *testing.T
 	url   string
 	store *store.Store
-	srv   *daemon.Server
+	srv   *api.Server
 }
 
 func newAdminEnv(t *testing.T) *adminEnv {
@@ -36,7 +37,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	if _, _, err := st.CreateOrganization(t.Context(), "default"); err != nil {
 		t.Fatal(err)
 	}
-	srv := daemon.NewServer(st, nil)
+	srv := api.NewServer(st, nil)
 	srv.EnableAdmin(testAdminToken)
 	t.Cleanup(func() { srv.EnableAdmin("") })
 	hs := httptest.NewServer(srv)
@@ -186,8 +187,8 @@ func TestAdminRejectsBadBodies(t *testing.T) {
 	}
 	// A name of exactly the limit is fine.
 	if code, body := e.do("POST", "/admin/organizations", testAdminToken, "application/json",
-		`{"name": "`+strings.Repeat("é", daemon.MaxOrganizationNameLength)+`"}`); code != 200 {
-		t.Errorf("a name of %d characters: %d %s", daemon.MaxOrganizationNameLength, code, body)
+		`{"name": "`+strings.Repeat("é", admin.MaxOrganizationNameLength)+`"}`); code != 200 {
+		t.Errorf("a name of %d characters: %d %s", admin.MaxOrganizationNameLength, code, body)
 	}
 	// The body limit applies.
 	huge := `{"name": "x", "pad": "` + strings.Repeat("a", 9<<20) + `"}`
@@ -224,7 +225,7 @@ func TestAdminRoutingAndDisabled(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("GET", "/admin/organizations", nil)
 	req.RemoteAddr = "127.0.0.1:1234"
-	daemon.NewServer(st, nil).ServeHTTP(rec, req)
+	api.NewServer(st, nil).ServeHTTP(rec, req)
 	if rec.Code != 404 {
 		t.Errorf("server without admin: %d %s", rec.Code, rec.Body)
 	}
@@ -233,7 +234,7 @@ func TestAdminRoutingAndDisabled(t *testing.T) {
 func TestAdminClient(t *testing.T) {
 	e := newAdminEnv(t)
 	addr := strings.TrimPrefix(e.url, "http://")
-	ac, err := daemon.NewAdminClient(daemon.State{Addr: addr, AdminToken: testAdminToken})
+	ac, err := admin.NewClient(admin.State{Addr: addr, AdminToken: testAdminToken})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,12 +250,12 @@ func TestAdminClient(t *testing.T) {
 		t.Errorf("Organizations = %+v, %v", orgs, err)
 	}
 	_, err = ac.CreateOrganization(t.Context(), "")
-	var ae *daemon.AdminError
+	var ae *admin.Error
 	if !errors.As(err, &ae) || ae.StatusCode != 422 || !strings.Contains(ae.Detail, "empty") {
 		t.Errorf("empty name: %v", err)
 	}
 
-	bad, _ := daemon.NewAdminClient(daemon.State{Addr: addr, AdminToken: "nope"})
+	bad, _ := admin.NewClient(admin.State{Addr: addr, AdminToken: "nope"})
 	if _, err := bad.Organizations(context.Background()); !errors.As(err, &ae) || ae.StatusCode != 403 || ae.Detail != "Invalid credentials" {
 		t.Errorf("wrong token: %v", err)
 	}
@@ -265,24 +266,24 @@ func TestAdminClient(t *testing.T) {
 		"[::1]:8780":     "[::1]:8780",
 		"localhost:8780": "127.0.0.1:8780",
 	} {
-		c, err := daemon.NewAdminClient(daemon.State{Addr: addr, AdminToken: "t"})
+		c, err := admin.NewClient(admin.State{Addr: addr, AdminToken: "t"})
 		if err != nil || c.Addr() != want {
 			t.Errorf("NewAdminClient(%s): %v, %v; want %s", addr, c, err, want)
 		}
 	}
-	if _, err := daemon.NewAdminClient(daemon.State{Addr: "192.0.2.7:8780", AdminToken: "t"}); err == nil || !strings.Contains(err.Error(), "not on loopback") {
+	if _, err := admin.NewClient(admin.State{Addr: "192.0.2.7:8780", AdminToken: "t"}); err == nil || !strings.Contains(err.Error(), "not on loopback") {
 		t.Errorf("non-loopback address: %v", err)
 	}
 }
 
 func TestValidateOrganizationName(t *testing.T) {
 	for in, want := range map[string]string{"acme": "acme", "  Team B\t": "Team B", strings.Repeat("x", 255): strings.Repeat("x", 255)} {
-		if got, err := daemon.ValidateOrganizationName(in); err != nil || got != want {
+		if got, err := admin.ValidateOrganizationName(in); err != nil || got != want {
 			t.Errorf("ValidateOrganizationName(%q) = %q, %v", in, got, err)
 		}
 	}
 	for _, in := range []string{"", " \n ", strings.Repeat("x", 256), "a\nb", "a\x00b", "a\u0085b", "\xff"} {
-		if _, err := daemon.ValidateOrganizationName(in); err == nil {
+		if _, err := admin.ValidateOrganizationName(in); err == nil {
 			t.Errorf("ValidateOrganizationName(%q) accepted", in)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -44,7 +45,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(daemon.NewServer(st, nil))
+	srv := httptest.NewServer(api.NewServer(st, nil))
 	t.Cleanup(srv.Close)
 	mk := func(key string) *client.Client {
 		c, err := client.New(client.WithBaseURL(srv.URL), client.WithAPIKey(key), client.WithMaxRetries(0))

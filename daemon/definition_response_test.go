@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -57,7 +57,7 @@ func TestAgentResponseDefinition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(daemon.NewServer(st, nil))
+	srv := httptest.NewServer(api.NewServer(st, nil))
 	t.Cleanup(srv.Close)
 
 	call := func(method, path, contentType, body string) map[string]any {

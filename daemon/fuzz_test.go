@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -75,7 +75,7 @@ func fuzzServer(f *testing.F) (h http.Handler, key, wpid string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h = daemon.NewServer(st, nil)
+	h = api.NewServer(st, nil)
 	req := httptest.NewRequest("POST", "/v1/agents", strings.NewReader(contactYAML))
 	req.Header.Set("X-Api-Key", key)
 	req.Header.Set("Content-Type", "text/plain")

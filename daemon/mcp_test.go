@@ -15,8 +15,9 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/daemon/executor/scripted"
+	"github.com/abctl/abctl/executor/scripted"
 	"github.com/abctl/abctl/mcpserver"
 )
 
@@ -74,11 +75,11 @@ func TestMCPRequiresAPIKey(t *testing.T) {
 func TestMCPActsAsTheCallersKey(t *testing.T) {
 	dir := t.TempDir()
 	addr, _ := daemontest.Start(t, dir, daemon.Config{APIKey: mcpTestKey, Executor: &scripted.Executor{}})
-	st, err := daemon.ReadState(dir)
+	st, err := admin.ReadState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := daemon.NewAdminClient(st)
+	admin, err := admin.NewClient(st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,13 +15,15 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/admin"
+	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/artifacts"
-	"github.com/abctl/abctl/daemon/executor"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
-	"github.com/abctl/abctl/localrun"
-	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/llm"
 )
 
 // DefaultAddr is where the daemon listens unless told otherwise: loopback
@@ -44,12 +46,12 @@ type Config struct {
 	// Engine is set (as `abctl daemon` sets it), else one that fails every
 	// run saying that no browser engine is configured.
 	Executor executor.Executor
-	// Engine configures the local browser engine (package localrun), used
+	// Engine configures the local browser engine (package engine), used
 	// when Executor is nil.
 	Engine *EngineConfig
 	// Actions runs single actions (POST /v1/sdk/run_action); nil means the
 	// executor, when it implements Actions (the local engine does).
-	Actions Actions
+	Actions executor.Actions
 	// Workers is how many runs execute at once; 0 means one per CPU core.
 	Workers int
 	// WebhookTimeout is how long a webhook receiver has to answer; 0 means
@@ -72,10 +74,10 @@ type EngineConfig struct {
 	// NoRecording turns the video of runs off (recording needs ffmpeg).
 	NoRecording bool
 	// ActionIdle is how long the browser of a run_action workflow run stays
-	// open without an action; 0 means DefaultActionIdle.
+	// open without an action; 0 means executor.DefaultActionIdle.
 	ActionIdle time.Duration
 	// LLM is the language model of task runs, AI blocks and model-driven
-	// single actions (see package localrun/llm): provider, base URL, key,
+	// single actions (see package llm): provider, base URL, key,
 	// model, capabilities, timeout, retries. The zero value is a local
 	// Ollama with llm.DefaultOllamaModel; runs fail, saying how to
 	// configure a model, while none answers there.
@@ -172,13 +174,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if exec == nil && cfg.Engine != nil {
 		idle := cfg.Engine.ActionIdle
 		if idle <= 0 {
-			idle = DefaultActionIdle
+			idle = executor.DefaultActionIdle
 		}
 		models, err := llm.NewRegistry(cfg.Engine.LLM, cfg.Engine.Getenv, llm.WithLogger(cfg.Logger))
 		if err != nil {
 			return fmt.Errorf("daemon: the language model: %w", err)
 		}
-		engine, err := localrun.New(ctx, localrun.Config{
+		eng, err := engine.New(ctx, engine.Config{
 			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress,
 			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
 			Models: models,
@@ -186,15 +188,15 @@ func Run(ctx context.Context, cfg Config) error {
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
 		}
-		defer engine.Close()
-		exec = engine
+		defer eng.Close()
+		exec = eng
 	}
 	if exec == nil {
 		exec = noEngine{}
 	}
 	actions := cfg.Actions
 	if actions == nil {
-		actions, _ = exec.(Actions)
+		actions, _ = exec.(executor.Actions)
 	}
 	if actions != nil {
 		// Open run_action sessions end (and their runs are recorded)
@@ -205,8 +207,13 @@ func Run(ctx context.Context, cfg Config) error {
 			actions.EndActionSessions(ctx)
 		}()
 	}
-	notifier := &Notifier{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}, Logger: cfg.Logger}
-	runs := &Runs{Files: files, Signer: signer, Notifier: notifier, Actions: actions}
+	sender := &webhooks.Sender{Timeout: cfg.WebhookTimeout}
+	// A stopped daemon leaves no connection open to a receiver: kept-alive
+	// ones would hold up the receiver's own graceful shutdown (a server
+	// waits seconds for a connection that never sent a request).
+	defer sender.CloseIdleConnections() // after the runner's last delivery
+	notifier := &api.Notifier{Store: st, Sender: sender, Logger: cfg.Logger}
+	runs := &api.Runs{Files: files, Signer: signer, Notifier: notifier, Actions: actions}
 	runs.Runner = runner.New(runner.Config{
 		Store: st, Executor: exec, Files: files, Notifier: notifier,
 		Workers: cfg.Workers, Logger: cfg.Logger, Minute: cfg.Minute,
@@ -215,7 +222,7 @@ func Run(ctx context.Context, cfg Config) error {
 	// notifier to the run view that webhooks are built from, and the
 	// runner may send webhooks as soon as it starts. It serves nothing
 	// until Serve below.
-	handler := NewServer(st, cfg.Logger, WithRuns(runs), WithAccessLog(accessLog))
+	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithAccessLog(accessLog))
 	// Resume or end what a previous daemon left unfinished before taking
 	// new requests.
 	if err := runs.Runner.Start(ctx); err != nil {
@@ -229,17 +236,17 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// The state file tells `abctl daemon orgs` where this daemon answers
 	// and with which admin token, while the store is locked by it.
-	token, err := newAdminToken()
+	token, err := admin.NewToken()
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	if err := writeState(cfg.DataDir, State{Addr: ln.Addr().String(), PID: os.Getpid(), AdminToken: token}); err != nil {
+	if err := admin.WriteState(cfg.DataDir, admin.State{Addr: ln.Addr().String(), PID: os.Getpid(), AdminToken: token}); err != nil {
 		ln.Close()
 		return err
 	}
 	defer func() {
-		if err := removeState(cfg.DataDir, token); err != nil {
+		if err := admin.RemoveState(cfg.DataDir, token); err != nil {
 			cfg.Logger.Warn("could not remove the state file", "error", err)
 		}
 	}()

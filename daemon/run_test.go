@@ -10,6 +10,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
 )
 
@@ -24,7 +25,7 @@ func TestRunPublishesStateAndServesAdmin(t *testing.T) {
 	dir := t.TempDir()
 	addr, stop := startDaemon(t, dir)
 
-	path := filepath.Join(dir, daemon.StateFileName)
+	path := filepath.Join(dir, admin.StateFileName)
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatalf("no state file while running: %v", err)
@@ -32,7 +33,7 @@ func TestRunPublishesStateAndServesAdmin(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("state file mode %v, want 0600", fi.Mode().Perm())
 	}
-	state, err := daemon.ReadState(dir)
+	state, err := admin.ReadState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestRunPublishesStateAndServesAdmin(t *testing.T) {
 		t.Errorf("state = %+v, want addr %s, pid %d and a 64-hex token", state, addr, os.Getpid())
 	}
 
-	ac, err := daemon.NewAdminClient(state)
+	ac, err := admin.NewClient(state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,18 +92,18 @@ func TestRunPublishesStateAndServesAdmin(t *testing.T) {
 	// A restart makes a fresh token; the old one no longer works.
 	_, stop = startDaemon(t, dir)
 	defer stop()
-	state2, err := daemon.ReadState(dir)
+	state2, err := admin.ReadState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if state2.AdminToken == state.AdminToken {
 		t.Error("the admin token did not change on restart")
 	}
-	old, err := daemon.NewAdminClient(daemon.State{Addr: state2.Addr, AdminToken: state.AdminToken})
+	old, err := admin.NewClient(admin.State{Addr: state2.Addr, AdminToken: state.AdminToken})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ae *daemon.AdminError
+	var ae *admin.Error
 	if _, err := old.Organizations(t.Context()); !errors.As(err, &ae) || ae.StatusCode != 403 {
 		t.Errorf("the previous token: %v, want 403", err)
 	}

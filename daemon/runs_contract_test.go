@@ -28,12 +28,13 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/client/webhook"
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/daemon/executor/scripted"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 // runsDeadline bounds every wait of the run tests. It is generous because
@@ -106,13 +107,13 @@ func newRunsEnv(t testing.TB, cfg runsEnvConfig) *runsEnv {
 		t.Fatal(err)
 	}
 	exec := &scripted.Executor{}
-	notifier := &daemon.Notifier{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}}
-	runs := &daemon.Runs{Files: files, Signer: signer, Notifier: notifier}
+	notifier := &api.Notifier{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}}
+	runs := &api.Runs{Files: files, Signer: signer, Notifier: notifier}
 	runs.Runner = runner.New(runner.Config{
 		Store: st, Executor: exec, Files: files, Notifier: notifier,
 		Workers: max(cfg.Workers, 1), Minute: cfg.Minute,
 	})
-	srv := httptest.NewServer(daemon.NewServer(st, nil, daemon.WithRuns(runs)))
+	srv := httptest.NewServer(api.NewServer(st, nil, api.WithRuns(runs)))
 	if err := runs.Runner.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/daemon/executor/scripted"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 // logCapture keeps what a slog.Logger writes, as JSON lines.

@@ -4,10 +4,10 @@
 // drives a real Chromium on the project's test site; the GitHub Actions
 // snippet of examples/ci has its abctl steps run against a real daemon.
 //
-// The test site is the static directory localrun/internal/testsite/site,
+// The test site is the static directory internal/testsite/site,
 // served here by http.FileServer as `python3 -m http.server` serves it for
 // a person trying the examples (the Go test site of that package is
-// internal to localrun). The language model is llmtest's scripted server:
+// internal to the module). The language model is llmtest's scripted server:
 // its replies name elements by their text, never by id, so a script reads
 // like what a model would answer.
 //
@@ -38,12 +38,12 @@ import (
 const (
 	repoRoot  = ".."
 	agentsDir = "agents"
-	siteDir   = "../localrun/internal/testsite/site"
+	siteDir   = "../internal/testsite/site"
 	// exampleSite is the address the examples' comments serve the test
 	// site on; the tests replace it with their own server's.
 	exampleSite = "http://127.0.0.1:8000"
 	// serveCommand is how the examples' comments serve the test site.
-	serveCommand = "go run ./localrun/internal/testsite/serve"
+	serveCommand = "go run ./internal/testsite/serve"
 )
 
 // commandTimeout bounds one abctl invocation (a whole agent run included).

@@ -18,8 +18,8 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/daemon/executor/scripted"
-	"github.com/abctl/abctl/localrun"
+	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/executor/scripted"
 	"github.com/abctl/abctl/mcpserver"
 )
 
@@ -49,12 +49,12 @@ func startEnv(t testing.TB, withBrowser bool) *env {
 		if _, err := exec.LookPath(chromium); err != nil {
 			t.Skipf("skipped: Chromium is missing (%s); apt-get install chromium", chromium)
 		}
-		engine, err := localrun.New(t.Context(), localrun.Config{Chromium: chromium, Logger: discardLogger()})
+		eng, err := engine.New(t.Context(), engine.Config{Chromium: chromium, Logger: discardLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { engine.Close() })
-		cfg.Actions = engine
+		t.Cleanup(func() { eng.Close() })
+		cfg.Actions = eng
 		e.site = newTestSite(t)
 	}
 	addr, _ := daemontest.Start(t, t.TempDir(), cfg)

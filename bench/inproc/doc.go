@@ -1,5 +1,5 @@
 // Package inproc holds in-process benchmarks of the daemon's handler
-// (daemon.NewServer over a real store in a temporary directory), driven
+// (api.NewServer over a real store in a temporary directory), driven
 // without the network, to find where a request's time goes:
 //
 //	go test ./bench/inproc -run '^$' -bench GetAgent -benchtime 3s -cpuprofile cpu.out

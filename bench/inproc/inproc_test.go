@@ -23,6 +23,7 @@ import (
 	"github.com/abctl/abctl/bench/internal/fixture"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -91,7 +92,7 @@ func build() error {
 		return err
 	}
 	// The daemon logs every request as text on stderr; keep that cost.
-	env.srv = daemon.NewServer(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	env.srv = api.NewServer(st, slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	for i := range 20 {
 		title, desc := fixture.Folder(i)

@@ -33,11 +33,12 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/artifacts"
-	"github.com/abctl/abctl/daemon/executor/scripted"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 // runsEnv is one benchmark's daemon with completed runs.
@@ -102,11 +103,11 @@ func newRunsEnv(b *testing.B) *runsEnv {
 	// As daemon.Run wires them; request lines are logged as text, and
 	// that cost kept.
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	notifier := &daemon.Notifier{Store: st, Sender: &webhooks.Sender{}}
-	runs := &daemon.Runs{Files: files, Signer: signer, Notifier: notifier}
+	notifier := &api.Notifier{Store: st, Sender: &webhooks.Sender{}}
+	runs := &api.Runs{Files: files, Signer: signer, Notifier: notifier}
 	runs.Runner = runner.New(runner.Config{Store: st, Executor: &scripted.Executor{Forget: true},
 		Files: files, Notifier: notifier, Logger: logger})
-	srv := daemon.NewServer(st, logger, daemon.WithRuns(runs), daemon.WithAccessLog(logger))
+	srv := api.NewServer(st, logger, api.WithRuns(runs), api.WithAccessLog(logger))
 	if err := runs.Runner.Start(ctx); err != nil {
 		b.Fatal(err)
 	}

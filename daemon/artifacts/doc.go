@@ -19,7 +19,7 @@
 //
 // Ids and names are never trusted as path parts. Org and run ids must match
 // [A-Za-z0-9_]{1,128} (the daemon's ids, o_…, wr_…, tsk_…, are of that
-// form) and a file name must be one clean path element (ValidName): no
+// form) and a file name must be one clean path element (executor.ValidFileName): no
 // separators, no "..", no leading dot, no control characters; they are
 // checked before any file-system call. Every file is opened through an
 // os.Root on the store's directory, so even a symbolic link planted in the

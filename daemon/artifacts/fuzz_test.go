@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/executor"
 )
 
 // FuzzHandlerPath sends arbitrary paths to the handler, each with a query
@@ -72,7 +73,7 @@ func FuzzHandlerPath(f *testing.F) {
 				}
 				if rec.Code/100 == 2 || rec.Code == http.StatusNotModified {
 					want, ok := inside[name]
-					if !ok || !ValidName(name) || run != testRun {
+					if !ok || !executor.ValidFileName(name) || run != testRun {
 						t.Fatalf("%s %q: status %d for run %q name %q", method, target, rec.Code, run, name)
 					}
 					if method == http.MethodGet && !bytes.Equal(body, want) {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/abctl/abctl/executor"
 )
 
 // Path is the prefix the handler serves; the daemon mounts Store.Handler
@@ -88,7 +90,7 @@ func (s *Store) serve(signer *Signer, w http.ResponseWriter, r *http.Request) {
 	}
 	runID, err1 := url.PathUnescape(rawRun)
 	name, err2 := url.PathUnescape(rawName)
-	if err1 != nil || err2 != nil || !ValidID(runID) || !ValidName(name) {
+	if err1 != nil || err2 != nil || !ValidID(runID) || !executor.ValidFileName(name) {
 		writeError(w, r, http.StatusNotFound, detailNotFound)
 		return
 	}

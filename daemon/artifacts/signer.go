@@ -67,7 +67,7 @@ func (s *Signer) WithClock(now func() time.Time) *Signer {
 // base is the scheme and host the client reached the daemon on, such as
 // http://127.0.0.1:8780 (a trailing slash is ignored). The file is shown
 // inline when its type allows it (see the package comment). Ids and names
-// are expected to be valid (ValidID, ValidName); a URL made from invalid
+// are expected to be valid (ValidID, executor.ValidFileName); a URL made from invalid
 // ones is refused by the handler.
 func (s *Signer) URL(base string, orgID, runID, name string, expires time.Time) string {
 	return s.url(base, orgID, runID, name, expires, false)

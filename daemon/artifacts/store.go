@@ -11,13 +11,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/executor"
 )
 
 // PrefixArtifact is the prefix of artifact ids (a_…), as the hosted service
@@ -26,8 +24,7 @@ const PrefixArtifact = "a"
 
 // Limits on ids and names.
 const (
-	MaxIDLen   = 128 // bytes of an org or run id
-	MaxNameLen = 255 // bytes of a file name, the usual file-system limit
+	MaxIDLen = 128 // bytes of an org or run id
 )
 
 // Errors of the Store. They are wrapped with the offending value.
@@ -120,13 +117,13 @@ func (s *Store) RunDir(orgID, runID string) (string, error) {
 
 // Record stats and hashes the file name that the executor wrote into the
 // run's directory and returns its record. The name must be a single clean
-// path element (ValidName) and the file a regular file: symbolic links,
+// path element (executor.ValidFileName) and the file a regular file: symbolic links,
 // directories, devices and pipes are refused with ErrNotRegular.
 func (s *Store) Record(orgID, runID, name string, typ client.ArtifactType) (File, error) {
 	if err := checkIDs(orgID, runID); err != nil {
 		return File{}, err
 	}
-	if !ValidName(name) {
+	if !executor.ValidFileName(name) {
 		return File{}, fmt.Errorf("%w: %q", ErrInvalidName, name)
 	}
 	if err := s.checkDirs(orgID, runID); err != nil {
@@ -241,31 +238,4 @@ func ValidID(id string) bool {
 		}
 	}
 	return true
-}
-
-// ValidName reports whether name is acceptable as an artifact file name:
-// one clean path element of 1 to MaxNameLen bytes of valid UTF-8 that does
-// not start with a dot, does not end with a dot or a space, and contains no
-// "..", no '/', '\\' or ':', no control characters and no bidirectional
-// formatting characters (which could disguise the name a browser shows).
-// Downloaded files keep their real names as long as they pass; the
-// executor renames the others.
-func ValidName(name string) bool {
-	if name == "" || len(name) > MaxNameLen || !utf8.ValidString(name) {
-		return false
-	}
-	if name[0] == '.' || strings.HasSuffix(name, ".") || strings.HasSuffix(name, " ") {
-		return false
-	}
-	if strings.Contains(name, "..") || strings.ContainsAny(name, `/\:`) {
-		return false
-	}
-	for _, r := range name {
-		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
-			return false
-		}
-	}
-	// Belt and braces: the platform's own idea of a single local element
-	// (on Windows this also refuses reserved names such as NUL or COM1).
-	return filepath.IsLocal(name) && filepath.Base(name) == name && filepath.Clean(name) == name
 }

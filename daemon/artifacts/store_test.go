@@ -11,36 +11,24 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/executor"
 )
 
 var badNames = []string{
 	"", ".", "..", "../x", "x/..", "a/b", `a\b`, "/abs", `C:\x`, "c:x", ".hidden", ".png",
 	"a\x00b", "x..y", "trailing.", "trailing ", "ctl\x01.txt", "tab\t.txt", "nl\n.txt", "del\x7f",
 	"bidi\u202egnp.exe", "lrm\u200e.png", "c1\u0085.txt", "\xff.png", "ok\xc0\xae.png",
-	strings.Repeat("a", MaxNameLen+1),
+	strings.Repeat("a", executor.MaxFileNameLen+1),
 }
 
 var goodNames = []string{
 	"a", "shot.png", "a b.png", "ümlaut ☃.txt", "100%.txt", "q?x#y.json", "name-with_all.sorts+of~chars!",
-	"%2e%2e", "x.y.z", "日本語.pdf", strings.Repeat("a", MaxNameLen),
+	"%2e%2e", "x.y.z", "日本語.pdf", strings.Repeat("a", executor.MaxFileNameLen),
 }
 
 var badIDs = []string{
 	"", ".", "..", "../o_1", "o_1/..", "a/b", `a\b`, "o 1", "o-1", "o.1", "ö", "o_1\x00", "o_1\n",
 	strings.Repeat("a", MaxIDLen+1),
-}
-
-func TestValidName(t *testing.T) {
-	for _, n := range badNames {
-		if ValidName(n) {
-			t.Errorf("ValidName(%q) = true", n)
-		}
-	}
-	for _, n := range goodNames {
-		if !ValidName(n) {
-			t.Errorf("ValidName(%q) = false", n)
-		}
-	}
 }
 
 func TestValidID(t *testing.T) {

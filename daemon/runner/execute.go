@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/executor"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/executor"
 )
 
 // execute runs one queued run to its end: running, the executor, the

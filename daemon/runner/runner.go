@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/executor"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
+	"github.com/abctl/abctl/executor"
 )
 
 // Files gives runs their directories and records the files they produce.

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/executor"
-	"github.com/abctl/abctl/daemon/executor/scripted"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 // deadline bounds every wait of these tests: generous, since the machine

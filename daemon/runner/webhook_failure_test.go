@@ -19,10 +19,10 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/executor/scripted"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 // hookSecret is part of every webhook URL of these tests, as a receiver's

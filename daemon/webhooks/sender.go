@@ -288,6 +288,10 @@ func invalidURL(u, why string) string {
 	return fmt.Sprintf("Invalid webhook URL %q: %s.", u, why)
 }
 
+// CloseIdleConnections closes the kept-alive connections to receivers that
+// no delivery is using.
+func (s *Sender) CloseIdleConnections() { s.client().CloseIdleConnections() }
+
 func (s *Sender) client() *http.Client {
 	if s == nil || s.Client == nil {
 		return defaultClient

@@ -11,7 +11,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/daemon/executor/scripted"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 type syncBuffer struct {
@@ -30,7 +30,7 @@ func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return 
 // verifies it and handles it once, even when it is sent again.
 func TestWebhookReceiver(t *testing.T) {
 	const key = "example-key"
-	addr, _ := daemontest.Start(t, t.TempDir(), daemon.Config{APIKey: key, Executor: &scripted.Executor{}})
+	addr, stopDaemon := daemontest.Start(t, t.TempDir(), daemon.Config{APIKey: key, Executor: &scripted.Executor{}})
 	c, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey(key))
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +65,13 @@ func TestWebhookReceiver(t *testing.T) {
 	}
 	if err == nil {
 		t.Error("a second key was accepted by a daemon that has one key")
+	}
+	// Stop the daemon first: it closes its kept-alive connections to the
+	// receiver. (A connection that a client opened but never sent a request
+	// on counts as busy for 5 s in a graceful shutdown, the receiver's whole
+	// shutdown budget.)
+	if err := stopDaemon(); err != nil {
+		t.Fatal(err)
 	}
 	cancel()
 	if err := <-done; err != nil {

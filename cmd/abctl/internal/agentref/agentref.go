@@ -137,4 +137,3 @@ func Names(ctx context.Context, c *client.Client, ids []string) map[string]strin
 func Name(ctx context.Context, c *client.Client, id string) string {
 	return Names(ctx, c, []string{id})[id]
 }
-

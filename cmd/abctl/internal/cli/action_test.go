@@ -14,9 +14,9 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/daemon/executor/scripted"
-	"github.com/abctl/abctl/localrun"
-	"github.com/abctl/abctl/localrun/browser"
+	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/engine/browser"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 // formSite is a page with a form, served on loopback, that records what
@@ -75,13 +75,13 @@ func newBrowserCLIEnv(t *testing.T) *cliEnv {
 	if err != nil {
 		t.Skipf("skipped: Chromium is missing (apt-get install chromium): %v", err)
 	}
-	engine, err := localrun.New(t.Context(), localrun.Config{Chromium: path, Logger: slog.New(slog.DiscardHandler)})
+	eng, err := engine.New(t.Context(), engine.Config{Chromium: path, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { engine.Close() })
+	t.Cleanup(func() { eng.Close() })
 	exec := &scripted.Executor{}
-	addr, _ := daemontest.Start(t, t.TempDir(), daemon.Config{APIKey: testKey, Executor: exec, Actions: engine})
+	addr, _ := daemontest.Start(t, t.TempDir(), daemon.Config{APIKey: testKey, Executor: exec, Actions: eng})
 	home := t.TempDir()
 	e := &cliEnv{
 		t: t, baseURL: "http://" + addr, exec: exec, dir: t.TempDir(),

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/llm"
 )
 
 // TestConfigViewModel: 'abctl config view' shows the local daemon's model

@@ -9,11 +9,13 @@ import (
 
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
+	"github.com/abctl/abctl/daemon/admin"
+	"github.com/abctl/abctl/executor"
 
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/daemon"
-	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/llm"
 )
 
 func newDaemonCmd(f *cmdutil.Factory) *cobra.Command {
@@ -52,7 +54,7 @@ func newDaemonCmd(f *cmdutil.Factory) *cobra.Command {
 			"" + llm.DefaultOllamaModel + ", no key needed; OPENAI_API_KEY or ANTHROPIC_API_KEY alone select those\n" +
 			"services. Agents and blocks may name another model in their model field. Prefer the\n" +
 			"environment for the key: flags show in process lists.\n\n" +
-			"While it runs, <data-dir>/" + daemon.StateFileName + " (mode 0600) holds its address and a\n" +
+			"While it runs, <data-dir>/" + admin.StateFileName + " (mode 0600) holds its address and a\n" +
 			"token for the admin routes that 'abctl daemon orgs' uses; it is removed on shutdown.",
 		// An argument can only be a mistyped subcommand (orgs).
 		Args:                       rootArgs,
@@ -90,7 +92,7 @@ func newDaemonCmd(f *cmdutil.Factory) *cobra.Command {
 	cmd.Flags().StringVar(&engine.Chromium, "chromium", "", "path of the Chromium binary (default: $ABCTL_CHROMIUM, then chromium, chromium-browser, google-chrome on PATH)")
 	cmd.Flags().StringVar(&engine.BrowserAddress, "browser-address", "", "use a remote Chromium over CDP (http://host:9222 or ws://host:9222/devtools/browser/...) instead of a local one")
 	cmd.Flags().BoolVar(&engine.NoRecording, "no-recording", false, "do not record runs as video")
-	cmd.Flags().DurationVar(&engine.ActionIdle, "action-idle", daemon.DefaultActionIdle, "how long the browser of a run_action workflow run stays open without an action")
+	cmd.Flags().DurationVar(&engine.ActionIdle, "action-idle", executor.DefaultActionIdle, "how long the browser of a run_action workflow run stays open without an action")
 	lf.register(cmd)
 	cmd.AddCommand(newDaemonOrgsCmd(&cfg.DataDir))
 	return cmd

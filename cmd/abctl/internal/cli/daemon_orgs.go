@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -40,7 +41,7 @@ func newDaemonOrgsCmd(dataDir *string) *cobra.Command {
 			"see only its own records.\n\n" +
 			"When no daemon is running on --data-dir, the store is changed directly. When one is, the\n" +
 			"request goes to its admin routes on loopback, authenticated with the token it keeps in\n" +
-			"<data-dir>/" + daemon.StateFileName + ".",
+			"<data-dir>/" + admin.StateFileName + ".",
 		Args:                       rootArgs,
 		SuggestionsMinimumDistance: 2,
 		RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
@@ -73,7 +74,7 @@ func newDaemonOrgsCreateCmd(dataDir *string) *cobra.Command {
 			if err := checkOutput(cmd, output); err != nil {
 				return err
 			}
-			name, err := daemon.ValidateOrganizationName(args[0])
+			name, err := admin.ValidateOrganizationName(args[0])
 			if err != nil {
 				return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: err}
 			}
@@ -156,8 +157,8 @@ func writeJSONLine(w io.Writer, v any) error {
 // orgAdmin is where the orgs commands do their work: the store itself, or
 // the admin routes of the daemon that holds it.
 type orgAdmin interface {
-	createOrganization(ctx context.Context, name string) (daemon.CreatedOrganization, error)
-	organizations(ctx context.Context) ([]daemon.AdminOrganization, error)
+	createOrganization(ctx context.Context, name string) (admin.CreatedOrganization, error)
+	organizations(ctx context.Context) ([]admin.Organization, error)
 	close() error
 }
 
@@ -186,9 +187,9 @@ func openOrgAdmin(ctx context.Context, dataDir string) (orgAdmin, error) {
 		if !errors.Is(err, store.ErrLocked) {
 			return nil, err
 		}
-		state, serr := daemon.ReadState(dataDir)
+		state, serr := admin.ReadState(dataDir)
 		if serr == nil {
-			ac, err := daemon.NewAdminClient(state)
+			ac, err := admin.NewClient(state)
 			if err != nil {
 				return nil, fmt.Errorf("a daemon holds %s, but %w; stop it and try again", dataDir, err)
 			}
@@ -200,7 +201,7 @@ func openOrgAdmin(ctx context.Context, dataDir string) (orgAdmin, error) {
 		if !time.Now().Before(deadline) {
 			return nil, fmt.Errorf("the store in %s is locked by another process, which has not published %s: "+
 				"if it is a daemon still starting, or another abctl command, try again in a moment",
-				dataDir, daemon.StateFileName)
+				dataDir, admin.StateFileName)
 		}
 		select {
 		case <-ctx.Done():
@@ -213,22 +214,22 @@ func openOrgAdmin(ctx context.Context, dataDir string) (orgAdmin, error) {
 // storeAdmin works on the store directly (no daemon running).
 type storeAdmin struct{ st *store.Store }
 
-func (a storeAdmin) createOrganization(ctx context.Context, name string) (daemon.CreatedOrganization, error) {
+func (a storeAdmin) createOrganization(ctx context.Context, name string) (admin.CreatedOrganization, error) {
 	org, key, err := a.st.CreateOrganization(ctx, name)
 	if err != nil {
-		return daemon.CreatedOrganization{}, err
+		return admin.CreatedOrganization{}, err
 	}
-	return daemon.CreatedOrganization{OrganizationID: org.ID, APIKey: key}, nil
+	return admin.CreatedOrganization{OrganizationID: org.ID, APIKey: key}, nil
 }
 
-func (a storeAdmin) organizations(ctx context.Context) ([]daemon.AdminOrganization, error) {
+func (a storeAdmin) organizations(ctx context.Context) ([]admin.Organization, error) {
 	orgs, err := a.st.Organizations(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]daemon.AdminOrganization, len(orgs))
+	out := make([]admin.Organization, len(orgs))
 	for i, o := range orgs {
-		out[i] = daemon.AdminOrganization{OrganizationID: o.ID, Name: o.Name, CreatedAt: o.CreatedAt}
+		out[i] = admin.Organization{OrganizationID: o.ID, Name: o.Name, CreatedAt: o.CreatedAt}
 	}
 	return out, nil
 }
@@ -237,16 +238,16 @@ func (a storeAdmin) close() error { return a.st.Close() }
 
 // remoteAdmin goes through the admin routes of the daemon holding the store.
 type remoteAdmin struct {
-	c       *daemon.AdminClient
+	c       *admin.Client
 	dataDir string
 }
 
-func (a remoteAdmin) createOrganization(ctx context.Context, name string) (daemon.CreatedOrganization, error) {
+func (a remoteAdmin) createOrganization(ctx context.Context, name string) (admin.CreatedOrganization, error) {
 	out, err := a.c.CreateOrganization(ctx, name)
 	return out, a.wrap(err)
 }
 
-func (a remoteAdmin) organizations(ctx context.Context) ([]daemon.AdminOrganization, error) {
+func (a remoteAdmin) organizations(ctx context.Context) ([]admin.Organization, error) {
 	out, err := a.c.Organizations(ctx)
 	return out, a.wrap(err)
 }
@@ -257,7 +258,7 @@ func (a remoteAdmin) wrap(err error) error {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return err
 	}
-	var ae *daemon.AdminError
+	var ae *admin.Error
 	if errors.As(err, &ae) {
 		return fmt.Errorf("the daemon holding %s, at %s, answered %w", a.dataDir, a.c.Addr(), err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/store"
 )
@@ -47,7 +48,7 @@ func authenticate(t *testing.T, dir, key string) (store.Organization, error) {
 
 // decodeCreated checks that out is exactly one JSON object with exactly
 // organization_id and api_key, and a newline.
-func decodeCreated(t *testing.T, out string) daemon.CreatedOrganization {
+func decodeCreated(t *testing.T, out string) admin.CreatedOrganization {
 	t.Helper()
 	if !strings.HasSuffix(out, "}\n") || strings.Count(out, "\n") != 1 {
 		t.Fatalf("stdout = %q, want one JSON object and a newline", out)
@@ -61,7 +62,7 @@ func decodeCreated(t *testing.T, out string) daemon.CreatedOrganization {
 	if len(fields) != 2 || !strings.HasPrefix(id, "o_") || !strings.HasPrefix(key, store.APIKeyPrefix) {
 		t.Fatalf("stdout = %s, want exactly organization_id and api_key", out)
 	}
-	return daemon.CreatedOrganization{OrganizationID: id, APIKey: key}
+	return admin.CreatedOrganization{OrganizationID: id, APIKey: key}
 }
 
 func TestDaemonOrgsCreateStoppedJSON(t *testing.T) {
@@ -191,7 +192,7 @@ func TestDaemonOrgsThroughRunningDaemon(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("list: exit %d, stderr %s", code, stderr)
 	}
-	var orgs []daemon.AdminOrganization
+	var orgs []admin.Organization
 	if err := json.Unmarshal([]byte(stdout), &orgs); err != nil {
 		t.Fatalf("list = %q: %v", stdout, err)
 	}
@@ -230,7 +231,7 @@ func TestDaemonOrgsThroughRunningDaemon(t *testing.T) {
 
 	// Once the daemon stops, the same command works on the store directly.
 	stop()
-	if _, err := os.Stat(filepath.Join(dir, daemon.StateFileName)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, admin.StateFileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("state file after shutdown: %v", err)
 	}
 	code, stdout, stderr = run(t, "daemon", "orgs", "create", "after", "--data-dir", dir, "-o", "json")
@@ -258,7 +259,7 @@ func TestDaemonOrgsStaleStateFile(t *testing.T) {
 	deadAddr := ln.Addr().String()
 	ln.Close()
 	state := `{"addr":"` + deadAddr + `","pid":1,"admin_token":"00"}`
-	if err := os.WriteFile(filepath.Join(dir, daemon.StateFileName), []byte(state), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, admin.StateFileName), []byte(state), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := run(t, "daemon", "orgs", "create", "acme", "--data-dir", dir)

@@ -18,7 +18,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/daemon/executor/scripted"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the command tests")

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
-	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/llm"
 )
 
 // Help topics are commands without a Run: cobra lists them under

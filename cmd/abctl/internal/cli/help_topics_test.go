@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
-	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/llm"
 )
 
 // TestHelpEnvironmentDefaults: the defaults 'abctl help environment' gives

@@ -27,6 +27,8 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/admin"
+	"github.com/abctl/abctl/executor"
 )
 
 // Factory builds, once each and only when asked, what commands depend on.
@@ -234,8 +236,8 @@ func (f *Factory) localDaemonLocked(ctx context.Context, s *config.Settings) (ba
 		}
 		notRunning = fmt.Sprintf("no daemon answers at %s (base URL from %s)", s.BaseURL, s.BaseURLFrom)
 	default:
-		statePath := filepath.Join(s.DataDir, daemon.StateFileName)
-		st, err := daemon.ReadState(s.DataDir)
+		statePath := filepath.Join(s.DataDir, admin.StateFileName)
+		st, err := admin.ReadState(s.DataDir)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			notRunning = fmt.Sprintf("no daemon is running over %s (there is no %s)", s.DataDir, statePath)
@@ -349,7 +351,7 @@ func (f *Factory) startEmbedded(ctx context.Context, s *config.Settings) (*embed
 			Logger: slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
 			Stderr: f.IO.ErrOut,
 			Ready:  func(a string) { ready <- a },
-			Engine: &daemon.EngineConfig{ActionIdle: daemon.DefaultActionIdle, LLM: model, Getenv: f.Getenv},
+			Engine: &daemon.EngineConfig{ActionIdle: executor.DefaultActionIdle, LLM: model, Getenv: f.Getenv},
 		}
 		go func() { done <- start(dctx, cfg) }()
 		select {

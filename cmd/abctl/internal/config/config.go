@@ -62,7 +62,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/abctl/abctl/daemon"
-	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/llm"
 )
 
 // FileName is the configuration file's name inside the configuration

@@ -1,0 +1,344 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/executor"
+)
+
+// sdkRunTitle is the title of the workflow run a run_action request without
+// workflow_run_id creates, as the hosted service names it.
+const sdkRunTitle = "SDK Workflow"
+
+// actionTypes are the action types of run_action, in the order the hosted
+// service lists them.
+var actionTypes = []client.ActionType{
+	client.ActionClick, client.ActionInputText, client.ActionSelectOption, client.ActionUploadFile,
+	client.ActionAct, client.ActionExtract, client.ActionLocateElement, client.ActionValidate, client.ActionPrompt,
+}
+
+// runActionBody is the body of POST /v1/sdk/run_action as sent: pointers
+// tell a missing member from an empty one.
+type runActionBody struct {
+	URL              *string        `json:"url"`
+	Action           *client.Action `json:"action"`
+	BrowserSessionID *string        `json:"browser_session_id"`
+	BrowserAddress   *string        `json:"browser_address"`
+	WorkflowRunID    *string        `json:"workflow_run_id"`
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// handleRunAction serves POST /v1/sdk/run_action.
+func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
+	if !s.runsEnabled(w, r) {
+		return
+	}
+	if s.runs.Actions == nil || s.runs.Files == nil {
+		s.error(w, r, errorf(KindUnavailable, "This daemon has no browser engine configured, so it cannot run actions."))
+		return
+	}
+	var body runActionBody
+	if err := decodeJSONBody(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := checkRunAction(&body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if id := deref(body.BrowserSessionID); id != "" {
+		s.error(w, r, errorf(KindNotFound, "Browser session %s not found: the local daemon keeps no persistent browser sessions; leave browser_session_id out", id))
+		return
+	}
+	req := &client.RunActionRequest{
+		URL: normalizeURL(deref(body.URL)), Action: *body.Action,
+		BrowserAddress: strings.TrimSpace(deref(body.BrowserAddress)),
+		WorkflowRunID:  strings.TrimSpace(deref(body.WorkflowRunID)),
+	}
+	ctx := r.Context()
+	org := organization(ctx)
+
+	var rec *store.RunRecord
+	if req.WorkflowRunID == "" {
+		var err error
+		if rec, err = s.createActionRun(ctx, r, req); err != nil {
+			s.error(w, r, err)
+			return
+		}
+	} else {
+		var err error
+		rec, err = s.store.GetRun(ctx, org.ID, req.WorkflowRunID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Type != client.RunTypeWorkflowRun) {
+			s.error(w, r, errorf(KindNotFound, "Workflow run %s not found", req.WorkflowRunID))
+			return
+		}
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if rec.Terminal() {
+			s.error(w, r, errorf(KindBadRequest, "Workflow run %s has ended (%s), and its browser session with it. Leave workflow_run_id out to start a new one.", rec.ID, rec.Status))
+			return
+		}
+	}
+	dir, err := s.runs.Files.RunDir(org.ID, rec.ID)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	job := &executor.Job{RunID: rec.ID, OrgID: org.ID, RunType: client.RunTypeWorkflowRun, Dir: dir}
+	p := &actionProgress{s: s, orgID: org.ID, runID: rec.ID, recorded: map[string]bool{}}
+	result, err := s.runs.Actions.RunAction(ctx, job, req, p, func(res executor.Result) {
+		s.endActionRun(org.ID, rec.ID, res, p)
+	})
+	if err != nil {
+		if req.WorkflowRunID == "" && !s.runs.Actions.ActionSessionOpen(rec.ID) {
+			// The run never got (or lost) its session: it ends here.
+			s.failActionRun(org.ID, rec.ID, actionErrorDetail(err))
+		}
+		s.error(w, r, actionError(err))
+		return
+	}
+	if len(result) == 0 {
+		result = json.RawMessage("null")
+	}
+	writeJSON(w, http.StatusOK, client.RunActionResponse{WorkflowRunID: rec.ID, Result: result})
+}
+
+// checkRunAction validates the body as the hosted service does (422 lists),
+// except that an action continuing a workflow run may leave url out (or
+// empty): it then runs on the page the run's browser is on.
+func checkRunAction(b *runActionBody) error {
+	var errs []client.ValidationError
+	continuing := strings.TrimSpace(deref(b.WorkflowRunID)) != ""
+	switch {
+	case continuing:
+	case b.URL == nil:
+		errs = append(errs, missingField("body", "url"))
+	case strings.TrimSpace(*b.URL) == "":
+		errs = append(errs, valueError("url must not be empty (it may be left out only with workflow_run_id)", *b.URL, "body", "url"))
+	}
+	if b.BrowserAddress != nil && *b.BrowserAddress != "" {
+		u, err := url.Parse(strings.TrimSpace(*b.BrowserAddress))
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") {
+			errs = append(errs, valueError("browser_address must be an http, https, ws or wss URL with a host", *b.BrowserAddress, "body", "browser_address"))
+		}
+	}
+	switch {
+	case b.Action == nil:
+		errs = append(errs, missingField("body", "action"))
+	case b.Action.Type == "":
+		errs = append(errs, fieldError("union_tag_not_found", "Unable to extract tag using discriminator 'type'", map[string]any{}, "body", "action"))
+	case !knownActionType(b.Action.Type):
+		names := make([]string, len(actionTypes))
+		for i, t := range actionTypes {
+			names[i] = "'" + string(t) + "'"
+		}
+		errs = append(errs, fieldError("union_tag_invalid",
+			fmt.Sprintf("Input tag '%s' found using 'type' does not match any of the expected tags: %s", b.Action.Type, strings.Join(names, ", ")),
+			b.Action.Type, "body", "action"))
+	default:
+		a := b.Action
+		if a.Timeout != nil && *a.Timeout < 0 {
+			errs = append(errs, fieldError("greater_than_equal", "Input should be greater than or equal to 0", *a.Timeout, "body", "action", string(a.Type), "timeout"))
+		}
+		if (a.Type == client.ActionValidate || a.Type == client.ActionPrompt) && strings.TrimSpace(a.Prompt) == "" {
+			errs = append(errs, missingField("body", "action", string(a.Type), "prompt"))
+		}
+	}
+	return invalid(errs)
+}
+
+func knownActionType(t client.ActionType) bool {
+	for _, k := range actionTypes {
+		if k == t {
+			return true
+		}
+	}
+	return false
+}
+
+// createActionRun stores the workflow run of a first action: running,
+// titled "SDK Workflow", echoing the request.
+func (s *Server) createActionRun(ctx context.Context, r *http.Request, req *client.RunActionRequest) (*store.RunRecord, error) {
+	echo, _ := json.Marshal(req)
+	rec := &store.RunRecord{
+		ID: s.store.NewRunID(client.RunTypeWorkflowRun), OrgID: organization(ctx).ID, Type: client.RunTypeWorkflowRun,
+		Status: client.RunStatusCreated, RunRequest: echo, Title: sdkRunTitle,
+		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
+	}
+	if err := s.store.CreateRun(ctx, rec); err != nil {
+		return nil, err
+	}
+	return s.store.UpdateRun(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
+		rec.Status = client.RunStatusRunning
+		return nil
+	})
+}
+
+// failActionRun ends a run whose first action could not open a session.
+func (s *Server) failActionRun(orgID, runID, reason string) {
+	_, err := s.store.UpdateRun(context.Background(), orgID, runID, func(rec *store.RunRecord) error {
+		if rec.Terminal() {
+			return store.ErrUnchanged
+		}
+		rec.Status, rec.FailureReason = client.RunStatusFailed, reason
+		return nil
+	})
+	if err != nil {
+		s.logger.Error("end a run_action run", "run_id", runID, "error", err)
+	}
+}
+
+// endActionRun records the end of a run_action session: its files, its
+// step count and, unless the run already ended, its status.
+func (s *Server) endActionRun(orgID, runID string, res executor.Result, p *actionProgress) {
+	ctx := context.Background()
+	var files []store.RunFile
+	add := func(name string, typ client.ArtifactType) {
+		if name == "" || p.seen(name) {
+			return
+		}
+		f, err := s.runs.Files.Record(orgID, runID, name, typ)
+		if err != nil {
+			s.logger.Warn("run file not recorded", "run_id", runID, "file", name, "error", err)
+			return
+		}
+		files = append(files, f)
+	}
+	for _, name := range res.Screenshots {
+		add(name, client.ArtifactScreenshot)
+	}
+	add(res.Recording, client.ArtifactRecording)
+	for _, name := range res.Downloads {
+		add(name, client.ArtifactDownload)
+	}
+	status := res.Status
+	if status == "" {
+		status = client.RunStatusCompleted
+	}
+	_, err := s.store.UpdateRun(ctx, orgID, runID, func(rec *store.RunRecord) error {
+		rec.Files = append(rec.Files, files...)
+		if res.StepCount > 0 && (rec.StepCount == nil || *rec.StepCount < res.StepCount) {
+			n := res.StepCount
+			rec.StepCount = &n
+		}
+		if !rec.Terminal() {
+			rec.Status = status
+			if status != client.RunStatusCompleted {
+				rec.FailureReason = res.FailureReason
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.logger.Error("record the end of a run_action run", "run_id", runID, "error", err)
+		return
+	}
+	s.logger.Info("run_action session ended", "run_id", runID, "status", status)
+}
+
+// actionError turns an error of Actions.RunAction into the API's error.
+func actionError(err error) error {
+	var coded interface{ StatusCode() int }
+	if errors.As(err, &coded) {
+		kind := KindInvalid
+		switch coded.StatusCode() {
+		case http.StatusBadRequest:
+			kind = KindBadRequest
+		case http.StatusNotFound:
+			kind = KindNotFound
+		case http.StatusConflict:
+			kind = KindConflict
+		case http.StatusServiceUnavailable:
+			kind = KindUnavailable
+		}
+		return &Error{Kind: kind, Detail: err.Error()}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return errorf(KindBadRequest, "The request ended before the action finished.")
+	}
+	return err
+}
+
+func actionErrorDetail(err error) string {
+	if e := actionError(err); e != nil {
+		var ae *Error
+		if errors.As(e, &ae) && ae.Kind != KindInternal {
+			return ae.Detail
+		}
+	}
+	return "The action could not be run: " + err.Error()
+}
+
+// actionProgress records what a run_action session reports on its run.
+type actionProgress struct {
+	s            *Server
+	orgID, runID string
+
+	mu       sync.Mutex
+	recorded map[string]bool // screenshots recorded
+}
+
+func (p *actionProgress) seen(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.recorded[name]
+}
+
+func (p *actionProgress) log() *slog.Logger { return p.s.logger }
+
+// Step implements executor.Progress.
+func (p *actionProgress) Step(count int) {
+	_, err := p.s.store.UpdateRun(context.Background(), p.orgID, p.runID, func(rec *store.RunRecord) error {
+		if rec.StepCount != nil && *rec.StepCount >= count {
+			return store.ErrUnchanged
+		}
+		rec.StepCount = &count
+		return nil
+	})
+	if err != nil {
+		p.log().Warn("record a step", "run_id", p.runID, "error", err)
+	}
+}
+
+// Screenshot implements executor.Progress.
+func (p *actionProgress) Screenshot(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.recorded[name] {
+		return
+	}
+	f, err := p.s.runs.Files.Record(p.orgID, p.runID, name, client.ArtifactScreenshot)
+	if err != nil {
+		p.log().Warn("screenshot not recorded", "run_id", p.runID, "file", name, "error", err)
+		return
+	}
+	_, err = p.s.store.UpdateRun(context.Background(), p.orgID, p.runID, func(rec *store.RunRecord) error {
+		rec.Files = append(rec.Files, f)
+		return nil
+	})
+	if err != nil {
+		p.log().Warn("record a screenshot", "run_id", p.runID, "error", err)
+		return
+	}
+	p.recorded[name] = true
+}
+
+var _ executor.Progress = (*actionProgress)(nil)

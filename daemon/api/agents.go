@@ -1,0 +1,187 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/tagquery"
+)
+
+// handleListAgents serves GET /v1/agents: the latest version of each agent,
+// newest first, filtered and paged.
+func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) {
+	qr := newQueryReader(r)
+	q := store.AgentQuery{
+		Page:     qr.int("page", 1, 1, 0),
+		PageSize: qr.int("page_size", 10, 1, 0),
+		FolderID: qr.string("folder_id"),
+	}
+	q.SearchKey = qr.string("search_key")
+	if q.SearchKey == "" {
+		q.SearchKey = qr.string("title") // deprecated: fed into the same search
+	}
+	q.OnlySavedTasks = qr.bool("only_saved_tasks")
+	q.OnlyWorkflows = qr.bool("only_workflows")
+	onlyTemplates := qr.bool("only_templates")
+	template := qr.bool("template")
+	for _, st := range qr.strings("status") {
+		for _, v := range strings.Split(st, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				q.Statuses = append(q.Statuses, client.AgentStatus(v))
+			}
+		}
+	}
+	if err := qr.err(); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if q.OnlySavedTasks && q.OnlyWorkflows {
+		s.error(w, r, errorf(KindBadRequest, "only_saved_tasks and only_workflows cannot be used together"))
+		return
+	}
+	tags, err := tagquery.Parse(qr.strings("tags"))
+	if err != nil {
+		s.error(w, r, errorf(KindBadRequest, "%s", err.Error()))
+		return
+	}
+	if tags != nil && template {
+		s.error(w, r, errorf(KindBadRequest, "tags cannot be combined with template=true: global templates carry no tags"))
+		return
+	}
+	q.Tags = tags
+	if template || onlyTemplates {
+		// The daemon has no global templates: the list is empty.
+		writeJSON(w, http.StatusOK, []*client.Agent{})
+		return
+	}
+	rows, err := s.store.ListAgentsJSON(r.Context(), organization(r.Context()).ID, q)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeRawJSONList(w, rows)
+}
+
+// handleCreateAgent serves POST /v1/agents.
+func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
+	key := r.Header.Get("Idempotency-Key")
+	if _, present := r.Header["Idempotency-Key"]; present {
+		if err := client.ValidateIdempotencyKey(key); err != nil {
+			s.error(w, r, errorf(KindInvalid, "Idempotency-Key must contain 1 to 255 visible ASCII bytes."))
+			return
+		}
+	}
+	def, err := readDefinition(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	agent := agentFromDefinition(def)
+	if f := r.URL.Query().Get("folder_id"); f != "" {
+		agent.FolderID = &f
+	}
+	out, _, err := s.store.CreateAgentJSON(r.Context(), organization(r.Context()).ID, agent, key)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeRawJSON(w, http.StatusOK, out)
+}
+
+// handleUpdateAgent serves POST /v1/agents/{id}: a new version.
+func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	def, err := readDefinition(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out, err := s.store.UpdateAgent(r.Context(), organization(r.Context()).ID, id, agentFromDefinition(def))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleGetAgent serves GET /v1/agents/{id}, optionally ?version=N.
+func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	qr := newQueryReader(r)
+	version := qr.int("version", 0, 1, 0)
+	template := qr.bool("template")
+	if err := qr.err(); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if template {
+		s.error(w, r, errorf(KindBadRequest, "Workflow %s is not a template", id))
+		return
+	}
+	org := organization(r.Context()).ID
+	err := writeAppended(w, func(dst []byte) ([]byte, error) {
+		return s.store.AppendAgentJSON(r.Context(), dst, org, id, version)
+	})
+	if err != nil {
+		s.error(w, r, err)
+	}
+}
+
+// handleAgentVersions serves GET /v1/agents/{id}/versions.
+func (s *Server) handleAgentVersions(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	out, err := s.store.AgentVersions(r.Context(), organization(r.Context()).ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		out, err = []*client.Agent{}, nil // as upstream: no 404 here
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleDeleteAgent serves POST /v1/agents/{id}/delete: soft and
+// idempotent, answering null.
+func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request) {
+	if err := s.store.DeleteAgent(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, nil)
+}
+
+// handleSetAgentFolder serves PUT /v1/agents/{id}/folder.
+func (s *Server) handleSetAgentFolder(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body struct {
+		FolderID *string `json:"folder_id"`
+	}
+	if err := decodeJSONBody(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	folder := ""
+	if body.FolderID != nil {
+		folder = *body.FolderID
+	}
+	org := organization(r.Context()).ID
+	if folder != "" {
+		if _, err := s.store.GetFolder(r.Context(), org, folder); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				err = errorf(KindBadRequest, "Folder %s not found", folder)
+			}
+			s.error(w, r, err)
+			return
+		}
+	}
+	out, err := s.store.SetAgentFolder(r.Context(), org, id, folder)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}

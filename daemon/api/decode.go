@@ -1,0 +1,179 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/abctl/abctl/client"
+)
+
+// readBody reads the whole request body within the size limit.
+func readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(r.Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errorf(KindInvalid, "Request body is larger than %d bytes.", tooLarge.Limit)
+	}
+	if err != nil {
+		return nil, errorf(KindBadRequest, "Could not read the request body: %v", err)
+	}
+	return b, nil
+}
+
+// mediaType returns the request's media type, lowercased, without
+// parameters ("" when absent or unreadable).
+func mediaType(r *http.Request) string {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(mt)
+}
+
+func isJSONMediaType(mt string) bool {
+	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+}
+
+// decodeJSON decodes body into v and reports problems as the hosted service
+// does: malformed JSON is a json_invalid entry at its byte offset, a value
+// of the wrong type names the field. Nothing in a client's input yields a
+// 500.
+func decodeJSON(body []byte, v any, loc ...any) error {
+	if len(body) == 0 {
+		return invalid([]client.ValidationError{fieldError("missing", "Field required", nil, append([]any{"body"}, loc...)...)})
+	}
+	err := json.Unmarshal(body, v)
+	if err == nil {
+		return nil
+	}
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		e := fieldError("json_invalid", "JSON decode error", map[string]any{}, "body", syntax.Offset)
+		e.Ctx, _ = json.Marshal(map[string]string{"error": syntax.Error()})
+		return invalid([]client.ValidationError{e})
+	case errors.As(err, &typ):
+		path := append([]any{"body"}, loc...)
+		if typ.Field != "" {
+			for _, p := range strings.Split(typ.Field, ".") {
+				path = append(path, p)
+			}
+		}
+		return invalid([]client.ValidationError{fieldError(jsonTypeName(typ.Type.Kind().String()),
+			fmt.Sprintf("Input should be a valid %s, not %s", typ.Type.String(), typ.Value), typ.Value, path...)})
+	}
+	return invalid([]client.ValidationError{fieldError("value_error", err.Error(), nil, append([]any{"body"}, loc...)...)})
+}
+
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "string":
+		return "string_type"
+	case "bool":
+		return "bool_type"
+	case "int", "int64", "int32":
+		return "int_type"
+	case "float64":
+		return "float_type"
+	case "slice":
+		return "list_type"
+	}
+	return "model_attributes_type"
+}
+
+// decodeJSONBody reads a JSON request body into v, requiring a JSON media
+// type: the hosted service parses a body only when it is declared JSON.
+func decodeJSONBody(r *http.Request, v any) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if mt := mediaType(r); len(body) > 0 && !isJSONMediaType(mt) {
+		return invalid([]client.ValidationError{fieldError("model_attributes_type",
+			"Input should be a JSON object sent with Content-Type: application/json", nil, "body")})
+	}
+	return decodeJSON(body, v)
+}
+
+// queryReader reads query parameters and collects every problem, so that a
+// request with several bad parameters hears about all of them at once.
+type queryReader struct {
+	q    url.Values
+	errs []client.ValidationError
+}
+
+func newQueryReader(r *http.Request) *queryReader { return &queryReader{q: r.URL.Query()} }
+
+// int reads an integer parameter within [min, max] (max 0: no upper bound).
+func (qr *queryReader) int(name string, def, min, max int) int {
+	s := qr.q.Get(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		qr.errs = append(qr.errs, fieldError("int_parsing", "Input should be a valid integer, unable to parse string as an integer", s, "query", name))
+		return def
+	}
+	if n < min {
+		e := fieldError("greater_than_equal", fmt.Sprintf("Input should be greater than or equal to %d", min), s, "query", name)
+		e.Ctx, _ = json.Marshal(map[string]int{"ge": min})
+		qr.errs = append(qr.errs, e)
+		return def
+	}
+	if max > 0 && n > max {
+		e := fieldError("less_than_equal", fmt.Sprintf("Input should be less than or equal to %d", max), s, "query", name)
+		e.Ctx, _ = json.Marshal(map[string]int{"le": max})
+		qr.errs = append(qr.errs, e)
+		return def
+	}
+	return n
+}
+
+// bool reads a boolean parameter with the spellings the hosted service
+// accepts (true/false, 1/0, yes/no, on/off, t/f, y/n).
+func (qr *queryReader) bool(name string) bool {
+	s := qr.q.Get(name)
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "":
+		return false
+	case "true", "1", "yes", "on", "t", "y":
+		return true
+	case "false", "0", "no", "off", "f", "n":
+		return false
+	}
+	qr.errs = append(qr.errs, fieldError("bool_parsing", "Input should be a valid boolean, unable to interpret input", s, "query", name))
+	return false
+}
+
+// time reads a date-time parameter, in RFC 3339 or the API's zone-less
+// form (taken as UTC); nil when absent.
+func (qr *queryReader) time(name string) *client.Time {
+	s := strings.TrimSpace(qr.q.Get(name))
+	if s == "" {
+		return nil
+	}
+	t, err := client.ParseTime(s)
+	if err != nil {
+		qr.errs = append(qr.errs, fieldError("datetime_from_date_parsing", "Input should be a valid datetime or date, invalid character in year", s, "query", name))
+		return nil
+	}
+	return &t
+}
+
+func (qr *queryReader) string(name string) string { return qr.q.Get(name) }
+
+func (qr *queryReader) strings(name string) []string { return qr.q[name] }
+
+func (qr *queryReader) err() error { return invalid(qr.errs) }

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/abctl/abctl/client"
+)
+
+// checkTitle validates a folder title: 1 to 255 characters.
+func checkTitle(title string, loc ...any) []client.ValidationError {
+	n := utf8.RuneCountInString(title)
+	if n < 1 {
+		return []client.ValidationError{fieldError("string_too_short", "String should have at least 1 character", title, loc...)}
+	}
+	if n > 255 {
+		return []client.ValidationError{fieldError("string_too_long", "String should have at most 255 characters", title, loc...)}
+	}
+	return nil
+}
+
+// handleCreateFolder serves POST /v1/folders.
+func (s *Server) handleCreateFolder(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Title       *string `json:"title"`
+		Description *string `json:"description"`
+	}
+	if err := decodeJSONBody(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if body.Title == nil {
+		s.error(w, r, invalid([]client.ValidationError{fieldError("missing", "Field required", nil, "body", "title")}))
+		return
+	}
+	if err := invalid(checkTitle(*body.Title, "body", "title")); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	desc := ""
+	if body.Description != nil {
+		desc = *body.Description
+	}
+	out, err := s.store.CreateFolder(r.Context(), organization(r.Context()).ID, *body.Title, desc)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleListFolders serves GET /v1/folders.
+func (s *Server) handleListFolders(w http.ResponseWriter, r *http.Request) {
+	qr := newQueryReader(r)
+	page := qr.int("page", 1, 1, 0)
+	size := qr.int("page_size", 100, 1, 500)
+	if err := qr.err(); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out, err := s.store.ListFolders(r.Context(), organization(r.Context()).ID, page, size, qr.string("search"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if out == nil {
+		out = []*client.Folder{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleGetFolder serves GET /v1/folders/{id}.
+func (s *Server) handleGetFolder(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	out, err := s.store.GetFolder(r.Context(), organization(r.Context()).ID, id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleUpdateFolder serves PUT /v1/folders/{id}; absent or null fields stay
+// as they are.
+func (s *Server) handleUpdateFolder(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var body struct {
+		Title       *string `json:"title"`
+		Description *string `json:"description"`
+	}
+	if err := decodeJSONBody(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if body.Title != nil {
+		if err := invalid(checkTitle(*body.Title, "body", "title")); err != nil {
+			s.error(w, r, err)
+			return
+		}
+	}
+	out, err := s.store.UpdateFolder(r.Context(), organization(r.Context()).ID, id, body.Title, body.Description)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleDeleteFolder serves DELETE /v1/folders/{id}.
+func (s *Server) handleDeleteFolder(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	qr := newQueryReader(r)
+	deleteAgents := qr.bool("delete_workflows")
+	if err := qr.err(); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := s.store.DeleteFolder(r.Context(), organization(r.Context()).ID, id, deleteAgents); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, client.FolderDeleteResponse{Status: "deleted", FolderID: id, WorkflowsDeleted: deleteAgents})
+}

@@ -1,0 +1,81 @@
+// Package api is the HTTP face of `abctl daemon`: the v1 API of the
+// browser-automation agent service, served from an embedded bbolt store
+// (package daemon/store), so that code written for the hosted service (the
+// Go client of this project, the service's official clients, its webhook
+// receivers) works against it unchanged. It runs no browser: runs reach the
+// engine through the executor seam (package executor), which package
+// daemon wires in.
+//
+// The layout follows one rule per file: routes.go lists every route,
+// middleware.go the wrappers every request goes through, errors.go the one
+// table from error kinds to HTTP statuses, decode.go how requests are read
+// and how their problems are reported (the hosted service's 422 shapes),
+// and one file per resource holds its handlers.
+package api
+
+import (
+	"crypto/sha256"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/abctl/abctl/daemon/store"
+)
+
+// Server is the HTTP face of the daemon. Build it with NewServer.
+type Server struct {
+	store   *store.Store
+	logger  *slog.Logger
+	handler http.Handler
+	// adminToken is the SHA-256 of the admin routes' token; nil while they
+	// are off (see EnableAdmin).
+	adminToken atomic.Pointer[[sha256.Size]byte]
+	// runs starts and shows runs; nil answers 503 to starting one.
+	runs *Runs
+	// accessLog receives one record per request; the logger by default.
+	accessLog *slog.Logger
+}
+
+// NewServer returns the daemon's handler over st. logger receives the access
+// log and internal errors; nil discards them.
+func NewServer(st *store.Store, logger *slog.Logger, opts ...ServerOption) *Server {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{store: st, logger: logger}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.accessLog == nil {
+		s.accessLog = logger
+	}
+	s.handler = s.routes()
+	return s
+}
+
+// ServerOption configures NewServer.
+type ServerOption func(*Server)
+
+// WithAccessLog sends the access records (one per request) to logger
+// instead of the server's logger.
+func WithAccessLog(logger *slog.Logger) ServerOption {
+	return func(s *Server) { s.accessLog = logger }
+}
+
+// WithRuns lets the server start, cancel and show runs and serve their
+// files. Without it the run routes that need a runner answer 503.
+func WithRuns(rs *Runs) ServerOption {
+	return func(s *Server) {
+		s.runs = rs
+		if rs != nil && rs.Notifier != nil {
+			rs.Notifier.runs = rs
+		}
+	}
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	writeError(w, r, s.logger, err)
+}

@@ -1,0 +1,880 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
+)
+
+// Download limits of a session when SessionOptions leaves them zero.
+const (
+	DefaultMaxDownloadBytes      int64 = 100 << 20
+	DefaultMaxDownloads                = 64
+	DefaultMaxTotalDownloadBytes int64 = 512 << 20
+)
+
+// SessionOptions configures one run's session.
+type SessionOptions struct {
+	// RunID names the run in logs.
+	RunID string
+	// BrowserAddress is a remote browser for this run (http://host:9222 or
+	// ws://...). It overrides Options.RemoteURL. Empty: the pool's browser.
+	BrowserAddress string
+	// DownloadDir receives the downloads of the run; it is created. Empty: the
+	// browser denies every download. A local browser writes unfinished files
+	// in a directory of the pool's, so that once Close has returned nothing
+	// writes in DownloadDir any more. A remote browser writes them in
+	// DownloadDir's subdirectory .downloading, and the path is on the
+	// browser's machine, so downloads only work when it shares the directory
+	// (same host or a shared volume).
+	DownloadDir string
+	// MaxDownloadBytes caps one file (default 100 MiB).
+	MaxDownloadBytes int64
+	// MaxDownloads caps the number of files kept or in progress (default 64);
+	// a download over the cap is canceled.
+	MaxDownloads int
+	// MaxTotalDownloadBytes caps the sum of all files (default 512 MiB).
+	MaxTotalDownloadBytes int64
+	// DialogPrompt is the answer given to window.prompt. Empty: prompts are
+	// dismissed (as if the user pressed Cancel).
+	DialogPrompt string
+}
+
+// TabInfo describes a tab of a session.
+type TabInfo struct {
+	ID     string // target id; the argument of SwitchTab and CloseTab
+	URL    string
+	Title  string
+	Active bool // the tab that Tab returns
+	Index  int  // 0 for the first tab of the session, then in the order the tabs opened
+}
+
+// Dialog is a JavaScript dialog that the session answered by itself.
+type Dialog struct {
+	Type     string // alert, confirm, prompt or beforeunload
+	Message  string
+	URL      string // the frame that opened the dialog
+	Answer   string // the text given to a prompt
+	Accepted bool   // false when the dialog was dismissed
+	At       time.Time
+}
+
+// Session is the browser side of one run: an isolated browser context and its
+// tabs. Its methods are safe for concurrent use, but the actions on one tab
+// context must not run concurrently (see chromedp.NewContext).
+type Session struct {
+	pool      *Pool
+	inst      *instance
+	addr      string
+	opts      SessionOptions
+	contextID cdp.BrowserContextID
+	dl        *downloads // nil when downloads are denied
+	created   time.Time
+
+	mu          sync.Mutex
+	tabs        []*tab // activation order: the last live ready tab is active
+	seq         int
+	changed     chan struct{} // closed and replaced on every change
+	dialogs     []*Dialog     // answered (or being answered) since the last Dialogs call
+	queue       []any
+	closing     bool
+	closeDone   chan struct{}
+	closeErr    error
+	cleaned     chan struct{} // closed once Close's background work is done (the staging directory removed)
+	err         error
+	done        chan struct{}
+	fallbackTab context.Context // returned by Tab when no tab is ready
+
+	wake    chan struct{} // worker wake-up (capacity 1)
+	stop    chan struct{} // closed by Close: the worker ends
+	started bool          // the worker runs (set before it starts)
+	exited  chan struct{} // closed when the worker ended
+	wg      sync.WaitGroup
+	saving  sync.WaitGroup // completed downloads being moved into DownloadDir
+}
+
+// tab is one page target of the session.
+type tab struct {
+	id     target.ID
+	seq    int
+	ctx    context.Context
+	cancel context.CancelFunc
+	ready  bool         // attached
+	gone   bool         // closed or failed to attach
+	guard  *dialogGuard // answers its dialogs; nil: the chromedp session does
+}
+
+// Acquire creates the session of a run: a new browser context with one tab,
+// its viewport set, downloads configured, ready to navigate. ctx bounds the
+// creation only.
+func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) {
+	addr := o.BrowserAddress
+	if addr == "" {
+		addr = p.opts.RemoteURL
+	} else if err := checkRemoteURL(addr); err != nil {
+		return nil, err
+	}
+	if o.MaxDownloadBytes <= 0 {
+		o.MaxDownloadBytes = DefaultMaxDownloadBytes
+	}
+	if o.MaxDownloads <= 0 {
+		o.MaxDownloads = DefaultMaxDownloads
+	}
+	if o.MaxTotalDownloadBytes <= 0 {
+		o.MaxTotalDownloadBytes = DefaultMaxTotalDownloadBytes
+	}
+	s := &Session{
+		pool:      p,
+		addr:      addr,
+		opts:      o,
+		created:   time.Now(),
+		changed:   make(chan struct{}),
+		done:      make(chan struct{}),
+		closeDone: make(chan struct{}),
+		cleaned:   make(chan struct{}),
+		wake:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		exited:    make(chan struct{}),
+	}
+	if o.DownloadDir != "" {
+		var parent string
+		if addr == "" {
+			var err error
+			if parent, err = p.stagingParent(); err != nil {
+				return nil, err
+			}
+		}
+		dl, err := newDownloads(o, parent)
+		if err != nil {
+			return nil, err
+		}
+		s.dl = dl
+	}
+	inst, err := p.acquireBrowser(ctx, addr)
+	if err != nil {
+		s.removeStaging()
+		return nil, err
+	}
+	s.inst = inst
+	if err := s.open(ctx); err != nil {
+		s.abandon()
+		if ctx.Err() == nil && !inst.alive() {
+			inst.mu.Lock()
+			if inst.dead != nil {
+				err = fmt.Errorf("%w (%w)", err, inst.dead)
+			}
+			inst.mu.Unlock()
+		}
+		return nil, fmt.Errorf("opening a browser session: %w", err)
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		s.Close(context.Background())
+		return nil, ErrPoolClosed
+	}
+	p.sessions[s] = struct{}{}
+	p.mu.Unlock()
+	s.started = true
+	go s.work()
+	p.log.Debug("session opened", "run", o.RunID, "browser", displayAddr(addr), "context", s.contextID, "took", time.Since(s.created))
+	return s, nil
+}
+
+// open creates the browser context and its first tab.
+func (s *Session) open(ctx context.Context) error {
+	b := s.inst.b
+	bc, err := cdp.Call(ctx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{
+		// A remote browser disposes of the context if our connection drops.
+		DisposeOnDetach: ptr(true),
+	})
+	if err != nil {
+		return err
+	}
+	s.contextID = bc.BrowserContextID
+
+	// The download behaviour is independent of the tab: set it meanwhile.
+	dlErr := make(chan error, 1)
+	go func() {
+		params := cdpbrowser.SetDownloadBehaviorParams{
+			Behavior:         cdpbrowser.SetDownloadBehaviorBehaviorDeny,
+			BrowserContextID: s.contextID,
+		}
+		if s.dl != nil {
+			params.Behavior = cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName
+			params.DownloadPath = s.dl.staging
+			params.EventsEnabled = ptr(true)
+		}
+		_, err := cdp.Call(ctx, b, cdpbrowser.SetDownloadBehavior, params)
+		dlErr <- err
+	}()
+
+	// The first tab of a new browser context needs a window of its own
+	// (newWindow=false fails with "no browser is open").
+	ct, err := cdp.Call(ctx, b, target.CreateTarget, target.CreateTargetParams{
+		URL:              "about:blank",
+		BrowserContextID: s.contextID,
+		NewWindow:        ptr(true),
+	})
+	if err != nil {
+		<-dlErr
+		return err
+	}
+	tb := &tab{id: ct.TargetID, seq: 0}
+	s.tabs = []*tab{tb}
+	s.seq = 1
+	if err := s.inst.register(s.contextID, s); err != nil {
+		<-dlErr
+		return err
+	}
+	s.inst.setOwner(string(ct.TargetID), s)
+	guarded := make(chan struct{})
+	go func() {
+		s.guardDialogs(ctx, tb)
+		close(guarded)
+	}()
+	err = s.attach(ctx, tb)
+	<-guarded
+	if derr := <-dlErr; err == nil && derr != nil {
+		err = fmt.Errorf("setting the download behaviour: %w", derr)
+	}
+	if err != nil {
+		return err
+	}
+	s.fallbackTab = tb.ctx
+	return nil
+}
+
+// attach makes the chromedp context of tb, attaches it and sets the viewport.
+// ctx bounds the attach; the tab lives until its cancel.
+func (s *Session) attach(ctx context.Context, tb *tab) error {
+	tctx, cancel := chromedp.NewContext(s.inst.ctx,
+		chromedp.WithTargetID(tb.id),
+		// Close disposes of the whole browser context at once; the tabs only
+		// need to detach.
+		chromedp.WithDetachOnCancel(),
+		chromedp.WithListener(s.tabListener(tb)))
+	s.mu.Lock()
+	tb.ctx, tb.cancel = tctx, cancel // for dialogs that open during the attach
+	s.mu.Unlock()
+	// The first Run binds the tab to tctx, so it must not get a derived
+	// context; ctx cancels it instead.
+	stop := context.AfterFunc(ctx, cancel)
+	vw, vh := s.pool.viewport[0], s.pool.viewport[1]
+	err := chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: int64(vw), Height: int64(vh), DeviceScaleFactor: 1,
+		})
+		return err
+	}))
+	if !stop() && err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		go cancel()
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		}
+		return fmt.Errorf("attaching to tab %s: %w", tb.id, err)
+	}
+	s.mu.Lock()
+	tb.ready = true
+	s.notifyLocked()
+	s.mu.Unlock()
+	return nil
+}
+
+// tabListener returns the event func of a tab. It runs on the reader
+// goroutine of the tab: it only records and queues.
+func (s *Session) tabListener(tb *tab) func(ev any) {
+	return func(ev any) {
+		switch ev := ev.(type) {
+		case *page.EventJavascriptDialogOpening:
+			s.mu.Lock()
+			guarded := tb.guard != nil
+			s.mu.Unlock()
+			if !guarded { // else the guard session answers it
+				s.enqueue(dialogEvent{tab: tb, ev: ev})
+			}
+		case *page.EventFrameAttached:
+			s.inst.setOwner(string(ev.FrameID), s)
+		case *page.EventFrameNavigated:
+			if ev.Frame != nil {
+				s.inst.setOwner(string(ev.Frame.ID), s)
+			}
+		}
+	}
+}
+
+// dialogEvent is a dialog of a tab, queued for the worker.
+type dialogEvent struct {
+	tab *tab
+	ev  *page.EventJavascriptDialogOpening
+}
+
+// enqueue hands an event to the worker without blocking.
+func (s *Session) enqueue(ev any) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	s.queue = append(s.queue, ev)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// work handles the queued events in order, until Close.
+func (s *Session) work() {
+	defer close(s.exited)
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		}
+		for {
+			s.mu.Lock()
+			q := s.queue
+			s.queue = nil
+			s.mu.Unlock()
+			if len(q) == 0 {
+				break
+			}
+			for _, ev := range q {
+				select {
+				case <-s.stop:
+					return
+				default:
+				}
+				s.handle(ev)
+			}
+		}
+	}
+}
+
+// handle runs one event on the worker goroutine.
+func (s *Session) handle(ev any) {
+	switch ev := ev.(type) {
+	case dialogEvent:
+		s.answerDialog(ev.tab, ev.ev)
+	case guardMessage:
+		s.handleGuardMessage(ev)
+	case *target.EventTargetCreated:
+		s.tabCreated(ev.TargetInfo)
+	case *target.EventTargetDestroyed:
+		s.tabGone(ev.TargetID, "")
+	case *target.EventTargetCrashed:
+		s.tabGone(ev.TargetID, ev.Status)
+	case *cdpbrowser.EventDownloadWillBegin:
+		s.downloadWillBegin(ev)
+	case *cdpbrowser.EventDownloadProgress:
+		s.downloadProgress(ev)
+	}
+}
+
+// tabCreated starts to follow a new page of the browser context (a link with
+// target=_blank, window.open): it becomes the active tab once attached.
+func (s *Session) tabCreated(info *target.Info) {
+	if info == nil || info.Type != "page" || info.Subtype != "" {
+		return
+	}
+	s.mu.Lock()
+	if s.closing || s.err != nil || slices.ContainsFunc(s.tabs, func(t *tab) bool { return t.id == info.TargetID }) {
+		s.mu.Unlock()
+		return
+	}
+	tb := &tab{id: info.TargetID, seq: s.seq}
+	s.seq++
+	s.tabs = append(s.tabs, tb)
+	s.notifyLocked()
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), attachTimeout)
+		defer cancel()
+		go func() { // Close stops the attach
+			select {
+			case <-s.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		// The guard first: the page can open a dialog before the chromedp
+		// session is attached, and that would block the attach.
+		s.guardDialogs(ctx, tb)
+		err := s.attach(ctx, tb)
+		if err != nil {
+			// A download opens a tab that closes at once; that is normal.
+			s.pool.log.Debug("new tab not followed", "run", s.opts.RunID, "tab", tb.id, "err", err)
+			s.tabGone(tb.id, "")
+			return
+		}
+		s.mu.Lock()
+		gone := tb.gone || s.closing
+		s.mu.Unlock()
+		if gone {
+			s.cancelTab(tb)
+		}
+	}()
+}
+
+// tabGone forgets a tab that closed (or crashed). When the page closed the
+// last tab, a blank one opens so that the run can go on.
+func (s *Session) tabGone(id target.ID, crashStatus string) {
+	s.mu.Lock()
+	i := slices.IndexFunc(s.tabs, func(t *tab) bool { return t.id == id })
+	if i < 0 {
+		s.mu.Unlock()
+		return
+	}
+	tb := s.tabs[i]
+	if crashStatus != "" {
+		// A crashed tab stays listed: the next action on it fails, which the
+		// run reports.
+		s.mu.Unlock()
+		s.pool.log.Warn("tab crashed", "run", s.opts.RunID, "tab", id, "status", crashStatus)
+		return
+	}
+	tb.gone = true
+	s.tabs = slices.Delete(s.tabs, i, i+1)
+	empty := len(s.tabs) == 0 && !s.closing && s.err == nil
+	guard := tb.guard
+	if tb.ready {
+		s.fallbackTab = tb.ctx
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+	guard.forget()
+	s.cancelTab(tb)
+	if empty {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		if _, err := cdp.Call(ctx, s.inst.b, target.CreateTarget, target.CreateTargetParams{
+			URL: "about:blank", BrowserContextID: s.contextID, NewWindow: ptr(true),
+		}); err != nil {
+			s.pool.log.Warn("reopening a tab", "run", s.opts.RunID, "err", err)
+		}
+	}
+}
+
+// cancelTab detaches from a tab in the background (the detach is a round trip
+// that nobody needs to wait for).
+func (s *Session) cancelTab(tb *tab) {
+	s.mu.Lock()
+	cancel := tb.cancel
+	tb.cancel = nil
+	s.mu.Unlock()
+	if cancel != nil {
+		go cancel() // bounded by chromedp's own timeout
+	}
+}
+
+// notifyLocked wakes the waiters of a change. Call with s.mu held.
+func (s *Session) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// activeLocked returns the active tab: the most recently opened or switched-to
+// tab that is still open, and whether a newer tab is still being attached.
+func (s *Session) activeLocked() (active *tab, pending bool) {
+	for i := len(s.tabs) - 1; i >= 0; i-- {
+		tb := s.tabs[i]
+		if tb.gone {
+			continue
+		}
+		if tb.ready {
+			return tb, pending
+		}
+		pending = true
+	}
+	return nil, pending
+}
+
+// Tab returns the active tab as a chromedp context: the newest tab that the
+// page opened, unless SwitchTab chose another; when the active tab closes, the
+// one active before it. It never blocks; a tab that the page has just opened
+// is returned once it is attached (see ActiveTab). After the end of the
+// session it returns a canceled context. Run actions on it with chromedp (its
+// first Run has happened: a context derived with a timeout is fine); open
+// tabs with NewTab, not with chromedp.NewContext.
+func (s *Session) Tab() context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if tb, _ := s.activeLocked(); tb != nil && s.err == nil {
+		return tb.ctx
+	}
+	return s.fallbackTab
+}
+
+// ActiveTab is Tab after waiting for the tabs that are still being attached
+// (a popup that an action has just opened), bounded by ctx. It fails when the
+// session has ended.
+func (s *Session) ActiveTab(ctx context.Context) (context.Context, error) {
+	for {
+		s.mu.Lock()
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return nil, err
+		}
+		tb, pending := s.activeLocked()
+		changed := s.changed
+		s.mu.Unlock()
+		if tb != nil && !pending {
+			return tb.ctx, nil
+		}
+		select {
+		case <-changed:
+		case <-s.done:
+		case <-ctx.Done():
+			if tb != nil {
+				return tb.ctx, nil
+			}
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Tabs lists the open tabs of the session in the order they opened.
+func (s *Session) Tabs(ctx context.Context) ([]TabInfo, error) {
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	res, err := cdp.Call(ctx, s.inst.b, target.GetTargets, target.GetTargetsParams{})
+	if err != nil {
+		return nil, err
+	}
+	infos := make(map[target.ID]*target.Info, len(res.TargetInfos))
+	for _, info := range res.TargetInfos {
+		if info.BrowserContextID == s.contextID {
+			infos[info.TargetID] = info
+		}
+	}
+	s.mu.Lock()
+	active, _ := s.activeLocked()
+	tabs := make([]*tab, 0, len(s.tabs))
+	for _, tb := range s.tabs {
+		if tb.ready && !tb.gone && infos[tb.id] != nil {
+			tabs = append(tabs, tb)
+		}
+	}
+	s.mu.Unlock()
+	slices.SortFunc(tabs, func(a, b *tab) int { return a.seq - b.seq })
+	out := make([]TabInfo, len(tabs))
+	for i, tb := range tabs {
+		info := infos[tb.id]
+		out[i] = TabInfo{ID: string(tb.id), URL: info.URL, Title: info.Title, Active: tb == active, Index: i}
+	}
+	return out, nil
+}
+
+// findLocked returns the open, attached tab with the id.
+func (s *Session) findLocked(id string) (int, *tab, error) {
+	for i, tb := range s.tabs {
+		if string(tb.id) == id && !tb.gone {
+			if !tb.ready {
+				return i, nil, fmt.Errorf("tab %s is still opening", id)
+			}
+			return i, tb, nil
+		}
+	}
+	return -1, nil, fmt.Errorf("no tab %q in this session", id)
+}
+
+// NewTab opens a blank tab in the session's browser context, makes it the
+// active tab and returns it. (A chromedp.NewContext made from a tab would
+// open its tab outside the session's browser context: use NewTab.)
+func (s *Session) NewTab(ctx context.Context) (context.Context, error) {
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	create := func(newWindow bool) (target.CreateTargetResult, error) {
+		return cdp.Call(ctx, s.inst.b, target.CreateTarget, target.CreateTargetParams{
+			URL: "about:blank", BrowserContextID: s.contextID, NewWindow: ptr(newWindow),
+		})
+	}
+	ct, err := create(false)
+	if err != nil {
+		ct, err = create(true) // the context has no window left
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening a tab: %w", err)
+	}
+	// The worker attaches it, as it does for the tabs that pages open.
+	for {
+		s.mu.Lock()
+		var tctx context.Context
+		for _, t := range s.tabs {
+			if t.id == ct.TargetID && t.ready {
+				tctx = t.ctx
+			}
+		}
+		changed, sessErr := s.changed, s.err
+		s.mu.Unlock()
+		switch {
+		case sessErr != nil:
+			return nil, sessErr
+		case tctx != nil:
+			return tctx, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("opening a tab: %w", ctx.Err())
+		}
+	}
+}
+
+// SwitchTab makes the tab active (and brings it to the front, so that it
+// renders and runs its animation frames).
+func (s *Session) SwitchTab(ctx context.Context, id string) error {
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	i, tb, err := s.findLocked(id)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.tabs = append(slices.Delete(s.tabs, i, i+1), tb)
+	s.notifyLocked()
+	s.mu.Unlock()
+	_, err = cdp.Call(ctx, s.inst.b, target.ActivateTarget, target.ActivateTargetParams{TargetID: tb.id})
+	return err
+}
+
+// CloseTab closes a tab. The previously active tab becomes active again. The
+// last tab of a session cannot be closed.
+func (s *Session) CloseTab(ctx context.Context, id string) error {
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	i, tb, err := s.findLocked(id)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	open := 0
+	for _, t := range s.tabs {
+		if !t.gone {
+			open++
+		}
+	}
+	if open <= 1 {
+		s.mu.Unlock()
+		return errors.New("cannot close the last tab of the session")
+	}
+	tb.gone = true
+	s.tabs = slices.Delete(s.tabs, i, i+1)
+	s.fallbackTab = tb.ctx
+	guard := tb.guard
+	s.notifyLocked()
+	s.mu.Unlock()
+	_, err = cdp.Call(ctx, s.inst.b, target.CloseTarget, target.CloseTargetParams{TargetID: tb.id})
+	guard.forget() // closing the target detaches it
+	s.cancelTab(tb)
+	if next := s.active(); next != nil {
+		// Bring the tab that is active now to the front (best effort).
+		cdp.Call(ctx, s.inst.b, target.ActivateTarget, target.ActivateTargetParams{TargetID: next.id})
+	}
+	return err
+}
+
+// active returns the active tab, or nil.
+func (s *Session) active() *tab {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tb, _ := s.activeLocked()
+	return tb
+}
+
+// Dialogs returns the dialogs answered since the last call, oldest first.
+func (s *Session) Dialogs() []Dialog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Dialog, len(s.dialogs))
+	for i, d := range s.dialogs {
+		out[i] = *d
+	}
+	s.dialogs = nil
+	return out
+}
+
+// Done is closed when the session ends: its browser died or disconnected, or
+// Close was called. Err says which.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err is nil while the session is usable. After Done it is the reason, such
+// as "the browser process exited unexpectedly: signal: killed", or
+// ErrSessionClosed after Close.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Ended tells whether a failed action failed because the browser is gone.
+// When the connection to the browser has ended, the session fails with the
+// reason a moment later (finding the reason means waiting for the process to
+// be reaped); meanwhile an action on a tab already fails with
+// context.Canceled. Ended then waits, bounded by ctx, for that reason and
+// returns it. It returns nil at once while the browser is connected (an action
+// failed for a reason of its page, or its tab closed), and Err once the
+// session ended.
+func (s *Session) Ended(ctx context.Context) error {
+	if err := s.Err(); err != nil {
+		return err
+	}
+	if s.inst == nil || !s.inst.lost() {
+		return nil
+	}
+	select {
+	case <-s.done:
+		return s.Err()
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// ContextID is the id of the session's browser context.
+func (s *Session) ContextID() string { return string(s.contextID) }
+
+// fail ends the session because of its browser.
+func (s *Session) fail(reason error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil {
+		s.err = reason
+		close(s.done)
+		s.notifyLocked()
+	}
+}
+
+// Close disposes of the browser context (which closes its tabs at once),
+// without closing a remote browser. It is idempotent; a second call waits for
+// the first and returns its result. Downloads still in progress are dropped:
+// call WaitDownloads first to keep them. When Close returns, the files of
+// completed downloads are in DownloadDir and, with a local browser, nothing
+// writes there any more.
+func (s *Session) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		<-s.closeDone
+		return s.closeErr
+	}
+	s.closing = true
+	s.queue = nil
+	tabs := s.tabs
+	s.mu.Unlock()
+
+	var err error
+	s.inst.unregister(s)
+	if s.inst.alive() {
+		_, err = cdp.Call(ctx, s.inst.b, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: s.contextID})
+		if err != nil && !s.inst.alive() {
+			err = nil // the browser went away meanwhile: nothing is left to dispose
+		}
+	}
+	close(s.stop)
+	for _, tb := range tabs {
+		s.cancelTab(tb)
+	}
+	s.fail(ErrSessionClosed)
+	// A completed download is being moved into DownloadDir: let it land (a
+	// rename or a local copy), so that the caller may remove the directory.
+	s.saving.Wait()
+
+	// The detaches and download work end by themselves; wait in the
+	// background so that Close returns at once. (Before the session leaves
+	// p.sessions, so that Pool.Close waits for this too.)
+	p := s.pool
+	p.wg.Go(func() {
+		if s.started {
+			<-s.exited
+		}
+		s.wg.Wait()
+		s.removeStaging()
+		close(s.cleaned)
+	})
+	p.releaseBrowser(s.inst)
+	p.mu.Lock()
+	delete(p.sessions, s)
+	p.mu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("disposing of the browser context: %w", err)
+	}
+	s.closeErr = err
+	close(s.closeDone)
+	return err
+}
+
+// abandon undoes a failed Acquire.
+func (s *Session) abandon() {
+	s.mu.Lock()
+	s.closing = true
+	tabs := s.tabs
+	s.mu.Unlock()
+	s.inst.unregister(s)
+	if s.contextID != "" && s.inst.alive() {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		cdp.Call(ctx, s.inst.b, target.DisposeBrowserContext, target.DisposeBrowserContextParams{BrowserContextID: s.contextID})
+		cancel()
+	}
+	for _, tb := range tabs {
+		s.cancelTab(tb)
+	}
+	s.wg.Wait()
+	s.saving.Wait()
+	s.removeStaging()
+	s.pool.releaseBrowser(s.inst)
+}
+
+// removeStaging deletes the directory of unfinished downloads.
+func (s *Session) removeStaging() {
+	if s.dl == nil {
+		return
+	}
+	var err error
+	for i := 0; i < 5; i++ { // the browser can still be deleting a canceled file
+		if err = os.RemoveAll(s.dl.staging); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		s.pool.log.Warn("removing the download staging directory", "run", s.opts.RunID, "err", err)
+		return
+	}
+	// A download canceled just before the end can still make the browser
+	// create the directory again (for a file it then deletes): remove it
+	// once more later if it is back and empty. (Pool.Close removes whatever
+	// is left in the pool's directory, where a local browser stages.)
+	staging := s.dl.staging
+	time.AfterFunc(2*time.Second, func() { os.Remove(staging) })
+}
+
+func ptr[T any](v T) *T { return &v }

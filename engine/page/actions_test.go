@@ -1,0 +1,435 @@
+package page
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abctl/abctl/internal/testsite"
+)
+
+func TestInputTextAndSubmit(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageForm))
+	observe(t, tab, p, ObserveOptions{})
+
+	fields := []struct{ sel, text, want string }{
+		{"#text", "Jane Q. Public", "Jane Q. Public"},
+		{"#email", "jane@example.test", "jane@example.test"},
+		{"#number", "42", "42"},
+		{"#date", "2026-03-14", "2026-03-14"},
+		{"#time", "09:30", "09:30"},
+		{"#tel", "+1 555 0100", "+1 555 0100"},
+		{"#nickname-label", "Janie", "Janie"}, // a label holding the field
+		{"#message", "line one\nline two", "line one\r\nline two"},
+		{"#controlled", "state by typing", "state by typing"},
+		{"#controlled-react", "react state", "react state"},
+		{"#editor", "some notes", "some notes"},
+	}
+	for _, f := range fields {
+		id := resolve(t, tab, p, f.sel)
+		res := ok(t, "type into "+f.sel)(p.InputText(tctx(t, tab, 5*time.Second), id, f.text))
+		if res.Navigated {
+			t.Errorf("%s: typing navigated", f.sel)
+		}
+	}
+	// Replacing a value clears the old one first.
+	id := resolve(t, tab, p, "#text")
+	ok(t, "replace #text")(p.InputText(tctx(t, tab, 5*time.Second), id, "Jane Doe"))
+	// A disabled field is a failed action, not an error.
+	res, err := p.InputText(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#disabled-input"), "x")
+	if err != nil || res.OK || !strings.Contains(res.Reason, "disabled") {
+		t.Errorf("disabled field: %+v %v", res, err)
+	}
+	res, err = p.InputText(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#readonly-input"), "x")
+	if err != nil || res.OK || !strings.Contains(res.Reason, "read-only") {
+		t.Errorf("read-only field: %+v %v", res, err)
+	}
+	res, err = p.InputText(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#country"), "x")
+	if err != nil || res.OK || !strings.Contains(res.Reason, "select_option") {
+		t.Errorf("select as a text field: %+v %v", res, err)
+	}
+
+	// Enter in a field submits the form (implicit submission) and navigates.
+	before := p.Epoch()
+	res = ok(t, "press Enter")(p.KeyPress(tctx(t, tab, 10*time.Second), "Enter"))
+	if !res.Navigated || !strings.Contains(res.URL, testsite.PathSubmit) {
+		t.Errorf("Enter did not navigate to the submit page: %+v", res)
+	}
+	if p.Epoch() == before {
+		t.Errorf("epoch did not change")
+	}
+	ev := waitEventWith(t, site, testsite.EventSubmit, "form_id", "main-form")
+	want := map[string]string{
+		"text": "Jane Doe", "email": "jane@example.test", "number": "42", "date": "2026-03-14",
+		"time": "09:30", "tel": "+1 555 0100", "nickname": "Janie", "message": "line one\r\nline two",
+		"controlled": "state by typing", "controlled_react": "react state", "editor": "some notes",
+	}
+	for k, v := range want {
+		if got := ev.Form.Get(k); got != v {
+			t.Errorf("posted %s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+func TestSelectNative(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageForm))
+	country := resolve(t, tab, p, "#country")
+	res := ok(t, "select by label")(p.SelectOption(tctx(t, tab, 5*time.Second), country, "Germany"))
+	if res.Detail != `selected "Germany"` {
+		t.Errorf("detail %q", res.Detail)
+	}
+	obs := observe(t, tab, p, ObserveOptions{})
+	if v := find(t, obs, country).Value; v != "Germany" {
+		t.Errorf("value after select: %q", v)
+	}
+	ok(t, "select by value")(p.SelectOption(tctx(t, tab, 5*time.Second), country, "jp"))
+	res, err := p.SelectOption(tctx(t, tab, 5*time.Second), country, "Atlantis")
+	if err != nil || res.OK || !strings.Contains(res.Reason, "France") {
+		t.Errorf("unknown option: %+v %v", res, err)
+	}
+	ok(t, "select a language")(p.SelectOption(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#languages"), "Rust"))
+	ok(t, "submit")(p.Click(tctx(t, tab, 10*time.Second), resolve(t, tab, p, "#submit-button")))
+	ev := waitEventWith(t, site, testsite.EventSubmit, "form_id", "main-form")
+	if ev.Form.Get("country") != "jp" || ev.Form.Get("languages") != "rust" {
+		t.Errorf("posted country %q languages %q", ev.Form.Get("country"), ev.Form.Get("languages"))
+	}
+}
+
+// customSelect is a page with a dropdown made of divs: the options exist
+// only after the trigger is clicked, in a list appended to the body.
+const customSelect = `<!doctype html><html><head><title>Custom</title><style>
+#menu{position:absolute;top:60px;left:10px;background:#fff;border:1px solid #999;list-style:none;margin:0;padding:0}
+#menu li{padding:4px 12px;cursor:pointer}
+#trigger{display:inline-block;border:1px solid #333;padding:4px 10px;cursor:pointer}
+</style></head><body>
+<p>Pick a fruit: <span id="trigger" role="combobox" aria-expanded="false" tabindex="0">Choose…</span></p>
+<p id="out">none</p>
+<p>Other text: Banana bread recipe</p>
+<script>
+var trig = document.getElementById('trigger');
+trig.addEventListener('click', function () {
+  if (document.getElementById('menu')) return;
+  var ul = document.createElement('ul'); ul.id = 'menu'; ul.setAttribute('role', 'listbox');
+  ['Apple', 'Banana', 'Cherry'].forEach(function (f) {
+    var li = document.createElement('li'); li.setAttribute('role', 'option'); li.textContent = f;
+    li.addEventListener('click', function () {
+      trig.textContent = f; document.getElementById('out').textContent = 'picked ' + f; ul.remove();
+    });
+    ul.appendChild(li);
+  });
+  document.body.appendChild(ul);
+  trig.setAttribute('aria-expanded', 'true');
+});
+</script></body></html>`
+
+func serveHTML(t *testing.T, pages map[string]string) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	for path, body := range pages {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, body)
+		})
+	}
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestSelectCustom(t *testing.T) {
+	base := serveHTML(t, map[string]string{"/": customSelect})
+	tab, p := newTab(t)
+	goTo(t, tab, p, base+"/")
+	obs := observe(t, tab, p, ObserveOptions{})
+	trig := resolve(t, tab, p, "#trigger")
+	if e := find(t, obs, trig); e.Role != "combobox" {
+		t.Errorf("trigger: %+v", e)
+	}
+	res := ok(t, "choose from a custom dropdown")(p.SelectOption(tctx(t, tab, 5*time.Second), trig, "Banana"))
+	if !strings.Contains(res.Detail, `"Banana"`) {
+		t.Errorf("detail %q", res.Detail)
+	}
+	out := resolve(t, tab, p, "#out")
+	_ = out
+	obs = observe(t, tab, p, ObserveOptions{})
+	if e := find(t, obs, trig); e.Text != "Banana" {
+		t.Errorf("trigger shows %q after the choice", e.Text)
+	}
+	res, err := p.SelectOption(tctx(t, tab, time.Second), trig, "Durian")
+	if err != nil || res.OK || !strings.Contains(res.Reason, "Durian") {
+		t.Errorf("missing option: %+v %v", res, err)
+	}
+}
+
+func writeFile(t *testing.T, name, content string) (string, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(content))
+	return path, hex.EncodeToString(sum[:])
+}
+
+func TestUploadFile(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageUpload))
+	observe(t, tab, p, ObserveOptions{})
+	one, oneSum := writeFile(t, "one.txt", "the first file\n")
+	two, twoSum := writeFile(t, "two.csv", "a,b\n1,2\n")
+	three, threeSum := writeFile(t, "three.pdf", "%PDF-1.4 not really\n")
+
+	ok(t, "upload through a file input")(p.UploadFile(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#single-file"), []string{one}))
+	ok(t, "upload two files")(p.UploadFile(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#multi-files"), []string{two, one}))
+	// #hidden-file is hidden: only the styled button can reach it.
+	chooser := resolve(t, tab, p, "#choose-file")
+	res := ok(t, "upload through the chooser")(p.UploadFile(tctx(t, tab, 10*time.Second), chooser, []string{three}))
+	if !strings.Contains(res.Detail, "chooser") {
+		t.Errorf("detail %q", res.Detail)
+	}
+	obs := observe(t, tab, p, ObserveOptions{})
+	if !strings.Contains(obs.Text, "three.pdf") {
+		t.Errorf("the page did not see the chosen file: %q", obs.Text)
+	}
+	if v := find(t, obs, resolve(t, tab, p, "#multi-files")).Value; v != "two.csv, one.txt" {
+		t.Errorf("multi-files value %q", v)
+	}
+	if _, err := p.UploadFile(tctx(t, tab, 5*time.Second), chooser, []string{filepath.Join(t.TempDir(), "missing")}); err == nil {
+		t.Errorf("a missing file gave no error")
+	}
+	ok(t, "submit")(p.Click(tctx(t, tab, 10*time.Second), resolve(t, tab, p, "#upload-button")))
+	ev := waitEventWith(t, site, testsite.EventUpload, "", "")
+	got := map[string]string{}
+	for _, f := range ev.Files {
+		got[f.Field+"/"+f.Name] = f.SHA256
+	}
+	want := map[string]string{"single/one.txt": oneSum, "multi/two.csv": twoSum, "multi/one.txt": oneSum, "styled/three.pdf": threeSum}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("server got %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+func TestNavigation(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+
+	// An unreachable port: a failed result and ErrNavigation.
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String() + "/"
+	l.Close()
+	res, err := p.GoTo(tctx(t, tab, 10*time.Second), dead)
+	if !errors.Is(err, ErrNavigation) || res.OK || !strings.Contains(res.Reason, "could not load "+dead+": net::ERR_CONNECTION_REFUSED") {
+		t.Fatalf("unreachable: %+v %v", res, err)
+	}
+
+	goTo(t, tab, p, site.URL(testsite.PageIndex))
+	obs := observe(t, tab, p, ObserveOptions{})
+	var link string
+	for _, e := range obs.Elements {
+		if e.Tag == "a" && strings.HasSuffix(e.Href, testsite.PageProducts) {
+			link = e.ID
+		}
+	}
+	if link == "" {
+		t.Fatalf("no link to the products page:\n%s", obs.Rendered)
+	}
+	res = ok(t, "follow a link")(p.Click(tctx(t, tab, 10*time.Second), link))
+	if !res.Navigated || !strings.HasSuffix(res.URL, testsite.PageProducts) {
+		t.Errorf("link click: %+v", res)
+	}
+	res = ok(t, "go back")(p.GoBack(tctx(t, tab, 10*time.Second)))
+	if !strings.HasSuffix(res.URL, "/") {
+		t.Errorf("back: %+v", res)
+	}
+	obs = observe(t, tab, p, ObserveOptions{})
+	if !strings.HasSuffix(obs.URL, "/") {
+		t.Errorf("after back the page is %s", obs.URL)
+	}
+	// An HTTP error still loads a page; Detail says so.
+	res = ok(t, "go to a missing page")(p.GoTo(tctx(t, tab, 10*time.Second), site.URL("/missing.html")))
+	if !strings.Contains(res.Detail, "404") {
+		t.Errorf("404: %+v", res)
+	}
+	// A slow page within the deadline.
+	res = ok(t, "slow page")(p.GoTo(tctx(t, tab, 10*time.Second), site.URL(testsite.SlowPath(300))))
+	if !res.Navigated {
+		t.Errorf("slow: %+v", res)
+	}
+	// A page slower than the deadline: a failed result, ErrNavigation.
+	res, err = p.GoTo(tctx(t, tab, 700*time.Millisecond), site.URL(testsite.SlowPath(3000)))
+	if !errors.Is(err, ErrNavigation) || res.OK || !strings.Contains(res.Reason, "timed out") {
+		t.Errorf("too slow: %+v %v", res, err)
+	}
+	ok(t, "about:blank")(p.GoTo(tctx(t, tab, 5*time.Second), "about:blank"))
+	if obs := observe(t, tab, p, ObserveOptions{}); obs.URL != "about:blank" || len(obs.Elements) != 0 {
+		t.Errorf("about:blank: %s, %d elements", obs.URL, len(obs.Elements))
+	}
+	// The first entry of a fresh tab has nothing before it.
+	tab2, p2 := newTab(t)
+	res, err = p2.GoBack(tctx(t, tab2, 5*time.Second))
+	if err != nil || res.OK {
+		t.Errorf("back on a fresh tab: %+v %v", res, err)
+	}
+}
+
+// A page whose load event never comes: an image that never finishes.
+func TestGoToWithoutLoadEvent(t *testing.T) {
+	block := make(chan struct{})
+	t.Cleanup(func() { close(block) })
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>never loads</title><button id=b>Ready</button><img src="/hang.png">`)
+	})
+	mux.HandleFunc("/hang.png", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.CloseClientConnections)
+	t.Cleanup(srv.Close)
+	tab, p := newTab(t)
+	start := time.Now()
+	res := ok(t, "go to a page without load")(p.GoTo(tctx(t, tab, 3*time.Second), srv.URL+"/"))
+	if !strings.Contains(res.Detail, "interactive") || time.Since(start) > 8*time.Second { // bounds catch hangs, not slowness
+		t.Errorf("no load event: %+v after %v", res, time.Since(start))
+	}
+	ok(t, "click on the interactive page")(p.Click(tctx(t, tab, 3*time.Second), resolve(t, tab, p, "#b")))
+}
+
+func TestResolve(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageForm))
+	css := resolve(t, tab, p, "#email")
+	xp := resolve(t, tab, p, "xpath=//input[@name='email']")
+	if css != xp {
+		t.Errorf("CSS gave %s, XPath %s", css, xp)
+	}
+	if id := resolve(t, tab, p, "//button[@id='submit-button']"); id == "" {
+		t.Errorf("bare XPath")
+	}
+	start := time.Now()
+	_, err := p.Resolve(tctx(t, tab, 400*time.Millisecond), "#no-such-element")
+	if !errors.Is(err, ErrNoMatch) || !strings.Contains(err.Error(), "#no-such-element") {
+		t.Errorf("no match: %v", err)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond || d > 5*time.Second {
+		t.Errorf("no match returned after %v", d)
+	}
+	_, err = p.Resolve(tctx(t, tab, 5*time.Second), "div[[[")
+	if err == nil || errors.Is(err, ErrNoMatch) || time.Since(start) > 8*time.Second {
+		t.Errorf("invalid selector: %v", err)
+	}
+	// A match in the cross-origin frame after an observation found it.
+	goTo(t, tab, p, site.URL(testsite.PageFrames))
+	observe(t, tab, p, ObserveOptions{})
+	id, err := p.Resolve(tctx(t, tab, 2*time.Second), "xpath=//button[@id='frame-button']")
+	if err != nil || id == "" {
+		t.Errorf("frame button: %v", err)
+	}
+}
+
+func TestKeysScrollHoverWait(t *testing.T) {
+	page := `<!doctype html><title>misc</title><body style="height:3000px">
+<input id=q><p id=hov>hover me</p><p id=out>-</p>
+<div id=box style="height:100px;overflow:auto"><div style="height:1000px">tall</div></div>
+<script>
+document.getElementById('hov').addEventListener('mouseenter', function(){ document.getElementById('out').textContent = 'hovered'; });
+document.getElementById('q').addEventListener('keydown', function(e){ if (e.key === 'Escape') document.getElementById('out').textContent = 'escape'; });
+</script></body>`
+	base := serveHTML(t, map[string]string{"/": page})
+	tab, p := newTab(t)
+	goTo(t, tab, p, base+"/")
+	q := resolve(t, tab, p, "#q")
+	ok(t, "type")(p.InputText(tctx(t, tab, 5*time.Second), q, "hello"))
+	ok(t, "select all")(p.KeyPress(tctx(t, tab, 5*time.Second), "Control+A"))
+	ok(t, "delete")(p.KeyPress(tctx(t, tab, 5*time.Second), "Backspace"))
+	ok(t, "type a key")(p.KeyPress(tctx(t, tab, 5*time.Second), "x"))
+	ok(t, "escape")(p.KeyPress(tctx(t, tab, 5*time.Second), "Escape"))
+	obs := observe(t, tab, p, ObserveOptions{})
+	if v := find(t, obs, q).Value; v != "x" {
+		t.Errorf("after Control+A, Backspace, x: %q", v)
+	}
+	if !strings.Contains(obs.Text, "escape") {
+		t.Errorf("Escape did not reach the field")
+	}
+	if _, err := p.KeyPress(tctx(t, tab, 5*time.Second), "Hyper+Q"); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("unknown modifier: %v", err)
+	}
+	if _, err := p.KeyPress(tctx(t, tab, 5*time.Second), "LaunchRocket"); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("unknown key: %v", err)
+	}
+
+	ok(t, "hover")(p.Hover(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#hov")))
+	res := ok(t, "scroll the page")(p.Scroll(tctx(t, tab, 5*time.Second), "", 0, 600))
+	obs = observe(t, tab, p, ObserveOptions{})
+	if obs.Scroll[1] < 500 || !strings.Contains(res.Detail, "y=") {
+		t.Errorf("scroll: %+v, now at %v", res, obs.Scroll)
+	}
+	if !strings.Contains(obs.Text, "hovered") {
+		t.Errorf("hover did not fire mouseenter")
+	}
+	box := resolve(t, tab, p, "#box")
+	res = ok(t, "scroll a box")(p.Scroll(tctx(t, tab, 5*time.Second), box, 0, 200))
+	if !strings.Contains(res.Detail, "div#box") {
+		t.Errorf("box scroll: %+v", res)
+	}
+	start := time.Now()
+	ok(t, "wait")(p.Wait(tctx(t, tab, 5*time.Second), 50*time.Millisecond))
+	if time.Since(start) < 50*time.Millisecond {
+		t.Errorf("wait returned early")
+	}
+	if b, err := p.Screenshot(tctx(t, tab, 5*time.Second), 50); err != nil || len(b) < 100 {
+		t.Errorf("screenshot: %d bytes, %v", len(b), err)
+	}
+	if b, err := p.PrintPDF(tctx(t, tab, 10*time.Second)); err != nil || !strings.HasPrefix(string(b), "%PDF") {
+		t.Errorf("pdf: %d bytes, %v", len(b), err)
+	}
+}
+
+// A click on an attachment link starts a download, not a navigation: it
+// must come back quickly, with the page still usable.
+func TestClickDownloadLink(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageDownload))
+	obs := observe(t, tab, p, ObserveOptions{})
+	var link string
+	for _, e := range obs.Elements {
+		if strings.HasSuffix(e.Href, "/files/report.csv") {
+			link = e.ID
+		}
+	}
+	if link == "" {
+		t.Fatalf("no attachment link:\n%s", obs.Rendered)
+	}
+	start := time.Now()
+	res, err := p.Click(tctx(t, tab, 15*time.Second), link)
+	if err != nil || !res.OK || res.Navigated || time.Since(start) > 10*time.Second {
+		t.Errorf("download click: %+v %v after %v", res, err, time.Since(start))
+	}
+	if _, err := p.Observe(tctx(t, tab, 5*time.Second), ObserveOptions{}); err != nil {
+		t.Errorf("observe after the download: %v", err)
+	}
+}

@@ -1,0 +1,407 @@
+package page
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abctl/abctl/internal/testsite"
+)
+
+// find returns the element of an observation with that id.
+func find(t *testing.T, obs *Observation, id string) *Element {
+	t.Helper()
+	for i := range obs.Elements {
+		if obs.Elements[i].ID == id {
+			return &obs.Elements[i]
+		}
+	}
+	t.Fatalf("element %s is not in the observation", id)
+	return nil
+}
+
+// resolve returns the id of the element a selector names.
+func resolve(t *testing.T, tab context.Context, p *Page, sel string) string {
+	t.Helper()
+	id, err := p.Resolve(tctx(t, tab, 5*time.Second), sel)
+	if err != nil {
+		t.Fatalf("resolve %s: %v", sel, err)
+	}
+	return id
+}
+
+func goTo(t *testing.T, tab context.Context, p *Page, url string) {
+	t.Helper()
+	res, err := p.GoTo(tctx(t, tab, 15*time.Second), url)
+	if err != nil || !res.OK {
+		t.Fatalf("go to %s: %+v %v", url, res, err)
+	}
+}
+
+func observe(t *testing.T, tab context.Context, p *Page, o ObserveOptions) *Observation {
+	t.Helper()
+	obs, err := p.Observe(tctx(t, tab, 15*time.Second), o)
+	if err != nil {
+		t.Fatalf("observe: %v", err)
+	}
+	return obs
+}
+
+// ok returns a func that fails the test unless an action succeeded.
+func ok(t *testing.T, what string) func(Result, error) Result {
+	return func(res Result, err error) Result {
+		t.Helper()
+		if err != nil || !res.OK {
+			t.Fatalf("%s: %+v, %v", what, res, err)
+		}
+		return res
+	}
+}
+
+func TestObserveForm(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageForm))
+
+	// Give the password a value first: it must be masked.
+	pw := resolve(t, tab, p, "#password")
+	res := ok(t, "type the password")(p.InputText(tctx(t, tab, 5*time.Second), pw, "hunter2-secret"))
+	if strings.Contains(res.Detail+res.Reason, "hunter2") {
+		t.Errorf("the result echoes the password: %+v", res)
+	}
+
+	obs := observe(t, tab, p, ObserveOptions{Screenshot: true})
+	if obs.Epoch == 0 || obs.Title != "Form — abctl test site" || !strings.HasSuffix(obs.URL, testsite.PageForm) {
+		t.Errorf("header: epoch %d title %q url %q", obs.Epoch, obs.Title, obs.URL)
+	}
+	if len(obs.Screenshot) < 1000 || obs.Screenshot[0] != 0xFF || obs.Screenshot[1] != 0xD8 {
+		t.Errorf("screenshot is not a JPEG (%d bytes)", len(obs.Screenshot))
+	}
+	if !strings.Contains(obs.Text, "Every input type") {
+		t.Errorf("Text lacks the heading: %.200q", obs.Text)
+	}
+	if strings.Contains(obs.Rendered, "hunter2") || strings.Contains(obs.Text, "hunter2") {
+		t.Fatalf("the password leaks into the observation")
+	}
+
+	want := []struct {
+		sel, tag, typ, label, value string
+	}{
+		{"#text", "input", "text", "Full name", ""},
+		{"#email", "input", "email", "Email", ""},
+		{"#password", "input", "password", "Password", "********"},
+		{"#number", "input", "number", "Quantity", ""},
+		{"#range", "input", "range", "Volume", "5"},
+		{"#date", "input", "date", "Date", ""},
+		{"#time", "input", "time", "Time", ""},
+		{"#datetime-local", "input", "datetime-local", "Appointment", ""},
+		{"#month", "input", "month", "Month", ""},
+		{"#week", "input", "week", "Week", ""},
+		{"#color", "input", "color", "Favourite colour", "#336699"},
+		{"#tel", "input", "tel", "Phone", ""},
+		{"#url", "input", "url", "Website", ""},
+		{"#search", "input", "search", "Search", ""},
+		{"#nickname", "input", "text", "Nickname", ""},
+		{"#agree", "input", "checkbox", "I agree to the terms", ""},
+		{"#newsletter", "input", "checkbox", "Send me the weekly newsletter", ""},
+		{"#plan-free", "input", "radio", "Free", ""},
+		{"#country", "select", "", "Country", "Choose a country"},
+		{"#languages", "select", "", "Languages", ""},
+		{"#message", "textarea", "", "Message", ""},
+		{"#editor", "div", "", "Notes", ""},
+		{"#disabled-input", "input", "text", "Locked", "cannot change"},
+		{"#readonly-input", "input", "text", "Reference", "fixed value"},
+		{"#controlled", "input", "text", "Controlled", ""},
+		{"#submit-button", "button", "submit", "", ""},
+	}
+	seen := map[string]bool{}
+	for _, w := range want {
+		id := resolve(t, tab, p, w.sel)
+		e := find(t, obs, id) // Resolve gives the id the observation gave
+		seen[id] = true
+		if e.Tag != w.tag || (w.typ != "" && e.Type != w.typ) || e.Label != w.label || e.Value != w.value {
+			t.Errorf("%s: got tag %q type %q label %q value %q; want %q %q %q %q", w.sel, e.Tag, e.Type, e.Label, e.Value, w.tag, w.typ, w.label, w.value)
+		}
+		if !strings.Contains(obs.Rendered, "["+id+"]") {
+			t.Errorf("%s (%s) is not in Rendered", w.sel, id)
+		}
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#newsletter")); !e.Checked {
+		t.Errorf("#newsletter is not checked")
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#disabled-input")); !e.Disabled {
+		t.Errorf("#disabled-input is not disabled")
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#readonly-input")); !e.ReadOnly {
+		t.Errorf("#readonly-input is not read-only")
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#country")); len(e.Options) != 5 || e.Options[1] != "France" {
+		t.Errorf("#country options: %q", e.Options)
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#submit-button")); e.Text != "Submit" || !e.InViewport && e.Rect[1] < 720 {
+		t.Errorf("#submit-button: %+v", e)
+	}
+	for _, hidden := range []string{"#form-id", "#token"} {
+		id := resolve(t, tab, p, hidden)
+		for _, e := range obs.Elements {
+			if e.ID == id {
+				t.Errorf("hidden input %s is in the observation", hidden)
+			}
+		}
+	}
+
+	// A second observation of the same DOM gives the same ids.
+	again := observe(t, tab, p, ObserveOptions{})
+	if len(again.Elements) != len(obs.Elements) || again.Epoch != obs.Epoch {
+		t.Fatalf("re-observation: %d elements epoch %d, before %d epoch %d", len(again.Elements), again.Epoch, len(obs.Elements), obs.Epoch)
+	}
+	for i := range obs.Elements {
+		if obs.Elements[i].ID != again.Elements[i].ID {
+			t.Fatalf("id of element %d changed: %s -> %s", i, obs.Elements[i].ID, again.Elements[i].ID)
+		}
+	}
+}
+
+func TestObserveFrames(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageFrames))
+	obs := observe(t, tab, p, ObserveOptions{})
+	t.Log(obs.Rendered)
+
+	frames := map[string]Frame{}
+	for _, f := range obs.Frames {
+		frames[f.ID] = f
+		if f.Error != "" {
+			t.Errorf("frame %s (%s): %s", f.ID, f.URL, f.Error)
+		}
+	}
+	// Every copy of frame-inner.html gives a field and a button, in its
+	// frame: same origin, cross origin, and two deep on both origins.
+	type found struct{ origin string }
+	var buttons, fields []Element
+	for _, e := range obs.Elements {
+		switch e.Text {
+		case "Frame button":
+			buttons = append(buttons, e)
+		}
+		if e.Label == "Frame field" {
+			fields = append(fields, e)
+		}
+	}
+	if len(buttons) != 4 || len(fields) != 4 {
+		t.Fatalf("want 4 frame buttons and fields, got %d and %d", len(buttons), len(fields))
+	}
+	cross := 0
+	for i, b := range buttons {
+		f, ok := frames[b.Frame]
+		if b.Frame == "" || !ok {
+			t.Fatalf("button %s has no frame (%q)", b.ID, b.Frame)
+		}
+		if fields[i].Frame != b.Frame {
+			t.Errorf("field %s is in frame %s, its button in %s", fields[i].ID, fields[i].Frame, b.Frame)
+		}
+		if strings.HasPrefix(f.URL, "http://localhost:") {
+			cross++
+		}
+	}
+	if cross != 2 {
+		t.Errorf("want 2 buttons in cross-origin frames, got %d (%+v)", cross, obs.Frames)
+	}
+
+	// Type into and click every frame's controls; each click must reach
+	// its own frame.
+	for i, b := range buttons {
+		value := fmt.Sprintf("value-%d", i)
+		ok(t, "type in frame")(p.InputText(tctx(t, tab, 10*time.Second), fields[i].ID, value))
+		ok(t, "click in frame")(p.Click(tctx(t, tab, 10*time.Second), b.ID))
+		ev := waitEventWith(t, site, testsite.EventFrameClick, "value", value)
+		wantOrigin := strings.HasPrefix(frames[b.Frame].URL, "http://localhost:")
+		if gotOther := strings.HasPrefix(ev.Form.Get("origin"), "http://localhost:"); gotOther != wantOrigin {
+			t.Errorf("click %d reached origin %s, frame URL %s", i, ev.Form.Get("origin"), frames[b.Frame].URL)
+		}
+	}
+}
+
+// waitEventWith waits for an event of kind whose form field key is value.
+func waitEventWith(t *testing.T, site *testsite.Site, kind, key, value string) testsite.Event {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, e := range site.Events() {
+			if e.Kind == kind && (key == "" || e.Form.Get(key) == value) {
+				return e
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no %s event with %s=%q; events: %+v", kind, key, value, site.Events())
+	return testsite.Event{}
+}
+
+func TestObserveShadow(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageShadow))
+	obs := observe(t, tab, p, ObserveOptions{})
+	ids := map[string]string{}
+	for _, e := range obs.Elements {
+		ids[e.Label+e.Text] = e.ID
+	}
+	for _, k := range []string{"Shadow field", "Shadow button", "Inner field", "Inner button"} {
+		if ids[k] == "" {
+			t.Fatalf("%q is not in the observation:\n%s", k, obs.Rendered)
+		}
+	}
+	ok(t, "type in the nested shadow root")(p.InputText(tctx(t, tab, 5*time.Second), ids["Inner field"], "deep"))
+	ok(t, "click in the nested shadow root")(p.Click(tctx(t, tab, 5*time.Second), ids["Inner button"]))
+	ev := waitEventWith(t, site, testsite.EventShadowClick, "button", "inner-button")
+	if ev.Form.Get("value") != "deep" {
+		t.Errorf("inner value %q", ev.Form.Get("value"))
+	}
+	ok(t, "type in the shadow root")(p.InputText(tctx(t, tab, 5*time.Second), ids["Shadow field"], "shallow"))
+	ok(t, "click in the shadow root")(p.Click(tctx(t, tab, 5*time.Second), ids["Shadow button"]))
+	if ev := waitEventWith(t, site, testsite.EventShadowClick, "button", "shadow-button"); ev.Form.Get("value") != "shallow" {
+		t.Errorf("shadow value %q", ev.Form.Get("value"))
+	}
+	// CSS selectors reach into open shadow roots too.
+	if id := resolve(t, tab, p, "#inner-input"); id != ids["Inner field"] {
+		t.Errorf("resolve #inner-input gave %s, observation %s", id, ids["Inner field"])
+	}
+}
+
+func TestObserveBig(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageBig))
+	for _, budget := range []int{0, 6000} {
+		obs := observe(t, tab, p, ObserveOptions{Budget: budget})
+		limit := budget
+		if limit == 0 {
+			limit = 50000
+		}
+		if len(obs.Rendered) > limit {
+			t.Errorf("budget %d: Rendered has %d characters", budget, len(obs.Rendered))
+		}
+		inView := 0
+		for _, e := range obs.Elements {
+			if e.InViewport {
+				inView++
+				if !strings.Contains(obs.Rendered, "["+e.ID+"]") {
+					t.Errorf("budget %d: %s in the viewport is not in Rendered", budget, e.ID)
+				}
+			}
+		}
+		if len(obs.Elements) < testsite.BigItems || inView < 5 {
+			t.Errorf("budget %d: %d elements, %d in the viewport", budget, len(obs.Elements), inView)
+		}
+		if budget > 0 && (obs.Truncated == 0 || !strings.Contains(obs.Rendered, "below the viewport")) {
+			t.Errorf("budget %d: Truncated %d, tail %q", budget, obs.Truncated, obs.Rendered[max(0, len(obs.Rendered)-200):])
+		}
+		t.Logf("budget %d: %d elements, %d in the viewport, Rendered %d chars, Truncated %d", budget, len(obs.Elements), inView, len(obs.Rendered), obs.Truncated)
+	}
+	// An element far below is clickable: the click scrolls it into view.
+	id := resolve(t, tab, p, "#bottom-button")
+	ok(t, "click the last button")(p.Click(tctx(t, tab, 5*time.Second), id))
+	waitEventWith(t, site, testsite.EventBigClick, "id", "bottom-button")
+}
+
+func TestLateSPA(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageLateSPA))
+	// Polling with a deadline is the caller's job; Resolve does it.
+	id := resolve(t, tab, p, "#open-detail")
+	obs := observe(t, tab, p, ObserveOptions{})
+	e := find(t, obs, id)
+	if e.Text != "Show details" {
+		t.Fatalf("late button: %+v", e)
+	}
+	res := ok(t, "open the detail")(p.Click(tctx(t, tab, 5*time.Second), id))
+	if res.Navigated || !strings.HasSuffix(res.URL, "#/detail") {
+		t.Errorf("client-side route: %+v", res)
+	}
+	waitEventWith(t, site, testsite.EventSPADetail, "item", "1")
+	quiet, err := p.WaitStable(tctx(t, tab, 5*time.Second), 100*time.Millisecond)
+	if err != nil || !quiet {
+		t.Errorf("WaitStable: %v %v", quiet, err)
+	}
+	obs = observe(t, tab, p, ObserveOptions{})
+	if !strings.Contains(obs.Rendered, "Back to the list") || obs.Epoch != p.Epoch() {
+		t.Errorf("detail view:\n%s", obs.Rendered)
+	}
+}
+
+func TestCoveredByBanner(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageCookieBanner))
+	obs := observe(t, tab, p, ObserveOptions{})
+	cont := resolve(t, tab, p, "#continue-button")
+	accept := resolve(t, tab, p, "#accept-cookies")
+	if !find(t, obs, cont).InViewport {
+		t.Errorf("continue button not in the viewport")
+	}
+	res, err := p.Click(tctx(t, tab, 5*time.Second), cont)
+	if err != nil || res.OK {
+		t.Fatalf("click under the banner: %+v %v", res, err)
+	}
+	if !strings.HasPrefix(res.Reason, "covered by div#cookie-banner") || !strings.Contains(res.Reason, "We use cookies") {
+		t.Errorf("reason %q does not name the banner", res.Reason)
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, e := range site.Events() {
+		if e.Kind == testsite.EventBannerContinue || e.Kind == testsite.EventCookieAccept {
+			t.Fatalf("the covered click reached the page: %+v", e)
+		}
+	}
+	ok(t, "accept cookies")(p.Click(tctx(t, tab, 5*time.Second), accept))
+	waitEventWith(t, site, testsite.EventCookieAccept, "choice", "accept")
+	ok(t, "continue")(p.Click(tctx(t, tab, 5*time.Second), cont))
+	waitEventWith(t, site, testsite.EventBannerContinue, "", "")
+}
+
+func TestRerenderStale(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageRerender))
+	observe(t, tab, p, ObserveOptions{})
+	old := resolve(t, tab, p, "#select-item-1")
+	more := resolve(t, tab, p, "#load-more")
+	ok(t, "load more")(p.Click(tctx(t, tab, 5*time.Second), more))
+
+	res, err := p.Click(tctx(t, tab, 5*time.Second), old)
+	if !errors.Is(err, ErrStaleID) || res.OK || !strings.Contains(err.Error(), old) {
+		t.Fatalf("click on a re-rendered node: %+v %v", res, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, e := range site.Events() {
+		if e.Kind == testsite.EventRerenderClick {
+			t.Fatalf("a stale id clicked something: %+v", e)
+		}
+	}
+	obs := observe(t, tab, p, ObserveOptions{})
+	fresh := resolve(t, tab, p, "#select-item-1")
+	if fresh == old {
+		t.Fatalf("the new node got the old id %s", old)
+	}
+	find(t, obs, fresh)
+	ok(t, "click the new node")(p.Click(tctx(t, tab, 5*time.Second), fresh))
+	waitEventWith(t, site, testsite.EventRerenderClick, "item", "Item 1")
+
+	// An unknown id and an id from before a navigation are stale too.
+	if _, err := p.Click(tctx(t, tab, 5*time.Second), "e99999"); !errors.Is(err, ErrStaleID) {
+		t.Errorf("unknown id: %v", err)
+	}
+	epoch := p.Epoch()
+	goTo(t, tab, p, site.URL(testsite.PageRerender))
+	if p.Epoch() == epoch {
+		t.Errorf("the epoch did not change with the navigation")
+	}
+	if _, err := p.Click(tctx(t, tab, 5*time.Second), fresh); !errors.Is(err, ErrStaleID) || !strings.Contains(err.Error(), "earlier page") {
+		t.Errorf("id from the previous page: %v", err)
+	}
+}

@@ -1,0 +1,1111 @@
+// The in-page half of package page (github.com/abctl/abctl/engine/page).
+//
+// Go evaluates this function expression once per document realm (the top
+// document of a tab, or the top document of an out-of-process iframe), with the
+// name of a Symbol as its only argument. It installs one object on the global
+// object under that Symbol; later calls reach it through run(op, args), which
+// returns a JSON string (or a Promise of one).
+//
+// State lives in this closure: a counter of local element numbers, a Map from
+// number to element and a WeakMap from element to number. A node keeps its
+// number for as long as it lives, so repeated observations give it the same
+// id. A fresh random token names this realm; Go keeps (token, number) pairs,
+// so an id can never resolve to a node of another document.
+(function (KEY) {
+  'use strict';
+  const sym = Symbol.for(KEY);
+  if (globalThis[sym]) return 'ok';
+
+  const W = globalThis;
+  const stringify = JSON.stringify;
+  const st = {
+    tok: Math.random().toString(36).slice(2, 10) + Date.now().toString(36),
+    n: 0,
+    byId: new Map(),
+    ids: new WeakMap(),
+    marks: null,
+  };
+
+  // Tags that never hold anything the model can act on.
+  const SKIP = {
+    script: 1, style: 1, noscript: 1, template: 1, head: 1, meta: 1, link: 1,
+    title: 1, base: 1, datalist: 1, option: 1, optgroup: 1, slot: 0,
+  };
+  // ARIA roles of widgets a user operates.
+  const WIDGET = {
+    button: 1, link: 1, checkbox: 1, radio: 1, menuitem: 1, menuitemcheckbox: 1,
+    menuitemradio: 1, option: 1, tab: 1, switch: 1, textbox: 1, searchbox: 1,
+    combobox: 1, listbox: 1, slider: 1, spinbutton: 1, treeitem: 1,
+  };
+  // Tags that are controls whatever their attributes.
+  const TAGCAND = { a: 1, button: 1, input: 1, select: 1, textarea: 1, summary: 1, label: 1, iframe: 1, frame: 1 };
+  // Input types that are buttons, and those typed into with insertText.
+  const BUTTONTYPE = { submit: 1, button: 1, reset: 1, image: 1 };
+  const TEXTTYPE = {
+    text: 1, search: 1, email: 1, url: 1, tel: 1, password: 1, number: 1, '': 1,
+  };
+  const SETTERTYPE = {
+    date: 1, time: 1, 'datetime-local': 1, month: 1, week: 1, color: 1, range: 1,
+  };
+  // Attributes worth showing beside the fixed fields of an element.
+  const ATTRS = {
+    'aria-expanded': 1, 'aria-haspopup': 1, 'aria-selected': 1, 'aria-pressed': 1,
+    'aria-current': 1, 'aria-invalid': 1, 'aria-checked': 1, 'aria-valuenow': 1,
+    min: 1, max: 1, step: 1, maxlength: 1, pattern: 1, accept: 1, multiple: 1,
+    autocomplete: 1, readonly: 1, target: 1, download: 1, title: 1, alt: 1,
+    inputmode: 1,
+  };
+
+  function squash(s) {
+    if (!s) return '';
+    if (s.length > 600) s = s.slice(0, 600);
+    return s.replace(/\s+/g, ' ').trim();
+  }
+  function cap(s, n) {
+    return s.length > n ? s.slice(0, n - 1) + '…' : s;
+  }
+  function r1(v) {
+    return Math.round(v * 10) / 10;
+  }
+
+  // ---- ids ----------------------------------------------------------------
+
+  function idOf(el) {
+    let i = st.ids.get(el);
+    if (i === undefined) {
+      i = ++st.n;
+      st.ids.set(el, i);
+      st.byId.set(i, el);
+    }
+    return i;
+  }
+  function alive(el) {
+    if (!el.isConnected) return false;
+    const d = el.ownerDocument;
+    return !!(d && d.defaultView);
+  }
+  function prune() {
+    for (const [i, el] of st.byId) {
+      if (!alive(el)) {
+        st.byId.delete(i);
+        st.ids.delete(el);
+      }
+    }
+  }
+  function lookup(a) {
+    if (a.tok !== st.tok) return [null, 'the page was replaced since that observation'];
+    const el = st.byId.get(a.i);
+    if (!el) return [null, 'the element no longer exists'];
+    if (!alive(el)) {
+      st.byId.delete(a.i);
+      st.ids.delete(el);
+      return [null, 'the element was removed from the page'];
+    }
+    return [el, ''];
+  }
+
+  // ---- geometry -----------------------------------------------------------
+
+  // The content box of a frame element, relative to its own document's viewport.
+  function contentBox(fe) {
+    const r = fe.getBoundingClientRect();
+    const cs = fe.ownerDocument.defaultView.getComputedStyle(fe);
+    const pl = parseFloat(cs.paddingLeft) || 0;
+    const pt = parseFloat(cs.paddingTop) || 0;
+    const pr = parseFloat(cs.paddingRight) || 0;
+    const pb = parseFloat(cs.paddingBottom) || 0;
+    return {
+      x: r.left + fe.clientLeft + pl,
+      y: r.top + fe.clientTop + pt,
+      w: Math.max(0, fe.clientWidth - pl - pr),
+      h: Math.max(0, fe.clientHeight - pt - pb),
+    };
+  }
+  function isect(a, b) {
+    const l = Math.max(a[0], b[0]);
+    const t = Math.max(a[1], b[1]);
+    const r = Math.min(a[0] + a[2], b[0] + b[2]);
+    const btm = Math.min(a[1] + a[3], b[1] + b[3]);
+    return [l, t, Math.max(0, r - l), Math.max(0, btm - t)];
+  }
+  // Offset and visible clip of a document of this realm, in realm viewport
+  // coordinates (the realm's own document has offset 0 and the viewport clip).
+  function docGeom(doc) {
+    let ox = 0;
+    let oy = 0;
+    let clip = null;
+    let w = doc.defaultView;
+    const chain = [];
+    for (let g = 0; w && w !== W && g < 16; g++) {
+      let fe = null;
+      try {
+        fe = w.frameElement;
+      } catch (e) {
+        fe = null;
+      }
+      if (!fe) break;
+      chain.push(fe);
+      w = fe.ownerDocument.defaultView;
+    }
+    clip = [0, 0, W.innerWidth, W.innerHeight];
+    for (let k = chain.length - 1; k >= 0; k--) {
+      const b = contentBox(chain[k]);
+      ox += b.x;
+      oy += b.y;
+      clip = isect(clip, [ox, oy, b.w, b.h]);
+    }
+    return { ox, oy, clip };
+  }
+  // The box of an element: its bounding box, the largest line box of a
+  // wrapped inline element (pass its computed style to allow that), or the
+  // box of its first sized child when it has none of its own.
+  function bestRect(el, cs) {
+    let r = el.getBoundingClientRect();
+    if (r.width >= 1 && r.height >= 1) {
+      if (!cs || cs.display !== 'inline') return r;
+      const rs = el.getClientRects();
+      if (rs.length > 1) {
+        // A wrapped inline element: take the largest fragment.
+        let best = rs[0];
+        for (let k = 1; k < rs.length && k < 20; k++) {
+          if (rs[k].width * rs[k].height > best.width * best.height) best = rs[k];
+        }
+        r = best;
+      }
+      return r;
+    }
+    for (let c = el.firstElementChild, k = 0; c && k < 5; c = c.nextElementSibling, k++) {
+      const cr = c.getBoundingClientRect();
+      if (cr.width >= 1 && cr.height >= 1) return cr;
+    }
+    return r;
+  }
+  // The point to press on an element and whether enough of it is visible.
+  function point(el) {
+    const g = docGeom(el.ownerDocument);
+    const r = bestRect(el, el.ownerDocument.defaultView.getComputedStyle(el));
+    const box = [r.left + g.ox, r.top + g.oy, r.width, r.height];
+    const vis = isect(box, g.clip);
+    const area = box[2] * box[3];
+    const varea = vis[2] * vis[3];
+    const full = Math.min(area, g.clip[2] * g.clip[3]);
+    return {
+      x: vis[0] + vis[2] / 2,
+      y: vis[1] + vis[3] / 2,
+      box,
+      sized: box[2] >= 1 && box[3] >= 1,
+      ok: varea >= 1 && varea >= 0.5 * full,
+    };
+  }
+
+  // ---- hit testing --------------------------------------------------------
+
+  // The element a click at (x, y) in realm coordinates lands on, through open
+  // shadow roots and same-origin frames.
+  function deepHit(x, y) {
+    let doc = W.document;
+    let ox = 0;
+    let oy = 0;
+    let last = null;
+    for (let g = 0; g < 32; g++) {
+      let h = doc.elementFromPoint(x - ox, y - oy);
+      if (!h) return last;
+      for (let k = 0; k < 32 && h.shadowRoot; k++) {
+        const h2 = h.shadowRoot.elementFromPoint(x - ox, y - oy);
+        if (!h2 || h2 === h) break;
+        h = h2;
+      }
+      last = h;
+      if (h.localName === 'iframe' || h.localName === 'frame') {
+        let d = null;
+        try {
+          d = h.contentDocument;
+        } catch (e) {
+          d = null;
+        }
+        if (!d) return h;
+        const b = contentBox(h);
+        ox += b.x;
+        oy += b.y;
+        doc = d;
+        continue;
+      }
+      return h;
+    }
+    return last;
+  }
+  function composedParent(n) {
+    if (n.parentNode) {
+      const p = n.parentNode;
+      if (p.nodeType === 9) {
+        const w = p.defaultView;
+        try {
+          return w && w !== W ? w.frameElement : null;
+        } catch (e) {
+          return null;
+        }
+      }
+      if (p.nodeType === 11) return p.host || null;
+      return p;
+    }
+    return n.host || null;
+  }
+  function within(target, h) {
+    for (let n = h, g = 0; n && g < 1000; g++) {
+      if (n === target) return true;
+      n = composedParent(n);
+    }
+    return false;
+  }
+  function accepts(target, h) {
+    if (!h) return false;
+    if (within(target, h)) return true;
+    if (h.localName === 'label' && h.control === target) return true;
+    if (target.localName === 'label' && target.control && within(target.control, h)) return true;
+    return false;
+  }
+  function desc(n) {
+    let s = n.localName;
+    if (n.id) s += '#' + cap(n.id, 40);
+    const cl = (n.getAttribute('class') || '').trim();
+    if (cl) s += '.' + cl.split(/\s+/).slice(0, 2).join('.');
+    const t = cap(squash(n.textContent), 50);
+    if (t) s += ' "' + t + '"';
+    return s;
+  }
+  // Describe what covers an element: the nearest ancestor of the hit element
+  // that is an overlay (fixed or sticky) or has an id, else the hit itself.
+  function coverDesc(h) {
+    let pick = null;
+    for (let n = h, g = 0; n && n.nodeType === 1 && g < 10; g++) {
+      const cs = n.ownerDocument.defaultView.getComputedStyle(n);
+      if (cs.position === 'fixed' || cs.position === 'sticky') {
+        pick = n;
+        break;
+      }
+      if (!pick && n.id) pick = n;
+      n = composedParent(n);
+    }
+    return desc(pick || h);
+  }
+  function deepActive() {
+    let a = W.document.activeElement;
+    for (let g = 0; a && g < 32; g++) {
+      if (a.shadowRoot && a.shadowRoot.activeElement) {
+        a = a.shadowRoot.activeElement;
+        continue;
+      }
+      if (a.localName === 'iframe' || a.localName === 'frame') {
+        let d = null;
+        try {
+          d = a.contentDocument;
+        } catch (e) {
+          d = null;
+        }
+        if (d && d.activeElement && d.activeElement !== d.body) {
+          a = d.activeElement;
+          continue;
+        }
+      }
+      break;
+    }
+    return a;
+  }
+  function isDisabled(el) {
+    try {
+      if (el.matches(':disabled')) return true;
+    } catch (e) {
+      // not a form control
+    }
+    return el.getAttribute('aria-disabled') === 'true';
+  }
+
+  // ---- text and labels ----------------------------------------------------
+
+  function textOf(el) {
+    let s = squash(el.textContent);
+    if (!s && el.shadowRoot) s = squash(el.shadowRoot.textContent);
+    if (!s) {
+      const img = el.querySelector('img[alt],[aria-label],svg title');
+      if (img) s = squash(img.getAttribute('alt') || img.getAttribute('aria-label') || img.textContent);
+    }
+    return cap(s, 150);
+  }
+  function labelText(lab) {
+    let out = '';
+    const rec = (n, g) => {
+      for (let c = n.firstChild; c && out.length < 300; c = c.nextSibling) {
+        if (c.nodeType === 3) out += c.data + ' ';
+        else if (c.nodeType === 1 && g < 8) {
+          const t = c.localName;
+          if (t === 'select' || t === 'textarea' || t === 'input' || t === 'button' || t === 'script' || t === 'style') continue;
+          rec(c, g + 1);
+        }
+      }
+    };
+    rec(lab, 0);
+    return squash(out);
+  }
+  function byIdIn(el, id) {
+    const root = el.getRootNode();
+    return (root.getElementById && root.getElementById(id)) || el.ownerDocument.getElementById(id);
+  }
+  function nearbyText(el) {
+    for (let n = el, g = 0; n && g < 2; g++) {
+      const p = n.previousElementSibling;
+      if (p) {
+        const t = p.localName;
+        if (t === 'input' || t === 'select' || t === 'textarea' || t === 'button') return '';
+        const s = squash(p.textContent);
+        return s.length <= 60 ? s : '';
+      }
+      n = n.parentElement;
+      if (!n || n.childElementCount > 1) break;
+    }
+    return '';
+  }
+  function labelOf(el, field) {
+    let s = '';
+    const lb = el.getAttribute('aria-labelledby');
+    if (lb) {
+      s = squash(lb.split(/\s+/).map((id) => {
+        const n = byIdIn(el, id);
+        return n ? n.textContent : '';
+      }).join(' '));
+    }
+    if (!s) s = squash(el.getAttribute('aria-label'));
+    if (!s && field) {
+      const labs = el.labels;
+      if (labs && labs.length) s = labelText(labs[0]);
+      if (!s) s = squash(el.getAttribute('title'));
+      if (!s) s = nearbyText(el);
+    }
+    return cap(s, 120);
+  }
+
+  // ---- observation --------------------------------------------------------
+
+  function classify(el, tag, ptr, parentPtr, inClick) {
+    switch (tag) {
+      case 'a':
+        if (el.hasAttribute('href')) return 'link';
+        break;
+      case 'button':
+      case 'select':
+      case 'textarea':
+      case 'summary':
+        return tag;
+      case 'input':
+        return el.type === 'hidden' ? '' : 'input';
+      case 'label': {
+        const c = el.control;
+        if (c && c.localName === 'input' && (c.type === 'file' || c.type === 'checkbox' || c.type === 'radio')) {
+          const r = c.getBoundingClientRect();
+          if (r.width < 2 || r.height < 2 || c.ownerDocument.defaultView.getComputedStyle(c).opacity === '0') return 'label';
+        }
+        break;
+      }
+    }
+    if (el.hasAttributes()) {
+      const role = el.getAttribute('role');
+      if (role && WIDGET[role]) return 'role';
+      const ce = el.getAttribute('contenteditable');
+      if (ce !== null && ce !== 'false' && el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return 'ce';
+      if (!inClick) {
+        if (el.hasAttribute('onclick')) return 'click';
+        const ti = el.getAttribute('tabindex');
+        if (ti !== null && +ti >= 0 && tag !== 'body' && tag !== 'html') return 'click';
+      }
+    }
+    if (ptr && !parentPtr && !inClick) return 'click';
+    return '';
+  }
+
+  function implicitRole(el, tag, kind) {
+    switch (tag) {
+      case 'a': return 'link';
+      case 'button': case 'summary': return 'button';
+      case 'select': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'textarea': return 'textbox';
+      case 'input': {
+        const t = el.type;
+        if (BUTTONTYPE[t]) return 'button';
+        if (t === 'checkbox' || t === 'radio') return t;
+        if (t === 'range') return 'slider';
+        if (t === 'number') return 'spinbutton';
+        if (t === 'search') return 'searchbox';
+        if (TEXTTYPE[t]) return 'textbox';
+        return '';
+      }
+    }
+    if (kind === 'ce') return 'textbox';
+    return '';
+  }
+
+  function emit(el, tag, kind, cs, c, out) {
+    const r = bestRect(el, cs);
+    if (r.width < 1 || r.height < 1) return;
+    if (cs.visibility === 'hidden' || cs.visibility === 'collapse') return;
+    const rec = { i: idOf(el), t: tag };
+    if (c.fi) rec.f = c.fi;
+    const role = el.getAttribute('role') || implicitRole(el, tag, kind);
+    if (role) rec.r = role;
+    const box = [r1(r.left + c.ox), r1(r.top + c.oy), r1(r.width), r1(r.height)];
+    rec.b = box;
+    const vis = isect(box, c.clip);
+    if (vis[2] > 0 && vis[3] > 0) rec.v = 1;
+
+    let field = false;
+    if (tag === 'input') {
+      const t = el.type;
+      rec.y = t;
+      if (BUTTONTYPE[t]) {
+        rec.x = cap(squash(el.value || el.getAttribute('alt') || (t === 'reset' ? 'Reset' : 'Submit')), 150);
+      } else {
+        field = true;
+        if (t === 'checkbox' || t === 'radio') {
+          if (el.checked) rec.c = 1;
+        } else if (t === 'file') {
+          const fs = el.files;
+          if (fs && fs.length) rec.val = cap(Array.from(fs, (f) => f.name).join(', '), 200);
+        } else if (t === 'password') {
+          rec.pw = 1;
+          if (el.value) rec.val = '********';
+        } else if (el.value) {
+          rec.val = cap(el.value, 200);
+        }
+        if (el.placeholder) rec.p = cap(squash(el.placeholder), 80);
+      }
+    } else if (tag === 'textarea') {
+      field = true;
+      if (el.value) rec.val = cap(el.value, 200);
+      if (el.placeholder) rec.p = cap(squash(el.placeholder), 80);
+    } else if (tag === 'select') {
+      field = true;
+      const opts = el.options;
+      const o = [];
+      const sel = [];
+      for (let k = 0; k < opts.length; k++) {
+        const op = opts[k];
+        const t = cap(squash(op.label || op.textContent), 60);
+        if (k < 60) o.push(t);
+        if (op.selected) sel.push(t);
+      }
+      if (opts.length > 60) o.push('…+' + (opts.length - 60));
+      rec.o = o;
+      if (sel.length) rec.val = sel.join(', ');
+    } else if (tag === 'button') {
+      rec.y = el.type;
+      const t = textOf(el);
+      if (t) rec.x = t;
+    } else if (kind === 'ce') {
+      field = true;
+      const t = cap(squash(el.innerText), 200);
+      if (t) rec.val = t;
+    } else if (kind === 'label') {
+      rec.x = labelText(el);
+      const ctl = el.control;
+      rec.y = ctl.type;
+      if (ctl.checked) rec.c = 1;
+    } else {
+      if (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton' || role === 'slider') field = true;
+      const t = textOf(el);
+      if (t) rec.x = t;
+      if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox' || role === 'menuitemradio') {
+        if (el.getAttribute('aria-checked') === 'true') rec.c = 1;
+      }
+    }
+    if (kind === 'click') rec.k = 1;
+    const lab = labelOf(el, field);
+    if (lab) rec.l = lab;
+    const nm = el.getAttribute('name');
+    if (nm) rec.n = cap(nm, 80);
+    if (tag === 'a') {
+      const h = el.href;
+      if (h) rec.h = String(h).slice(0, 500);
+    }
+    if (isDisabled(el)) rec.d = 1;
+    if (el.required || el.getAttribute('aria-required') === 'true') rec.q = 1;
+    if (el.readOnly || el.getAttribute('aria-readonly') === 'true') rec.ro = 1;
+    const at = el.attributes;
+    if (at.length > 1) {
+      let a = null;
+      for (let k = 0; k < at.length; k++) {
+        const nmk = at[k].name;
+        if (ATTRS[nmk] === 1) {
+          (a || (a = {}))[nmk] = cap(at[k].value, 80);
+        }
+      }
+      if (a) rec.a = a;
+    }
+    out.push(rec);
+  }
+
+  function observe(a) {
+    prune();
+    const max = a.max || 5000;
+    const out = [];
+    const frames = [];
+    let more = 0;
+    const vw = W.innerWidth;
+    const vh = W.innerHeight;
+    const texts = [];
+    const withText = !a.noText;
+    const textMax = a.textMax || 20000;
+    let textLen = 0;
+
+    const visit = (el, c, inClick, parentPtr, depth) => {
+      const tag = el.localName;
+      if (SKIP[tag] === 1) return;
+      // Inside a link or button, a plain element (no attributes, not a
+      // control) cannot be reported, so its style is not needed: that
+      // saves a getComputedStyle on the content of cards and links.
+      let cs = null;
+      let ptr = parentPtr;
+      if (!inClick || el.hasAttributes() || TAGCAND[tag] === 1) {
+        cs = c.gcs(el);
+        if (cs.display === 'none') return;
+        ptr = cs.cursor === 'pointer';
+      }
+      if (tag === 'iframe' || tag === 'frame') {
+        frame(el, c, cs || c.gcs(el), depth);
+        return;
+      }
+      const kind = cs ? classify(el, tag, ptr, parentPtr, inClick) : '';
+      if (kind) {
+        if (out.length < max) emit(el, tag, kind, cs, c, out);
+        else more++;
+      }
+      if (tag === 'svg' || tag === 'select' || tag === 'textarea' || depth > 400) return;
+      const nextIn = inClick || (kind !== '' && kind !== 'ce');
+      const sr = el.shadowRoot;
+      if (sr) {
+        for (let ch = sr.firstElementChild; ch; ch = ch.nextElementSibling) visit(ch, c, nextIn, ptr, depth + 1);
+      }
+      for (let ch = el.firstElementChild; ch; ch = ch.nextElementSibling) visit(ch, c, nextIn, ptr, depth + 1);
+    };
+
+    const addText = (doc, label) => {
+      if (!withText || textLen >= textMax) return;
+      const b = doc.body || doc.documentElement;
+      if (!b) return;
+      let t = b.innerText || '';
+      t = t.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+      if (!t) return;
+      if (label) t = '--- ' + label + ' ---\n' + t;
+      if (textLen + t.length > textMax) t = t.slice(0, textMax - textLen);
+      textLen += t.length + 1;
+      texts.push(t);
+    };
+
+    const frame = (el, c, cs, depth) => {
+      if (cs.visibility === 'hidden' || frames.length >= 64) return;
+      const b = contentBox(el);
+      if (b.w < 2 || b.h < 2) return;
+      const box = [r1(b.x + c.ox), r1(b.y + c.oy), r1(b.w), r1(b.h)];
+      const clip = isect(c.clip, box);
+      let d = null;
+      try {
+        d = el.contentDocument;
+      } catch (e) {
+        d = null;
+      }
+      const fi = frames.length + 1;
+      const fr = { i: idOf(el), p: c.fi, b: box, c: clip.map(r1), at: out.length };
+      const nm = el.getAttribute('name') || el.getAttribute('title');
+      if (nm) fr.n = cap(nm, 80);
+      frames.push(fr);
+      if (d && d.documentElement && d.defaultView) {
+        fr.u = d.URL;
+        const w = d.defaultView;
+        const c2 = { ox: box[0], oy: box[1], clip, fi, gcs: (x) => w.getComputedStyle(x) };
+        visit(d.documentElement, c2, false, false, depth + 1);
+        addText(d, 'frame ' + d.URL);
+      } else {
+        fr.x = 1;
+        fr.u = el.src || '';
+      }
+    };
+
+    const gcs = W.getComputedStyle.bind(W);
+    const root = W.document.documentElement;
+    if (root) visit(root, { ox: 0, oy: 0, clip: [0, 0, vw, vh], fi: 0, gcs }, false, false, 0);
+    if (withText) {
+      // The top document's text goes first.
+      const frameTexts = texts.splice(0);
+      textLen = 0;
+      addText(W.document, '');
+      for (const t of frameTexts) {
+        if (textLen >= textMax) break;
+        texts.push(t.slice(0, textMax - textLen));
+        textLen += t.length + 1;
+      }
+    }
+    const se = W.document.scrollingElement || W.document.documentElement;
+    return {
+      tok: st.tok,
+      url: W.location.href,
+      title: W.document.title,
+      vw, vh,
+      sx: W.scrollX, sy: W.scrollY,
+      sw: se ? se.scrollWidth : vw, sh: se ? se.scrollHeight : vh,
+      els: out,
+      frames,
+      more,
+      text: texts.join('\n'),
+    };
+  }
+
+  // ---- actions ------------------------------------------------------------
+
+  function editKind(el) {
+    const tag = el.localName;
+    if (tag === 'input') {
+      const t = el.type;
+      if (TEXTTYPE[t]) return 'text';
+      if (SETTERTYPE[t]) return 'setter';
+      if (t === 'file') return 'no:a file input; use upload_file';
+      if (t === 'checkbox' || t === 'radio') return 'no:a ' + t + '; use click';
+      return 'no:an input of type ' + t;
+    }
+    if (tag === 'textarea') return 'text';
+    if (tag === 'select') return 'no:a select; use select_option';
+    if (el.isContentEditable) return 'ce';
+    // A wrapper (label, custom field) holding exactly one text field.
+    return 'no:not a text field';
+  }
+  function innerField(el) {
+    if (el.localName === 'label' && el.control) return el.control;
+    const root = el.shadowRoot || el;
+    const f = root.querySelectorAll('input:not([type=hidden]),textarea,[contenteditable=""],[contenteditable=true]');
+    return f.length === 1 ? f[0] : null;
+  }
+
+  // arm records the target of the next mousedown in the element's window,
+  // so that Go can check where a click landed (clickSeen).
+  function arm(el) {
+    disarm();
+    const w = el.ownerDocument.defaultView;
+    const h = (e) => {
+      if (!st.hit) st.hit = (e.composedPath && e.composedPath()[0]) || e.target;
+    };
+    w.addEventListener('mousedown', h, true);
+    st.armed = { w, h, el };
+    st.hit = null;
+  }
+  function disarm() {
+    if (st.armed) {
+      try {
+        st.armed.w.removeEventListener('mousedown', st.armed.h, true);
+      } catch (e) {
+        // the window is gone
+      }
+      st.armed = null;
+    }
+  }
+  function clickSeen() {
+    const ar = st.armed;
+    const hit = st.hit;
+    st.hit = null;
+    disarm();
+    const res = { href: W.location.href };
+    if (!ar) res.seen = -1;
+    else if (!hit) res.seen = 0;
+    else if (accepts(ar.el, hit)) res.seen = 1;
+    else {
+      res.seen = 2;
+      res.other = coverDesc(hit);
+    }
+    return res;
+  }
+
+  function prep(a) {
+    let [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    if (a.mode === 'focus' && editKind(el).startsWith('no:')) {
+      const f = innerField(el);
+      if (f) el = f;
+    }
+    const info = { t: el.localName, y: el.type || '' };
+    if (a.mode === 'focus') {
+      const k = editKind(el);
+      if (k.startsWith('no:')) return Object.assign(info, { fail: k.slice(3) });
+      if (el.readOnly) return Object.assign(info, { fail: 'read-only' });
+      info.kind = k;
+      info.i = idOf(el);
+    }
+    if (a.mode !== 'hover' && isDisabled(el)) return Object.assign(info, { fail: 'disabled' });
+    let p = point(el);
+    if (!p.ok) {
+      try {
+        el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+      } catch (e) {
+        // detached or not scrollable
+      }
+      p = point(el);
+    }
+    if (!p.sized) return Object.assign(info, { fail: 'not visible (it has no size)' });
+    if (!p.ok) {
+      const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+      if (cs.visibility === 'hidden') return Object.assign(info, { fail: 'not visible (visibility: hidden)' });
+      return Object.assign(info, { fail: 'outside the visible area even after scrolling' });
+    }
+    info.x = p.x;
+    info.y2 = p.y;
+    if (a.mode === 'focus' && deepActive() === el) {
+      info.focused = 1;
+      return info;
+    }
+    const h = deepHit(p.x, p.y);
+    if (!h) return Object.assign(info, { fail: 'nothing at its position (off-screen?)' });
+    if (!accepts(el, h)) info.cover = coverDesc(h);
+    else if (a.mode === 'click') arm(el);
+    return info;
+  }
+
+  // The content origin of a frame element (a local id) in realm coordinates,
+  // optionally scrolled into view first, and whether the point (lx, ly) of
+  // the frame's own viewport is visible and lands on the frame.
+  function host(a) {
+    const [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    if (a.scroll) {
+      const p = point(el);
+      if (!p.ok) {
+        try {
+          el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+        } catch (e) {
+          // ignore
+        }
+      }
+    }
+    const g = docGeom(el.ownerDocument);
+    const b = contentBox(el);
+    const box = [b.x + g.ox, b.y + g.oy, b.w, b.h];
+    const res = { x: box[0], y: box[1], clip: isect(box, g.clip) };
+    if (a.lx !== undefined) {
+      const px = box[0] + a.lx;
+      const py = box[1] + a.ly;
+      const c = res.clip;
+      if (px < c[0] || py < c[1] || px > c[0] + c[2] || py > c[1] + c[3]) {
+        res.out = 1;
+      } else {
+        const h = deepHit(px, py);
+        if (h !== el) res.cover = h ? coverDesc(h) : 'nothing (the frame is off-screen)';
+      }
+    }
+    return res;
+  }
+
+  function focusSelect(a) {
+    const [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    const k = editKind(el);
+    if (deepActive() !== el) el.focus({ preventScroll: true });
+    if (k === 'text') {
+      try {
+        el.select();
+      } catch (e) {
+        // some input types have no selection
+      }
+    } else if (k === 'ce') {
+      const d = el.ownerDocument;
+      const r = d.createRange();
+      r.selectNodeContents(el);
+      const s = d.getSelection();
+      s.removeAllRanges();
+      s.addRange(r);
+    }
+    return { kind: k, focused: deepActive() === el ? 1 : 0, len: k === 'ce' ? el.textContent.length : (el.value || '').length };
+  }
+  function readValue(a) {
+    const [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    if (el.localName === 'input' || el.localName === 'textarea') return { v: el.value, t: el.type || el.localName };
+    if (el.localName === 'select') return { v: Array.from(el.selectedOptions, (o) => squash(o.label || o.textContent)).join(', ') };
+    if (el.isContentEditable) return { v: el.innerText.replace(/\n$/, ''), t: 'ce' };
+    return { v: squash(el.textContent), t: el.localName };
+  }
+  function setValue(a) {
+    const [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    const w = el.ownerDocument.defaultView;
+    const proto = el.localName === 'textarea' ? w.HTMLTextAreaElement.prototype : w.HTMLInputElement.prototype;
+    const d = Object.getOwnPropertyDescriptor(proto, 'value');
+    el.focus({ preventScroll: true });
+    d.set.call(el, a.v);
+    el.dispatchEvent(new w.Event('input', { bubbles: true, composed: true }));
+    el.dispatchEvent(new w.Event('change', { bubbles: true }));
+    return { v: el.value };
+  }
+  function blurEl(a) {
+    const [el] = lookup(a);
+    if (el && deepActive() === el) {
+      const w = el.ownerDocument.defaultView;
+      el.dispatchEvent(new w.Event('change', { bubbles: true }));
+    }
+    return {};
+  }
+
+  function selectNative(a) {
+    let [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    if (el.localName === 'label' && el.control && el.control.localName === 'select') el = el.control;
+    if (el.localName !== 'select') return { custom: 1, t: el.localName };
+    if (isDisabled(el)) return { fail: 'the select is disabled' };
+    const want = squash(a.opt);
+    const low = want.toLowerCase();
+    const opts = Array.from(el.options);
+    const lab = (o) => squash(o.label || o.textContent);
+    const found =
+      opts.find((o) => lab(o) === want) ||
+      opts.find((o) => o.value === a.opt) ||
+      opts.find((o) => lab(o).toLowerCase() === low) ||
+      opts.find((o) => o.value.toLowerCase() === low) ||
+      (low ? opts.find((o) => lab(o).toLowerCase().includes(low)) : null);
+    if (!found) return { fail: 'no option matches', options: opts.slice(0, 30).map(lab) };
+    if (found.disabled) return { fail: 'the option "' + lab(found) + '" is disabled' };
+    const w = el.ownerDocument.defaultView;
+    el.focus({ preventScroll: true });
+    if (el.multiple) found.selected = true;
+    else el.selectedIndex = found.index;
+    el.dispatchEvent(new w.Event('input', { bubbles: true, composed: true }));
+    el.dispatchEvent(new w.Event('change', { bubbles: true }));
+    return { ok: 1, chosen: lab(found), now: Array.from(el.selectedOptions, lab).join(', ') };
+  }
+
+  // Candidates for an option of a custom dropdown: visible elements whose
+  // text is the wanted text.
+  function optionCandidates(want) {
+    const low = squash(want).toLowerCase();
+    const res = [];
+    if (!low) return res;
+    const walk = (root, depth) => {
+      for (let el = root.firstElementChild; el; el = el.nextElementSibling) {
+        const tag = el.localName;
+        if (SKIP[tag] === 1 || tag === 'svg') continue;
+        const t = squash(el.textContent).toLowerCase();
+        const has = t.includes(low);
+        if (has || el.shadowRoot) {
+          if (has && (t === low || t.length <= low.length + 3)) {
+            const r = el.getBoundingClientRect();
+            if (r.width >= 1 && r.height >= 1) res.push(el);
+          }
+          if (el.shadowRoot) walk(el.shadowRoot, depth + 1);
+          if (depth < 200) walk(el, depth + 1);
+        } else if (tag === 'iframe' || tag === 'frame') {
+          let d = null;
+          try {
+            d = el.contentDocument;
+          } catch (e) {
+            d = null;
+          }
+          if (d && d.documentElement) walk(d, depth + 1);
+        }
+        if (res.length > 200) return;
+      }
+    };
+    walk(W.document, 0);
+    return res;
+  }
+  function optMark(a) {
+    st.marks = new WeakSet(optionCandidates(a.text));
+    return {};
+  }
+  function optFind(a) {
+    const low = squash(a.text).toLowerCase();
+    const [host] = lookup(a);
+    let best = null;
+    let score = -1;
+    for (const el of optionCandidates(a.text)) {
+      if (host && (el === host || within(el, host))) continue;
+      const cs = el.ownerDocument.defaultView.getComputedStyle(el);
+      if (cs.visibility === 'hidden') continue;
+      let s = 0;
+      const role = el.getAttribute('role');
+      if (role === 'option' || role === 'menuitem' || role === 'treeitem' || role === 'menuitemradio') s += 8;
+      if (el.localName === 'li' || el.localName === 'option') s += 4;
+      if (!st.marks || !st.marks.has(el)) s += 2;
+      if (squash(el.textContent).toLowerCase() === low) s += 1;
+      if (s > score) {
+        best = el;
+        score = s;
+      } else if (s === score && best.contains(el) && !best.hasAttribute('role')) {
+        // The innermost of nested matches, unless the outer one has a role.
+        best = el;
+      }
+    }
+    if (!best) return { none: 1 };
+    return {
+      i: idOf(best),
+      fresh: !st.marks || !st.marks.has(best) ? 1 : 0,
+      inside: host && within(host, best) ? 1 : 0,
+      text: cap(squash(best.textContent), 80),
+    };
+  }
+
+  function fileTarget(a) {
+    const [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    const isFile = (n) => n && n.localName === 'input' && n.type === 'file';
+    if (isFile(el)) return { i: idOf(el) };
+    if (el.localName === 'label' && isFile(el.control)) return { i: idOf(el.control) };
+    const inner = (el.shadowRoot && el.shadowRoot.querySelector('input[type=file]')) || el.querySelector('input[type=file]');
+    if (inner) return { i: idOf(inner) };
+    return { none: 1, t: el.localName };
+  }
+  function files(a) {
+    const [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    return { n: el.files ? el.files.length : 0, names: el.files ? Array.from(el.files, (f) => f.name) : [] };
+  }
+
+  function scrollInfo() {
+    const se = W.document.scrollingElement || W.document.documentElement;
+    return { sx: W.scrollX, sy: W.scrollY, sw: se.scrollWidth, sh: se.scrollHeight, vw: W.innerWidth, vh: W.innerHeight };
+  }
+  function pageScrollBy(a) {
+    W.scrollBy({ left: a.dx, top: a.dy, behavior: 'instant' });
+    return scrollInfo();
+  }
+  function scrollEl(a) {
+    const [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    for (let n = el, g = 0; n && n.nodeType === 1 && g < 200; g++) {
+      const cs = n.ownerDocument.defaultView.getComputedStyle(n);
+      const oy = cs.overflowY;
+      const ox = cs.overflowX;
+      const canY = a.dy && (oy === 'auto' || oy === 'scroll' || oy === 'overlay') && n.scrollHeight > n.clientHeight + 1;
+      const canX = a.dx && (ox === 'auto' || ox === 'scroll' || ox === 'overlay') && n.scrollWidth > n.clientWidth + 1;
+      if (canY || canX) {
+        const bx = n.scrollLeft;
+        const by = n.scrollTop;
+        n.scrollBy({ left: a.dx, top: a.dy, behavior: 'instant' });
+        return { what: desc(n).slice(0, 80), moved: n.scrollLeft !== bx || n.scrollTop !== by ? 1 : 0, x: n.scrollLeft, y: n.scrollTop, h: n.scrollHeight - n.clientHeight };
+      }
+      n = composedParent(n);
+    }
+    const w = el.ownerDocument.defaultView;
+    const bx = w.scrollX;
+    const by = w.scrollY;
+    w.scrollBy({ left: a.dx, top: a.dy, behavior: 'instant' });
+    const se = w.document.scrollingElement || w.document.documentElement;
+    return { what: 'page', moved: w.scrollX !== bx || w.scrollY !== by ? 1 : 0, x: w.scrollX, y: w.scrollY, h: se.scrollHeight - w.innerHeight };
+  }
+
+  // query finds elements by CSS selector or XPath through open shadow roots
+  // and same-origin frames; the first visible match wins.
+  function query(a) {
+    const roots = [];
+    const docs = [];
+    const collect = (root, depth) => {
+      roots.push(root);
+      if (root.nodeType === 9) docs.push(root);
+      if (depth > 32) return;
+      const all = root.querySelectorAll('*');
+      for (let k = 0; k < all.length; k++) {
+        const el = all[k];
+        if (el.shadowRoot) collect(el.shadowRoot, depth + 1);
+        else if (el.localName === 'iframe' || el.localName === 'frame') {
+          let d = null;
+          try {
+            d = el.contentDocument;
+          } catch (e) {
+            d = null;
+          }
+          if (d && d.documentElement) collect(d, depth + 1);
+        }
+      }
+    };
+    const found = [];
+    try {
+      if (a.xpath) {
+        collect(W.document, 0);
+        for (const d of docs) {
+          const r = d.evaluate(a.sel, d, null, 7, null);
+          for (let k = 0; k < r.snapshotLength && found.length < 50; k++) {
+            const n = r.snapshotItem(k);
+            if (n && n.nodeType === 1) found.push(n);
+          }
+          if (found.length) break;
+        }
+      } else {
+        const first = W.document.querySelectorAll(a.sel);
+        for (let k = 0; k < first.length && k < 50; k++) found.push(first[k]);
+        if (!found.length) {
+          collect(W.document, 0);
+          for (const r of roots) {
+            if (r === W.document) continue;
+            const m = r.querySelectorAll(a.sel);
+            for (let k = 0; k < m.length && found.length < 50; k++) found.push(m[k]);
+            if (found.length) break;
+          }
+        }
+      }
+    } catch (e) {
+      return { err: String(e && e.message ? e.message : e) };
+    }
+    if (!found.length) return { n: 0, tok: st.tok };
+    let pick = found[0];
+    for (const el of found) {
+      const r = el.getBoundingClientRect();
+      if (r.width >= 1 && r.height >= 1) {
+        pick = el;
+        break;
+      }
+    }
+    let fe = null;
+    const w = pick.ownerDocument.defaultView;
+    if (w && w !== W) {
+      try {
+        fe = w.frameElement;
+      } catch (e) {
+        fe = null;
+      }
+    }
+    return { n: found.length, tok: st.tok, i: idOf(pick), t: pick.localName, y: pick.type || '', host: fe ? idOf(fe) : 0 };
+  }
+
+  function get(a) {
+    const [el] = lookup(a);
+    return el;
+  }
+
+  // stable resolves once the DOM saw no mutation for a.quiet ms, or after
+  // a.max ms.
+  function stable(a) {
+    return new Promise((resolve) => {
+      const t0 = Date.now();
+      let last = t0;
+      const mo = new MutationObserver(() => {
+        last = Date.now();
+      });
+      mo.observe(W.document, { subtree: true, childList: true, attributes: true, characterData: true });
+      const tick = () => {
+        const now = Date.now();
+        if (now - last >= a.quiet || now - t0 >= a.max) {
+          mo.disconnect();
+          resolve(stringify({ quiet: now - last >= a.quiet ? 1 : 0, ms: now - t0 }));
+          return;
+        }
+        setTimeout(tick, Math.min(50, a.quiet));
+      };
+      setTimeout(tick, Math.min(50, a.quiet));
+    });
+  }
+
+  const OPS = {
+    observe, prep, host, focusSelect, readValue, setValue, blurEl, selectNative,
+    optMark, optFind, fileTarget, files, scrollInfo, pageScrollBy, scrollEl, query,
+    clickSeen,
+  };
+  function run(op, a) {
+    if (op === 'get') return get(a);
+    if (op === 'stable') return stable(a);
+    const f = OPS[op];
+    if (!f) throw new Error('unknown op ' + op);
+    return stringify(f(a || {}));
+  }
+  Object.defineProperty(globalThis, sym, { value: { run }, enumerable: false, configurable: true });
+  return 'ok';
+})

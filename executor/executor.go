@@ -1,0 +1,184 @@
+// Package executor is the seam between the daemon, which owns runs (their
+// states, persistence, queueing, cancellation and webhooks), and the engine
+// that executes one run in a browser (package engine). The daemon hands
+// an Executor a Job and a Progress to report to; the executor returns a
+// Result. The daemon's tests use a scripted executor; the engine's tests
+// need no daemon.
+package executor
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/abctl/abctl/client"
+)
+
+// Executor executes runs. Execute is called from several goroutines at once,
+// one per run the daemon lets execute concurrently.
+//
+// Execute must return soon (within a second or two) after ctx is done: the
+// daemon cancels ctx when the run is canceled or its wall-clock limit
+// passes, and then records the run as canceled or timed_out itself, keeping
+// whatever the Result holds (output, steps, files). The step limit is the
+// executor's to enforce: it ends such a run with StatusTimedOut.
+type Executor interface {
+	Execute(ctx context.Context, job *Job, progress Progress) Result
+}
+
+// Job is one run to execute.
+type Job struct {
+	RunID   string
+	OrgID   string
+	RunType client.RunType
+
+	// Task is the request of a task run (RunType task_v1 or task_v2).
+	Task *client.TaskRunRequest
+	// Agent is the version of the agent an agent run executes (RunType
+	// workflow_run), and Parameters the value of each of its workflow
+	// parameters: the request's, or the default.
+	Agent      *client.Agent
+	Parameters map[string]json.RawMessage
+
+	// MaxSteps is the step limit; 0 leaves it to the executor's default.
+	MaxSteps int
+	// Dir is where the run's files go (screenshots, the recording,
+	// downloads). It exists and belongs to this run only; the executor
+	// names the files it writes there in Result and in Progress.
+	Dir string
+}
+
+// Progress receives what a run produces while it runs, so that a run read
+// in the middle shows it, and so that a run that is canceled or cut short
+// keeps it. It is safe for concurrent use.
+type Progress interface {
+	// Step reports that count steps have been executed so far.
+	Step(count int)
+	// Screenshot reports a screenshot written to Job.Dir under name.
+	Screenshot(name string)
+}
+
+// StepReporter is implemented by a Progress that also wants the details of
+// each step of the agent loop (what the model decided, what was done,
+// where the time went). The executor calls StepDetail after each such step
+// when its Progress implements it; a Progress that does not is unaffected.
+type StepReporter interface {
+	StepDetail(StepInfo)
+}
+
+// StepInfo describes one step of the agent loop: one observation of the
+// page, one model decision and the actions it led to.
+type StepInfo struct {
+	// Step is the run's step count once this step is done.
+	Step int
+	// Block is the label of the block the step belongs to, "" in a task
+	// run.
+	Block string
+	// URL is the page the step acted on.
+	URL string
+	// Thought is the model's note on the page and its plan.
+	Thought string
+	// Actions says, for people, what each action was and how it went:
+	// `click [e5] button "Sign in": ok, loaded /account.html`.
+	Actions []string
+	// Decision is how the step ended: "continue", "complete",
+	// "terminate", "unusable answer", ...
+	Decision string
+	// Settle, Observe, Model and Act are the time spent waiting for the
+	// page to settle, reading it, waiting for the model, and acting.
+	Settle, Observe, Model, Act time.Duration
+	// InputTokens and OutputTokens are the model's token counts for the
+	// step.
+	InputTokens, OutputTokens int
+}
+
+// Result is what an execution produced.
+type Result struct {
+	// Status is completed, failed, terminated or timed_out. The daemon
+	// overrides it with canceled or timed_out when it stopped the run
+	// through ctx; an empty Status is taken as failed.
+	Status client.RunStatus
+	// Output is the extracted data (for an agent run, an object with a
+	// "<label>_output" member per block); nil for none.
+	Output json.RawMessage
+	// FailureReason says, for people, why a run did not complete.
+	FailureReason string
+	// Errors are the run's errors as JSON objects (with error_code_mapping,
+	// the mapped codes).
+	Errors []json.RawMessage
+	// Summary is a short description of what the run did, for the
+	// "summary" of task webhooks; "" for none.
+	Summary string
+	// StepCount is the number of steps executed.
+	StepCount int
+	// Screenshots, Recording and Downloads name files in Job.Dir:
+	// screenshots in the order taken (Progress may have reported some
+	// already; reporting twice is harmless), the recording "" for none.
+	Screenshots []string
+	Recording   string
+	Downloads   []string
+	// Logs name the other files the run wrote in Job.Dir for people to
+	// read, such as the agent's step log (steps.json).
+	Logs []string
+}
+
+// Actions runs single browser actions (POST /v1/sdk/run_action) in browser
+// sessions kept per workflow run. The engine (package engine) implements
+// it; the daemon owns the runs, the engine the browsers.
+type Actions interface {
+	// RunAction runs req.Action in the session of workflow run job.RunID
+	// and returns its result as JSON. Without req.WorkflowRunID it opens
+	// that session (its files go to job.Dir) and keeps progress and end
+	// for its life: progress receives the steps and screenshots, and end
+	// the run's result once the session closes (idle, browser gone,
+	// shutdown). With req.WorkflowRunID, an empty req.URL means the page
+	// the session is on. An error with a StatusCode() int method is the request's
+	// (400 needs a model or a url that cannot be loaded, 422 the action
+	// cannot be done, 503 no browser); any other is the daemon's.
+	RunAction(ctx context.Context, job *Job, req *client.RunActionRequest, progress Progress, end func(Result)) (json.RawMessage, error)
+	// ActionSessionOpen reports whether the run's session is open.
+	ActionSessionOpen(runID string) bool
+	// EndActionSessions closes every open session (their end functions
+	// are called), bounded by ctx. The daemon calls it as it shuts down.
+	EndActionSessions(ctx context.Context)
+}
+
+// DefaultActionIdle is how long the browser session of a run_action
+// workflow run stays open without an action, unless configured otherwise.
+const DefaultActionIdle = 5 * time.Minute
+
+// MaxFileNameLen is the longest name of a run's file, in bytes: the usual
+// file-system limit.
+const MaxFileNameLen = 255
+
+// ValidFileName reports whether name is acceptable as the name of a run's
+// file (a download, a screenshot, a recording): one clean path element of
+// 1 to MaxFileNameLen bytes of valid UTF-8 that does
+// not start with a dot, does not end with a dot or a space, and contains no
+// "..", no '/', '\\' or ':', no control characters and no bidirectional
+// formatting characters (which could disguise the name a browser shows).
+// Downloaded files keep their real names as long as they pass; the
+// executor renames the others.
+func ValidFileName(name string) bool {
+	if name == "" || len(name) > MaxFileNameLen || !utf8.ValidString(name) {
+		return false
+	}
+	if name[0] == '.' || strings.HasSuffix(name, ".") || strings.HasSuffix(name, " ") {
+		return false
+	}
+	if strings.Contains(name, "..") || strings.ContainsAny(name, `/\:`) {
+		return false
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) {
+			return false
+		}
+	}
+	// Belt and braces: the platform's own idea of a single local element
+	// (on Windows this also refuses reserved names such as NUL or COM1).
+	return filepath.IsLocal(name) && filepath.Base(name) == name && filepath.Clean(name) == name
+}
