@@ -80,7 +80,7 @@ func locate(root *yaml.Node, loc []any) (*yaml.Node, ctx) {
 			c = c.index(e)
 			if found {
 				if n.Kind == yaml.SequenceNode && e >= 0 && e < len(n.Content) {
-					n = deref(n.Content[e])
+					n = unalias(n.Content[e])
 				} else {
 					found = false
 				}
@@ -111,7 +111,7 @@ func lookup(m *yaml.Node, key string) *yaml.Node {
 		}
 		var merged []*yaml.Node
 		for i := 0; i+1 < len(m.Content); i += 2 {
-			k := deref(m.Content[i])
+			k := unalias(m.Content[i])
 			if k == nil || k.Kind != yaml.ScalarNode {
 				continue
 			}
@@ -120,17 +120,17 @@ func lookup(m *yaml.Node, key string) *yaml.Node {
 				continue
 			}
 			if k.Value == key {
-				return deref(m.Content[i+1])
+				return unalias(m.Content[i+1])
 			}
 		}
 		for _, v := range merged {
-			v = deref(v)
+			v = unalias(v)
 			targets := []*yaml.Node{v}
 			if v != nil && v.Kind == yaml.SequenceNode {
 				targets = v.Content
 			}
 			for _, t := range targets {
-				if found := find(deref(t), depth+1); found != nil {
+				if found := find(unalias(t), depth+1); found != nil {
 					return found
 				}
 			}

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"github.com/abctl/abctl/internal/yamljson"
 )
 
 // checkEmit writes v as YAML and reads it back with yaml.v3: the values
@@ -17,9 +17,9 @@ func checkEmit(t *testing.T, v *jvalue) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back any
-	if err := yaml.Unmarshal(out, &back); err != nil {
-		t.Fatalf("the YAML does not parse: %v\n%s", err, out)
+	got, err := yamljson.Decode(out)
+	if err != nil {
+		t.Fatalf("the YAML does not read back as JSON: %v\n%s", err, out)
 	}
 	var buf bytes.Buffer
 	writeJSON(&buf, v, "")
@@ -27,13 +27,8 @@ func checkEmit(t *testing.T, v *jvalue) {
 	if err := json.Unmarshal(buf.Bytes(), &want); err != nil {
 		t.Fatalf("%v in %s", err, buf.Bytes())
 	}
-	gotJSON, err := json.Marshal(back)
-	if err != nil {
-		t.Fatalf("%v for %#v", err, back)
-	}
-	var got any
-	_ = json.Unmarshal(gotJSON, &got)
 	if !reflect.DeepEqual(got, want) {
+		gotJSON, _ := json.Marshal(got)
 		t.Fatalf("read back as\n%s\nwant\n%s\nYAML:\n%s", gotJSON, buf.Bytes(), out)
 	}
 }

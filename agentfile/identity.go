@@ -1,8 +1,6 @@
 package agentfile
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -10,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/abctl/abctl/internal/agentid"
 )
 
 // namePattern is the form of an agent's name: lowercase, so that names
@@ -55,25 +55,18 @@ const idempotencyPrefix = "abctl:"
 func IdempotencyKey(name string) string { return idempotencyPrefix + name }
 
 // AgentID is the permanent id (wpid_...) the service gives the agent called
-// name in the organization orgID when abctl creates it: "wpid_" and the
-// lowercase hex SHA-256 of "create_workflow", NUL, the organization id,
-// NUL, IdempotencyKey(name). So the agent of a name can be found, or known
+// name in the organization orgID when abctl creates it: the id it derives
+// from the create's idempotency key, IdempotencyKey(name) (the rule is in
+// the package documentation). So the agent of a name can be found, or known
 // to be missing, with no state kept anywhere but the service.
-func AgentID(orgID, name string) string {
-	h := sha256.New()
-	h.Write([]byte("create_workflow\x00"))
-	h.Write([]byte(orgID))
-	h.Write([]byte{0})
-	h.Write([]byte(IdempotencyKey(name)))
-	return "wpid_" + hex.EncodeToString(h.Sum(nil))
-}
+func AgentID(orgID, name string) string { return agentid.FromKey(orgID, IdempotencyKey(name)) }
 
 // agentName returns the name of the agent whose document is root: the one
 // given by nameNode, else the file's. It reports why there is none.
 func (w *walker) agentName(nameNode, root *yaml.Node, file string, multi bool) string {
 	c := ctx{path: "name"}
 	if nameNode != nil {
-		n := deref(nameNode)
+		n := unalias(nameNode)
 		if n == nil || n.Kind != yaml.ScalarNode || isNull(n) || n.ShortTag() == "!!bool" {
 			w.mismatch(n, c, "a string")
 			return ""
@@ -99,7 +92,7 @@ func (w *walker) agentName(nameNode, root *yaml.Node, file string, multi bool) s
 
 // idPattern is what an agent's permanent id looks like: a snowflake, or the
 // hex digest of an id derived from an idempotency key.
-var idPattern = regexp.MustCompile(`^wpid_([0-9]{1,20}|[0-9a-f]{64})$`)
+var idPattern = regexp.MustCompile(`^` + agentid.Prefix + `_([0-9]{1,20}|[0-9a-f]{64})$`)
 
 // agentID reads the abctl-only id key; "" when there is none.
 func (w *walker) agentID(n *yaml.Node) string {
@@ -107,7 +100,7 @@ func (w *walker) agentID(n *yaml.Node) string {
 		return ""
 	}
 	c := ctx{path: "id"}
-	n = deref(n)
+	n = unalias(n)
 	if n == nil || n.Kind != yaml.ScalarNode || isNull(n) {
 		w.mismatch(n, c, "an agent id (wpid_...)")
 		return ""
@@ -137,7 +130,7 @@ func (w *walker) tags(n *yaml.Node) map[string]string {
 	if n == nil {
 		return nil
 	}
-	if n = deref(n); n == nil || isNull(n) {
+	if n = unalias(n); n == nil || isNull(n) {
 		return nil
 	}
 	if n.Kind != yaml.MappingNode {
@@ -152,7 +145,7 @@ func (w *walker) tags(n *yaml.Node) map[string]string {
 			w.problem(p.key, kc, "%s", msg)
 			continue
 		}
-		v := deref(p.value)
+		v := unalias(p.value)
 		if v == nil || v.Kind != yaml.ScalarNode || isNull(v) {
 			w.problem(v, kc, "the value of tag %q must be a string, not %s", key, describe(v))
 			continue

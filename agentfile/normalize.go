@@ -19,8 +19,9 @@ import (
 //   - every value equal to what leaving it out means is removed: null, "",
 //     empty lists and mappings, false and 0 where they are the default,
 //     and the defaults the service fills in and echoes (status published,
-//     engine skyvern-1.0, http_request method GET, ...: the table below,
-//     from the contract notes);
+//     engine skyvern-1.0, http_request method GET, ...: the table below;
+//     testdata/hosted/defaults.response.json is the hosted service's
+//     answer for a definition that leaves them out);
 //   - what the service derives by itself is removed: the definition's
 //     version (recomputed from the blocks) and a code block's steps
 //     (rebuilt from its code);

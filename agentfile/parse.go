@@ -81,7 +81,7 @@ func parseFile(file string, data []byte) (valid, named []*Agent, problems Proble
 // one is known, and its problems; it is valid when there are none.
 func parseDocument(file string, root *yaml.Node, multi bool) (*Agent, Problems) {
 	w := &walker{schema: loadSchema(), file: shownName(file), budget: maxNodes}
-	root = deref(root)
+	root = unalias(root)
 	if root == nil || root.Kind != yaml.MappingNode {
 		w.problem(root, ctx{}, "an agent must be a mapping of the definition's keys (title, workflow_definition, ...), not %s", describe(root))
 		return nil, w.problems

@@ -78,8 +78,9 @@ func hostedResponse(t *testing.T) *client.Agent {
 }
 
 // TestNormalizeHostedResponse: the hosted service echoes every default,
-// derived value and normalized URL of a definition (the response shape of
-// contract-notes §6.5); none of that is a difference.
+// derived value and normalized URL of a definition (its answer to
+// testdata/hosted/defaults.yaml is defaults.response.json); none of that
+// is a difference.
 func TestNormalizeHostedResponse(t *testing.T) {
 	data, err := os.ReadFile("testdata/hosted/defaults.yaml")
 	if err != nil {

@@ -137,7 +137,7 @@ func (w *walker) pairs(m *yaml.Node, c ctx) []pair {
 	seen := make(map[string]*yaml.Node, len(m.Content)/2)
 	var merged []pair
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		k, v := deref(m.Content[i]), m.Content[i+1]
+		k, v := unalias(m.Content[i]), m.Content[i+1]
 		if k == nil {
 			continue
 		}
@@ -166,7 +166,7 @@ func (w *walker) pairs(m *yaml.Node, c ctx) []pair {
 }
 
 func (w *walker) mergePairs(v *yaml.Node, c ctx) []pair {
-	v = deref(v)
+	v = unalias(v)
 	switch {
 	case v == nil:
 	case v.Kind == yaml.MappingNode:
@@ -174,7 +174,7 @@ func (w *walker) mergePairs(v *yaml.Node, c ctx) []pair {
 	case v.Kind == yaml.SequenceNode:
 		var out []pair
 		for _, e := range v.Content {
-			if e = deref(e); e != nil && e.Kind == yaml.MappingNode {
+			if e = unalias(e); e != nil && e.Kind == yaml.MappingNode {
 				out = append(out, w.pairs(e, c)...)
 			} else {
 				w.problem(e, c, "<< merges mappings, not %s", describe(e))
@@ -192,7 +192,7 @@ func (w *walker) value(n *yaml.Node, s *shape, c ctx) bool {
 	if !w.spend(n, c) {
 		return false
 	}
-	n = deref(n)
+	n = unalias(n)
 	if n == nil || isNull(n) {
 		return false
 	}
@@ -299,7 +299,7 @@ func (w *walker) list(n *yaml.Node, elem *shape, c ctx) {
 			continue
 		}
 		mark := w.buf.Len()
-		if d := deref(e); d != nil && isNull(d) {
+		if d := unalias(e); d != nil && isNull(d) {
 			w.problem(d, ec, "%q must not be null", ec.name())
 			w.placeholder(elem)
 			continue
@@ -328,8 +328,8 @@ func (w *walker) mapping(n *yaml.Node, elem *shape, c ctx) {
 		switch {
 		case elem.kind == kindRaw:
 			w.raw(p.value, kc)
-		case isNull(deref(p.value)):
-			w.problem(deref(p.value), kc, "%q must not be null", p.key.Value)
+		case isNull(unalias(p.value)):
+			w.problem(unalias(p.value), kc, "%q must not be null", p.key.Value)
 			w.buf.Truncate(mark)
 			continue
 		case !w.value(p.value, elem, kc):
@@ -368,14 +368,14 @@ func (w *walker) objectFromPairs(n *yaml.Node, pairs []pair, o *object, c ctx, e
 		w.buf.WriteByte(':')
 		if !w.value(p.value, f.shape, kc) {
 			w.buf.Truncate(mark)
-			if v := deref(p.value); f.required && v != nil && isNull(v) {
+			if v := unalias(p.value); f.required && v != nil && isNull(v) {
 				w.problem(v, kc, "%q is required and must not be null", key)
 			}
 			continue
 		}
 		first = false
 		if allowed := enums[o.name+"."+key]; allowed != nil {
-			w.checkEnum(deref(p.value), kc, allowed)
+			w.checkEnum(unalias(p.value), kc, allowed)
 		}
 	}
 	for _, f := range o.fields {
@@ -418,7 +418,7 @@ func (w *walker) blocks(n *yaml.Node, c ctx) {
 		if i > 0 {
 			w.buf.WriteByte(',')
 		}
-		w.block(deref(e), c.index(i))
+		w.block(unalias(e), c.index(i))
 	}
 	w.buf.WriteByte(']')
 }
@@ -439,9 +439,9 @@ func (w *walker) block(n *yaml.Node, c ctx) {
 	for _, p := range pairs {
 		switch p.key.Value {
 		case "block_type":
-			typeNode = deref(p.value)
+			typeNode = unalias(p.value)
 		case "label":
-			labelNode = deref(p.value)
+			labelNode = unalias(p.value)
 		}
 	}
 	if labelNode != nil && isText(labelNode) {
@@ -483,7 +483,7 @@ func (w *walker) raw(n *yaml.Node, c ctx) {
 		w.buf.WriteString("null")
 		return
 	}
-	n = deref(n)
+	n = unalias(n)
 	if n == nil {
 		w.buf.WriteString("null")
 		return

@@ -120,8 +120,8 @@ func isEmptyDocument(doc *yaml.Node) bool {
 // such chains, but a bound costs nothing).
 const maxAliasHops = 64
 
-// deref follows aliases to the node they stand for.
-func deref(n *yaml.Node) *yaml.Node {
+// unalias follows aliases to the node they stand for.
+func unalias(n *yaml.Node) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < maxAliasHops; i++ {
 		n = n.Alias
 	}

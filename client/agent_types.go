@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/abctl/abctl/internal/jsonobject"
+	"github.com/abctl/abctl/internal/ptr"
 )
 
 // Parameter is an agent parameter: a value the blocks reference as
@@ -277,16 +278,16 @@ func (a *Agent) Definition() *AgentDefinition {
 	c := cloneDeep(a)
 	d := &AgentDefinition{
 		Title:                    c.Title,
-		Description:              deref(c.Description),
+		Description:              ptr.Value(c.Description),
 		ProxyLocation:            c.ProxyLocation,
-		WebhookCallbackURL:       deref(c.WebhookCallbackURL),
-		TOTPVerificationURL:      deref(c.TOTPVerificationURL),
-		TOTPIdentifier:           deref(c.TOTPIdentifier),
+		WebhookCallbackURL:       ptr.Value(c.WebhookCallbackURL),
+		TOTPVerificationURL:      ptr.Value(c.TOTPVerificationURL),
+		TOTPIdentifier:           ptr.Value(c.TOTPIdentifier),
 		PersistBrowserSession:    c.PersistBrowserSession,
 		ReuseBrowserSession:      c.ReuseBrowserSession,
 		PinSavedSessionIP:        c.PinSavedSessionIP,
-		BrowserProfileID:         deref(c.BrowserProfileID),
-		BrowserProfileKey:        deref(c.BrowserProfileKey),
+		BrowserProfileID:         ptr.Value(c.BrowserProfileID),
+		BrowserProfileKey:        ptr.Value(c.BrowserProfileKey),
 		Model:                    c.Model,
 		WorkflowDefinition:       c.WorkflowDefinition.definition(),
 		IsSavedTask:              c.IsSavedTask,
@@ -300,18 +301,18 @@ func (a *Agent) Definition() *AgentDefinition {
 		AdaptiveCaching:          c.AdaptiveCaching,
 		CodeVersion:              c.CodeVersion,
 		GenerateScriptOnTerminal: c.GenerateScriptOnTerminal,
-		RunSequentially:          deref(c.RunSequentially),
-		SequentialKey:            deref(c.SequentialKey),
-		FolderID:                 deref(c.FolderID),
+		RunSequentially:          ptr.Value(c.RunSequentially),
+		SequentialKey:            ptr.Value(c.SequentialKey),
+		FolderID:                 ptr.Value(c.FolderID),
 	}
 	if c.MaskSecrets {
-		d.MaskSecrets = Ptr(true)
+		d.MaskSecrets = new(true)
 	}
 	if !c.AIFallback {
-		d.AIFallback = Ptr(false)
+		d.AIFallback = new(false)
 	}
 	if c.EnableSelfHealing {
-		d.EnableSelfHealing = Ptr(true)
+		d.EnableSelfHealing = new(true)
 	}
 	return d
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/internal/jsonobject"
+	"github.com/abctl/abctl/internal/ptr"
 )
 
 func readTestdata(t testing.TB, name string) []byte {
@@ -42,19 +43,19 @@ func TestAgentDecodeResponse(t *testing.T) {
 	if a.Title != "Contact Forms" || a.Version != 3 || a.IsSavedTask || a.IsTemplate {
 		t.Errorf("title/version: %q %d %v %v", a.Title, a.Version, a.IsSavedTask, a.IsTemplate)
 	}
-	if deref(a.Description) != "Fill the contact form on the website" {
+	if ptr.Value(a.Description) != "Fill the contact form on the website" {
 		t.Errorf("description = %v", a.Description)
 	}
 	if a.ProxyLocation == nil || a.ProxyLocation.Name != ProxyResidential {
 		t.Errorf("proxy_location = %+v", a.ProxyLocation)
 	}
-	if deref(a.WebhookCallbackURL) != "https://example.com/webhook" || a.TOTPVerificationURL != nil || a.TOTPIdentifier != nil {
+	if ptr.Value(a.WebhookCallbackURL) != "https://example.com/webhook" || a.TOTPVerificationURL != nil || a.TOTPIdentifier != nil {
 		t.Errorf("urls: %v %v %v", a.WebhookCallbackURL, a.TOTPVerificationURL, a.TOTPIdentifier)
 	}
 	if !a.MaskSecrets || a.AIFallback || a.EnableSelfHealing || a.RunSequentially != nil || a.CodeVersion != nil {
 		t.Errorf("flags: mask=%v ai=%v heal=%v seq=%v code=%v", a.MaskSecrets, a.AIFallback, a.EnableSelfHealing, a.RunSequentially, a.CodeVersion)
 	}
-	if a.Model.Name() != "gpt-4.1" || a.Status != AgentStatusPublished || a.RunWith != "agent" || deref(a.CacheKey) != "default" {
+	if a.Model.Name() != "gpt-4.1" || a.Status != AgentStatusPublished || a.RunWith != "agent" || ptr.Value(a.CacheKey) != "default" {
 		t.Errorf("model/status: %v %q %q %v", a.Model, a.Status, a.RunWith, a.CacheKey)
 	}
 	if a.MaxElapsedTimeMinutes == nil || *a.MaxElapsedTimeMinutes != 60 || a.MaxScreenshotScrolls != nil {
@@ -63,7 +64,7 @@ func TestAgentDecodeResponse(t *testing.T) {
 	if a.ExtraHTTPHeaders != nil || a.CDPConnectHeaders["Authorization"] != "***" {
 		t.Errorf("headers: %v %v", a.ExtraHTTPHeaders, a.CDPConnectHeaders)
 	}
-	if deref(a.FolderID) != "fld_490440779503356000" || deref(a.EditedBy) != "user_42" || a.CreatedBy != nil || a.ImportError != nil {
+	if ptr.Value(a.FolderID) != "fld_490440779503356000" || ptr.Value(a.EditedBy) != "user_42" || a.CreatedBy != nil || a.ImportError != nil {
 		t.Errorf("folder/editor: %v %v %v %v", a.FolderID, a.EditedBy, a.CreatedBy, a.ImportError)
 	}
 	wantCreated := time.Date(2026, 1, 31, 15, 20, 42, 160725000, time.UTC)
@@ -380,7 +381,7 @@ func TestAgentDefinitionRequiredLists(t *testing.T) {
 	if string(data) != `{"title":"Empty","workflow_definition":{"parameters":[],"blocks":[]}}` {
 		t.Errorf("got %s", data)
 	}
-	data, _ = json.Marshal(WorkflowDefinition{Version: Ptr(2), Parameters: []Parameter{}})
+	data, _ = json.Marshal(WorkflowDefinition{Version: new(2), Parameters: []Parameter{}})
 	if string(data) != `{"version":2,"parameters":[],"blocks":[]}` {
 		t.Errorf("got %s", data)
 	}
@@ -401,8 +402,8 @@ func TestAgentRequestEncoding(t *testing.T) {
 			Parameters: []Parameter{{ParameterType: ParameterTypeWorkflow, Key: "url", WorkflowParameterType: WorkflowParameterString}},
 			Blocks:     Blocks{&NavigationBlock{BlockBase: BlockBase{Label: "Open"}, NavigationGoal: "open {{url}}", URL: "{{url}}"}},
 		},
-		AIFallback: Ptr(false),
-		CacheKey:   Ptr(""),
+		AIFallback: new(false),
+		CacheKey:   new(""),
 	}
 	data, err := json.Marshal(AgentRequest{JSONDefinition: def})
 	if err != nil {
@@ -533,7 +534,8 @@ func TestAgentEncodesNulls(t *testing.T) {
 			t.Errorf("missing %s in %s", want, s)
 		}
 	}
-	// The service's declaration order (contract notes §6.5), agent_id last.
+	// The order in which the service declares an agent's fields, agent_id
+	// last.
 	want := []string{
 		"workflow_id", "organization_id", "title", "workflow_permanent_id", "version", "is_saved_task", "is_template",
 		"description", "workflow_definition", "proxy_location", "webhook_callback_url", "totp_verification_url",
@@ -600,12 +602,12 @@ func benchmarkAgentJSON(b *testing.B) []byte {
 	}
 	a := Agent{
 		WorkflowID: "w_490440779503357001", OrganizationID: "o_485917350850524254", Title: "Benchmark",
-		WorkflowPermanentID: "wpid_490440779503357000", Version: 7, Description: Ptr("100 blocks"),
+		WorkflowPermanentID: "wpid_490440779503357000", Version: 7, Description: new("100 blocks"),
 		ProxyLocation: Proxy(ProxyResidential), Model: Model{"name": "gpt-4.1"}, Status: AgentStatusPublished,
-		RunWith: "agent", AIFallback: true, CacheKey: Ptr("default"), CreatedAt: at, ModifiedAt: at,
+		RunWith: "agent", AIFallback: true, CacheKey: new("default"), CreatedAt: at, ModifiedAt: at,
 		AgentID: "wpid_490440779503357000",
 		WorkflowDefinition: WorkflowDefinition{
-			Version: Ptr(1), Parameters: []Parameter{input},
+			Version: new(1), Parameters: []Parameter{input},
 		},
 	}
 	samples := len(sampleBlocks())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"iter"
 	"net/url"
-	"strconv"
 	"strings"
 )
 
@@ -258,54 +257,4 @@ func (s *AgentsService) BatchGetTags(ctx context.Context, agentIDs []string, opt
 	}
 	err := batchTags(ctx, s.client, "/v1/workflow-tags", "workflow_permanent_ids", agentIDs, &out, opts)
 	return out.WorkflowTags, err
-}
-
-// paginate walks page-numbered lists. It sets *pageSize to defaultSize when
-// the caller left it zero (fewer round trips than the server default), and
-// stops after a page shorter than the page size, which is how the end shows
-// in an API without cursors.
-func paginate[T any](page, pageSize *int, defaultSize int, fetch func() ([]T, error)) iter.Seq2[T, error] {
-	return func(yield func(T, error) bool) {
-		if *page < 1 {
-			*page = 1
-		}
-		if *pageSize < 1 {
-			*pageSize = defaultSize
-		}
-		for {
-			items, err := fetch()
-			if err != nil {
-				var zero T
-				yield(zero, err)
-				return
-			}
-			for _, it := range items {
-				if !yield(it, nil) {
-					return
-				}
-			}
-			if len(items) < *pageSize {
-				return
-			}
-			*page++
-		}
-	}
-}
-
-func setInt(q url.Values, key string, v int) {
-	if v != 0 {
-		q.Set(key, strconv.Itoa(v))
-	}
-}
-
-func setString(q url.Values, key, v string) {
-	if v != "" {
-		q.Set(key, v)
-	}
-}
-
-func setBool(q url.Values, key string, v bool) {
-	if v {
-		q.Set(key, "true")
-	}
 }

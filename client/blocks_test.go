@@ -20,27 +20,27 @@ func sampleBlocks() []Block {
 			},
 			NavigationGoal: "Fill the form with {{email}}", URL: "{{website_url}}", Title: "Fill",
 			Engine: EngineSkyvernV1, ErrorCodeMapping: map[string]string{"NO_FORM": "no form on the page"},
-			MaxRetries: 2, MaxStepsPerRun: Ptr(0), ParameterKeys: []string{"email", "website_url"},
+			MaxRetries: 2, MaxStepsPerRun: new(0), ParameterKeys: []string{"email", "website_url"},
 			CompleteOnDownload: true, DownloadSuffix: "form.pdf", TOTPVerificationURL: "https://example.com/totp",
 			TOTPIdentifier: "ops@example.com", DisableCache: true, CompleteCriterion: "thanks shown",
-			TerminateCriterion: "captcha", CompleteVerification: Ptr(false),
+			TerminateCriterion: "captcha", CompleteVerification: new(false),
 			IncludeActionHistoryInVerification: true, CompleteCriterionIsUntrusted: true,
 		},
 		&ExtractionBlock{
 			BlockBase:          BlockBase{Label: "Extract"},
 			DataExtractionGoal: "Extract the email", DataSchema: json.RawMessage(`{"type":"object","properties":{"email":{"type":"string"}}}`),
-			Engine: EngineSkyvernV2, MaxStepsPerRun: Ptr(5),
+			Engine: EngineSkyvernV2, MaxStepsPerRun: new(5),
 		},
 		&TaskBlock{
 			BlockBase: BlockBase{Label: "Task"},
 			URL:       "https://example.com", NavigationGoal: "go", DataExtractionGoal: "get",
-			DataSchema: json.RawMessage(`["a","b"]`), Prompt: "do the thing", CompleteVerification: Ptr(true),
+			DataSchema: json.RawMessage(`["a","b"]`), Prompt: "do the thing", CompleteVerification: new(true),
 		},
 		&ValidationBlock{
 			BlockBase:         BlockBase{Label: "Validate"},
 			CompleteCriterion: "the order is placed", TerminateCriterion: "out of stock",
 			ErrorCodeMapping: map[string]string{"OOS": "out of stock"}, WithoutPageInformation: true,
-			Engine: EngineSkyvernV1, MaxStepsPerRun: Ptr(3),
+			Engine: EngineSkyvernV1, MaxStepsPerRun: new(3),
 		},
 		&TaskV2Block{
 			BlockBase: BlockBase{Label: "V2"},
@@ -70,7 +70,7 @@ func sampleBlocks() []Block {
 		&CodeBlock{
 			BlockBase: BlockBase{Label: "Code"},
 			Code:      "result = 1 + 1", ParameterKeys: []string{"a"}, ErrorCodeMapping: map[string]string{"E": "e"},
-			Prompt: "add", Steps: []CodeBlockStep{{Title: "add", Description: "adds", ActionType: "null_action", LineStart: Ptr(1), LineEnd: Ptr(1)}},
+			Prompt: "add", Steps: []CodeBlockStep{{Title: "add", Description: "adds", ActionType: "null_action", LineStart: new(1), LineEnd: new(1)}},
 		},
 		&TextPromptBlock{
 			BlockBase: BlockBase{Label: "Prompt"},
@@ -82,7 +82,7 @@ func sampleBlocks() []Block {
 			BlockBase:   BlockBase{Label: "FileUpload"},
 			StorageType: "sftp", S3Bucket: "b", AWSAccessKeyID: "AKIA", AWSSecretAccessKey: "s", RegionName: "eu-west-1",
 			AzureStorageAccountName: "acc", AzureStorageAccountKey: "k", AzureBlobContainerName: "c", AzureFolderPath: "f",
-			GoogleCredentialID: "g", GoogleDriveFolderID: "d", SFTPHost: "h", SFTPPort: Ptr(22), SFTPUsername: "u",
+			GoogleCredentialID: "g", GoogleDriveFolderID: "d", SFTPHost: "h", SFTPPort: new(22), SFTPUsername: "u",
 			SFTPPassword: "p", SFTPPrivateKey: "pk", SFTPPrivateKeyPassphrase: "pp", SFTPRemotePath: "/in", SFTPHostKey: "hk",
 			Prompt: "only PDFs", Path: "/downloads",
 		},
@@ -98,11 +98,11 @@ func sampleBlocks() []Block {
 		&ActionBlock{
 			BlockBase: BlockBase{Label: "Click"},
 			URL:       "https://example.com", NavigationGoal: "click buy", Selector: "#buy", AIFallback: "proactive",
-			MaxRetries: 1, MaxStepsPerRun: Ptr(2),
+			MaxRetries: 1, MaxStepsPerRun: new(2),
 		},
 		&LoginBlock{
 			BlockBase: BlockBase{Label: "Login"},
-			URL:       "https://example.com/login", ParameterKeys: []string{"cred"}, CompleteVerification: Ptr(false),
+			URL:       "https://example.com/login", ParameterKeys: []string{"cred"}, CompleteVerification: new(false),
 			SkipSavedProfile: true, IncludeActionHistoryInVerification: true,
 		},
 		&WaitBlock{BlockBase: BlockBase{Label: "Wait"}, WaitSec: 30},
@@ -113,29 +113,29 @@ func sampleBlocks() []Block {
 		},
 		&FileDownloadBlock{
 			BlockBase:      BlockBase{Label: "GetFile"},
-			NavigationGoal: "download the invoice", DownloadTimeout: Ptr(12.5), DownloadTarget: "s3",
-			S3Bucket: "invoices", SFTPPort: Ptr(2222), Path: "inv/", Prompt: "pdf only", ContinueOnEmpty: true,
+			NavigationGoal: "download the invoice", DownloadTimeout: new(12.5), DownloadTarget: "s3",
+			S3Bucket: "invoices", SFTPPort: new(2222), Path: "inv/", Prompt: "pdf only", ContinueOnEmpty: true,
 		},
 		&GotoURLBlock{BlockBase: BlockBase{Label: "Go"}, URL: "https://example.com/next"},
 		&HTTPRequestBlock{
 			BlockBase: BlockBase{Label: "Call"},
 			Method:    "POST", URL: "https://api.example.com/x", Headers: json.RawMessage(`{"X-Key":"{{key}}"}`),
 			Body: json.RawMessage(`{"b":2,"a":1}`), Files: json.RawMessage(`{"f":"/tmp/a"}`), Timeout: 5,
-			FollowRedirects: Ptr(false), DownloadFilename: "r.json", SaveResponseAsFile: true,
+			FollowRedirects: new(false), DownloadFilename: "r.json", SaveResponseAsFile: true,
 			SecretResponsePaths: []string{"token"}, ParameterKeys: []string{"key"},
 		},
 		&PrintPageBlock{
 			BlockBase:        BlockBase{Label: "Print"},
-			IncludeTimestamp: Ptr(false), CustomFilename: "page", Format: "Letter", Landscape: true, PrintBackground: Ptr(false),
+			IncludeTimestamp: new(false), CustomFilename: "page", Format: "Letter", Landscape: true, PrintBackground: new(false),
 		},
 		&WorkflowTriggerBlock{
 			BlockBase:           BlockBase{Label: "Child"},
-			WorkflowPermanentID: "wpid_1", Payload: json.RawMessage(`{"n":1}`), WaitForCompletion: Ptr(false),
+			WorkflowPermanentID: "wpid_1", Payload: json.RawMessage(`{"n":1}`), WaitForCompletion: new(false),
 			BrowserSessionID: "pbs_1", UseParentBrowserSession: true,
 		},
 		&GoogleSheetsReadBlock{
 			BlockBase:      BlockBase{Label: "ReadSheet"},
-			SpreadsheetURL: "https://docs.google.com/s/1", SheetName: "S", Range: "A1:B2", CredentialID: "cred_1", HasHeaderRow: Ptr(false),
+			SpreadsheetURL: "https://docs.google.com/s/1", SheetName: "S", Range: "A1:B2", CredentialID: "cred_1", HasHeaderRow: new(false),
 		},
 		&GoogleSheetsWriteBlock{
 			BlockBase:      BlockBase{Label: "WriteSheet"},
@@ -147,7 +147,7 @@ func sampleBlocks() []Block {
 		&EmailInboxBlock{
 			BlockBase:   BlockBase{Label: "Inbox"},
 			EmailClient: "gmail", CredentialID: "cred_2", Folder: "INBOX", Prompt: "find the code", Sender: "x@example.com",
-			Subject: "code", NewerThanDays: Ptr(0), MaxResults: 5, IncludeBody: Ptr(false),
+			Subject: "code", NewerThanDays: new(0), MaxResults: 5, IncludeBody: new(false),
 		},
 	}
 }
@@ -249,7 +249,7 @@ func TestBlockEncodingOmitsUnsetFields(t *testing.T) {
 }
 
 func TestBlockDefaultTrueBoolsAreSentWhenFalse(t *testing.T) {
-	b := &HTTPRequestBlock{BlockBase: BlockBase{Label: "h"}, FollowRedirects: Ptr(false)}
+	b := &HTTPRequestBlock{BlockBase: BlockBase{Label: "h"}, FollowRedirects: new(false)}
 	data, _ := json.Marshal(b)
 	if !bytes.Contains(data, []byte(`"follow_redirects":false`)) {
 		t.Errorf("follow_redirects false not sent: %s", data)

@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/abctl/abctl/internal/retry"
 )
 
 // Version is this package's version, sent in the User-Agent header.
@@ -56,7 +58,7 @@ func New(opts ...Option) (*Client, error) {
 		retryBase:     defaultRetryBase,
 		retryMax:      defaultRetryMax,
 		maxRetryAfter: defaultMaxRetryAfter,
-		sleep:         sleepContext,
+		sleep:         retry.Sleep,
 		now:           time.Now,
 		jitter:        rand.Float64,
 	}
@@ -309,53 +311,18 @@ func isConnRefused(err error) bool {
 // doubled per attempt, capped at retryMax, shortened by up to 25% of
 // jitter so that many clients do not retry in step.
 func (cfg *config) backoff(attempt int) time.Duration {
-	d := cfg.retryBase
-	for i := 0; i < attempt && d < cfg.retryMax; i++ {
-		d *= 2
-	}
-	d = min(d, cfg.retryMax)
-	return d - time.Duration(float64(d)*0.25*cfg.jitter())
+	return retry.Backoff(attempt, cfg.retryBase, cfg.retryMax, cfg.jitter())
 }
 
-// retryAfter reads Retry-After-Ms, or Retry-After in seconds or as an HTTP
-// date. It returns zero when neither is present or readable.
+// retryAfter is the delay a reply asks for, as Error.RetryAfter holds it:
+// Retry-After-Ms when it asks for more than zero, else Retry-After in
+// seconds or as an HTTP date; zero when neither asks for a wait.
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
+	if d, ok := retry.AfterMs(h); ok && d > 0 {
+		return d
 	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(secs * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
-
-// sleepContext waits for d, or returns ctx's error if it is done first.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	d, _ := retry.AfterHeader(h, now)
+	return d
 }
 
 // pathf builds an escaped path from a format whose %s verbs are path
@@ -376,4 +343,24 @@ func requireID(name, id string) error {
 		return fmt.Errorf("client: %s must not be empty", name)
 	}
 	return nil
+}
+
+// setInt, setString and setBool add a query parameter when its value is
+// not the zero value, which means "not set" in the options structs.
+func setInt(q url.Values, key string, v int) {
+	if v != 0 {
+		q.Set(key, strconv.Itoa(v))
+	}
+}
+
+func setString(q url.Values, key, v string) {
+	if v != "" {
+		q.Set(key, v)
+	}
+}
+
+func setBool(q url.Values, key string, v bool) {
+	if v {
+		q.Set(key, "true")
+	}
 }

@@ -2,9 +2,9 @@ package client
 
 // The API's enumerations are string types with constants. A value this
 // package does not know decodes without error and keeps its spelling, because
-// the service adds enum values without a new API version (api-v1.md §9); the
-// predicates below treat such values conservatively (an unknown run status is
-// not terminal, for instance).
+// the service adds enum values without a new API version (a new value is not
+// a breaking change, see docs/sdk.md); the predicates below treat such values
+// conservatively (an unknown run status is not terminal, for instance).
 
 // RunStatus is the state of a task run or workflow run.
 type RunStatus string
@@ -59,7 +59,8 @@ const (
 )
 
 // IsWorkflow reports whether the run is an agent (workflow) run. Every other
-// run type, known or not, is a task run (api-v1.md §2.3).
+// run type, known or not, is a task run: the run types other than
+// workflow_run name the engine of a task run.
 func (t RunType) IsWorkflow() bool { return t == RunTypeWorkflowRun }
 
 // RunEngine selects the agent engine of a task run or block.
@@ -159,7 +160,7 @@ func (c TagColor) IsKnown() bool {
 }
 
 // TagEventType is the kind of a tag history event. The wire form is
-// lowercase, although api-v1.md writes SET and DELETE.
+// lowercase, although the service's API reference writes SET and DELETE.
 type TagEventType string
 
 // Tag event types.

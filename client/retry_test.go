@@ -109,6 +109,43 @@ func TestRetryHonoursRetryAfter(t *testing.T) {
 	}
 }
 
+// TestRetryAfterRule: the delay Error.RetryAfter holds for each header,
+// as the client read them before it shared internal/retry with the model
+// client. A Retry-After-Ms of zero does not count (Retry-After, or the
+// backoff, decides), and what asks for no wait is zero.
+func TestRetryAfterRule(t *testing.T) {
+	now := time.Date(2026, 1, 31, 15, 20, 42, 0, time.UTC)
+	for _, tc := range []struct {
+		header []string
+		want   time.Duration
+	}{
+		{nil, 0},
+		{[]string{"Retry-After-Ms", "250"}, 250 * time.Millisecond},
+		{[]string{"Retry-After-Ms", "0"}, 0},
+		{[]string{"Retry-After-Ms", "0", "Retry-After", "5"}, 5 * time.Second},
+		{[]string{"Retry-After-Ms", "-5", "Retry-After", "3"}, 3 * time.Second},
+		{[]string{"Retry-After-Ms", "1.5"}, 1500 * time.Microsecond},
+		{[]string{"Retry-After-Ms", "soon", "Retry-After", "2"}, 2 * time.Second},
+		{[]string{"Retry-After", "3"}, 3 * time.Second},
+		{[]string{"Retry-After", "0"}, 0},
+		{[]string{"Retry-After", "-1"}, 0},
+		{[]string{"Retry-After", "0.5"}, 500 * time.Millisecond},
+		{[]string{"Retry-After", " 7 "}, 7 * time.Second},
+		{[]string{"Retry-After", "soon"}, 0},
+		{[]string{"Retry-After", "Sat, 31 Jan 2026 15:20:52 GMT"}, 10 * time.Second},
+		{[]string{"Retry-After", "Sat, 31 Jan 2026 15:20:32 GMT"}, 0},
+		{[]string{"Retry-After", "Sat, 31 Jan 2026 15:20:42 GMT"}, 0},
+	} {
+		h := http.Header{}
+		for i := 0; i+1 < len(tc.header); i += 2 {
+			h.Set(tc.header[i], tc.header[i+1])
+		}
+		if got := retryAfter(h, now); got != tc.want {
+			t.Errorf("retryAfter(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}
+
 func TestRetryBackoffGrowsAndStops(t *testing.T) {
 	srv, n := scriptedServer(t, status(503))
 	rec := &sleepRecorder{}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/abctl/abctl/internal/ptr"
 )
 
 // Model selects a language model. The service treats it as an opaque
@@ -174,16 +176,16 @@ type Run struct {
 func (r *Run) IsTerminal() bool { return r.Status.IsTerminal() }
 
 // GetFailureReason returns the failure reason, or "" when there is none.
-func (r *Run) GetFailureReason() string { return deref(r.FailureReason) }
+func (r *Run) GetFailureReason() string { return ptr.Value(r.FailureReason) }
 
 // GetWebhookFailureReason returns why the terminal webhook failed, or "".
-func (r *Run) GetWebhookFailureReason() string { return deref(r.WebhookFailureReason) }
+func (r *Run) GetWebhookFailureReason() string { return ptr.Value(r.WebhookFailureReason) }
 
 // GetRecordingURL returns the recording URL, or "" when there is none.
-func (r *Run) GetRecordingURL() string { return deref(r.RecordingURL) }
+func (r *Run) GetRecordingURL() string { return ptr.Value(r.RecordingURL) }
 
 // GetAppURL returns the link to the run in the web application, or "".
-func (r *Run) GetAppURL() string { return deref(r.AppURL) }
+func (r *Run) GetAppURL() string { return ptr.Value(r.AppURL) }
 
 // GetStepCount returns the number of steps executed, or 0 when unknown.
 func (r *Run) GetStepCount() int {
@@ -248,8 +250,8 @@ type RetryWebhookRequest struct {
 
 // WebhookReplay is what the hosted service answers to a webhook retry: it
 // delivers synchronously and reports the attempt. A server that delivers in
-// the background (as api-v1.md describes) answers with an empty body, and
-// RetryWebhook then returns nil.
+// the background (as the service's API reference describes) answers with an
+// empty body, and RetryWebhook then returns nil.
 type WebhookReplay struct {
 	RunID             string            `json:"run_id"`
 	RunType           RunType           `json:"run_type"`
@@ -287,16 +289,10 @@ type Artifact struct {
 	ModifiedAt         Time         `json:"modified_at"`
 }
 
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
-}
-
-// Ptr returns a pointer to v, for the optional fields of request types.
-func Ptr[T any](v T) *T { return &v }
+// Ptr returns a pointer to v, for the optional fields of request types
+// (MaxSteps: client.Ptr(12)). It is the same as new(v), which code for Go
+// 1.26 and later can write instead.
+func Ptr[T any](v T) *T { return new(v) }
 
 func isJSONNull(b json.RawMessage) bool {
 	b = bytes.TrimSpace(b)

@@ -230,12 +230,12 @@ func TestCrashRecovery(t *testing.T) {
 		want[id] = client.RunStatusQueued
 	}
 	for id, status := range want {
-		rec, err := st.GetRun(ctx, org.ID, id)
+		rec, err := st.Runs().Get(ctx, org.ID, id)
 		if err != nil || rec.Status != status {
 			t.Errorf("after the crash, %s: %v %v, want %s", id, rec, err, status)
 		}
 	}
-	pending, err := st.PendingRuns(ctx)
+	pending, err := st.Runs().Pending(ctx)
 	if err != nil || len(pending) != 2+len(queued) {
 		t.Errorf("pending runs after the crash: %v %v", pending, err)
 	}
@@ -319,10 +319,10 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if pending, err := st.PendingRuns(ctx); err != nil || len(pending) != 0 {
+	if pending, err := st.Runs().Pending(ctx); err != nil || len(pending) != 0 {
 		t.Errorf("runs left unfinished: %v %v", pending, err)
 	}
-	if rec, err := st.GetRun(ctx, org.ID, unsent); err != nil || rec.Webhook == nil || rec.Webhook.StatusCode != 200 || rec.Status != client.RunStatusCompleted {
+	if rec, err := st.Runs().Get(ctx, org.ID, unsent); err != nil || rec.Webhook == nil || rec.Webhook.StatusCode != 200 || rec.Status != client.RunStatusCompleted {
 		t.Errorf("the resent webhook's delivery: %+v %v", rec, err)
 	}
 }

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +19,9 @@ import (
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/artifacts"
+	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/runner"
+	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/engine"
@@ -119,9 +122,10 @@ func (e listenError) Is(target error) bool { return target == ErrListen }
 // Run serves the API until ctx is done, then shuts down: in-flight requests
 // finish (up to 10 s), and the store closes last.
 //
-// While it serves, the state file (StateFileName in the data directory,
-// mode 0600) holds the address listened on and a fresh admin token for the
-// admin routes (see admin.go); Run removes it when it returns.
+// While it serves, the state file (admin.StateFileName in the data
+// directory, mode 0600) holds the address listened on and a fresh admin
+// token for the admin routes (package daemon/admin, and daemon/api's
+// admin.go); Run removes it when it returns.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.DataDir == "" {
 		return errors.New("daemon: no data directory given")
@@ -151,7 +155,16 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(filepath.Join(cfg.DataDir, StoreFileName), store.Options{Secret: secret})
+	// One generator makes the ids of the store, the run files and the
+	// agent versions the API hands to the store.
+	gen, err := newIDs()
+	if err != nil {
+		return err
+	}
+	// The store keeps, with each run, its answer as package runview makes
+	// it, and makes them all again when runview makes them differently.
+	st, err := store.Open(filepath.Join(cfg.DataDir, StoreFileName),
+		store.Options{Secret: secret, IDs: gen, RunViews: runview.Views{}})
 	if err != nil {
 		return err
 	}
@@ -161,7 +174,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
-	files, err := artifacts.NewStore(filepath.Join(cfg.DataDir, ArtifactsDirName))
+	files, err := artifacts.NewStore(filepath.Join(cfg.DataDir, ArtifactsDirName), artifacts.WithIDs(gen))
 	if err != nil {
 		return err
 	}
@@ -212,23 +225,22 @@ func Run(ctx context.Context, cfg Config) error {
 	// ones would hold up the receiver's own graceful shutdown (a server
 	// waits seconds for a connection that never sent a request).
 	defer sender.CloseIdleConnections() // after the runner's last delivery
-	notifier := &api.Notifier{Store: st, Sender: sender, Logger: cfg.Logger}
-	runs := &api.Runs{Files: files, Signer: signer, Notifier: notifier, Actions: actions}
-	runs.Runner = runner.New(runner.Config{
-		Store: st, Executor: exec, Files: files, Notifier: notifier,
+	// The answers about runs and the webhooks' payloads carry the same
+	// URLs; the runner sends the terminal webhooks, the API the retries.
+	links := &runview.Links{Signer: signer}
+	hooks := &runner.Webhooks{Store: st, Sender: sender, Links: links, Logger: cfg.Logger}
+	rn := runner.New(runner.Config{
+		Store: st, Executor: exec, Files: files, Notifier: hooks,
 		Workers: cfg.Workers, Logger: cfg.Logger, Minute: cfg.Minute,
 	})
-	// The server exists before the runner starts: WithRuns links the
-	// notifier to the run view that webhooks are built from, and the
-	// runner may send webhooks as soon as it starts. It serves nothing
-	// until Serve below.
-	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithAccessLog(accessLog))
+	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks, Actions: actions}
+	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog))
 	// Resume or end what a previous daemon left unfinished before taking
 	// new requests.
-	if err := runs.Runner.Start(ctx); err != nil {
+	if err := rn.Start(ctx); err != nil {
 		return err
 	}
-	defer runs.Runner.Stop() // after the HTTP server, before the store closes
+	defer rn.Stop() // after the HTTP server, before the store closes
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -305,6 +317,17 @@ func ensureOrganization(ctx context.Context, st *store.Store, cfg Config) error 
 		}
 	}
 	return nil
+}
+
+// newIDs returns the daemon's id generator, with a random worker number:
+// another process writing to the same data directory (`abctl daemon orgs`
+// on a stopped daemon's) has its own.
+func newIDs() (*ids.Generator, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, fmt.Errorf("daemon: random worker id: %w", err)
+	}
+	return ids.New(binary.BigEndian.Uint32(b[:])), nil
 }
 
 // loadSecret reads the daemon's secret from the data directory, making it

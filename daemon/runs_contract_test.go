@@ -32,6 +32,7 @@ import (
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/runner"
+	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/executor/scripted"
@@ -84,7 +85,7 @@ func newRunsEnv(t testing.TB, cfg runsEnvConfig) *runsEnv {
 	if _, err := rand.Read(secret); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(dir, daemon.StoreFileName), store.Options{Secret: secret})
+	st, err := store.Open(filepath.Join(dir, daemon.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,19 +108,20 @@ func newRunsEnv(t testing.TB, cfg runsEnvConfig) *runsEnv {
 		t.Fatal(err)
 	}
 	exec := &scripted.Executor{}
-	notifier := &api.Notifier{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}}
-	runs := &api.Runs{Files: files, Signer: signer, Notifier: notifier}
-	runs.Runner = runner.New(runner.Config{
-		Store: st, Executor: exec, Files: files, Notifier: notifier,
+	links := &runview.Links{Signer: signer}
+	hooks := &runner.Webhooks{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}, Links: links}
+	rn := runner.New(runner.Config{
+		Store: st, Executor: exec, Files: files, Notifier: hooks,
 		Workers: max(cfg.Workers, 1), Minute: cfg.Minute,
 	})
+	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks}
 	srv := httptest.NewServer(api.NewServer(st, nil, api.WithRuns(runs)))
-	if err := runs.Runner.Start(ctx); err != nil {
+	if err := rn.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Cleanups run last in, first out: open the gates, close the server,
 	// stop the runner, then close the files and the store (above).
-	t.Cleanup(runs.Runner.Stop)
+	t.Cleanup(rn.Stop)
 	t.Cleanup(srv.Close)
 	t.Cleanup(exec.ReleaseAll)
 	mk := func(key string) *client.Client {
@@ -129,7 +131,7 @@ func newRunsEnv(t testing.TB, cfg runsEnvConfig) *runsEnv {
 		}
 		return c
 	}
-	return &runsEnv{t: t, url: srv.URL, st: st, exec: exec, runner: runs.Runner,
+	return &runsEnv{t: t, url: srv.URL, st: st, exec: exec, runner: rn,
 		keyA: keyA, keyB: keyB, orgA: orgA.ID, a: mk(keyA), b: mk(keyB)}
 }
 
@@ -160,7 +162,7 @@ func (e *runsEnv) blocked(gate string) {
 // record reads a run of organization A from the store.
 func (e *runsEnv) record(id string) *store.RunRecord {
 	e.t.Helper()
-	rec, err := e.st.GetRun(context.Background(), e.orgA, id)
+	rec, err := e.st.Runs().Get(context.Background(), e.orgA, id)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -209,7 +209,7 @@ func TestWebhookFailureKeepsRunReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := st.GetRun(ctx, org.ID, failed.RunID)
+	rec, err := st.Runs().Get(ctx, org.ID, failed.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestWebhookFailureKeepsRunReason(t *testing.T) {
 	if len(rec.WebhookRetries) != 1 || rec.WebhookRetries[0].URL != other || rec.WebhookRetries[0].Error == "" {
 		t.Errorf("the failed run's retries: %+v", rec.WebhookRetries)
 	}
-	rec, err = st.GetRun(ctx, org.ID, completed.RunID)
+	rec, err = st.Runs().Get(ctx, org.ID, completed.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/abctl/abctl/internal/retry"
 )
 
 // Model is one language model at one endpoint. Implementations are safe for
@@ -260,7 +262,7 @@ func buildOptions(opts []Option) *options {
 		o.http = defaultHTTPClient
 	}
 	if o.sleep == nil {
-		o.sleep = sleepContext
+		o.sleep = retry.Sleep
 	}
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
@@ -279,19 +281,4 @@ var defaultHTTPClient = &http.Client{
 		ExpectContinueTimeout: time.Second,
 		ForceAttemptHTTP2:     true,
 	},
-}
-
-// sleepContext waits for d, or returns ctx's error if ctx ends first.
-func sleepContext(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -9,9 +9,10 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/abctl/abctl/internal/retry"
 )
 
 // maxReplyBytes caps the body read from a provider.
@@ -62,9 +63,9 @@ func (e *endpoint) post(ctx context.Context, kind string, body []byte) ([]byte, 
 		if !retryable(a) || n > maxRetries {
 			return nil, n, failure
 		}
-		wait, asked := retryAfter(a.header, time.Now())
+		wait, asked := retry.After(a.header, time.Now())
 		if !asked {
-			wait = backoff(n - 1)
+			wait = retry.Backoff(n-1, retryBase, retryCap, rand.Float64())
 		}
 		if wait > MaxRetryWait {
 			failure.Message += fmt.Sprintf(" (asked to retry after %s, longer than the %s abctl waits)", wait.Round(time.Second), MaxRetryWait)
@@ -170,37 +171,6 @@ func retryable(a attempt) bool {
 		return true
 	}
 	return false
-}
-
-// retryAfter reads retry-after-ms, or Retry-After in seconds or as an HTTP
-// date; asked is false when neither is there or readable.
-func retryAfter(h http.Header, now time.Time) (d time.Duration, asked bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 {
-		return time.Duration(secs * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
-
-// backoff is the wait before retry number n+1 when the provider set none.
-func backoff(n int) time.Duration {
-	d := retryBase
-	for i := 0; i < n && d < retryCap; i++ {
-		d *= 2
-	}
-	d = min(d, retryCap)
-	return d - time.Duration(rand.Float64()*0.25*float64(d))
 }
 
 // errNoAnswer is returned when a 2xx body holds no answer.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/ptr"
 )
 
 // In the tools' arguments and answers, "workflow_id" is the agent's
@@ -129,7 +130,7 @@ func (t *tools) addAgentTools(s *mcp.Server) {
 			bounds(p["page_size"], 1, 100)
 			withDefault(p["page"], "1")
 			withDefault(p["page_size"], "10")
-			p["tags"].MaxItems = ptr(20)
+			p["tags"].MaxItems = new(20)
 		},
 	}, t.workflowList)
 
@@ -336,7 +337,7 @@ func parseDefinition(text, format string) (def *client.AgentDefinition, yamlText
 func agentSummary(a *client.Agent) AgentSummary {
 	s := AgentSummary{
 		WorkflowID: a.WorkflowPermanentID, VersionID: a.WorkflowID, Version: a.Version, Title: a.Title,
-		Description: deref(a.Description), Status: string(a.Status), FolderID: deref(a.FolderID),
+		Description: ptr.Value(a.Description), Status: string(a.Status), FolderID: ptr.Value(a.FolderID),
 		CreatedAt: timeText(&a.CreatedAt), ModifiedAt: timeText(&a.ModifiedAt),
 	}
 	for _, p := range a.WorkflowDefinition.Parameters {

@@ -22,7 +22,7 @@
 // # Names and arguments
 //
 // Tool names and arguments follow the hosted service's MCP server
-// (contract-notes §9): names are prefixed "skyvern_" and shaped
+// (docs/mcp.md, "The tools"): names are prefixed "skyvern_" and shaped
 // <noun>_<verb> (skyvern_workflow_run, skyvern_folder_list, ...). Where
 // the hosted server has no tool for a v1 operation (bulk cancel, webhook
 // retry, agent tags, the tag registry, run_action), the tool is named in

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/ptr"
 )
 
 // FolderListInput is the input of skyvern_folder_list.
@@ -86,7 +87,7 @@ func (t *tools) addFolderTools(s *mcp.Server) {
 		annotations: writes(false),
 		refine: func(p map[string]*jsonschema.Schema) {
 			nonEmpty(p, "title")
-			p["title"].MaxLength = ptr(255)
+			p["title"].MaxLength = new(255)
 		},
 	}, t.folderCreate)
 
@@ -173,7 +174,7 @@ func (t *tools) folderDelete(ctx context.Context, in FolderDeleteInput) (*Folder
 
 func folderInfo(f *client.Folder) FolderInfo {
 	return FolderInfo{
-		FolderID: f.FolderID, Title: f.Title, Description: deref(f.Description), WorkflowCount: f.WorkflowCount,
+		FolderID: f.FolderID, Title: f.Title, Description: ptr.Value(f.Description), WorkflowCount: f.WorkflowCount,
 		CreatedAt: timeText(&f.CreatedAt), ModifiedAt: timeText(&f.ModifiedAt),
 	}
 }

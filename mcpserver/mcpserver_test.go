@@ -15,6 +15,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/client/webhook"
+	"github.com/abctl/abctl/internal/ptr"
 	"github.com/abctl/abctl/mcpserver"
 )
 
@@ -137,11 +138,11 @@ func TestAgentsAndFolders(t *testing.T) {
 
 		// Folders.
 		folder := call[mcpserver.FolderInfo](t, s, "skyvern_folder_create", map[string]any{"title": "Reports", "description": "monthly"})
-		if got, err := e.c.Folders.Get(ctx, folder.FolderID); err != nil || got.Title != "Reports" || deref(got.Description) != "monthly" {
+		if got, err := e.c.Folders.Get(ctx, folder.FolderID); err != nil || got.Title != "Reports" || ptr.Value(got.Description) != "monthly" {
 			t.Fatalf("folder_create made %+v (%v)", got, err)
 		}
 		renamed := call[mcpserver.FolderInfo](t, s, "skyvern_folder_update", map[string]any{"folder_id": folder.FolderID, "title": "Monthly reports"})
-		if got, _ := e.c.Folders.Get(ctx, folder.FolderID); renamed.Title != "Monthly reports" || got.Title != "Monthly reports" || deref(got.Description) != "monthly" {
+		if got, _ := e.c.Folders.Get(ctx, folder.FolderID); renamed.Title != "Monthly reports" || got.Title != "Monthly reports" || ptr.Value(got.Description) != "monthly" {
 			t.Errorf("folder_update answered %+v; the folder is %+v", renamed, got)
 		}
 		if got := call[mcpserver.FolderInfo](t, s, "skyvern_folder_get", map[string]any{"folder_id": folder.FolderID}); got.Title != "Monthly reports" {
@@ -155,7 +156,7 @@ func TestAgentsAndFolders(t *testing.T) {
 		// Create from YAML, into the folder.
 		created := call[mcpserver.AgentDetail](t, s, "skyvern_workflow_create", map[string]any{"definition": agentYAML, "folder_id": folder.FolderID})
 		agent, err := e.c.Agents.Get(ctx, created.WorkflowID, nil)
-		if err != nil || agent.Title != "MCP test agent" || deref(agent.FolderID) != folder.FolderID || agent.Version != 1 {
+		if err != nil || agent.Title != "MCP test agent" || ptr.Value(agent.FolderID) != folder.FolderID || agent.Version != 1 {
 			t.Fatalf("workflow_create answered %+v; the agent is %+v (%v)", created, agent, err)
 		}
 		if created.VersionID != agent.WorkflowID || created.Status != "published" ||
@@ -194,7 +195,7 @@ func TestAgentsAndFolders(t *testing.T) {
 		defJSON, _ := json.Marshal(def)
 		updated := call[mcpserver.AgentDetail](t, s, "skyvern_workflow_update", map[string]any{"workflow_id": created.WorkflowID, "definition": string(defJSON)})
 		agent, err = e.c.Agents.Get(ctx, created.WorkflowID, nil)
-		if err != nil || agent.Version != 3 || agent.Title != "MCP test agent, renamed" || updated.Version != 3 || deref(agent.FolderID) != folder.FolderID {
+		if err != nil || agent.Version != 3 || agent.Title != "MCP test agent, renamed" || updated.Version != 3 || ptr.Value(agent.FolderID) != folder.FolderID {
 			t.Fatalf("workflow_update answered %+v; the agent is %+v (%v)", updated.AgentSummary, agent, err)
 		}
 		if v1 := call[mcpserver.AgentDetail](t, s, "skyvern_workflow_get", map[string]any{"workflow_id": created.WorkflowID, "version": 1}); v1.Title != "MCP test agent" || v1.Version != 1 {
@@ -252,7 +253,7 @@ func TestAgentsAndFolders(t *testing.T) {
 		// Out of the folder, then delete both.
 		moved := call[mcpserver.AgentSummary](t, s, "skyvern_workflow_update_folder", map[string]any{"workflow_id": created.WorkflowID, "folder_id": ""})
 		if got, _ := e.c.Agents.Get(ctx, created.WorkflowID, nil); moved.FolderID != "" || got.FolderID != nil {
-			t.Errorf("workflow_update_folder answered %+v; the agent's folder is %v", moved, deref(got.FolderID))
+			t.Errorf("workflow_update_folder answered %+v; the agent's folder is %v", moved, ptr.Value(got.FolderID))
 		}
 		if del := call[mcpserver.DeleteResult](t, s, "skyvern_workflow_delete", map[string]any{"workflow_id": created.WorkflowID}); !del.Deleted {
 			t.Errorf("workflow_delete = %+v", del)
@@ -473,12 +474,4 @@ func TestRunAction(t *testing.T) {
 			t.Errorf("run_action on a missing element: %s", msg)
 		}
 	})
-}
-
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
 }

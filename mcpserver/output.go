@@ -106,11 +106,3 @@ func timeText(t *client.Time) string {
 	}
 	return t.String()
 }
-
-func deref[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
-}

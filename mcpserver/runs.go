@@ -12,12 +12,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/ptr"
 )
 
 // The schemas name the service's enumerations (engines, action types) in
 // descriptions rather than as enums, so that a value the service adds
-// later is not refused here (api-v1.md §9: new enum values are not a
-// breaking change); the service checks them.
+// later is not refused here (the service adds enum values without a new
+// API version); the service checks them.
 
 // Default waits of the waiting tools, the hosted service's.
 const (
@@ -194,7 +195,7 @@ func (t *tools) addRunTools(s *mcp.Server) {
 		description: "Stop up to 100 runs at once and report which were cancelled and which could not be." + ownTool,
 		annotations: destroys(true),
 		refine: func(p map[string]*jsonschema.Schema) {
-			p["run_ids"].MinItems, p["run_ids"].MaxItems = ptr(1), ptr(100)
+			p["run_ids"].MinItems, p["run_ids"].MaxItems = new(1), new(100)
 			p["run_ids"].Types, p["run_ids"].Type = nil, "array"
 		},
 	}, t.bulkCancel)
@@ -363,8 +364,8 @@ func (t *tools) webhookRetry(ctx context.Context, in WebhookRetryInput) (*Webhoo
 	return &WebhookRetryResult{
 		RunID: in.RunID, TargetWebhookURL: replay.TargetWebhookURL,
 		Queued:     replay.StatusCode == nil && replay.Error == nil,
-		StatusCode: deref(replay.StatusCode), LatencyMS: replay.LatencyMS,
-		ResponseBody: deref(replay.ResponseBody), Error: deref(replay.Error),
+		StatusCode: ptr.Value(replay.StatusCode), LatencyMS: replay.LatencyMS,
+		ResponseBody: ptr.Value(replay.ResponseBody), Error: ptr.Value(replay.Error),
 	}, nil
 }
 

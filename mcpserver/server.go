@@ -167,23 +167,21 @@ func addTool[In, Out any](s *mcp.Server, sp spec, handle func(ctx context.Contex
 
 // Annotations of the tools, by effect.
 func readOnly() *mcp.ToolAnnotations {
-	return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
+	return &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
 }
 
 func writes(idempotent bool) *mcp.ToolAnnotations {
-	return &mcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: idempotent, OpenWorldHint: ptr(false)}
+	return &mcp.ToolAnnotations{DestructiveHint: new(false), IdempotentHint: idempotent, OpenWorldHint: new(false)}
 }
 
 func destroys(idempotent bool) *mcp.ToolAnnotations {
-	return &mcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: idempotent, OpenWorldHint: ptr(false)}
+	return &mcp.ToolAnnotations{DestructiveHint: new(true), IdempotentHint: idempotent, OpenWorldHint: new(false)}
 }
 
 // browses marks tools that drive a browser on the web.
 func browses() *mcp.ToolAnnotations {
-	return &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(true)}
+	return &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // describeError turns an error of the service into the text a model reads:
 // the status and the service's detail, the part that says what to fix.
@@ -239,7 +237,7 @@ func bounds(s *jsonschema.Schema, lo, hi float64) {
 // nonEmpty requires the named string properties to be non-empty.
 func nonEmpty(p map[string]*jsonschema.Schema, names ...string) {
 	for _, n := range names {
-		p[n].MinLength = ptr(1)
+		p[n].MinLength = new(1)
 	}
 }
 

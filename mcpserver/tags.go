@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/ptr"
 )
 
 // Tags are written as text in the tools: "key:value" for a grouped tag
@@ -95,8 +96,8 @@ func (t *tools) addTagTools(s *mcp.Server) {
 		refine: func(p map[string]*jsonschema.Schema) {
 			nonEmpty(p, "workflow_id")
 			p["tags"].Types, p["tags"].Type = nil, "array"
-			p["tags"].MinItems, p["tags"].MaxItems = ptr(1), ptr(20)
-			p["tags"].Items.MinLength = ptr(1)
+			p["tags"].MinItems, p["tags"].MaxItems = new(1), new(20)
+			p["tags"].Items.MinLength = new(1)
 		},
 	}, t.workflowTagsSet)
 
@@ -181,7 +182,7 @@ func (t *tools) tagKeyList(ctx context.Context, _ TagKeyListInput) (*TagKeyList,
 	}
 	out := &TagKeyList{TagKeys: make([]TagKeyInfo, 0, len(keys))}
 	for _, k := range keys {
-		out.TagKeys = append(out.TagKeys, TagKeyInfo{Key: k.Key, Description: deref(k.Description), WorkflowCount: k.WorkflowCount})
+		out.TagKeys = append(out.TagKeys, TagKeyInfo{Key: k.Key, Description: ptr.Value(k.Description), WorkflowCount: k.WorkflowCount})
 	}
 	return out, nil
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/runner"
+	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/executor/scripted"
@@ -82,7 +83,7 @@ func newRunsEnv(b *testing.B) *runsEnv {
 	dir := b.TempDir()
 	ctx := context.Background()
 	secret := bytes.Repeat([]byte{7}, store.SecretSize)
-	st, err := store.Open(filepath.Join(dir, daemon.StoreFileName), store.Options{Secret: secret})
+	st, err := store.Open(filepath.Join(dir, daemon.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,15 +104,16 @@ func newRunsEnv(b *testing.B) *runsEnv {
 	// As daemon.Run wires them; request lines are logged as text, and
 	// that cost kept.
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	notifier := &api.Notifier{Store: st, Sender: &webhooks.Sender{}}
-	runs := &api.Runs{Files: files, Signer: signer, Notifier: notifier}
-	runs.Runner = runner.New(runner.Config{Store: st, Executor: &scripted.Executor{Forget: true},
-		Files: files, Notifier: notifier, Logger: logger})
+	links := &runview.Links{Signer: signer}
+	hooks := &runner.Webhooks{Store: st, Sender: &webhooks.Sender{}, Links: links}
+	rn := runner.New(runner.Config{Store: st, Executor: &scripted.Executor{Forget: true},
+		Files: files, Notifier: hooks, Logger: logger})
+	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks}
 	srv := api.NewServer(st, logger, api.WithRuns(runs), api.WithAccessLog(logger))
-	if err := runs.Runner.Start(ctx); err != nil {
+	if err := rn.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(runs.Runner.Stop)
+	b.Cleanup(rn.Stop)
 	e := &runsEnv{st: st, srv: srv, key: key, org: org.ID}
 
 	for i := range n {
@@ -125,7 +127,7 @@ func newRunsEnv(b *testing.B) *runsEnv {
 	deadline := time.Now().Add(time.Minute)
 	for _, id := range e.ids {
 		for {
-			rec, err := st.GetRun(ctx, org.ID, id)
+			rec, err := st.Runs().Get(ctx, org.ID, id)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -214,7 +216,7 @@ func BenchmarkUnknownRun(b *testing.B) {
 	}
 }
 
-// BenchmarkRunStoreGet is store.GetRun alone: a read transaction and the
+// BenchmarkRunStoreGet is store.Runs.Get alone: a read transaction and the
 // record's JSON decoded into a store.RunRecord (what GET /v1/runs/{id} did
 // before runs had stored answers, and still does for a run without one).
 func BenchmarkRunStoreGet(b *testing.B) {
@@ -222,24 +224,26 @@ func BenchmarkRunStoreGet(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if _, err := e.st.GetRun(ctx, e.org, e.ids[(i*7919)%len(e.ids)]); err != nil {
+		if _, err := e.st.Runs().Get(ctx, e.org, e.ids[(i*7919)%len(e.ids)]); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkRunStoreView is store.AppendRunJSON alone: a read transaction
-// and the run's stored answer copied out with its app_url filled in, what
-// GET /v1/runs/{id} now does instead of GetRun and an encoding.
+// BenchmarkRunStoreView is runview's Links.AppendJSON alone: a read
+// transaction and the run's stored answer copied out with its app_url
+// filled in, what GET /v1/runs/{id} now does instead of Runs.Get and an
+// encoding.
 func BenchmarkRunStoreView(b *testing.B) {
 	e := newRunsEnv(b)
 	ctx := context.Background()
+	var links *runview.Links // no signer: the runs have no files
 	var buf []byte
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		id := e.ids[(i*7919)%len(e.ids)]
 		var err error
-		if buf, err = e.st.AppendRunJSON(ctx, buf[:0], e.org, id, "http://127.0.0.1:8780/v1/runs/"+id, nil); err != nil {
+		if buf, err = links.AppendJSON(ctx, e.st.Runs(), buf[:0], "http://127.0.0.1:8780", e.org, id); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -250,7 +254,7 @@ func BenchmarkRunStoreView(b *testing.B) {
 // is the client.Run that GET answers, encoded.
 func BenchmarkRunRecordDecode(b *testing.B) {
 	e := newRunsEnv(b)
-	rec, err := e.st.GetRun(context.Background(), e.org, e.ids[0])
+	rec, err := e.st.Runs().Get(context.Background(), e.org, e.ids[0])
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -270,7 +274,7 @@ func BenchmarkRunRecordDecode(b *testing.B) {
 
 func BenchmarkRunRecordEncode(b *testing.B) {
 	e := newRunsEnv(b)
-	rec, err := e.st.GetRun(context.Background(), e.org, e.ids[0])
+	rec, err := e.st.Runs().Get(context.Background(), e.org, e.ids[0])
 	if err != nil {
 		b.Fatal(err)
 	}

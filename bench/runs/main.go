@@ -570,7 +570,7 @@ func records(args []string) bool {
 	delivered, bad, retries := 0, 0, 0
 	var lat []time.Duration
 	for _, id := range ids {
-		rec, err := st.GetRun(ctx, org.ID, id)
+		rec, err := st.Runs().Get(ctx, org.ID, id)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			bad++

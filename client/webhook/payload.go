@@ -7,8 +7,9 @@ import (
 )
 
 // Payload is the body of a run-completion webhook: one superset of the
-// fields of every run type, in the order of the documented payload
-// (api-v1.md §6.2), so that Body(payload) writes the documented layout.
+// fields of every run type, in the order of the payload the hosted service
+// documents, so that Body(payload) writes the documented layout (the daemon
+// sends it for every run type, see docs/daemon.md, "Webhooks").
 //
 // The documented field set is that of a task-v2 run. Payloads of other run
 // types lack some of these fields and add others (a task-v1 run has no

@@ -14,6 +14,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/ptr"
 )
 
 // sdkRunTitle is the title of the workflow run a run_action request without
@@ -37,13 +38,6 @@ type runActionBody struct {
 	WorkflowRunID    *string        `json:"workflow_run_id"`
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 // handleRunAction serves POST /v1/sdk/run_action.
 func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
@@ -62,14 +56,14 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if id := deref(body.BrowserSessionID); id != "" {
+	if id := ptr.Value(body.BrowserSessionID); id != "" {
 		s.error(w, r, errorf(KindNotFound, "Browser session %s not found: the local daemon keeps no persistent browser sessions; leave browser_session_id out", id))
 		return
 	}
 	req := &client.RunActionRequest{
-		URL: normalizeURL(deref(body.URL)), Action: *body.Action,
-		BrowserAddress: strings.TrimSpace(deref(body.BrowserAddress)),
-		WorkflowRunID:  strings.TrimSpace(deref(body.WorkflowRunID)),
+		URL: normalizeURL(ptr.Value(body.URL)), Action: *body.Action,
+		BrowserAddress: strings.TrimSpace(ptr.Value(body.BrowserAddress)),
+		WorkflowRunID:  strings.TrimSpace(ptr.Value(body.WorkflowRunID)),
 	}
 	ctx := r.Context()
 	org := organization(ctx)
@@ -83,7 +77,7 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		var err error
-		rec, err = s.store.GetRun(ctx, org.ID, req.WorkflowRunID)
+		rec, err = s.store.Runs().Get(ctx, org.ID, req.WorkflowRunID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Type != client.RunTypeWorkflowRun) {
 			s.error(w, r, errorf(KindNotFound, "Workflow run %s not found", req.WorkflowRunID))
 			return
@@ -126,7 +120,7 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 // empty): it then runs on the page the run's browser is on.
 func checkRunAction(b *runActionBody) error {
 	var errs []client.ValidationError
-	continuing := strings.TrimSpace(deref(b.WorkflowRunID)) != ""
+	continuing := strings.TrimSpace(ptr.Value(b.WorkflowRunID)) != ""
 	switch {
 	case continuing:
 	case b.URL == nil:
@@ -179,14 +173,14 @@ func knownActionType(t client.ActionType) bool {
 func (s *Server) createActionRun(ctx context.Context, r *http.Request, req *client.RunActionRequest) (*store.RunRecord, error) {
 	echo, _ := json.Marshal(req)
 	rec := &store.RunRecord{
-		ID: s.store.NewRunID(client.RunTypeWorkflowRun), OrgID: organization(ctx).ID, Type: client.RunTypeWorkflowRun,
+		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: organization(ctx).ID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusCreated, RunRequest: echo, Title: sdkRunTitle,
 		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
 	}
-	if err := s.store.CreateRun(ctx, rec); err != nil {
+	if err := s.store.Runs().Create(ctx, rec); err != nil {
 		return nil, err
 	}
-	return s.store.UpdateRun(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
+	return s.store.Runs().Update(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
 		rec.Status = client.RunStatusRunning
 		return nil
 	})
@@ -194,7 +188,7 @@ func (s *Server) createActionRun(ctx context.Context, r *http.Request, req *clie
 
 // failActionRun ends a run whose first action could not open a session.
 func (s *Server) failActionRun(orgID, runID, reason string) {
-	_, err := s.store.UpdateRun(context.Background(), orgID, runID, func(rec *store.RunRecord) error {
+	_, err := s.store.Runs().Update(context.Background(), orgID, runID, func(rec *store.RunRecord) error {
 		if rec.Terminal() {
 			return store.ErrUnchanged
 		}
@@ -220,7 +214,7 @@ func (s *Server) endActionRun(orgID, runID string, res executor.Result, p *actio
 			s.logger.Warn("run file not recorded", "run_id", runID, "file", name, "error", err)
 			return
 		}
-		files = append(files, f)
+		files = append(files, store.RunFile(f))
 	}
 	for _, name := range res.Screenshots {
 		add(name, client.ArtifactScreenshot)
@@ -233,7 +227,7 @@ func (s *Server) endActionRun(orgID, runID string, res executor.Result, p *actio
 	if status == "" {
 		status = client.RunStatusCompleted
 	}
-	_, err := s.store.UpdateRun(ctx, orgID, runID, func(rec *store.RunRecord) error {
+	_, err := s.store.Runs().Update(ctx, orgID, runID, func(rec *store.RunRecord) error {
 		rec.Files = append(rec.Files, files...)
 		if res.StepCount > 0 && (rec.StepCount == nil || *rec.StepCount < res.StepCount) {
 			n := res.StepCount
@@ -306,7 +300,7 @@ func (p *actionProgress) log() *slog.Logger { return p.s.logger }
 
 // Step implements executor.Progress.
 func (p *actionProgress) Step(count int) {
-	_, err := p.s.store.UpdateRun(context.Background(), p.orgID, p.runID, func(rec *store.RunRecord) error {
+	_, err := p.s.store.Runs().Update(context.Background(), p.orgID, p.runID, func(rec *store.RunRecord) error {
 		if rec.StepCount != nil && *rec.StepCount >= count {
 			return store.ErrUnchanged
 		}
@@ -330,8 +324,8 @@ func (p *actionProgress) Screenshot(name string) {
 		p.log().Warn("screenshot not recorded", "run_id", p.runID, "file", name, "error", err)
 		return
 	}
-	_, err = p.s.store.UpdateRun(context.Background(), p.orgID, p.runID, func(rec *store.RunRecord) error {
-		rec.Files = append(rec.Files, f)
+	_, err = p.s.store.Runs().Update(context.Background(), p.orgID, p.runID, func(rec *store.RunRecord) error {
+		rec.Files = append(rec.Files, store.RunFile(f))
 		return nil
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/definition"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/tagquery"
 )
@@ -57,7 +58,7 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []*client.Agent{})
 		return
 	}
-	rows, err := s.store.ListAgentsJSON(r.Context(), organization(r.Context()).ID, q)
+	rows, err := s.store.Agents().ListJSON(r.Context(), organization(r.Context()).ID, q)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -83,7 +84,8 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
 	if f := r.URL.Query().Get("folder_id"); f != "" {
 		agent.FolderID = &f
 	}
-	out, _, err := s.store.CreateAgentJSON(r.Context(), organization(r.Context()).ID, agent, key)
+	s.newVersion(agent)
+	out, _, err := s.store.Agents().CreateJSON(r.Context(), organization(r.Context()).ID, agent, key)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -99,12 +101,22 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.UpdateAgent(r.Context(), organization(r.Context()).ID, id, agentFromDefinition(def))
+	agent := agentFromDefinition(def)
+	s.newVersion(agent)
+	out, err := s.store.Agents().Update(r.Context(), organization(r.Context()).ID, id, agent)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// newVersion makes a the content of a new agent version as the hosted
+// service stores it (package definition): a new workflow_id, created_at
+// now, and its definition in the response shape, with parameter records
+// of its own. The store gives it its place (wpid, version).
+func (s *Server) newVersion(a *client.Agent) {
+	definition.NewVersion(a, s.ids, client.NewTime(s.now()))
 }
 
 // handleGetAgent serves GET /v1/agents/{id}, optionally ?version=N.
@@ -123,7 +135,7 @@ func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	org := organization(r.Context()).ID
 	err := writeAppended(w, func(dst []byte) ([]byte, error) {
-		return s.store.AppendAgentJSON(r.Context(), dst, org, id, version)
+		return s.store.Agents().AppendJSON(r.Context(), dst, org, id, version)
 	})
 	if err != nil {
 		s.error(w, r, err)
@@ -133,7 +145,7 @@ func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) {
 // handleAgentVersions serves GET /v1/agents/{id}/versions.
 func (s *Server) handleAgentVersions(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	out, err := s.store.AgentVersions(r.Context(), organization(r.Context()).ID, id)
+	out, err := s.store.Agents().Versions(r.Context(), organization(r.Context()).ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		out, err = []*client.Agent{}, nil // as upstream: no 404 here
 	}
@@ -147,7 +159,7 @@ func (s *Server) handleAgentVersions(w http.ResponseWriter, r *http.Request) {
 // handleDeleteAgent serves POST /v1/agents/{id}/delete: soft and
 // idempotent, answering null.
 func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request) {
-	if err := s.store.DeleteAgent(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
+	if err := s.store.Agents().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -170,7 +182,7 @@ func (s *Server) handleSetAgentFolder(w http.ResponseWriter, r *http.Request) {
 	}
 	org := organization(r.Context()).ID
 	if folder != "" {
-		if _, err := s.store.GetFolder(r.Context(), org, folder); err != nil {
+		if _, err := s.store.Folders().Get(r.Context(), org, folder); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				err = errorf(KindBadRequest, "Folder %s not found", folder)
 			}
@@ -178,7 +190,7 @@ func (s *Server) handleSetAgentFolder(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, err := s.store.SetAgentFolder(r.Context(), org, id, folder)
+	out, err := s.store.Agents().SetFolder(r.Context(), org, id, folder)
 	if err != nil {
 		s.error(w, r, err)
 		return

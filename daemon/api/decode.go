@@ -177,3 +177,40 @@ func (qr *queryReader) string(name string) string { return qr.q.Get(name) }
 func (qr *queryReader) strings(name string) []string { return qr.q[name] }
 
 func (qr *queryReader) err() error { return invalid(qr.errs) }
+
+// The hosted service's 422 shapes, which every handler reports its
+// problems in.
+
+// fieldError is one entry of a 422 list: loc starts with "body", "query",
+// "path" or "header"; typ and msg follow the hosted service's vocabulary
+// (missing, int_parsing, greater_than_equal, ...).
+func fieldError(typ, msg string, input any, loc ...any) client.ValidationError {
+	v := client.ValidationError{Type: typ, Loc: loc, Msg: msg}
+	if input != nil {
+		v.Input, _ = json.Marshal(input)
+	}
+	return v
+}
+
+// invalid returns a 422 error for the given entries, or nil when there are
+// none, so that validators can collect every problem and report them at once.
+func invalid(entries []client.ValidationError) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	return &Error{Kind: KindInvalid, Validation: entries}
+}
+
+// valueError is a 422 entry for a rule a field breaks, worded as the
+// hosted service's validators word theirs.
+func valueError(msg string, input any, loc ...any) client.ValidationError {
+	return fieldError("value_error", "Value error, "+msg, input, loc...)
+}
+
+func missingField(loc ...any) client.ValidationError {
+	return fieldError("missing", "Field required", nil, loc...)
+}
+
+func tooLong(n int, max int, input any, loc ...any) client.ValidationError {
+	return fieldError("too_long", fmt.Sprintf("List should have at most %d items after validation, not %d", max, n), input, loc...)
+}

@@ -3,13 +3,11 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/yamljson"
 )
 
 // readDefinition reads an agent create or update body in any of the forms
@@ -21,8 +19,8 @@ import (
 //   - a YAML definition as the body, with Content-Type text/plain,
 //     application/yaml or application/x-yaml.
 //
-// It returns the definition and the validation location prefix of its
-// fields (["body", "json_definition"] for the wrapper, ["body"] otherwise).
+// Problems of the definition are reported at their place in the request:
+// under ["body", "json_definition"] for the wrapper, ["body"] otherwise.
 func readDefinition(r *http.Request) (*client.AgentDefinition, error) {
 	body, err := readBody(r)
 	if err != nil {
@@ -78,62 +76,14 @@ func isNull(b json.RawMessage) bool {
 // definitionFromYAML parses YAML text into a definition. YAML errors carry
 // the line they are on.
 func definitionFromYAML(text []byte, loc ...any) (*client.AgentDefinition, error) {
-	var doc any
-	if err := yaml.Unmarshal(text, &doc); err != nil {
+	b, err := yamljson.ToJSON(text)
+	if err != nil {
 		return nil, errorf(KindInvalid, "Invalid YAML in the workflow definition: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	doc, err := jsonCompatible(doc, "")
-	if err != nil {
-		return nil, errorf(KindInvalid, "Invalid YAML in the workflow definition: %v", err)
-	}
-	if _, ok := doc.(map[string]any); !ok {
+	if len(b) == 0 || b[0] != '{' {
 		return nil, errorf(KindInvalid, "Invalid workflow definition: the YAML document must be a mapping with title and workflow_definition")
 	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, errorf(KindInvalid, "Invalid YAML in the workflow definition: %v", err)
-	}
 	return definitionFromJSON(b, loc...)
-}
-
-// jsonCompatible turns what yaml.v3 decodes into values encoding/json can
-// write: mappings with non-string keys are refused (JSON has none).
-func jsonCompatible(v any, path string) (any, error) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			c, err := jsonCompatible(e, path+"."+k)
-			if err != nil {
-				return nil, err
-			}
-			t[k] = c
-		}
-		return t, nil
-	case map[any]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			ks, ok := k.(string)
-			if !ok {
-				return nil, fmt.Errorf("at %s: mapping key %v is not a string", strings.TrimPrefix(path, "."), k)
-			}
-			c, err := jsonCompatible(e, path+"."+ks)
-			if err != nil {
-				return nil, err
-			}
-			out[ks] = c
-		}
-		return out, nil
-	case []any:
-		for i, e := range t {
-			c, err := jsonCompatible(e, fmt.Sprintf("%s[%d]", path, i))
-			if err != nil {
-				return nil, err
-			}
-			t[i] = c
-		}
-		return t, nil
-	}
-	return v, nil
 }
 
 // required is the shape used to tell a missing required field from an
@@ -204,8 +154,9 @@ func validateDefinition(def *client.AgentDefinition, loc []any) error {
 	return invalid(errs)
 }
 
-// agentFromDefinition builds the stored agent record from a definition; the
-// store assigns ids, version and timestamps.
+// agentFromDefinition builds the agent record of a new version from a
+// definition; newVersion then gives it its id, its time and the stored
+// shape of its definition, and the store its wpid and version.
 func agentFromDefinition(def *client.AgentDefinition) *client.Agent {
 	a := &client.Agent{
 		Title:                    def.Title,

@@ -58,28 +58,10 @@ func errorf(kind Kind, format string, args ...any) *Error {
 	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
 }
 
-// fieldError is one entry of a 422 list: loc starts with "body", "query",
-// "path" or "header"; typ and msg follow the hosted service's vocabulary
-// (missing, int_parsing, greater_than_equal, ...).
-func fieldError(typ, msg string, input any, loc ...any) client.ValidationError {
-	v := client.ValidationError{Type: typ, Loc: loc, Msg: msg}
-	if input != nil {
-		v.Input, _ = json.Marshal(input)
-	}
-	return v
-}
-
-// invalid returns a 422 error for the given entries, or nil when there are
-// none, so that validators can collect every problem and report them at once.
-func invalid(entries []client.ValidationError) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	return &Error{Kind: KindInvalid, Validation: entries}
-}
-
-// toAPIError maps any error to an *Error: the kind of an *Error, the kind of
-// a store sentinel, KindInternal for everything else.
+// toAPIError maps any error to an *Error: the kind of an *Error; for the
+// store's errors, the kind of their sentinel and the detail the hosted
+// service words for that record (storeDetail); KindInternal for
+// everything else.
 func toAPIError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -87,15 +69,64 @@ func toAPIError(err error) *Error {
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		// The store words its errors as the hosted service's details
-		// ("Folder fld_1 not found"), so they are shown as they are.
-		return &Error{Kind: KindNotFound, Detail: err.Error()}
+		return &Error{Kind: KindNotFound, Detail: storeDetail(err)}
 	case errors.Is(err, store.ErrConflict):
-		return &Error{Kind: KindConflict, Detail: err.Error()}
+		return &Error{Kind: KindConflict, Detail: storeDetail(err)}
 	case errors.Is(err, store.ErrInvalid):
-		return &Error{Kind: KindInvalid, Detail: err.Error()}
+		return &Error{Kind: KindInvalid, Detail: storeDetail(err)}
 	}
 	return &Error{Kind: KindInternal, Detail: "Internal server error"}
+}
+
+// storeDetail words an error of the store for the client, as the hosted
+// service words it ("Folder fld_1 not found"); an error without a record
+// is shown as the store words it.
+func storeDetail(err error) string {
+	var nf *store.NotFoundError
+	var cf *store.ConflictError
+	var tags *store.TooManyTagsError
+	switch {
+	case errors.As(err, &nf):
+		switch nf.Record {
+		case store.RecordAgent:
+			if nf.Version != 0 {
+				return fmt.Sprintf("Workflow not found. workflow_permanent_id=%s, version=%d", nf.ID, nf.Version)
+			}
+			return fmt.Sprintf("Workflow not found. workflow_permanent_id=%s", nf.ID)
+		case store.RecordTagValue:
+			return fmt.Sprintf("Tag value %s:%s not found", nf.ID, nf.Value)
+		}
+		return fmt.Sprintf("%s %s not found", recordNoun(nf.Record), nf.ID)
+	case errors.As(err, &cf):
+		if cf.Record == store.RecordTagValue {
+			return fmt.Sprintf("Tag value %s:%s already exists", cf.ID, cf.Value)
+		}
+		return fmt.Sprintf("%s %s already exists", recordNoun(cf.Record), cf.ID)
+	case errors.As(err, &tags):
+		noun := "Workflow"
+		if tags.Subject.Kind == store.RunSubject {
+			noun = "Workflow run"
+		}
+		return fmt.Sprintf("%s %s would carry %d tags; at most %d are allowed", noun, tags.Subject.ID, tags.Tags, tags.Max)
+	}
+	return err.Error()
+}
+
+// recordNoun names a kind of record in the details of errors.
+func recordNoun(r store.Record) string {
+	switch r {
+	case store.RecordOrganization:
+		return "Organization"
+	case store.RecordFolder:
+		return "Folder"
+	case store.RecordRun:
+		return "Run"
+	case store.RecordWorkflowRun:
+		return "Workflow run"
+	case store.RecordTagKey:
+		return "Tag key"
+	}
+	return string(r)
 }
 
 // writeError answers err. Internal errors are logged with the request id and

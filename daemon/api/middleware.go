@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -190,9 +191,10 @@ func withBodyLimit(next http.Handler) http.Handler {
 
 // marshalJSON encodes compactly without HTML escaping.
 func marshalJSON(v any) ([]byte, error) {
-	// The store encodes the answers it keeps (agents' rows, runs' views)
-	// with the same function, so that stored and built answers agree.
-	return store.EncodeResponse(v)
+	// The runs' stored views are made with the same function, so that
+	// stored and built answers agree (the store encodes agents' rows the
+	// same way).
+	return runview.Marshal(v)
 }
 
 // requestIDs makes request ids: a random prefix per process and a counter,

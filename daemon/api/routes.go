@@ -77,9 +77,9 @@ func (s *Server) routes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
 	root.Handle("/admin/", s.adminRoutes()) // loopback and admin token only: admin.go
-	if s.runs != nil && s.runs.Files != nil && s.runs.Signer != nil {
+	if l := s.links(); l != nil && l.Signer != nil && s.runs.Files != nil {
 		// Run files open in a browser: the URL's signature is the credential.
-		root.Handle(artifacts.Path, s.runs.Files.Handler(s.runs.Signer))
+		root.Handle(artifacts.Path, s.runs.Files.Handler(l.Signer))
 	}
 	root.Handle("/", chain(api, withAuth(s.store, s.logger), withBodyLimit))
 

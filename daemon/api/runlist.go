@@ -2,9 +2,9 @@ package api
 
 // The run list and the run timeline.
 //
-// GET /v1/runs is hidden in the hosted service's reference but served
-// there (contract-notes §5.1); the daemon answers it the same way, from
-// the store's run index (store.ListRuns): the organization's runs newest
+// GET /v1/runs is left out of the hosted service's reference but served
+// there (docs/hosted-service.md); the daemon answers it the same way, from
+// the store's run index (store.Runs.List): the organization's runs newest
 // first, as TaskRunListItem objects. task_run_id is the run id, since the
 // daemon keeps no separate task-run rows.
 //
@@ -86,7 +86,7 @@ func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Tags = tags
-	items, err := s.store.ListRuns(r.Context(), organization(r.Context()).ID, q)
+	items, err := s.store.Runs().List(r.Context(), organization(r.Context()).ID, q)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -141,7 +141,7 @@ func containsValue[E ~string](set []E, v string) bool {
 // handleRunTimeline serves GET /v1/runs/{id}/timeline: the run's steps,
 // newest first, as the store keeps them (see the top of this file).
 func (s *Server) handleRunTimeline(w http.ResponseWriter, r *http.Request) {
-	rows, err := s.store.RunTimelineJSON(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	rows, err := s.store.Runs().TimelineJSON(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -144,7 +144,7 @@ func (s *Server) handleStartTask(w http.ResponseWriter, r *http.Request) {
 
 	org := organization(r.Context())
 	rec := &store.RunRecord{
-		ID: s.store.NewRunID(runType), OrgID: org.ID, Type: runType,
+		ID: s.store.Runs().NewID(runType), OrgID: org.ID, Type: runType,
 		Status: client.RunStatusQueued, RunRequest: runRequest, Task: &req,
 		Title: req.Title, WebhookURL: strings.TrimSpace(req.WebhookURL),
 		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
@@ -227,7 +227,7 @@ func (s *Server) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	org := organization(r.Context())
-	agent, err := s.store.GetAgent(r.Context(), org.ID, req.AgentID, 0)
+	agent, err := s.store.Agents().Get(r.Context(), org.ID, req.AgentID, 0)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -252,7 +252,7 @@ func (s *Server) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 	echo.CDPConnectHeaders = maskHeaders(req.CDPConnectHeaders)
 	runRequest, _ := json.Marshal(echo)
 	rec := &store.RunRecord{
-		ID: s.store.NewRunID(client.RunTypeWorkflowRun), OrgID: org.ID, Type: client.RunTypeWorkflowRun,
+		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: org.ID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusQueued, RunRequest: runRequest,
 		AgentID: agent.WorkflowPermanentID, AgentVersion: agent.Version, Parameters: params,
 		Title: req.Title, MaxSteps: maxStepsOverride, MaxElapsedMinutes: elapsed,
@@ -284,7 +284,7 @@ func checkRunMetadata(m map[string]string) []client.ValidationError {
 
 // startRun stores a new run, hands it to the runner and answers it.
 func (s *Server) startRun(w http.ResponseWriter, r *http.Request, rec *store.RunRecord) {
-	if err := s.store.CreateRun(r.Context(), rec); err != nil {
+	if err := s.store.Runs().Create(r.Context(), rec); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -366,7 +366,7 @@ func (s *Server) handleCancelRuns(w http.ResponseWriter, r *http.Request) {
 // attempt, in the background); the outcome is recorded in the run's
 // webhook retries, and logged when it fails. The run's status,
 // failure_reason and webhook_failure_reason stay as they are (see
-// Notifier.Replay).
+// runner.Webhooks.Replay).
 func (s *Server) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
@@ -385,7 +385,7 @@ func (s *Server) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	org := organization(r.Context()).ID
 	id := r.PathValue("id")
-	rec, err := s.store.GetRun(r.Context(), org, id)
+	rec, err := s.store.Runs().Get(r.Context(), org, id)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -402,14 +402,14 @@ func (s *Server) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, errorf(KindBadRequest, "No webhook URL configured for the run."))
 		return
 	}
-	replay := s.runs.Notifier.Replay(r.Context(), rec, target, r.Header.Get("X-Api-Key"))
+	replay := s.runs.Webhooks.Replay(r.Context(), rec, target, r.Header.Get("X-Api-Key"))
 	writeJSON(w, http.StatusOK, replay)
 }
 
 // handleRunArtifacts serves GET /v1/runs/{id}/artifacts, optionally only
 // the artifact_type values given (repeatable).
 func (s *Server) handleRunArtifacts(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.store.GetRun(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	rec, err := s.store.Runs().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/artifacts"
+	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -31,7 +32,7 @@ type viewEnv struct {
 func newViewEnv(t *testing.T, signed bool) *viewEnv {
 	t.Helper()
 	secret := bytes.Repeat([]byte{3}, store.SecretSize)
-	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"), store.Options{Secret: secret})
+	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"), store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +42,13 @@ func newViewEnv(t *testing.T, signed bool) *viewEnv {
 		t.Fatal(err)
 	}
 	// A fixed clock: both answers sign their URLs with the same expiry.
-	runs := &Runs{Now: func() time.Time { return time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC) }}
+	links := &runview.Links{Now: func() time.Time { return time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC) }}
 	if signed {
-		if runs.Signer, err = artifacts.NewSigner(secret); err != nil {
+		if links.Signer, err = artifacts.NewSigner(secret); err != nil {
 			t.Fatal(err)
 		}
 	}
+	runs := &Runs{Links: links}
 	srv := httptest.NewServer(NewServer(st, nil, WithRuns(runs)))
 	t.Cleanup(srv.Close)
 	return &viewEnv{t: t, st: st, runs: runs, srv: srv, org: org.ID, key: key}
@@ -80,7 +82,7 @@ func (e *viewEnv) get(path, host string) (int, []byte) {
 // exactly the bytes of the answer built from the stored record.
 func (e *viewEnv) check(id string) {
 	e.t.Helper()
-	rec, err := e.st.GetRun(e.t.Context(), e.org, id)
+	rec, err := e.st.Runs().Get(e.t.Context(), e.org, id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -90,7 +92,7 @@ func (e *viewEnv) check(id string) {
 		if host != "" {
 			base = "http://" + host
 		}
-		want, err := marshalJSON(runView(e.runs, rec, base))
+		want, err := marshalJSON(e.runs.Links.Run(rec, base))
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -103,12 +105,12 @@ func (e *viewEnv) check(id string) {
 
 func (e *viewEnv) create(typ client.RunType) string {
 	e.t.Helper()
-	rec := &store.RunRecord{ID: e.st.NewRunID(typ), OrgID: e.org, Type: typ, Status: client.RunStatusQueued,
+	rec := &store.RunRecord{ID: e.st.Runs().NewID(typ), OrgID: e.org, Type: typ, Status: client.RunStatusQueued,
 		RunRequest: json.RawMessage(`{"prompt":"Compare <prices> & report","url":"https://example.com/"}`)}
 	if typ != client.RunTypeWorkflowRun {
 		rec.Task = &client.TaskRunRequest{Prompt: "Compare <prices> & report", BrowserSessionID: "pbs_7"}
 	}
-	if err := e.st.CreateRun(e.t.Context(), rec); err != nil {
+	if err := e.st.Runs().Create(e.t.Context(), rec); err != nil {
 		e.t.Fatal(err)
 	}
 	return rec.ID
@@ -116,7 +118,7 @@ func (e *viewEnv) create(typ client.RunType) string {
 
 func (e *viewEnv) update(id string, change func(*store.RunRecord)) {
 	e.t.Helper()
-	_, err := e.st.UpdateRun(e.t.Context(), e.org, id, func(r *store.RunRecord) error { change(r); return nil })
+	_, err := e.st.Runs().Update(e.t.Context(), e.org, id, func(r *store.RunRecord) error { change(r); return nil })
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -180,11 +182,11 @@ func TestGetRunURLsWork(t *testing.T) {
 	if len(run.ScreenshotURLs) != 1 || len(run.DownloadedFiles) != 1 || run.GetAppURL() != e.srv.URL+"/v1/runs/"+id {
 		t.Fatalf("answer %s", body)
 	}
-	exp := e.runs.now().Add(artifacts.DefaultLifetime)
-	if want := e.runs.Signer.URL(e.srv.URL, e.org, id, "shot.png", exp); run.ScreenshotURLs[0] != want {
+	exp := e.runs.Links.Now().Add(artifacts.DefaultLifetime)
+	if want := e.runs.Links.Signer.URL(e.srv.URL, e.org, id, "shot.png", exp); run.ScreenshotURLs[0] != want {
 		t.Fatalf("screenshot URL %s, want %s", run.ScreenshotURLs[0], want)
 	}
-	if want := e.runs.Signer.DownloadURL(e.srv.URL, e.org, id, "data.csv", exp); run.DownloadedFiles[0].URL != want {
+	if want := e.runs.Links.Signer.DownloadURL(e.srv.URL, e.org, id, "data.csv", exp); run.DownloadedFiles[0].URL != want {
 		t.Fatalf("download URL %s, want %s", run.DownloadedFiles[0].URL, want)
 	}
 }
@@ -211,8 +213,8 @@ func TestGetRunNotFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &store.RunRecord{ID: e.st.NewRunID(client.RunTypeTaskV1), OrgID: other.ID, Type: client.RunTypeTaskV1, Status: client.RunStatusQueued}
-	if err := e.st.CreateRun(t.Context(), rec); err != nil {
+	rec := &store.RunRecord{ID: e.st.Runs().NewID(client.RunTypeTaskV1), OrgID: other.ID, Type: client.RunTypeTaskV1, Status: client.RunStatusQueued}
+	if err := e.st.Runs().Create(t.Context(), rec); err != nil {
 		t.Fatal(err)
 	}
 	for _, missing := range []string{"tsk_1", rec.ID, id + "x"} {

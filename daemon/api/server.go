@@ -8,17 +8,24 @@
 //
 // The layout follows one rule per file: routes.go lists every route,
 // middleware.go the wrappers every request goes through, errors.go the one
-// table from error kinds to HTTP statuses, decode.go how requests are read
-// and how their problems are reported (the hosted service's 422 shapes),
-// and one file per resource holds its handlers.
+// table from error kinds (and the store's errors) to HTTP statuses and
+// details, decode.go how requests are read and how their problems are
+// reported (the hosted service's 422 shapes), and one file per resource
+// holds its handlers. What the API answers about runs is built by package
+// daemon/runview, which the runner's webhooks share; agent definitions are
+// put in the shape they are stored in by package daemon/definition.
 package api
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
+	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -27,6 +34,10 @@ type Server struct {
 	store   *store.Store
 	logger  *slog.Logger
 	handler http.Handler
+	// ids makes the ids of the agent versions the server hands to the
+	// store (package definition); now is their clock.
+	ids *ids.Generator
+	now func() time.Time
 	// adminToken is the SHA-256 of the admin routes' token; nil while they
 	// are off (see EnableAdmin).
 	adminToken atomic.Pointer[[sha256.Size]byte]
@@ -42,12 +53,17 @@ func NewServer(st *store.Store, logger *slog.Logger, opts ...ServerOption) *Serv
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, logger: logger}
+	s := &Server{store: st, logger: logger, now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}
 	if s.accessLog == nil {
 		s.accessLog = logger
+	}
+	if s.ids == nil {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		s.ids = ids.New(binary.LittleEndian.Uint32(b[:]))
 	}
 	s.handler = s.routes()
 	return s
@@ -65,12 +81,14 @@ func WithAccessLog(logger *slog.Logger) ServerOption {
 // WithRuns lets the server start, cancel and show runs and serve their
 // files. Without it the run routes that need a runner answer 503.
 func WithRuns(rs *Runs) ServerOption {
-	return func(s *Server) {
-		s.runs = rs
-		if rs != nil && rs.Notifier != nil {
-			rs.Notifier.runs = rs
-		}
-	}
+	return func(s *Server) { s.runs = rs }
+}
+
+// WithIDs makes the server take the ids it makes (those of agent versions
+// and their parameters) from g, the daemon's generator. Without it the
+// server uses a generator of its own with a random worker.
+func WithIDs(g *ids.Generator) ServerOption {
+	return func(s *Server) { s.ids = g }
 }
 
 // ServeHTTP serves a request.

@@ -72,20 +72,6 @@ func checkColor(c client.TagColor) (client.TagColor, string) {
 	return c, ""
 }
 
-// valueError is a 422 entry for a rule a field breaks, worded as the
-// hosted service's validators word theirs.
-func valueError(msg string, input any, loc ...any) client.ValidationError {
-	return fieldError("value_error", "Value error, "+msg, input, loc...)
-}
-
-func missingField(loc ...any) client.ValidationError {
-	return fieldError("missing", "Field required", nil, loc...)
-}
-
-func tooLong(n int, max int, input any, loc ...any) client.ValidationError {
-	return fieldError("too_long", fmt.Sprintf("List should have at most %d items after validation, not %d", max, n), input, loc...)
-}
-
 // pathTagKey reads the {key} path parameter. A bad key is a 400 there, not
 // a 422: the service checks path keys by hand.
 func pathTagKey(r *http.Request) (string, error) {
@@ -222,7 +208,7 @@ func (tr tagRoutes) apply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	subj := tr.subject(r)
-	tags, err := tr.s.store.ApplyTags(r.Context(), organization(r.Context()).ID, subj, ch)
+	tags, err := tr.s.store.Tags().Apply(r.Context(), organization(r.Context()).ID, subj, ch)
 	if err != nil {
 		tr.s.error(w, r, err)
 		return
@@ -233,7 +219,7 @@ func (tr tagRoutes) apply(w http.ResponseWriter, r *http.Request) {
 // get serves GET .../{id}/tags.
 func (tr tagRoutes) get(w http.ResponseWriter, r *http.Request) {
 	subj := tr.subject(r)
-	tags, err := tr.s.store.Tags(r.Context(), organization(r.Context()).ID, subj)
+	tags, err := tr.s.store.Tags().Get(r.Context(), organization(r.Context()).ID, subj)
 	if err != nil {
 		tr.s.error(w, r, err)
 		return
@@ -251,7 +237,7 @@ func (tr tagRoutes) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	subj := tr.subject(r)
 	org := organization(r.Context()).ID
-	tags, err := tr.s.store.ApplyTags(r.Context(), org, subj, store.TagChange{
+	tags, err := tr.s.store.Tags().Apply(r.Context(), org, subj, store.TagChange{
 		Delete: []store.TagDelete{{Key: key}}, SetBy: org,
 	})
 	if err != nil {
@@ -277,7 +263,7 @@ func (tr tagRoutes) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	subj := tr.subject(r)
-	events, err := tr.s.store.TagHistory(r.Context(), organization(r.Context()).ID, subj, q)
+	events, err := tr.s.store.Tags().History(r.Context(), organization(r.Context()).ID, subj, q)
 	if err != nil {
 		tr.s.error(w, r, err)
 		return
@@ -319,7 +305,7 @@ func (s *Server) batchTags(kind store.SubjectKind, param, field, noun string) ht
 			s.error(w, r, errorf(KindBadRequest, "At most %d %s IDs may be requested at once", maxBatchIDs, noun))
 			return
 		}
-		out, err := s.store.BatchTags(r.Context(), organization(r.Context()).ID, kind, clean)
+		out, err := s.store.Tags().Batch(r.Context(), organization(r.Context()).ID, kind, clean)
 		if err != nil {
 			s.error(w, r, err)
 			return
@@ -330,7 +316,7 @@ func (s *Server) batchTags(kind store.SubjectKind, param, field, noun string) ht
 
 // handleListTagKeys serves GET /v1/tag-keys.
 func (s *Server) handleListTagKeys(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.TagKeys(r.Context(), organization(r.Context()).ID)
+	out, err := s.store.Tags().Keys(r.Context(), organization(r.Context()).ID)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -364,7 +350,7 @@ func (s *Server) handleUpdateTagKey(w http.ResponseWriter, r *http.Request) {
 			desc = nil
 		}
 	}
-	out, err := s.store.UpdateTagKey(r.Context(), organization(r.Context()).ID, key, desc)
+	out, err := s.store.Tags().UpdateKey(r.Context(), organization(r.Context()).ID, key, desc)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -380,7 +366,7 @@ func (s *Server) handleDeleteTagKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	org := organization(r.Context()).ID
-	out, err := s.store.DeleteTagKey(r.Context(), org, key, org)
+	out, err := s.store.Tags().DeleteKey(r.Context(), org, key, org)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -390,7 +376,7 @@ func (s *Server) handleDeleteTagKey(w http.ResponseWriter, r *http.Request) {
 
 // handleListTagValues serves GET /v1/tag-values, optionally ?key=.
 func (s *Server) handleListTagValues(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.TagValues(r.Context(), organization(r.Context()).ID, strings.TrimSpace(r.URL.Query().Get("key")))
+	out, err := s.store.Tags().Values(r.Context(), organization(r.Context()).ID, strings.TrimSpace(r.URL.Query().Get("key")))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -468,7 +454,7 @@ func (s *Server) handleCreateTagValue(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.CreateTagValue(r.Context(), organization(r.Context()).ID, key, value, color)
+	out, err := s.store.Tags().CreateValue(r.Context(), organization(r.Context()).ID, key, value, color)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -488,7 +474,7 @@ func (s *Server) handleRecolorTagValue(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.RecolorTagValue(r.Context(), organization(r.Context()).ID, key, value, color)
+	out, err := s.store.Tags().RecolorValue(r.Context(), organization(r.Context()).ID, key, value, color)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -510,7 +496,7 @@ func (s *Server) handleDeleteTagValue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	org := organization(r.Context()).ID
-	out, err := s.store.DeleteTagValue(r.Context(), org, key, value, org)
+	out, err := s.store.Tags().DeleteValue(r.Context(), org, key, value, org)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -531,7 +517,7 @@ func (s *Server) handleRenameTagValue(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	org := organization(r.Context()).ID
-	out, err := s.store.RenameTagValue(r.Context(), org, key, value, newValue, org)
+	out, err := s.store.Tags().RenameValue(r.Context(), org, key, value, newValue, org)
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -19,7 +19,7 @@ import (
 )
 
 // PrefixArtifact is the prefix of artifact ids (a_…), as the hosted service
-// spells it (contract-notes §1.1).
+// spells it.
 const PrefixArtifact = "a"
 
 // Limits on ids and names.

@@ -1,6 +1,6 @@
 // Package ids makes the identifiers of the local daemon in the form the
 // hosted service uses: a prefix, an underscore and a decimal snowflake
-// (wr_490440779503358000), see contract-notes §1.1.
+// (wr_490440779503358000).
 //
 // The snowflake is a non-negative int64 laid out as
 //
@@ -12,29 +12,30 @@
 // so ids of one generator sort numerically in the order they were made.
 //
 // The one exception is the id of an agent created with an idempotency key,
-// which is derived from the key (IdempotentAgentID) so that a replay finds
-// the agent the first request created.
+// which is derived from the key (agentid.FromKey, in package
+// internal/agentid, the rule agent files use too) so that a replay finds the agent the first request
+// created.
 package ids
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/abctl/abctl/internal/agentid"
 )
 
 // Id prefixes, as the hosted service spells them.
 const (
-	PrefixAgent             = "wpid"   // an agent (workflow permanent id), the same across versions
-	PrefixAgentVersion      = "w"      // one version row of an agent
-	PrefixFolder            = "fld"    // a folder
-	PrefixOrganization      = "o"      // an organization
-	PrefixWorkflowParameter = "wp"     // a parameter record of type workflow
-	PrefixOutputParameter   = "op"     // an output parameter record
-	PrefixWorkflowRun       = "wr"     // an agent (workflow) run
-	PrefixTask              = "tsk"    // a task run (v1, v3, computer-use engines)
-	PrefixTaskV2            = "tsk_v2" // a task-v2 run
+	PrefixAgent             = agentid.Prefix // an agent (workflow permanent id), the same across versions
+	PrefixAgentVersion      = "w"            // one version row of an agent
+	PrefixFolder            = "fld"          // a folder
+	PrefixOrganization      = "o"            // an organization
+	PrefixWorkflowParameter = "wp"           // a parameter record of type workflow
+	PrefixOutputParameter   = "op"           // an output parameter record
+	PrefixWorkflowRun       = "wr"           // an agent (workflow) run
+	PrefixTask              = "tsk"          // a task run (v1, v3, computer-use engines)
+	PrefixTaskV2            = "tsk_v2"       // a task-v2 run
 
 	// The records of the other parameter types (aws_secret_parameter_id,
 	// credential_parameter_id, ...).
@@ -160,17 +161,4 @@ func Parse(id string) (prefix string, n int64, ok bool) {
 // included, see Generator).
 func Time(n int64) time.Time {
 	return time.Unix(n>>timeShift+Epoch, 0).UTC()
-}
-
-// IdempotentAgentID returns the id of the agent that a create with the
-// given idempotency key makes in the given organization:
-// "wpid_" + lowercase hex of sha256("create_workflow\x00" + orgID + "\x00" + key).
-// It is not a snowflake; the hosted service derives it the same way.
-func IdempotentAgentID(orgID, key string) string {
-	h := sha256.New()
-	h.Write([]byte("create_workflow\x00"))
-	h.Write([]byte(orgID))
-	h.Write([]byte{0})
-	h.Write([]byte(key))
-	return PrefixAgent + "_" + hex.EncodeToString(h.Sum(nil))
 }

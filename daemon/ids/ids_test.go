@@ -1,8 +1,6 @@
 package ids
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"strconv"
 	"strings"
 	"sync"
@@ -186,28 +184,6 @@ func TestConcurrentUnique(t *testing.T) {
 				t.Fatalf("not monotonic within a goroutine: %d after %d", n, ns[i-1])
 			}
 		}
-	}
-}
-
-func TestIdempotentAgentID(t *testing.T) {
-	sum := sha256.Sum256([]byte("create_workflow\x00o_485917350850524254\x00key-1"))
-	want := "wpid_" + hex.EncodeToString(sum[:])
-	if got := IdempotentAgentID("o_485917350850524254", "key-1"); got != want {
-		t.Fatalf("got %s, want %s", got, want)
-	}
-	if len(want) != len("wpid_")+64 {
-		t.Fatalf("length %d", len(want))
-	}
-	// The separator keeps ("ab","c") and ("a","bc") apart, and the org
-	// matters.
-	if IdempotentAgentID("ab", "c") == IdempotentAgentID("a", "bc") {
-		t.Error("org and key not separated")
-	}
-	if IdempotentAgentID("o_1", "k") == IdempotentAgentID("o_2", "k") {
-		t.Error("org ignored")
-	}
-	if IdempotentAgentID("o_1", "k") != IdempotentAgentID("o_1", "k") {
-		t.Error("not deterministic")
 	}
 }
 

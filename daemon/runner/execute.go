@@ -19,7 +19,7 @@ import (
 func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 	bg := context.WithoutCancel(ctx)
 	started := false
-	rec, err := r.cfg.Store.UpdateRun(bg, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
+	rec, err := r.cfg.Store.Runs().Update(bg, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
 		if rec.Status != client.RunStatusQueued && rec.Status != client.RunStatusCreated {
 			return store.ErrUnchanged // canceled (or ended) while queued
 		}
@@ -81,7 +81,7 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		MaxSteps: rec.MaxSteps, Dir: dir,
 	}
 	if rec.Type == client.RunTypeWorkflowRun {
-		agent, err := r.cfg.Store.GetAgent(ctx, rec.OrgID, rec.AgentID, rec.AgentVersion)
+		agent, err := r.cfg.Store.Agents().Get(ctx, rec.OrgID, rec.AgentID, rec.AgentVersion)
 		if err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				return nil, fmt.Errorf("The agent %s (version %d) was deleted before the run started.", rec.AgentID, rec.AgentVersion)
@@ -106,7 +106,7 @@ func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Res
 			r.log.Warn("run file not recorded", "run_id", rec.ID, "file", name, "error", err)
 			return
 		}
-		files = append(files, f)
+		files = append(files, store.RunFile(f))
 	}
 	for _, name := range res.Screenshots {
 		record(name, client.ArtifactScreenshot)
@@ -120,7 +120,7 @@ func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Res
 	for _, name := range res.Logs {
 		record(name, client.ArtifactSkyvernLog)
 	}
-	final, err := r.cfg.Store.UpdateRun(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
+	final, err := r.cfg.Store.Runs().Update(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
 		rec.Status = res.Status
 		rec.Output = res.Output
 		rec.FailureReason = res.FailureReason
@@ -163,7 +163,7 @@ func (p *progress) seen(name string) bool {
 }
 
 func (p *progress) Step(count int) {
-	_, err := p.r.cfg.Store.UpdateRun(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
+	_, err := p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
 		if rec.StepCount != nil && *rec.StepCount >= count {
 			return store.ErrUnchanged
 		}
@@ -186,8 +186,8 @@ func (p *progress) Screenshot(name string) {
 		p.r.log.Warn("screenshot not recorded", "run_id", p.rec.ID, "file", name, "error", err)
 		return
 	}
-	_, err = p.r.cfg.Store.UpdateRun(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
-		rec.Files = append(rec.Files, f)
+	_, err = p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
+		rec.Files = append(rec.Files, store.RunFile(f))
 		return nil
 	})
 	if err != nil {
@@ -201,7 +201,7 @@ func (p *progress) Screenshot(name string) {
 // run's timeline. A step that cannot be recorded is logged and the run goes
 // on: the timeline is for people watching, not part of the result.
 func (p *progress) StepDetail(info executor.StepInfo) {
-	if err := p.r.cfg.Store.AddRunStep(p.ctx, p.rec.OrgID, p.rec.ID, timelineStep(info)); err != nil {
+	if err := p.r.cfg.Store.Runs().AddStep(p.ctx, p.rec.OrgID, p.rec.ID, timelineStep(info)); err != nil {
 		p.r.log.Warn("record a step's details", "run_id", p.rec.ID, "step", info.Step, "error", err)
 	}
 }

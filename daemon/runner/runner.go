@@ -2,8 +2,9 @@
 // it queues them, executes a bounded number at once through an
 // executor.Executor, persists every move (queued, running, the terminal
 // state with what the run produced), cancels them, sends the webhook of
-// each run that ends, and, when the daemon starts, resumes or ends the runs
-// a previous daemon left unfinished.
+// each run that ends (through a Notifier: the daemon's is Webhooks, which
+// also serves the API's webhook retries), and, when the daemon starts,
+// resumes or ends the runs a previous daemon left unfinished.
 //
 // The queue is FIFO within an organization and round-robin across
 // organizations, so that one organization submitting a thousand runs does
@@ -23,17 +24,19 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/executor"
 )
 
-// Files gives runs their directories and records the files they produce.
+// Files gives runs their directories and records the files they produce;
+// the daemon's is an *artifacts.Store.
 type Files interface {
 	// RunDir returns the run's directory, creating it.
 	RunDir(orgID, runID string) (string, error)
 	// Record describes a file the executor wrote in the run's directory.
-	Record(orgID, runID, name string, typ client.ArtifactType) (store.RunFile, error)
+	Record(orgID, runID, name string, typ client.ArtifactType) (artifacts.File, error)
 }
 
 // Notifier sends the webhook of a run that reached a terminal state.
@@ -115,12 +118,12 @@ func New(cfg Config) *Runner {
 // is done; the runner then works until Stop.
 func (r *Runner) Start(ctx context.Context) error {
 	r.ctx, r.stop = context.WithCancel(context.WithoutCancel(ctx))
-	pending, err := r.cfg.Store.PendingRuns(ctx)
+	pending, err := r.cfg.Store.Runs().Pending(ctx)
 	if err != nil {
 		return fmt.Errorf("runner: read unfinished runs: %w", err)
 	}
 	for _, ref := range pending {
-		rec, err := r.cfg.Store.GetRun(ctx, ref.OrgID, ref.RunID)
+		rec, err := r.cfg.Store.Runs().Get(ctx, ref.OrgID, ref.RunID)
 		if err != nil {
 			return fmt.Errorf("runner: read unfinished run %s: %w", ref.RunID, err)
 		}
@@ -265,7 +268,7 @@ func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRec
 	if cancel, ok := r.running[store.RunRef{OrgID: orgID, RunID: runID}]; ok {
 		cancel(errCanceled)
 		r.mu.Unlock()
-		return r.cfg.Store.GetRun(ctx, orgID, runID)
+		return r.cfg.Store.Runs().Get(ctx, orgID, runID)
 	}
 	if q, ok := r.queues[orgID]; ok {
 		if i := slices.Index(q, runID); i >= 0 {
@@ -284,7 +287,7 @@ func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRec
 	}
 	r.mu.Unlock()
 	canceled := false
-	rec, err := r.cfg.Store.UpdateRun(ctx, orgID, runID, func(rec *store.RunRecord) error {
+	rec, err := r.cfg.Store.Runs().Update(ctx, orgID, runID, func(rec *store.RunRecord) error {
 		if rec.Status != client.RunStatusCreated && rec.Status != client.RunStatusQueued {
 			return store.ErrUnchanged
 		}
@@ -304,7 +307,7 @@ func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRec
 // reason, outside any worker, and sends its webhook.
 func (r *Runner) endUnstarted(ref store.RunRef, from, to client.RunStatus, reason string) {
 	moved := false
-	rec, err := r.cfg.Store.UpdateRun(r.ctx, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
+	rec, err := r.cfg.Store.Runs().Update(r.ctx, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
 		if rec.Status != from {
 			return store.ErrUnchanged
 		}
@@ -339,8 +342,9 @@ func (r *Runner) finishAsync(rec *store.RunRecord) {
 // A failed delivery is logged and recorded in the run's
 // WebhookFailureReason. It changes the run's status only when the run had
 // completed: a completed run whose receiver never heard of it turns failed,
-// keeping its output, with a failure_reason that says so (api-v1.md §3:
-// "failed" means a problem where trying again may help). A run that ended
+// keeping its output, with a failure_reason that says so ("failed" is the
+// status of a run that may succeed when tried again, as one whose receiver
+// was down may). A run that ended
 // failed, terminated, timed_out or canceled keeps its status and its own
 // failure_reason, which say what went wrong with the run itself; a
 // receiver being down must not hide that.
@@ -352,7 +356,7 @@ func (r *Runner) finish(rec *store.RunRecord) *store.RunRecord {
 	if d == nil {
 		return rec
 	}
-	final, err := r.cfg.Store.UpdateRun(context.WithoutCancel(r.ctx), rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
+	final, err := r.cfg.Store.Runs().Update(context.WithoutCancel(r.ctx), rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
 		rec.Webhook = d
 		rec.WebhookFailureReason = ""
 		if d.Error == "" {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/executor"
@@ -33,13 +34,13 @@ func (f files) RunDir(orgID, runID string) (string, error) {
 	return dir, os.MkdirAll(dir, 0o700)
 }
 
-func (f files) Record(orgID, runID, name string, typ client.ArtifactType) (store.RunFile, error) {
+func (f files) Record(orgID, runID, name string, typ client.ArtifactType) (artifacts.File, error) {
 	b, err := os.ReadFile(filepath.Join(f.root, orgID, runID, name))
 	if err != nil {
-		return store.RunFile{}, err
+		return artifacts.File{}, err
 	}
 	sum := sha256.Sum256(b)
-	return store.RunFile{ID: "a_" + name, Type: typ, Name: name, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), CreatedAt: client.Now()}, nil
+	return artifacts.File{ID: "a_" + name, Type: typ, Name: name, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), CreatedAt: client.Now()}, nil
 }
 
 // notifier counts the webhooks of each run and the statuses they carried;
@@ -122,10 +123,10 @@ func (e *env) org(name string) string {
 func (e *env) create(orgID, script string) string {
 	e.t.Helper()
 	rec := &store.RunRecord{
-		ID: e.st.NewRunID(client.RunTypeTaskV1), OrgID: orgID, Type: client.RunTypeTaskV1,
+		ID: e.st.Runs().NewID(client.RunTypeTaskV1), OrgID: orgID, Type: client.RunTypeTaskV1,
 		Status: client.RunStatusQueued, Task: &client.TaskRunRequest{Prompt: scripted.Prefix + script},
 	}
-	if err := e.st.CreateRun(e.t.Context(), rec); err != nil {
+	if err := e.st.Runs().Create(e.t.Context(), rec); err != nil {
 		e.t.Fatal(err)
 	}
 	return rec.ID
@@ -140,7 +141,7 @@ func (e *env) submit(orgID, script string) string {
 
 func (e *env) get(orgID, id string) *store.RunRecord {
 	e.t.Helper()
-	rec, err := e.st.GetRun(context.Background(), orgID, id)
+	rec, err := e.st.Runs().Get(context.Background(), orgID, id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -316,7 +317,7 @@ func TestStartResumesUnfinishedRuns(t *testing.T) {
 	org := e.org("a")
 	ctx := t.Context()
 	interrupted := e.create(org, "steps=1")
-	if _, err := e.st.UpdateRun(ctx, org, interrupted, func(r *store.RunRecord) error {
+	if _, err := e.st.Runs().Update(ctx, org, interrupted, func(r *store.RunRecord) error {
 		r.Status = client.RunStatusRunning
 		r.Output = json.RawMessage(`{"partial":true}`)
 		return nil
@@ -325,12 +326,12 @@ func TestStartResumesUnfinishedRuns(t *testing.T) {
 	}
 	queued := e.create(org, "steps=2")
 	// A run that ended just before the crash, its webhook not sent yet.
-	unsent := &store.RunRecord{ID: e.st.NewRunID(client.RunTypeTaskV1), OrgID: org, Type: client.RunTypeTaskV1,
+	unsent := &store.RunRecord{ID: e.st.Runs().NewID(client.RunTypeTaskV1), OrgID: org, Type: client.RunTypeTaskV1,
 		Status: client.RunStatusQueued, Task: &client.TaskRunRequest{Prompt: "script: steps=1"}, WebhookURL: "http://127.0.0.1:1/hook"}
-	if err := e.st.CreateRun(ctx, unsent); err != nil {
+	if err := e.st.Runs().Create(ctx, unsent); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.st.UpdateRun(ctx, org, unsent.ID, func(r *store.RunRecord) error {
+	if _, err := e.st.Runs().Update(ctx, org, unsent.ID, func(r *store.RunRecord) error {
 		r.Status = client.RunStatusCompleted
 		return nil
 	}); err != nil {
@@ -338,18 +339,18 @@ func TestStartResumesUnfinishedRuns(t *testing.T) {
 	}
 	// One that ended with no webhook to send is not pending.
 	quiet := e.create(org, "steps=1")
-	if _, err := e.st.UpdateRun(ctx, org, quiet, func(r *store.RunRecord) error {
+	if _, err := e.st.Runs().Update(ctx, org, quiet, func(r *store.RunRecord) error {
 		r.Status = client.RunStatusCompleted
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	created := &store.RunRecord{ID: e.st.NewRunID(client.RunTypeTaskV1), OrgID: org, Type: client.RunTypeTaskV1,
+	created := &store.RunRecord{ID: e.st.Runs().NewID(client.RunTypeTaskV1), OrgID: org, Type: client.RunTypeTaskV1,
 		Status: client.RunStatusCreated, Task: &client.TaskRunRequest{Prompt: "script: steps=1"}}
-	if err := e.st.CreateRun(ctx, created); err != nil {
+	if err := e.st.Runs().Create(ctx, created); err != nil {
 		t.Fatal(err)
 	}
-	pending, err := e.st.PendingRuns(ctx)
+	pending, err := e.st.Runs().Pending(ctx)
 	if err != nil || len(pending) != 4 || slices.ContainsFunc(pending, func(r store.RunRef) bool { return r.RunID == quiet }) {
 		t.Errorf("pending before the restart: %v %v", pending, err)
 	}
@@ -370,7 +371,7 @@ func TestStartResumesUnfinishedRuns(t *testing.T) {
 	if _, ok := e.exec.Job(interrupted); ok {
 		t.Error("the interrupted run was executed again")
 	}
-	if pending, err := e.st.PendingRuns(ctx); err != nil || len(pending) != 0 {
+	if pending, err := e.st.Runs().Pending(ctx); err != nil || len(pending) != 0 {
 		t.Errorf("pending after recovery: %v %v", pending, err)
 	}
 	if _, ok := e.exec.Job(unsent.ID); ok {
@@ -530,7 +531,7 @@ func TestLimitsAndExecutorMistakes(t *testing.T) {
 	ctx := t.Context()
 
 	limited := e.create(org, "steps=1;screenshots=1;block")
-	if _, err := e.st.UpdateRun(ctx, org, limited, func(r *store.RunRecord) error { r.MaxElapsedMinutes = 1; return nil }); err != nil {
+	if _, err := e.st.Runs().Update(ctx, org, limited, func(r *store.RunRecord) error { r.MaxElapsedMinutes = 1; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	e.r.Submit(org, limited)
@@ -539,9 +540,9 @@ func TestLimitsAndExecutorMistakes(t *testing.T) {
 		t.Errorf("time limit: %s %q files %d", rec.Status, rec.FailureReason, len(rec.Files))
 	}
 
-	orphan := &store.RunRecord{ID: e.st.NewRunID(client.RunTypeWorkflowRun), OrgID: org, Type: client.RunTypeWorkflowRun,
+	orphan := &store.RunRecord{ID: e.st.Runs().NewID(client.RunTypeWorkflowRun), OrgID: org, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusQueued, AgentID: "wpid_1", AgentVersion: 1}
-	if err := e.st.CreateRun(ctx, orphan); err != nil {
+	if err := e.st.Runs().Create(ctx, orphan); err != nil {
 		t.Fatal(err)
 	}
 	e.r.Submit(org, orphan.ID)
@@ -601,7 +602,7 @@ func TestStepDetailsSummaryAndLogs(t *testing.T) {
 		rec.Files[0].Type != client.ArtifactSkyvernLog || rec.Files[0].Name != "steps.json" {
 		t.Errorf("the ended run: status %s, summary %q, files %+v", rec.Status, rec.Summary, rec.Files)
 	}
-	rows, err := e.st.RunTimelineJSON(t.Context(), org, id)
+	rows, err := e.st.Runs().TimelineJSON(t.Context(), org, id)
 	if err != nil || len(rows) != 2 {
 		t.Fatalf("timeline %s, %v", rows, err)
 	}

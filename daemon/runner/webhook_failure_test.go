@@ -30,7 +30,7 @@ import (
 const hookSecret = "s3cr3t-receiver-token"
 
 // httpNotifier sends each run's webhook to the run's WebhookURL over HTTP
-// with webhooks.Sender, as the daemon's Notifier does, with a small body
+// with webhooks.Sender, as Webhooks does, with a small body
 // (these tests are about the outcome, not the payload).
 type httpNotifier struct{ sender webhooks.Sender }
 
@@ -121,11 +121,11 @@ func hostOf(t *testing.T, raw string) string {
 func (e *env) createWithHook(orgID, script, hook string) string {
 	e.t.Helper()
 	rec := &store.RunRecord{
-		ID: e.st.NewRunID(client.RunTypeTaskV1), OrgID: orgID, Type: client.RunTypeTaskV1,
+		ID: e.st.Runs().NewID(client.RunTypeTaskV1), OrgID: orgID, Type: client.RunTypeTaskV1,
 		Status: client.RunStatusQueued, Task: &client.TaskRunRequest{Prompt: scripted.Prefix + script},
 		WebhookURL: hook,
 	}
-	if err := e.st.CreateRun(e.t.Context(), rec); err != nil {
+	if err := e.st.Runs().Create(e.t.Context(), rec); err != nil {
 		e.t.Fatal(err)
 	}
 	return rec.ID

@@ -15,6 +15,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/tagquery"
+	"github.com/abctl/abctl/internal/agentid"
 )
 
 // Agents are stored as version rows (client.Agent, one per version) under
@@ -22,16 +23,18 @@ import (
 // its latest row, and, while it is not deleted, an entry in the order
 // index; putSummary keeps the three (and the folder counters) in step.
 //
-// Deletion is per agent: DeleteAgent sets deleted_at on every row, and an
+// Deletion is per agent: Agents.Delete sets deleted_at on every row, and an
 // update of a deleted agent clears it on every row, so all rows of an agent
 // always agree on whether it is deleted.
 
-func agentNotFound(wpid string) error {
-	return errorf(ErrNotFound, "Workflow not found. workflow_permanent_id=%s", wpid)
-}
+// Agents are the agents of the organizations, every version of each. Get
+// it with Store.Agents.
+type Agents struct{ s *Store }
+
+func agentNotFound(wpid string) error { return notFound(RecordAgent, wpid) }
 
 func agentVersionNotFound(wpid string, version int) error {
-	return errorf(ErrNotFound, "Workflow not found. workflow_permanent_id=%s, version=%d", wpid, version)
+	return &NotFoundError{Record: RecordAgent, ID: wpid, Version: version}
 }
 
 // agentKey is the key of one version row: wpid, 0x00, version (uint32 BE).
@@ -120,15 +123,7 @@ func defaultText(raw json.RawMessage) string {
 // encodeSummary writes s without HTML escaping, so that every search text
 // without quotes, backslashes or control characters appears verbatim in
 // the encoding (the list's pre-filter relies on it).
-func encodeSummary(s *agentSummary) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+func encodeSummary(s *agentSummary) ([]byte, error) { return encodeJSON(s) }
 
 func decodeSummary(raw []byte) (*agentSummary, error) {
 	s := new(agentSummary)
@@ -271,7 +266,7 @@ func putAgent(o *orgTx, a *client.Agent) error {
 // without HTML escaping), so that reads can send the stored bytes as they
 // are.
 func encodeRow(a *client.Agent) ([]byte, error) {
-	b, err := EncodeResponse(a)
+	b, err := encodeJSON(a)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode agent %s: %w", a.WorkflowPermanentID, err)
 	}
@@ -340,38 +335,45 @@ func cloneAgent(a *client.Agent) (*client.Agent, error) {
 	return decodeAgent(data)
 }
 
-// stampVersion fills what the store owns in a new version row.
-func (s *Store) stampVersion(a *client.Agent, orgID, wpid string, version int, now client.Time) {
-	a.WorkflowID = s.ids.Next(ids.PrefixAgentVersion)
-	a.OrganizationID = orgID
-	a.WorkflowPermanentID = wpid
-	a.AgentID = wpid
-	a.Version = version
-	a.CreatedAt, a.ModifiedAt, a.DeletedAt = now, now, nil
-	if a.Status == "" {
-		a.Status = client.AgentStatusPublished
+// stampVersion fills what the store owns in a new version row: its place
+// (organization, wpid, version) and its state. The version's identity and
+// time are the caller's when given (workflow_id, created_at), because the
+// definition's parameter records repeat them; the store makes them
+// otherwise.
+func (a *Agents) stampVersion(ag *client.Agent, orgID, wpid string, version int) {
+	if ag.WorkflowID == "" {
+		ag.WorkflowID = a.s.ids.Next(ids.PrefixAgentVersion)
 	}
-	// The definition is stored in its response shape, with new parameter
-	// records (definition.go).
-	s.expandDefinition(a, now)
+	if ag.CreatedAt.IsZero() {
+		ag.CreatedAt = a.s.clock()
+	}
+	ag.OrganizationID = orgID
+	ag.WorkflowPermanentID = wpid
+	ag.AgentID = wpid
+	ag.Version = version
+	ag.ModifiedAt, ag.DeletedAt = ag.CreatedAt, nil
+	if ag.Status == "" {
+		ag.Status = client.AgentStatusPublished
+	}
 }
 
-// CreateAgent creates version 1 of a new agent from def, whose definition
-// fields the caller has filled (def is not modified). The store assigns
-// workflow_permanent_id, workflow_id, organization_id, version,
-// created_at, modified_at and agent_id, and stores the definition in the
-// response shape of the hosted service (definition.go): every parameter a
-// record with new ids, an output parameter per block, and each block's
-// parameters as records. A missing status becomes published.
-// folder_id is kept as given, without checking that the folder exists.
+// Create creates version 1 of a new agent from def, which it stores as
+// given (def is not modified): the daemon gives the definition in the
+// response shape of the hosted service, with its parameter records, made
+// by package daemon/definition for the version's workflow_id and
+// created_at, which it sets on def. The store assigns
+// workflow_permanent_id, organization_id, version, modified_at (the
+// created_at) and agent_id, and workflow_id and created_at when def has
+// none. A missing status becomes published. folder_id is kept as given,
+// without checking that the folder exists.
 //
-// With an idempotency key the wpid is ids.IdempotentAgentID(orgID, key);
-// if version 1 of it exists, even soft-deleted, CreateAgent returns that row
-// as it is now with created false and writes nothing. The check and the
+// With an idempotency key the wpid is agentid.FromKey(orgID, key);
+// if version 1 of it exists, even soft-deleted, Create returns that row as
+// it is now with created false and writes nothing. The check and the
 // create run in one write transaction, so concurrent creates with the same
 // key make one agent.
-func (s *Store) CreateAgent(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (agent *client.Agent, created bool, err error) {
-	raw, created, err := s.CreateAgentJSON(ctx, orgID, def, idempotencyKey)
+func (a *Agents) Create(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (agent *client.Agent, created bool, err error) {
+	raw, created, err := a.CreateJSON(ctx, orgID, def, idempotencyKey)
 	if err != nil {
 		return nil, false, err
 	}
@@ -379,18 +381,18 @@ func (s *Store) CreateAgent(ctx context.Context, orgID string, def *client.Agent
 	return agent, created, err
 }
 
-// CreateAgentJSON is CreateAgent returning the row as the API answers it.
-// The row is built and encoded before the write transaction, which then
-// only checks the idempotency key and stores bytes: bbolt serialises
-// writers, so the less each holds the lock, the more creates per second.
-func (s *Store) CreateAgentJSON(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (json.RawMessage, bool, error) {
-	p, err := s.prepareAgent(orgID, def, idempotencyKey)
+// CreateJSON is Create returning the row as the API answers it. The row
+// is built and encoded before the write transaction, which then only
+// checks the idempotency key and stores bytes: bbolt serialises writers,
+// so the less each holds the lock, the more creates per second.
+func (a *Agents) CreateJSON(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (json.RawMessage, bool, error) {
+	p, err := a.prepare(orgID, def, idempotencyKey)
 	if err != nil {
 		return nil, false, err
 	}
 	var out json.RawMessage
 	created := false
-	err = s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err = a.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		var err error
 		out, created, err = p.insert(o)
 		return err
@@ -409,26 +411,26 @@ type preparedAgent struct {
 	idempotent bool
 }
 
-func (s *Store) prepareAgent(orgID string, def *client.Agent, idempotencyKey string) (*preparedAgent, error) {
+func (a *Agents) prepare(orgID string, def *client.Agent, idempotencyKey string) (*preparedAgent, error) {
 	if def == nil {
-		return nil, fmt.Errorf("store: CreateAgent: nil definition")
+		return nil, fmt.Errorf("store: Agents.Create: nil definition")
 	}
-	a, err := cloneAgent(def)
+	ag, err := cloneAgent(def)
 	if err != nil {
 		return nil, err
 	}
 	var wpid string
 	if idempotencyKey != "" {
-		wpid = ids.IdempotentAgentID(orgID, idempotencyKey)
+		wpid = agentid.FromKey(orgID, idempotencyKey)
 	} else {
-		wpid = s.ids.Next(ids.PrefixAgent)
+		wpid = a.s.ids.Next(ids.PrefixAgent)
 	}
-	s.stampVersion(a, orgID, wpid, 1, s.clock())
-	row, err := encodeRow(a)
+	a.stampVersion(ag, orgID, wpid, 1)
+	row, err := encodeRow(ag)
 	if err != nil {
 		return nil, err
 	}
-	return &preparedAgent{agent: a, row: row, idempotent: idempotencyKey != ""}, nil
+	return &preparedAgent{agent: ag, row: row, idempotent: idempotencyKey != ""}, nil
 }
 
 // insert stores the prepared agent, or, for an idempotent create whose
@@ -453,20 +455,21 @@ func (p *preparedAgent) insert(o *orgTx) (json.RawMessage, bool, error) {
 	return p.row, true, nil
 }
 
-// UpdateAgent adds a version to an agent: version latest+1 (deleted
-// versions count), a new workflow_id, the folder_id of the previous
-// version (def.FolderID is ignored) and the definition fields of def. An
-// update of a deleted agent brings it back: deleted_at is cleared on all
-// its versions. ErrNotFound if the wpid never existed.
-func (s *Store) UpdateAgent(ctx context.Context, orgID, wpid string, def *client.Agent) (*client.Agent, error) {
+// Update adds a version to an agent: version latest+1 (deleted versions
+// count), the folder_id of the previous version (def.FolderID is ignored)
+// and the other fields of def, stored as given as by Create, with its
+// workflow_id and created_at when it has them. An update of a deleted agent
+// brings it back: deleted_at is cleared on all its versions. ErrNotFound if
+// the wpid never existed.
+func (a *Agents) Update(ctx context.Context, orgID, wpid string, def *client.Agent) (*client.Agent, error) {
 	if def == nil {
-		return nil, fmt.Errorf("store: UpdateAgent: nil definition")
+		return nil, fmt.Errorf("store: Agents.Update: nil definition")
 	}
-	a, err := cloneAgent(def)
+	ag, err := cloneAgent(def)
 	if err != nil {
 		return nil, err
 	}
-	err = s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err = a.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		prevSum, err := getSummary(o, wpid)
 		if err != nil {
 			return err
@@ -474,7 +477,6 @@ func (s *Store) UpdateAgent(ctx context.Context, orgID, wpid string, def *client
 		if prevSum == nil {
 			return agentNotFound(wpid)
 		}
-		now := s.clock()
 		if prevSum.Deleted {
 			rows, err := agentRows(o, wpid)
 			if err != nil {
@@ -487,44 +489,44 @@ func (s *Store) UpdateAgent(ctx context.Context, orgID, wpid string, def *client
 				}
 			}
 		}
-		s.stampVersion(a, orgID, wpid, prevSum.Version+1, now)
-		a.FolderID = nil // inherited from the previous version, which the summary describes
+		a.stampVersion(ag, orgID, wpid, prevSum.Version+1)
+		ag.FolderID = nil // inherited from the previous version, which the summary describes
 		if prevSum.Folder != "" {
 			folder := prevSum.Folder
-			a.FolderID = &folder
+			ag.FolderID = &folder
 		}
-		if err := putAgent(o, a); err != nil {
+		if err := putAgent(o, ag); err != nil {
 			return err
 		}
-		return putSummary(o, prevSum, summaryOf(a))
+		return putSummary(o, prevSum, summaryOf(ag))
 	})
 	if err != nil {
 		return nil, err
 	}
-	return a, nil
+	return ag, nil
 }
 
-// GetAgent returns one version of an agent; version 0 means the latest.
-// A deleted agent, an unknown wpid or version is ErrNotFound.
-func (s *Store) GetAgent(ctx context.Context, orgID, wpid string, version int) (*client.Agent, error) {
-	raw, err := s.GetAgentJSON(ctx, orgID, wpid, version)
+// Get returns one version of an agent; version 0 means the latest. A
+// deleted agent, an unknown wpid or version is ErrNotFound.
+func (a *Agents) Get(ctx context.Context, orgID, wpid string, version int) (*client.Agent, error) {
+	raw, err := a.GetJSON(ctx, orgID, wpid, version)
 	if err != nil {
 		return nil, err
 	}
 	return decodeAgent(raw)
 }
 
-// GetAgentJSON is GetAgent returning the row as the API answers it, its
-// stored bytes, without decoding them.
-func (s *Store) GetAgentJSON(ctx context.Context, orgID, wpid string, version int) (json.RawMessage, error) {
-	return s.AppendAgentJSON(ctx, nil, orgID, wpid, version)
+// GetJSON is Get returning the row as the API answers it, its stored
+// bytes, without decoding them.
+func (a *Agents) GetJSON(ctx context.Context, orgID, wpid string, version int) (json.RawMessage, error) {
+	return a.AppendJSON(ctx, nil, orgID, wpid, version)
 }
 
-// AppendAgentJSON is GetAgentJSON appending the row to dst, so that a
-// caller can reuse its buffers; on error dst is returned as it was.
-func (s *Store) AppendAgentJSON(ctx context.Context, dst []byte, orgID, wpid string, version int) ([]byte, error) {
+// AppendJSON is GetJSON appending the row to dst, so that a caller can
+// reuse its buffers; on error dst is returned as it was.
+func (a *Agents) AppendJSON(ctx context.Context, dst []byte, orgID, wpid string, version int) ([]byte, error) {
 	out := dst
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := a.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		// Made only when needed: formatting it cost a read a tenth of its
 		// time.
 		notFound := func() error {
@@ -571,11 +573,11 @@ func (s *Store) AppendAgentJSON(ctx context.Context, dst []byte, orgID, wpid str
 	return out, nil
 }
 
-// AgentVersions returns every version of an agent, oldest first;
-// ErrNotFound for an unknown or deleted agent.
-func (s *Store) AgentVersions(ctx context.Context, orgID, wpid string) ([]*client.Agent, error) {
+// Versions returns every version of an agent, oldest first; ErrNotFound
+// for an unknown or deleted agent.
+func (a *Agents) Versions(ctx context.Context, orgID, wpid string) ([]*client.Agent, error) {
 	var out []*client.Agent
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := a.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		var err error
 		out, err = agentRows(o, wpid)
 		if err != nil {
@@ -590,10 +592,10 @@ func (s *Store) AgentVersions(ctx context.Context, orgID, wpid string) ([]*clien
 	return out, err
 }
 
-// DeleteAgent soft-deletes an agent: deleted_at is set on all its versions.
-// An unknown or already deleted wpid is not an error.
-func (s *Store) DeleteAgent(ctx context.Context, orgID, wpid string) error {
-	return s.update(ctx, func(tx *bolt.Tx) error {
+// Delete soft-deletes an agent: deleted_at is set on all its versions. An
+// unknown or already deleted wpid is not an error.
+func (a *Agents) Delete(ctx context.Context, orgID, wpid string) error {
+	return a.s.update(ctx, func(tx *bolt.Tx) error {
 		o, err := openOrg(tx, orgID)
 		if err != nil {
 			return err
@@ -602,7 +604,7 @@ func (s *Store) DeleteAgent(ctx context.Context, orgID, wpid string) error {
 		if err != nil || prev == nil || prev.Deleted {
 			return err
 		}
-		return deleteAgentTx(o, prev, s.clock())
+		return deleteAgentTx(o, prev, a.s.clock())
 	})
 }
 
@@ -623,14 +625,13 @@ func deleteAgentTx(o *orgTx, prev *agentSummary, now client.Time) error {
 	return putSummary(o, prev, summaryOf(rows[len(rows)-1]))
 }
 
-// SetAgentFolder puts an agent in a folder ("" takes it out of any). It
+// SetFolder puts an agent in a folder ("" takes it out of any). It
 // changes the latest version row in place (no new version) and bumps its
-// modified_at. ErrNotFound for an unknown or deleted agent; for an unknown
-// or deleted folder, an error wrapping ErrNotFound that reads
-// "Folder <id> not found" (the API answers it with 400).
-func (s *Store) SetAgentFolder(ctx context.Context, orgID, wpid, folderID string) (*client.Agent, error) {
-	var a *client.Agent
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
+// modified_at. A NotFoundError for an unknown or deleted agent, or for an
+// unknown or deleted folder (Record says which).
+func (a *Agents) SetFolder(ctx context.Context, orgID, wpid, folderID string) (*client.Agent, error) {
+	var ag *client.Agent
+	err := a.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		prev, err := getSummary(o, wpid)
 		if err != nil {
 			return err
@@ -643,31 +644,31 @@ func (s *Store) SetAgentFolder(ctx context.Context, orgID, wpid, folderID string
 				return err
 			}
 		}
-		a, err = getRow(o, wpid, prev.Version)
+		ag, err = getRow(o, wpid, prev.Version)
 		if err != nil {
 			return err
 		}
-		if a == nil {
+		if ag == nil {
 			return fmt.Errorf("store: agent %s: version %d missing", wpid, prev.Version)
 		}
 		if folderID == "" {
-			a.FolderID = nil
+			ag.FolderID = nil
 		} else {
-			a.FolderID = &folderID
+			ag.FolderID = &folderID
 		}
-		a.ModifiedAt = s.clock()
-		if err := putAgent(o, a); err != nil {
+		ag.ModifiedAt = a.s.clock()
+		if err := putAgent(o, ag); err != nil {
 			return err
 		}
-		return putSummary(o, prev, summaryOf(a))
+		return putSummary(o, prev, summaryOf(ag))
 	})
 	if err != nil {
 		return nil, err
 	}
-	return a, nil
+	return ag, nil
 }
 
-// AgentQuery selects and pages ListAgents.
+// AgentQuery selects and pages Agents.List.
 type AgentQuery struct {
 	Page     int // 1-based; 0 means 1
 	PageSize int // 0 means 10
@@ -688,36 +689,36 @@ type AgentQuery struct {
 	Tags *tagquery.Query
 	// Filter, when set, is a further predicate on the wpid, applied after
 	// the others and before paging. It runs inside the store's read
-	// transaction, so it must not call the Store (precompute what it
+	// transaction, so it must not call the store (precompute what it
 	// needs, a set of wpids for instance).
 	Filter func(wpid string) bool
 }
 
-// ListAgents returns a page of the latest versions of the organization's
+// List returns a page of the latest versions of the organization's
 // agents that are not deleted, newest first by that version's created_at
 // (an update moves an agent to the top).
 //
 // It walks the order index from the newest entry and filters on the
 // agents' summaries, reading most of them without decoding them; only the
 // agents of the page are decoded.
-func (s *Store) ListAgents(ctx context.Context, orgID string, q AgentQuery) ([]*client.Agent, error) {
-	rows, err := s.ListAgentsJSON(ctx, orgID, q)
+func (a *Agents) List(ctx context.Context, orgID string, q AgentQuery) ([]*client.Agent, error) {
+	rows, err := a.ListJSON(ctx, orgID, q)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*client.Agent, 0, len(rows))
 	for _, raw := range rows {
-		a, err := decodeAgent(raw)
+		ag, err := decodeAgent(raw)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, a)
+		out = append(out, ag)
 	}
 	return out, nil
 }
 
-// ListAgentsJSON is ListAgents returning the rows as the API answers them.
-func (s *Store) ListAgentsJSON(ctx context.Context, orgID string, q AgentQuery) ([]json.RawMessage, error) {
+// ListJSON is List returning the rows as the API answers them.
+func (a *Agents) ListJSON(ctx context.Context, orgID string, q AgentQuery) ([]json.RawMessage, error) {
 	page, size := q.Page, q.PageSize
 	if page < 1 {
 		page = 1
@@ -753,7 +754,7 @@ func (s *Store) ListAgentsJSON(ctx context.Context, orgID string, q AgentQuery) 
 	}
 
 	out := []json.RawMessage{}
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := a.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		var err error
 		var tagged map[string]bool // agents the tag filter keeps
 		if q.Tags != nil {

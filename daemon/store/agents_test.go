@@ -13,6 +13,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/internal/agentid"
 )
 
 func TestCreateAgentAssignsIDs(t *testing.T) {
@@ -22,19 +23,20 @@ func TestCreateAgentAssignsIDs(t *testing.T) {
 		client.Parameter{ParameterType: client.ParameterTypeCredential, Key: "login", CredentialID: "cred_1"},
 		client.Parameter{ParameterType: client.ParameterTypeOutput, Key: "open_output", Description: "Output parameter for block open"},
 	)
-	def.Version, def.WorkflowID, def.WorkflowPermanentID = 7, "w_forged", "wpid_forged" // ignored
+	def.Version, def.WorkflowPermanentID, def.AgentID, def.OrganizationID = 7, "wpid_forged", "wpid_forged", "o_forged" // ignored
 	before := mustJSON(t, def)
-	a, created, err := f.CreateAgent(ctx, f.org.ID, def, "")
+	a, created, err := f.Agents().Create(ctx, f.org.ID, def, "")
 	if err != nil || !created {
-		t.Fatalf("CreateAgent: %v, %v", err, created)
+		t.Fatalf("Agents.Create: %v, %v", err, created)
 	}
 	if mustJSON(t, def) != before {
-		t.Fatal("CreateAgent modified its argument")
+		t.Fatal("Agents.Create modified its argument")
 	}
 	prefix, _, ok := ids.Parse(a.WorkflowPermanentID)
 	if !ok || prefix != "wpid" {
 		t.Errorf("wpid %q is not a snowflake wpid", a.WorkflowPermanentID)
 	}
+	// def has no workflow_id nor created_at: the store makes them.
 	if prefix, _, ok := ids.Parse(a.WorkflowID); !ok || prefix != "w" {
 		t.Errorf("workflow_id %q", a.WorkflowID)
 	}
@@ -44,26 +46,25 @@ func TestCreateAgentAssignsIDs(t *testing.T) {
 	if a.CreatedAt.IsZero() || !a.ModifiedAt.Equal(a.CreatedAt.Time) || a.DeletedAt != nil {
 		t.Errorf("timestamps %v %v %v", a.CreatedAt, a.ModifiedAt, a.DeletedAt)
 	}
-	ps := a.WorkflowDefinition.Parameters
-	if len(ps) != 3 {
-		t.Fatalf("%d parameters", len(ps))
+	// The definition is stored as given.
+	if got, want := mustJSON(t, a.WorkflowDefinition), mustJSON(t, def.WorkflowDefinition); got != want {
+		t.Errorf("definition\n got %s\nwant %s", got, want)
 	}
-	if prefix, _, ok := ids.Parse(ps[0].WorkflowParameterID); !ok || prefix != "wp" {
-		t.Errorf("workflow_parameter_id %q", ps[0].WorkflowParameterID)
+	// A version made as the API makes it keeps its workflow_id and
+	// created_at, which its parameter records repeat.
+	v := f.version(def)
+	b, _, err := f.Agents().Create(ctx, f.org.ID, v, "")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ps[1].WorkflowParameterID != "" || ps[1].CredentialID != "cred_1" {
-		t.Errorf("credential parameter %+v", ps[1])
+	if b.WorkflowID != v.WorkflowID || !b.CreatedAt.Equal(v.CreatedAt.Time) || !b.ModifiedAt.Equal(v.CreatedAt.Time) {
+		t.Errorf("workflow_id %q, created_at %v, modified_at %v; made %q %v", b.WorkflowID, b.CreatedAt, b.ModifiedAt, v.WorkflowID, v.CreatedAt)
 	}
-	if prefix, _, ok := ids.Parse(ps[2].OutputParameterID); !ok || prefix != "op" {
-		t.Errorf("output_parameter_id %q", ps[2].OutputParameterID)
+	if got, want := mustJSON(t, b.WorkflowDefinition), mustJSON(t, v.WorkflowDefinition); got != want {
+		t.Errorf("definition of a made version\n got %s\nwant %s", got, want)
 	}
-	for i, p := range ps {
-		if p.WorkflowID != a.WorkflowID || !p.CreatedAt.Equal(a.CreatedAt.Time) || !p.ModifiedAt.Equal(a.CreatedAt.Time) {
-			t.Errorf("parameter %d: workflow_id %q, times %v %v", i, p.WorkflowID, p.CreatedAt, p.ModifiedAt)
-		}
-	}
-	// What CreateAgent returns is what GetAgent reads back.
-	got, err := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 0)
+	// What Agents.Create returns is what Agents.Get reads back.
+	got, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestCreateAgentAssignsIDs(t *testing.T) {
 	// The result is the caller's: changing it does not change the store.
 	a.Title = "changed"
 	a.WorkflowDefinition.Parameters[0].Key = "changed"
-	again, _ := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 0)
+	again, _ := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 0)
 	if again.Title != "Download invoices" || again.WorkflowDefinition.Parameters[0].Key != "url" {
 		t.Fatal("the returned agent shares memory with the store")
 	}
@@ -83,7 +84,7 @@ func TestCreateAgentDefaults(t *testing.T) {
 	f := newFixture(t)
 	def := agentDef("no status")
 	def.Status = ""
-	def.FolderID = ptr("fld_does_not_exist") // creation does not check folders
+	def.FolderID = new("fld_does_not_exist") // creation does not check folders
 	a := f.create(f.org.ID, def)
 	if a.Status != client.AgentStatusPublished {
 		t.Errorf("status %q", a.Status)
@@ -91,25 +92,25 @@ func TestCreateAgentDefaults(t *testing.T) {
 	if a.FolderID == nil || *a.FolderID != "fld_does_not_exist" {
 		t.Errorf("folder_id %v", a.FolderID)
 	}
-	if _, _, err := f.CreateAgent(ctx, f.org.ID, nil, ""); err == nil {
+	if _, _, err := f.Agents().Create(ctx, f.org.ID, nil, ""); err == nil {
 		t.Error("nil definition accepted")
 	}
-	if _, _, err := f.CreateAgent(ctx, "o_404", agentDef("x"), ""); !errors.Is(err, ErrNotFound) {
+	if _, _, err := f.Agents().Create(ctx, "o_404", agentDef("x"), ""); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown org: %v", err)
 	}
 }
 
 func TestCreateAgentIdempotent(t *testing.T) {
 	f := newFixture(t)
-	first, created, err := f.CreateAgent(ctx, f.org.ID, agentDef("First"), "key-1")
+	first, created, err := f.Agents().Create(ctx, f.org.ID, agentDef("First"), "key-1")
 	if err != nil || !created {
 		t.Fatalf("first: %v, %v", err, created)
 	}
-	if want := ids.IdempotentAgentID(f.org.ID, "key-1"); first.WorkflowPermanentID != want || first.AgentID != want {
+	if want := agentid.FromKey(f.org.ID, "key-1"); first.WorkflowPermanentID != want || first.AgentID != want {
 		t.Fatalf("wpid %q, want %q", first.WorkflowPermanentID, want)
 	}
 	// A replay, even with another body, returns the stored version 1.
-	replay, created, err := f.CreateAgent(ctx, f.org.ID, agentDef("Different body"), "key-1")
+	replay, created, err := f.Agents().Create(ctx, f.org.ID, agentDef("Different body"), "key-1")
 	if err != nil || created {
 		t.Fatalf("replay: %v, created=%v", err, created)
 	}
@@ -118,15 +119,15 @@ func TestCreateAgentIdempotent(t *testing.T) {
 	}
 	// After an update the replay still answers version 1.
 	f.update(f.org.ID, first.WorkflowPermanentID, agentDef("Second"))
-	replay, created, _ = f.CreateAgent(ctx, f.org.ID, agentDef("x"), "key-1")
+	replay, created, _ = f.Agents().Create(ctx, f.org.ID, agentDef("x"), "key-1")
 	if created || replay.Version != 1 || replay.Title != "First" {
 		t.Fatalf("replay after update: v%d %q created=%v", replay.Version, replay.Title, created)
 	}
 	// After a delete the replay returns the soft-deleted version 1.
-	if err := f.DeleteAgent(ctx, f.org.ID, first.WorkflowPermanentID); err != nil {
+	if err := f.Agents().Delete(ctx, f.org.ID, first.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
-	replay, created, err = f.CreateAgent(ctx, f.org.ID, agentDef("x"), "key-1")
+	replay, created, err = f.Agents().Create(ctx, f.org.ID, agentDef("x"), "key-1")
 	if err != nil || created || replay.DeletedAt == nil || replay.Version != 1 {
 		t.Fatalf("replay after delete: %+v, created=%v, %v", replay, created, err)
 	}
@@ -134,12 +135,12 @@ func TestCreateAgentIdempotent(t *testing.T) {
 		t.Fatalf("a replay resurrected the agent: %v", got)
 	}
 	// Another key, another agent; the same key in another org, another agent.
-	other, created, _ := f.CreateAgent(ctx, f.org.ID, agentDef("x"), "key-2")
+	other, created, _ := f.Agents().Create(ctx, f.org.ID, agentDef("x"), "key-2")
 	if !created || other.WorkflowPermanentID == first.WorkflowPermanentID {
 		t.Fatal("key-2 did not create a new agent")
 	}
 	org2 := f.newOrg("two")
-	a2, created, _ := f.CreateAgent(ctx, org2.ID, agentDef("x"), "key-1")
+	a2, created, _ := f.Agents().Create(ctx, org2.ID, agentDef("x"), "key-1")
 	if !created || a2.WorkflowPermanentID == first.WorkflowPermanentID {
 		t.Fatal("the same key in another organization did not create a new agent")
 	}
@@ -156,7 +157,7 @@ func TestCreateAgentIdempotentConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], createdFlags[i], errs[i] = f.CreateAgent(ctx, f.org.ID, agentDef(fmt.Sprint("racer ", i)), "same-key")
+			results[i], createdFlags[i], errs[i] = f.Agents().Create(ctx, f.org.ID, agentDef(fmt.Sprint("racer ", i)), "same-key")
 		}()
 	}
 	wg.Wait()
@@ -187,7 +188,7 @@ func TestUpdateAgent(t *testing.T) {
 	def.FolderID = &fl.FolderID
 	v1 := f.create(f.org.ID, def)
 	def2 := agentDef("v2", workflowParam("url", "", nil), workflowParam("user", "", nil))
-	def2.FolderID = ptr("fld_ignored")
+	def2.FolderID = new("fld_ignored")
 	v2 := f.update(f.org.ID, v1.WorkflowPermanentID, def2)
 	if v2.Version != 2 || v2.WorkflowPermanentID != v1.WorkflowPermanentID || v2.AgentID != v1.WorkflowPermanentID {
 		t.Fatalf("v2: version %d wpid %s", v2.Version, v2.WorkflowPermanentID)
@@ -207,24 +208,24 @@ func TestUpdateAgent(t *testing.T) {
 		t.Fatalf("parameters of v2 %+v", p)
 	}
 	// The old version stays readable and unchanged.
-	got1, err := f.GetAgent(ctx, f.org.ID, v1.WorkflowPermanentID, 1)
+	got1, err := f.Agents().Get(ctx, f.org.ID, v1.WorkflowPermanentID, 1)
 	if err != nil || mustJSON(t, got1) != mustJSON(t, v1) {
 		t.Fatalf("version 1 after update: %v", err)
 	}
-	got, _ := f.GetAgent(ctx, f.org.ID, v1.WorkflowPermanentID, 0)
+	got, _ := f.Agents().Get(ctx, f.org.ID, v1.WorkflowPermanentID, 0)
 	if mustJSON(t, got) != mustJSON(t, v2) {
 		t.Fatal("latest is not v2")
 	}
-	vs, err := f.AgentVersions(ctx, f.org.ID, v1.WorkflowPermanentID)
+	vs, err := f.Agents().Versions(ctx, f.org.ID, v1.WorkflowPermanentID)
 	if err != nil || len(vs) != 2 || vs[0].Version != 1 || vs[1].Version != 2 {
 		t.Fatalf("versions %v", err)
 	}
 	if n := f.count(f.org.ID, fl.FolderID); n != 1 {
 		t.Fatalf("folder count %d after update", n)
 	}
-	_, err = f.UpdateAgent(ctx, f.org.ID, "wpid_404", agentDef("x"))
-	wantErr(t, err, ErrNotFound, "workflow_permanent_id=wpid_404")
-	if _, err := f.UpdateAgent(ctx, f.org.ID, v1.WorkflowPermanentID, nil); err == nil {
+	_, err = f.Agents().Update(ctx, f.org.ID, "wpid_404", agentDef("x"))
+	wantErr(t, err, ErrNotFound, "agent wpid_404 not found")
+	if _, err := f.Agents().Update(ctx, f.org.ID, v1.WorkflowPermanentID, nil); err == nil {
 		t.Fatal("nil definition accepted")
 	}
 }
@@ -238,18 +239,18 @@ func TestDeleteAndResurrect(t *testing.T) {
 	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("v2"))
 	wpid := a.WorkflowPermanentID
 
-	if err := f.DeleteAgent(ctx, f.org.ID, wpid); err != nil {
+	if err := f.Agents().Delete(ctx, f.org.ID, wpid); err != nil {
 		t.Fatal(err)
 	}
 	for v := 0; v <= 2; v++ {
-		if _, err := f.GetAgent(ctx, f.org.ID, wpid, v); !errors.Is(err, ErrNotFound) {
+		if _, err := f.Agents().Get(ctx, f.org.ID, wpid, v); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("GetAgent v%d after delete: %v", v, err)
 		}
 	}
-	if _, err := f.AgentVersions(ctx, f.org.ID, wpid); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().Versions(ctx, f.org.ID, wpid); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("AgentVersions after delete: %v", err)
 	}
-	if _, err := f.SetAgentFolder(ctx, f.org.ID, wpid, ""); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().SetFolder(ctx, f.org.ID, wpid, ""); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("SetAgentFolder after delete: %v", err)
 	}
 	if got := f.list(f.org.ID, AgentQuery{}); len(got) != 0 {
@@ -274,7 +275,7 @@ func TestDeleteAndResurrect(t *testing.T) {
 	})
 	// Deleting again, or deleting an unknown id, is fine.
 	for _, id := range []string{wpid, "wpid_404", "", "bad\x00id"} {
-		if err := f.DeleteAgent(ctx, f.org.ID, id); err != nil {
+		if err := f.Agents().Delete(ctx, f.org.ID, id); err != nil {
 			t.Fatalf("DeleteAgent(%q): %v", id, err)
 		}
 	}
@@ -288,7 +289,7 @@ func TestDeleteAndResurrect(t *testing.T) {
 	if v3.FolderID == nil || *v3.FolderID != fl.FolderID {
 		t.Fatalf("folder after resurrection %v", v3.FolderID)
 	}
-	vs, err := f.AgentVersions(ctx, f.org.ID, wpid)
+	vs, err := f.Agents().Versions(ctx, f.org.ID, wpid)
 	if err != nil || len(vs) != 3 {
 		t.Fatalf("versions after resurrection: %d, %v", len(vs), err)
 	}
@@ -310,21 +311,21 @@ func TestGetAgentVersions(t *testing.T) {
 	a := f.create(f.org.ID, agentDef("v1"))
 	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("v2"))
 	for v, title := range map[int]string{0: "v2", 1: "v1", 2: "v2"} {
-		got, err := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, v)
+		got, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, v)
 		if err != nil || got.Title != title {
 			t.Fatalf("GetAgent v%d: %v %v", v, got, err)
 		}
 	}
-	_, err := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 3)
-	wantErr(t, err, ErrNotFound, "workflow_permanent_id="+a.WorkflowPermanentID+", version=3")
-	_, err = f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, -1)
+	_, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 3)
+	wantErr(t, err, ErrNotFound, "version 3 of agent "+a.WorkflowPermanentID+" not found")
+	_, err = f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, -1)
 	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
-	_, err = f.GetAgent(ctx, f.org.ID, "wpid_404", 0)
-	wantErr(t, err, ErrNotFound, "Workflow not found. workflow_permanent_id=wpid_404")
-	_, err = f.AgentVersions(ctx, f.org.ID, "wpid_404")
+	_, err = f.Agents().Get(ctx, f.org.ID, "wpid_404", 0)
+	wantErr(t, err, ErrNotFound, "agent wpid_404 not found")
+	_, err = f.Agents().Versions(ctx, f.org.ID, "wpid_404")
 	wantErr(t, err, ErrNotFound, "wpid_404")
 	// A wpid that is a prefix of another is a different agent.
-	if _, err := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID[:len(a.WorkflowPermanentID)-1], 0); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID[:len(a.WorkflowPermanentID)-1], 0); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("prefix of a wpid: %v", err)
 	}
 }
@@ -336,7 +337,7 @@ func TestSetAgentFolder(t *testing.T) {
 	a := f.create(f.org.ID, agentDef("a"))
 	b := f.create(f.org.ID, agentDef("b"))
 
-	moved, err := f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, f1.FolderID)
+	moved, err := f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f1.FolderID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,22 +356,22 @@ func TestSetAgentFolder(t *testing.T) {
 	}
 	// Only the latest row changes.
 	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("a2"))
-	if _, err := f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID); err != nil {
+	if _, err := f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID); err != nil {
 		t.Fatal(err)
 	}
-	v1, _ := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 1)
-	v2, _ := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 2)
+	v1, _ := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 1)
+	v2, _ := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 2)
 	if *v1.FolderID != f1.FolderID || *v2.FolderID != f2.FolderID {
 		t.Fatalf("v1 in %v, v2 in %v", *v1.FolderID, *v2.FolderID)
 	}
-	if vs, _ := f.AgentVersions(ctx, f.org.ID, a.WorkflowPermanentID); len(vs) != 2 {
+	if vs, _ := f.Agents().Versions(ctx, f.org.ID, a.WorkflowPermanentID); len(vs) != 2 {
 		t.Fatal("SetAgentFolder added a version")
 	}
 	if f.count(f.org.ID, f1.FolderID) != 0 || f.count(f.org.ID, f2.FolderID) != 1 {
 		t.Fatal("counts after moving between folders")
 	}
 	// "" takes it out.
-	out, err := f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, "")
+	out, err := f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, "")
 	if err != nil || out.FolderID != nil {
 		t.Fatalf("clear: %v %v", out, err)
 	}
@@ -378,16 +379,16 @@ func TestSetAgentFolder(t *testing.T) {
 		t.Fatal("count after clearing")
 	}
 	// Unknown and deleted folders.
-	_, err = f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, "fld_404")
-	wantErr(t, err, ErrNotFound, "Folder fld_404 not found")
-	if err := f.DeleteFolder(ctx, f.org.ID, f2.FolderID, false); err != nil {
+	_, err = f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, "fld_404")
+	wantErr(t, err, ErrNotFound, "folder fld_404 not found")
+	if err := f.Folders().Delete(ctx, f.org.ID, f2.FolderID, false); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
-	wantErr(t, err, ErrNotFound, "Folder "+f2.FolderID+" not found")
+	_, err = f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
+	wantErr(t, err, ErrNotFound, "folder "+f2.FolderID+" not found")
 	// Unknown agent.
-	_, err = f.SetAgentFolder(ctx, f.org.ID, "wpid_404", f1.FolderID)
-	wantErr(t, err, ErrNotFound, "workflow_permanent_id=wpid_404")
+	_, err = f.Agents().SetFolder(ctx, f.org.ID, "wpid_404", f1.FolderID)
+	wantErr(t, err, ErrNotFound, "agent wpid_404 not found")
 }
 
 // TestListAgentsOrderAndPaging: newest first by the latest version's
@@ -417,19 +418,19 @@ func TestListAgentsOrderAndPaging(t *testing.T) {
 	if got := f.list(f.org.ID, AgentQuery{Page: 5, PageSize: 7}); len(got) != 0 {
 		t.Fatalf("beyond the end %v", got)
 	}
-	as, err := f.ListAgents(ctx, f.org.ID, AgentQuery{Page: 1 << 60, PageSize: 1 << 40})
+	as, err := f.Agents().List(ctx, f.org.ID, AgentQuery{Page: 1 << 60, PageSize: 1 << 40})
 	if err != nil || as == nil || len(as) != 0 {
 		t.Fatalf("huge page: %v %v", as, err)
 	}
 	// An update moves an agent to the top, with its new version.
 	f.update(f.org.ID, created[3], agentDef("updated"))
-	got, _ := f.ListAgents(ctx, f.org.ID, AgentQuery{PageSize: 2})
+	got, _ := f.Agents().List(ctx, f.org.ID, AgentQuery{PageSize: 2})
 	if got[0].WorkflowPermanentID != created[3] || got[0].Version != 2 || got[0].Title != "updated" ||
 		got[1].WorkflowPermanentID != created[24] {
 		t.Fatalf("after update %v", wpids(got))
 	}
 	// Deleted agents drop out; the rest keep their order.
-	_ = f.DeleteAgent(ctx, f.org.ID, created[24])
+	_ = f.Agents().Delete(ctx, f.org.ID, created[24])
 	if got := f.list(f.org.ID, AgentQuery{PageSize: 3}); !slices.Equal(got, []string{created[3], created[23], created[22]}) {
 		t.Fatalf("after delete %v", got)
 	}
@@ -509,7 +510,7 @@ func TestListAgentsSearch(t *testing.T) {
 	}
 	// Moving an agent out of the folder stops the folder-title match; a
 	// deleted folder's title does not match.
-	if _, err := f.SetAgentFolder(ctx, f.org.ID, agents["folder"].WorkflowPermanentID, ""); err != nil {
+	if _, err := f.Agents().SetFolder(ctx, f.org.ID, agents["folder"].WorkflowPermanentID, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.list(f.org.ID, AgentQuery{SearchKey: "quarterly"}); len(got) != 0 {
@@ -594,7 +595,7 @@ func TestReadHead(t *testing.T) {
 	// through the full decode.
 	f := newFixture(t)
 	d := agentDef("odd")
-	d.FolderID = ptr(`fld_"q"`)
+	d.FolderID = new(`fld_"q"`)
 	d.Status = `draft\x`
 	a := f.create(f.org.ID, d)
 	if got := f.list(f.org.ID, AgentQuery{FolderID: `fld_"q"`, Statuses: []client.AgentStatus{`draft\x`}}); !slices.Equal(got, []string{a.WorkflowPermanentID}) {
@@ -630,28 +631,28 @@ func TestOrgIsolation(t *testing.T) {
 			t.Errorf("%s from another org: %v", name, err)
 		}
 	}
-	_, err := f.GetAgent(ctx, b, wpid, 0)
+	_, err := f.Agents().Get(ctx, b, wpid, 0)
 	notFound("GetAgent", err)
-	_, err = f.GetAgent(ctx, b, wpid, 1)
+	_, err = f.Agents().Get(ctx, b, wpid, 1)
 	notFound("GetAgent v1", err)
-	_, err = f.AgentVersions(ctx, b, wpid)
+	_, err = f.Agents().Versions(ctx, b, wpid)
 	notFound("AgentVersions", err)
-	_, err = f.UpdateAgent(ctx, b, wpid, agentDef("hijack"))
+	_, err = f.Agents().Update(ctx, b, wpid, agentDef("hijack"))
 	notFound("UpdateAgent", err)
-	_, err = f.SetAgentFolder(ctx, b, wpid, "")
+	_, err = f.Agents().SetFolder(ctx, b, wpid, "")
 	notFound("SetAgentFolder (agent)", err)
-	_, err = f.SetAgentFolder(ctx, b, bAgent.WorkflowPermanentID, fl.FolderID)
-	wantErr(t, err, ErrNotFound, "Folder "+fl.FolderID+" not found")
-	_, err = f.SetAgentFolder(ctx, a, wpid, bFolder.FolderID)
-	wantErr(t, err, ErrNotFound, "Folder "+bFolder.FolderID+" not found")
-	if err := f.DeleteAgent(ctx, b, wpid); err != nil {
+	_, err = f.Agents().SetFolder(ctx, b, bAgent.WorkflowPermanentID, fl.FolderID)
+	wantErr(t, err, ErrNotFound, "folder "+fl.FolderID+" not found")
+	_, err = f.Agents().SetFolder(ctx, a, wpid, bFolder.FolderID)
+	wantErr(t, err, ErrNotFound, "folder "+bFolder.FolderID+" not found")
+	if err := f.Agents().Delete(ctx, b, wpid); err != nil {
 		t.Errorf("DeleteAgent from another org: %v", err)
 	}
-	_, err = f.GetFolder(ctx, b, fl.FolderID)
+	_, err = f.Folders().Get(ctx, b, fl.FolderID)
 	notFound("GetFolder", err)
-	_, err = f.UpdateFolder(ctx, b, fl.FolderID, ptr("x"), nil)
+	_, err = f.Folders().Update(ctx, b, fl.FolderID, new("x"), nil)
 	notFound("UpdateFolder", err)
-	notFound("DeleteFolder", f.DeleteFolder(ctx, b, fl.FolderID, true))
+	notFound("DeleteFolder", f.Folders().Delete(ctx, b, fl.FolderID, true))
 
 	if got := f.list(b, AgentQuery{}); !slices.Equal(got, []string{bAgent.WorkflowPermanentID}) {
 		t.Errorf("B lists %v", got)
@@ -664,44 +665,44 @@ func TestOrgIsolation(t *testing.T) {
 	if got := f.list(b, AgentQuery{FolderID: fl.FolderID}); len(got) != 0 {
 		t.Errorf("B lists A's folder: %v", got)
 	}
-	folders, _ := f.ListFolders(ctx, b, 0, 0, "")
+	folders, _ := f.Folders().List(ctx, b, 0, 0, "")
 	if len(folders) != 1 || folders[0].FolderID != bFolder.FolderID {
 		t.Errorf("B's folders %v", folders)
 	}
 	// A's things are untouched by all of the above.
-	got, err := f.GetAgent(ctx, a, wpid, 0)
+	got, err := f.Agents().Get(ctx, a, wpid, 0)
 	if err != nil || mustJSON(t, got) != mustJSON(t, agent) {
 		t.Fatalf("A's agent changed: %v", err)
 	}
-	if fo, err := f.GetFolder(ctx, a, fl.FolderID); err != nil || fo.Title != "A's folder" || fo.WorkflowCount != 1 {
+	if fo, err := f.Folders().Get(ctx, a, fl.FolderID); err != nil || fo.Title != "A's folder" || fo.WorkflowCount != 1 {
 		t.Fatalf("A's folder changed: %+v %v", fo, err)
 	}
 
 	// An unknown organization.
 	const none = "o_404"
-	_, _, err = f.CreateAgent(ctx, none, agentDef("x"), "")
+	_, _, err = f.Agents().Create(ctx, none, agentDef("x"), "")
 	notFound("CreateAgent unknown org", err)
-	_, err = f.UpdateAgent(ctx, none, wpid, agentDef("x"))
+	_, err = f.Agents().Update(ctx, none, wpid, agentDef("x"))
 	notFound("UpdateAgent unknown org", err)
-	_, err = f.GetAgent(ctx, none, wpid, 0)
+	_, err = f.Agents().Get(ctx, none, wpid, 0)
 	notFound("GetAgent unknown org", err)
-	_, err = f.AgentVersions(ctx, none, wpid)
+	_, err = f.Agents().Versions(ctx, none, wpid)
 	notFound("AgentVersions unknown org", err)
-	notFound("DeleteAgent unknown org", f.DeleteAgent(ctx, none, wpid))
-	_, err = f.SetAgentFolder(ctx, none, wpid, "")
+	notFound("DeleteAgent unknown org", f.Agents().Delete(ctx, none, wpid))
+	_, err = f.Agents().SetFolder(ctx, none, wpid, "")
 	notFound("SetAgentFolder unknown org", err)
-	_, err = f.ListAgents(ctx, none, AgentQuery{})
+	_, err = f.Agents().List(ctx, none, AgentQuery{})
 	notFound("ListAgents unknown org", err)
-	_, err = f.CreateFolder(ctx, none, "x", "")
+	_, err = f.Folders().Create(ctx, none, "x", "")
 	notFound("CreateFolder unknown org", err)
-	_, err = f.GetFolder(ctx, none, fl.FolderID)
+	_, err = f.Folders().Get(ctx, none, fl.FolderID)
 	notFound("GetFolder unknown org", err)
-	_, err = f.UpdateFolder(ctx, none, fl.FolderID, nil, nil)
+	_, err = f.Folders().Update(ctx, none, fl.FolderID, nil, nil)
 	notFound("UpdateFolder unknown org", err)
-	notFound("DeleteFolder unknown org", f.DeleteFolder(ctx, none, fl.FolderID, false))
-	_, err = f.ListFolders(ctx, none, 1, 10, "")
+	notFound("DeleteFolder unknown org", f.Folders().Delete(ctx, none, fl.FolderID, false))
+	_, err = f.Folders().List(ctx, none, 1, 10, "")
 	notFound("ListFolders unknown org", err)
-	wantErr(t, err, ErrNotFound, "Organization o_404 not found")
+	wantErr(t, err, ErrNotFound, "organization o_404 not found")
 }
 
 // TestManyVersions rewrites rows spread over many pages: delete, resurrect
@@ -736,17 +737,17 @@ func TestManyVersions(t *testing.T) {
 		}
 	}
 	check("updated", versions, false, &fl.FolderID)
-	if err := f.DeleteAgent(ctx, f.org.ID, a.WorkflowPermanentID); err != nil {
+	if err := f.Agents().Delete(ctx, f.org.ID, a.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
 	check("deleted", versions, true, &fl.FolderID)
 	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("back"))
 	check("resurrected", versions+1, false, &fl.FolderID)
-	if err := f.DeleteFolder(ctx, f.org.ID, fl.FolderID, false); err != nil {
+	if err := f.Folders().Delete(ctx, f.org.ID, fl.FolderID, false); err != nil {
 		t.Fatal(err)
 	}
 	check("folder deleted", versions+1, false, nil)
-	if got, err := f.GetAgent(ctx, f.org.ID, other.WorkflowPermanentID, 0); err != nil || mustJSON(t, got) != mustJSON(t, other) {
+	if got, err := f.Agents().Get(ctx, f.org.ID, other.WorkflowPermanentID, 0); err != nil || mustJSON(t, got) != mustJSON(t, other) {
 		t.Fatalf("neighbour changed: %v", err)
 	}
 }
@@ -763,20 +764,20 @@ func TestConcurrentUse(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 15 {
-				a, _, err := f.CreateAgent(ctx, f.org.ID, agentDef(fmt.Sprintf("w%d-%d", w, i)), "")
+				a, _, err := f.Agents().Create(ctx, f.org.ID, agentDef(fmt.Sprintf("w%d-%d", w, i)), "")
 				if err != nil {
 					errs <- err
 					return
 				}
 				wpid := a.WorkflowPermanentID
 				steps := []func() error{
-					func() error { _, err := f.UpdateAgent(ctx, f.org.ID, wpid, agentDef("u")); return err },
-					func() error { _, err := f.SetAgentFolder(ctx, f.org.ID, wpid, fl.FolderID); return err },
-					func() error { _, err := f.ListAgents(ctx, f.org.ID, AgentQuery{SearchKey: "w"}); return err },
-					func() error { _, err := f.ListFolders(ctx, f.org.ID, 1, 10, ""); return err },
+					func() error { _, err := f.Agents().Update(ctx, f.org.ID, wpid, agentDef("u")); return err },
+					func() error { _, err := f.Agents().SetFolder(ctx, f.org.ID, wpid, fl.FolderID); return err },
+					func() error { _, err := f.Agents().List(ctx, f.org.ID, AgentQuery{SearchKey: "w"}); return err },
+					func() error { _, err := f.Folders().List(ctx, f.org.ID, 1, 10, ""); return err },
 				}
 				if i%3 == 0 {
-					steps = append(steps, func() error { return f.DeleteAgent(ctx, f.org.ID, wpid) })
+					steps = append(steps, func() error { return f.Agents().Delete(ctx, f.org.ID, wpid) })
 				}
 				for _, step := range steps {
 					if err := step(); err != nil {
@@ -798,5 +799,25 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	if n := f.count(f.org.ID, fl.FolderID); n != 40 {
 		t.Fatalf("folder counts %d", n)
+	}
+}
+
+// TestListAgentsSearchesOutputParameters: the output parameters that a
+// version's blocks have (the API adds them, nested blocks' included) are
+// parameter metadata, which search finds.
+func TestListAgentsSearchesOutputParameters(t *testing.T) {
+	f := newFixture(t)
+	def := agentDef("Invoices")
+	def.WorkflowDefinition.Blocks = append(def.WorkflowDefinition.Blocks, &client.ForLoopBlock{
+		BlockBase: client.BlockBase{Label: "each"}, LoopOverParameterKey: "open_output",
+		LoopBlocks: client.Blocks{&client.ExtractionBlock{
+			BlockBase: client.BlockBase{Label: "pick"}, DataExtractionGoal: "Extract the invoice number"}},
+	})
+	a := f.create(f.org.ID, def)
+	f.create(f.org.ID, agentDef("Other"))
+	for _, term := range []string{"Output Parameter for block PICK", "each_out"} {
+		if got := f.list(f.org.ID, AgentQuery{SearchKey: term}); !slices.Equal(got, []string{a.WorkflowPermanentID}) {
+			t.Errorf("search %q: %v", term, got)
+		}
 	}
 }

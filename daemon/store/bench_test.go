@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/definition"
 	"github.com/abctl/abctl/daemon/ids"
 )
 
@@ -105,7 +106,8 @@ func benchStore(b *testing.B) (*Store, string, []string) {
 		start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 		var tick time.Duration
 		now := func() time.Time { tick += time.Second; return start.Add(tick) }
-		benchSt, benchErr = Open(filepath.Join(benchDir, "abctl.db"), Options{Now: now, IDs: ids.NewWithClock(1, now)})
+		gen := ids.NewWithClock(1, now)
+		benchSt, benchErr = Open(filepath.Join(benchDir, "abctl.db"), Options{Now: now, IDs: gen})
 		if benchErr != nil {
 			return
 		}
@@ -121,16 +123,22 @@ func benchStore(b *testing.B) (*Store, string, []string) {
 			if i == 25 {
 				title = "Zephyr project"
 			}
-			f, err := benchSt.CreateFolder(ctx, benchOrg, title, "")
+			f, err := benchSt.Folders().Create(ctx, benchOrg, title, "")
 			if err != nil {
 				benchErr = err
 				return
 			}
 			folders = append(folders, f.FolderID)
 		}
+		// Versions as the API makes them (package definition).
+		version := func(i int) *client.Agent {
+			def := benchDef(i, folders)
+			definition.NewVersion(def, gen, client.NewTime(now()))
+			return def
+		}
 		benchErr = benchSt.updateOrg(ctx, benchOrg, func(o *orgTx) error {
 			for i := range benchAgents {
-				p, err := benchSt.prepareAgent(benchOrg, benchDef(i, folders), "")
+				p, err := benchSt.Agents().prepare(benchOrg, version(i), "")
 				if err != nil {
 					return err
 				}
@@ -146,7 +154,7 @@ func benchStore(b *testing.B) (*Store, string, []string) {
 		}
 		// A tenth of the agents have a second version.
 		for i := 0; i < benchAgents; i += 10 {
-			if _, benchErr = benchSt.UpdateAgent(ctx, benchOrg, benchWPIDs[i], benchDef(i, folders)); benchErr != nil {
+			if _, benchErr = benchSt.Agents().Update(ctx, benchOrg, benchWPIDs[i], version(i)); benchErr != nil {
 				return
 			}
 		}
@@ -163,7 +171,7 @@ func benchStore(b *testing.B) (*Store, string, []string) {
 // and "no_match" finds nothing, so both walk the whole index.
 func BenchmarkListAgentsSearch10k(b *testing.B) {
 	s, org, _ := benchStore(b)
-	all, err := s.ListAgents(ctx, org, AgentQuery{SearchKey: "zephyr", PageSize: benchAgents})
+	all, err := s.Agents().List(ctx, org, AgentQuery{SearchKey: "zephyr", PageSize: benchAgents})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -183,7 +191,7 @@ func BenchmarkListAgentsSearch10k(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				as, err := s.ListAgents(ctx, org, c.q)
+				as, err := s.Agents().List(ctx, org, c.q)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -200,7 +208,7 @@ func BenchmarkListAgentsFirstPage10k(b *testing.B) {
 	s, org, _ := benchStore(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		as, err := s.ListAgents(ctx, org, AgentQuery{})
+		as, err := s.Agents().List(ctx, org, AgentQuery{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -216,7 +224,7 @@ func BenchmarkGetAgent(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		a, err := s.GetAgent(ctx, org, wpids[i%len(wpids)], 0)
+		a, err := s.Agents().Get(ctx, org, wpids[i%len(wpids)], 0)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -16,6 +16,9 @@ import (
 	"github.com/abctl/abctl/daemon/ids"
 )
 
+// Folders are the folders of the organizations. Get it with Store.Folders.
+type Folders struct{ s *Store }
+
 // folderRecord is the stored form of a folder. WorkflowCount is not stored
 // (it is always 0 in the record): it is read from folder_counts.
 type folderRecord struct {
@@ -23,9 +26,7 @@ type folderRecord struct {
 	DeletedAt *client.Time `json:"deleted_at,omitempty"`
 }
 
-func folderNotFound(id string) error {
-	return errorf(ErrNotFound, "Folder %s not found", id)
-}
+func folderNotFound(id string) error { return notFound(RecordFolder, id) }
 
 // getFolder returns a folder that is not deleted, or ErrNotFound.
 func getFolder(o *orgTx, id string) (*folderRecord, error) {
@@ -66,14 +67,14 @@ func (rec *folderRecord) result(o *orgTx) *client.Folder {
 	return &f
 }
 
-// CreateFolder creates a folder; an empty description is stored as null.
-func (s *Store) CreateFolder(ctx context.Context, orgID, title, description string) (*client.Folder, error) {
+// Create creates a folder; an empty description is stored as null.
+func (fs *Folders) Create(ctx context.Context, orgID, title, description string) (*client.Folder, error) {
 	var f *client.Folder
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		now := s.clock()
+	err := fs.s.updateOrg(ctx, orgID, func(o *orgTx) error {
+		now := fs.s.clock()
 		rec := &folderRecord{Folder: client.Folder{
 			Title:          title,
-			FolderID:       s.ids.Next(ids.PrefixFolder),
+			FolderID:       fs.s.ids.Next(ids.PrefixFolder),
 			OrganizationID: orgID,
 			CreatedAt:      now,
 			ModifiedAt:     now,
@@ -90,10 +91,10 @@ func (s *Store) CreateFolder(ctx context.Context, orgID, title, description stri
 	return f, err
 }
 
-// GetFolder returns a folder; ErrNotFound for an unknown or deleted one.
-func (s *Store) GetFolder(ctx context.Context, orgID, id string) (*client.Folder, error) {
+// Get returns a folder; ErrNotFound for an unknown or deleted one.
+func (fs *Folders) Get(ctx context.Context, orgID, id string) (*client.Folder, error) {
 	var f *client.Folder
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := fs.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		rec, err := getFolder(o, id)
 		if err != nil {
 			return err
@@ -104,11 +105,11 @@ func (s *Store) GetFolder(ctx context.Context, orgID, id string) (*client.Folder
 	return f, err
 }
 
-// UpdateFolder changes a folder's title and description; nil leaves a
-// field unchanged. modified_at is bumped even when nothing changes.
-func (s *Store) UpdateFolder(ctx context.Context, orgID, id string, title, description *string) (*client.Folder, error) {
+// Update changes a folder's title and description; nil leaves a field
+// unchanged. modified_at is bumped even when nothing changes.
+func (fs *Folders) Update(ctx context.Context, orgID, id string, title, description *string) (*client.Folder, error) {
 	var f *client.Folder
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err := fs.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		rec, err := getFolder(o, id)
 		if err != nil {
 			return err
@@ -120,7 +121,7 @@ func (s *Store) UpdateFolder(ctx context.Context, orgID, id string, title, descr
 			d := *description
 			rec.Description = &d
 		}
-		rec.ModifiedAt = s.clock()
+		rec.ModifiedAt = fs.s.clock()
 		if err := putFolder(o, rec); err != nil {
 			return err
 		}
@@ -130,13 +131,13 @@ func (s *Store) UpdateFolder(ctx context.Context, orgID, id string, title, descr
 	return f, err
 }
 
-// DeleteFolder soft-deletes a folder. Without deleteAgents its agents are
+// Delete soft-deletes a folder. Without deleteAgents its agents are
 // moved out of it: folder_id is cleared (and modified_at bumped) on every
 // version row that names it. With deleteAgents the agents whose latest
 // version is in the folder are soft-deleted, keeping their folder_id.
 // ErrNotFound for an unknown or already deleted folder.
-func (s *Store) DeleteFolder(ctx context.Context, orgID, id string, deleteAgents bool) error {
-	return s.update(ctx, func(tx *bolt.Tx) error {
+func (fs *Folders) Delete(ctx context.Context, orgID, id string, deleteAgents bool) error {
+	return fs.s.update(ctx, func(tx *bolt.Tx) error {
 		o, err := openOrg(tx, orgID)
 		if err != nil {
 			return err
@@ -145,7 +146,7 @@ func (s *Store) DeleteFolder(ctx context.Context, orgID, id string, deleteAgents
 		if err != nil {
 			return err
 		}
-		now := s.clock()
+		now := fs.s.clock()
 		// The agents whose latest version is in the folder, read before
 		// anything changes (a bucket must not change under its cursor).
 		inFolder, err := summariesInFolder(o, id)
@@ -238,10 +239,10 @@ func clearFolderOnRows(o *orgTx, folderID string, now client.Time) error {
 	return nil
 }
 
-// ListFolders returns a page of the organization's folders, most recently
+// List returns a page of the organization's folders, most recently
 // modified first. search matches title or description, case-insensitively
 // and as a substring. page is 1-based (0 means 1); pageSize 0 means 100.
-func (s *Store) ListFolders(ctx context.Context, orgID string, page, pageSize int, search string) ([]*client.Folder, error) {
+func (fs *Folders) List(ctx context.Context, orgID string, page, pageSize int, search string) ([]*client.Folder, error) {
 	if page < 1 {
 		page = 1
 	}
@@ -250,7 +251,7 @@ func (s *Store) ListFolders(ctx context.Context, orgID string, page, pageSize in
 	}
 	term := newLikeTerm(search)
 	out := []*client.Folder{}
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := fs.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		var err error
 		var recs []*folderRecord
 		err = o.folders().ForEach(func(_, raw []byte) error {

@@ -20,7 +20,7 @@ func folderIDs(fs []*client.Folder) []string {
 
 func TestFolderCRUD(t *testing.T) {
 	f := newFixture(t)
-	fl, err := f.CreateFolder(ctx, f.org.ID, "Finance", "")
+	fl, err := f.Folders().Create(ctx, f.org.ID, "Finance", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,60 +34,60 @@ func TestFolderCRUD(t *testing.T) {
 	if !strings.Contains(mustJSON(t, fl), `"description":null`) {
 		t.Fatalf("empty description not null: %s", mustJSON(t, fl))
 	}
-	withDesc, _ := f.CreateFolder(ctx, f.org.ID, "Ops", "Daily jobs")
+	withDesc, _ := f.Folders().Create(ctx, f.org.ID, "Ops", "Daily jobs")
 	if withDesc.Description == nil || *withDesc.Description != "Daily jobs" {
 		t.Fatalf("description %v", withDesc.Description)
 	}
-	got, err := f.GetFolder(ctx, f.org.ID, fl.FolderID)
+	got, err := f.Folders().Get(ctx, f.org.ID, fl.FolderID)
 	if err != nil || mustJSON(t, got) != mustJSON(t, fl) {
 		t.Fatalf("GetFolder %v %v", got, err)
 	}
-	_, err = f.GetFolder(ctx, f.org.ID, "fld_404")
-	wantErr(t, err, ErrNotFound, "Folder fld_404 not found")
+	_, err = f.Folders().Get(ctx, f.org.ID, "fld_404")
+	wantErr(t, err, ErrNotFound, "folder fld_404 not found")
 
 	// nil leaves a field alone; modified_at moves even for an empty update.
-	up, err := f.UpdateFolder(ctx, f.org.ID, withDesc.FolderID, nil, nil)
+	up, err := f.Folders().Update(ctx, f.org.ID, withDesc.FolderID, nil, nil)
 	if err != nil || up.Title != "Ops" || *up.Description != "Daily jobs" || !up.ModifiedAt.After(withDesc.ModifiedAt.Time) ||
 		!up.CreatedAt.Equal(withDesc.CreatedAt.Time) {
 		t.Fatalf("empty update %+v %v", up, err)
 	}
-	up2, err := f.UpdateFolder(ctx, f.org.ID, withDesc.FolderID, ptr("Operations"), nil)
+	up2, err := f.Folders().Update(ctx, f.org.ID, withDesc.FolderID, new("Operations"), nil)
 	if err != nil || up2.Title != "Operations" || *up2.Description != "Daily jobs" || !up2.ModifiedAt.After(up.ModifiedAt.Time) {
 		t.Fatalf("title update %+v %v", up2, err)
 	}
-	up3, err := f.UpdateFolder(ctx, f.org.ID, withDesc.FolderID, nil, ptr(""))
+	up3, err := f.Folders().Update(ctx, f.org.ID, withDesc.FolderID, nil, new(""))
 	if err != nil || up3.Title != "Operations" || up3.Description == nil || *up3.Description != "" {
 		t.Fatalf("description update %+v %v", up3, err)
 	}
-	if got, _ := f.GetFolder(ctx, f.org.ID, withDesc.FolderID); mustJSON(t, got) != mustJSON(t, up3) {
+	if got, _ := f.Folders().Get(ctx, f.org.ID, withDesc.FolderID); mustJSON(t, got) != mustJSON(t, up3) {
 		t.Fatal("update not stored")
 	}
-	_, err = f.UpdateFolder(ctx, f.org.ID, "fld_404", ptr("x"), nil)
-	wantErr(t, err, ErrNotFound, "Folder fld_404 not found")
+	_, err = f.Folders().Update(ctx, f.org.ID, "fld_404", new("x"), nil)
+	wantErr(t, err, ErrNotFound, "folder fld_404 not found")
 
 	// Delete: gone for every method; a second delete is ErrNotFound.
-	if err := f.DeleteFolder(ctx, f.org.ID, fl.FolderID, false); err != nil {
+	if err := f.Folders().Delete(ctx, f.org.ID, fl.FolderID, false); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.GetFolder(ctx, f.org.ID, fl.FolderID)
+	_, err = f.Folders().Get(ctx, f.org.ID, fl.FolderID)
 	wantErr(t, err, ErrNotFound, fl.FolderID)
-	_, err = f.UpdateFolder(ctx, f.org.ID, fl.FolderID, ptr("x"), nil)
+	_, err = f.Folders().Update(ctx, f.org.ID, fl.FolderID, new("x"), nil)
 	wantErr(t, err, ErrNotFound, fl.FolderID)
-	wantErr(t, f.DeleteFolder(ctx, f.org.ID, fl.FolderID, false), ErrNotFound, fl.FolderID)
-	wantErr(t, f.DeleteFolder(ctx, f.org.ID, "fld_404", true), ErrNotFound, "Folder fld_404 not found")
-	if fs, _ := f.ListFolders(ctx, f.org.ID, 1, 10, ""); !slices.Equal(folderIDs(fs), []string{withDesc.FolderID}) {
+	wantErr(t, f.Folders().Delete(ctx, f.org.ID, fl.FolderID, false), ErrNotFound, fl.FolderID)
+	wantErr(t, f.Folders().Delete(ctx, f.org.ID, "fld_404", true), ErrNotFound, "folder fld_404 not found")
+	if fs, _ := f.Folders().List(ctx, f.org.ID, 1, 10, ""); !slices.Equal(folderIDs(fs), []string{withDesc.FolderID}) {
 		t.Fatalf("list after delete %v", folderIDs(fs))
 	}
 }
 
 func TestListFolders(t *testing.T) {
 	f := newFixture(t)
-	a, _ := f.CreateFolder(ctx, f.org.ID, "Alpha Reports", "")
-	b, _ := f.CreateFolder(ctx, f.org.ID, "Beta", "holds the REPORTS of beta")
-	c, _ := f.CreateFolder(ctx, f.org.ID, "Gamma", "nothing")
+	a, _ := f.Folders().Create(ctx, f.org.ID, "Alpha Reports", "")
+	b, _ := f.Folders().Create(ctx, f.org.ID, "Beta", "holds the REPORTS of beta")
+	c, _ := f.Folders().Create(ctx, f.org.ID, "Gamma", "nothing")
 	list := func(page, size int, search string) []string {
 		t.Helper()
-		fs, err := f.ListFolders(ctx, f.org.ID, page, size, search)
+		fs, err := f.Folders().List(ctx, f.org.ID, page, size, search)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestListFolders(t *testing.T) {
 		t.Fatalf("order %v", got)
 	}
 	// Updating a folder moves it to the top (modified_at desc).
-	if _, err := f.UpdateFolder(ctx, f.org.ID, a.FolderID, nil, nil); err != nil {
+	if _, err := f.Folders().Update(ctx, f.org.ID, a.FolderID, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := list(1, 10, ""); !slices.Equal(got, []string{a.FolderID, c.FolderID, b.FolderID}) {
@@ -143,7 +143,7 @@ func TestFolderCounts(t *testing.T) {
 		if n := f.count(f.org.ID, f2.FolderID); n != want2 {
 			t.Errorf("%s: folder two counts %d, want %d", when, n, want2)
 		}
-		fs, _ := f.ListFolders(ctx, f.org.ID, 1, 10, "")
+		fs, _ := f.Folders().List(ctx, f.org.ID, 1, 10, "")
 		for _, fl := range fs {
 			want := map[string]int{f1.FolderID: want1, f2.FolderID: want2}[fl.FolderID]
 			if fl.WorkflowCount != want {
@@ -165,28 +165,28 @@ func TestFolderCounts(t *testing.T) {
 	// Idempotent replay of an agent in a folder does not count twice.
 	d := agentDef("c")
 	d.FolderID = &f2.FolderID
-	f.CreateAgent(ctx, f.org.ID, d, "k")
-	f.CreateAgent(ctx, f.org.ID, d, "k")
+	f.Agents().Create(ctx, f.org.ID, d, "k")
+	f.Agents().Create(ctx, f.org.ID, d, "k")
 	counts(2, 1, "idempotent create")
 	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("a2"))
 	counts(2, 1, "update (inherits)")
-	f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
+	f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
 	counts(1, 2, "move")
-	f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
+	f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
 	counts(1, 2, "move to the same folder")
-	f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, "")
+	f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, "")
 	counts(1, 1, "clear")
-	f.DeleteAgent(ctx, f.org.ID, b.WorkflowPermanentID)
+	f.Agents().Delete(ctx, f.org.ID, b.WorkflowPermanentID)
 	counts(0, 1, "delete")
-	f.DeleteAgent(ctx, f.org.ID, b.WorkflowPermanentID)
+	f.Agents().Delete(ctx, f.org.ID, b.WorkflowPermanentID)
 	counts(0, 1, "delete again")
 	f.update(f.org.ID, b.WorkflowPermanentID, agentDef("b2"))
 	counts(1, 1, "resurrect")
 	// An agent with an older version in f2 but the latest elsewhere does
 	// not count for f2.
-	f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
+	f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
 	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("a3"))
-	f.SetAgentFolder(ctx, f.org.ID, a.WorkflowPermanentID, f1.FolderID)
+	f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f1.FolderID)
 	counts(2, 1, "older version elsewhere")
 	f.reopen()
 	counts(2, 1, "after reopen")
@@ -208,18 +208,18 @@ func TestDeleteFolderKeepAgents(t *testing.T) {
 	// b's first version is in the folder, its latest elsewhere.
 	b := mk("b", fl.FolderID)
 	f.update(f.org.ID, b.WorkflowPermanentID, agentDef("b2"))
-	f.SetAgentFolder(ctx, f.org.ID, b.WorkflowPermanentID, other.FolderID)
+	f.Agents().SetFolder(ctx, f.org.ID, b.WorkflowPermanentID, other.FolderID)
 	c := mk("c", other.FolderID)
 	// A deleted agent in the folder is moved out as well.
 	dead := mk("dead", fl.FolderID)
-	f.DeleteAgent(ctx, f.org.ID, dead.WorkflowPermanentID)
-	before, _ := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 2)
+	f.Agents().Delete(ctx, f.org.ID, dead.WorkflowPermanentID)
+	before, _ := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 2)
 
-	if err := f.DeleteFolder(ctx, f.org.ID, fl.FolderID, false); err != nil {
+	if err := f.Folders().Delete(ctx, f.org.ID, fl.FolderID, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, wpid := range []string{a.WorkflowPermanentID, b.WorkflowPermanentID} {
-		vs, err := f.AgentVersions(ctx, f.org.ID, wpid)
+		vs, err := f.Agents().Versions(ctx, f.org.ID, wpid)
 		if err != nil {
 			t.Fatalf("%s gone: %v", wpid, err)
 		}
@@ -229,14 +229,14 @@ func TestDeleteFolderKeepAgents(t *testing.T) {
 			}
 		}
 	}
-	after, _ := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 2)
+	after, _ := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 2)
 	if after.FolderID != nil || !after.ModifiedAt.After(before.ModifiedAt.Time) || after.Version != 2 {
 		t.Fatalf("a after folder delete: folder %v modified %v (before %v)", after.FolderID, after.ModifiedAt, before.ModifiedAt)
 	}
-	if bl, _ := f.GetAgent(ctx, f.org.ID, b.WorkflowPermanentID, 0); *bl.FolderID != other.FolderID {
+	if bl, _ := f.Agents().Get(ctx, f.org.ID, b.WorkflowPermanentID, 0); *bl.FolderID != other.FolderID {
 		t.Fatal("b's latest version lost its other folder")
 	}
-	if cl, _ := f.GetAgent(ctx, f.org.ID, c.WorkflowPermanentID, 0); !cl.ModifiedAt.Equal(c.ModifiedAt.Time) {
+	if cl, _ := f.Agents().Get(ctx, f.org.ID, c.WorkflowPermanentID, 0); !cl.ModifiedAt.Equal(c.ModifiedAt.Time) {
 		t.Fatal("an agent of another folder was touched")
 	}
 	if got := f.list(f.org.ID, AgentQuery{}); len(got) != 3 {
@@ -265,26 +265,26 @@ func TestDeleteFolderWithAgents(t *testing.T) {
 	a := mk("a", fl.FolderID)
 	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("a2"))
 	b := mk("b", fl.FolderID)
-	f.SetAgentFolder(ctx, f.org.ID, b.WorkflowPermanentID, other.FolderID) // latest elsewhere
+	f.Agents().SetFolder(ctx, f.org.ID, b.WorkflowPermanentID, other.FolderID) // latest elsewhere
 	// b has one version: its only row moved. Give it a version in the
 	// folder that is not the latest.
-	f.SetAgentFolder(ctx, f.org.ID, b.WorkflowPermanentID, fl.FolderID)
+	f.Agents().SetFolder(ctx, f.org.ID, b.WorkflowPermanentID, fl.FolderID)
 	f.update(f.org.ID, b.WorkflowPermanentID, agentDef("b2"))
-	f.SetAgentFolder(ctx, f.org.ID, b.WorkflowPermanentID, other.FolderID)
+	f.Agents().SetFolder(ctx, f.org.ID, b.WorkflowPermanentID, other.FolderID)
 	free := f.create(f.org.ID, agentDef("free"))
 	keyed := agentDef("keyed")
 	keyed.FolderID = &fl.FolderID
-	if _, _, err := f.CreateAgent(ctx, f.org.ID, keyed, "key"); err != nil {
+	if _, _, err := f.Agents().Create(ctx, f.org.ID, keyed, "key"); err != nil {
 		t.Fatal(err)
 	}
 
-	if err := f.DeleteFolder(ctx, f.org.ID, fl.FolderID, true); err != nil {
+	if err := f.Folders().Delete(ctx, f.org.ID, fl.FolderID, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 0); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 0); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("agent in the folder survived: %v", err)
 	}
-	if _, err := f.GetFolder(ctx, f.org.ID, fl.FolderID); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Folders().Get(ctx, f.org.ID, fl.FolderID); !errors.Is(err, ErrNotFound) {
 		t.Fatal("folder survived")
 	}
 	got := f.list(f.org.ID, AgentQuery{})
@@ -292,12 +292,12 @@ func TestDeleteFolderWithAgents(t *testing.T) {
 		t.Fatalf("left %v", got)
 	}
 	// A deleted agent keeps its folder_id, as an idempotent replay shows.
-	replay, created, err := f.CreateAgent(ctx, f.org.ID, agentDef("x"), "key")
+	replay, created, err := f.Agents().Create(ctx, f.org.ID, agentDef("x"), "key")
 	if err != nil || created || replay.DeletedAt == nil || replay.FolderID == nil || *replay.FolderID != fl.FolderID {
 		t.Fatalf("replay of a deleted agent: %+v, %v, %v", replay, created, err)
 	}
 	// So does the surviving agent's older row, and the latest is untouched.
-	b1, _ := f.GetAgent(ctx, f.org.ID, b.WorkflowPermanentID, 1)
+	b1, _ := f.Agents().Get(ctx, f.org.ID, b.WorkflowPermanentID, 1)
 	if b1.FolderID == nil || *b1.FolderID != fl.FolderID {
 		t.Fatal("b's older row lost its folder id")
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/definition"
 	"github.com/abctl/abctl/daemon/ids"
 )
 
@@ -43,20 +45,23 @@ type fixture struct {
 	t     *testing.T
 	path  string
 	clock *testClock
+	gen   *ids.Generator // the store's
 	org   Organization
 	key   string
 }
 
 // newFixture opens a store in a temporary directory with one organization.
+// Its runs have views (testViews).
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "data", "abctl.db")
 	clock := newClock()
-	s, err := Open(path, Options{Now: clock.Now, IDs: ids.NewWithClock(42, clock.Now)})
+	gen := ids.NewWithClock(42, clock.Now)
+	s, err := Open(path, Options{Now: clock.Now, IDs: gen, RunViews: testViews{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{Store: s, t: t, path: path, clock: clock}
+	f := &fixture{Store: s, t: t, path: path, clock: clock, gen: gen}
 	t.Cleanup(func() {
 		f.checkInvariants()
 		f.Close()
@@ -75,7 +80,8 @@ func (f *fixture) reopen() {
 	if err := f.Close(); err != nil {
 		f.t.Fatal(err)
 	}
-	s, err := Open(f.path, Options{Now: f.clock.Now, IDs: ids.NewWithClock(43, f.clock.Now)})
+	f.gen = ids.NewWithClock(43, f.clock.Now)
+	s, err := Open(f.path, Options{Now: f.clock.Now, IDs: f.gen, RunViews: testViews{}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -100,7 +106,8 @@ func workflowParam(key, description string, def any) client.Parameter {
 	return p
 }
 
-// agentDef is a definition as the server hands it to the store.
+// agentDef is a definition as the API decodes it; version turns it into
+// what the API hands to the store.
 func agentDef(title string, params ...client.Parameter) *client.Agent {
 	return &client.Agent{
 		Title:  title,
@@ -117,27 +124,42 @@ func agentDef(title string, params ...client.Parameter) *client.Agent {
 	}
 }
 
+// version returns a copy of def made into a new version as the API makes
+// it before storing it (package definition): a workflow_id, created_at
+// and the definition in the response shape.
+func (f *fixture) version(def *client.Agent) *client.Agent {
+	f.t.Helper()
+	a, err := cloneAgent(def)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	definition.NewVersion(a, f.gen, client.NewTime(f.clock.Now()))
+	return a
+}
+
+// create stores def as a new agent, as the API does.
 func (f *fixture) create(orgID string, def *client.Agent) *client.Agent {
 	f.t.Helper()
-	a, created, err := f.CreateAgent(ctx, orgID, def, "")
+	a, created, err := f.Agents().Create(ctx, orgID, f.version(def), "")
 	if err != nil || !created {
-		f.t.Fatalf("CreateAgent: %v, created=%v", err, created)
+		f.t.Fatalf("Agents.Create: %v, created=%v", err, created)
 	}
 	return a
 }
 
+// update stores def as a new version of the agent, as the API does.
 func (f *fixture) update(orgID, wpid string, def *client.Agent) *client.Agent {
 	f.t.Helper()
-	a, err := f.UpdateAgent(ctx, orgID, wpid, def)
+	a, err := f.Agents().Update(ctx, orgID, wpid, f.version(def))
 	if err != nil {
-		f.t.Fatalf("UpdateAgent: %v", err)
+		f.t.Fatalf("Agents.Update: %v", err)
 	}
 	return a
 }
 
 func (f *fixture) folder(orgID, title string) *client.Folder {
 	f.t.Helper()
-	fl, err := f.CreateFolder(ctx, orgID, title, "")
+	fl, err := f.Folders().Create(ctx, orgID, title, "")
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -146,18 +168,18 @@ func (f *fixture) folder(orgID, title string) *client.Folder {
 
 func (f *fixture) list(orgID string, q AgentQuery) []string {
 	f.t.Helper()
-	as, err := f.ListAgents(ctx, orgID, q)
+	as, err := f.Agents().List(ctx, orgID, q)
 	if err != nil {
-		f.t.Fatalf("ListAgents: %v", err)
+		f.t.Fatalf("Agents.List: %v", err)
 	}
 	return wpids(as)
 }
 
 func (f *fixture) count(orgID, folderID string) int {
 	f.t.Helper()
-	fl, err := f.GetFolder(ctx, orgID, folderID)
+	fl, err := f.Folders().Get(ctx, orgID, folderID)
 	if err != nil {
-		f.t.Fatalf("GetFolder: %v", err)
+		f.t.Fatalf("Folders.Get: %v", err)
 	}
 	return fl.WorkflowCount
 }
@@ -205,7 +227,7 @@ func (f *fixture) checkInvariants() {
 				return err
 			}
 			checkTagInvariants(t, o)
-			checkRunViews(t, o)
+			checkRunViews(t, o, f.views)
 			checkRunIndex(t, o)
 			// Group rows by wpid.
 			rows := map[string][]*client.Agent{}
@@ -296,9 +318,26 @@ func sorted(s []string) []string {
 	return s
 }
 
-// checkRunViews verifies that every run has the view its record makes,
-// and no view is left without a run.
-func checkRunViews(t *testing.T, o *orgTx) {
+// testViews stands for the daemon's run views (package daemon/runview,
+// which imports the store): a view names the run's id, status and number
+// of files, so that it changes with the record; a run titled noViewTitle
+// has none. Its Format is its format field.
+type testViews struct{ format string }
+
+const noViewTitle = "no view"
+
+func (v testViews) Format() ([]byte, error) { return []byte("test views " + v.format), nil }
+
+func (testViews) Encode(rec *RunRecord) ([]byte, error) {
+	if rec.Title == noViewTitle {
+		return nil, errors.New("no view of this run")
+	}
+	return fmt.Appendf(nil, "view of %s: %s, %d files", rec.ID, rec.Status, len(rec.Files)), nil
+}
+
+// checkRunViews verifies that every run has the view that views make of
+// its record (none without views), and no view is left without a run.
+func checkRunViews(t *testing.T, o *orgTx, views RunViews) {
 	t.Helper()
 	_ = o.runs().ForEach(func(k, v []byte) error {
 		rec := new(RunRecord)
@@ -306,7 +345,10 @@ func checkRunViews(t *testing.T, o *orgTx) {
 			t.Errorf("run %s: %v", k, err)
 			return nil
 		}
-		want, err := encodeRunView(rec)
+		want, err := []byte(nil), errors.New("no views")
+		if views != nil {
+			want, err = views.Encode(rec)
+		}
 		if got := o.runViews().Get(k); err == nil && !bytes.Equal(got, want) || err != nil && got != nil {
 			t.Errorf("run %s: stored view %q, want %q (%v)", k, got, want, err)
 		}

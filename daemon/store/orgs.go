@@ -181,7 +181,7 @@ func getOrg(tx *bolt.Tx, orgID string) (Organization, error) {
 		v = tx.Bucket(bucketOrganizations).Get([]byte(orgID))
 	}
 	if v == nil {
-		return Organization{}, errorf(ErrNotFound, "Organization %s not found", orgID)
+		return Organization{}, notFound(RecordOrganization, orgID)
 	}
 	var rec orgRecord
 	if err := json.Unmarshal(v, &rec); err != nil {

@@ -207,21 +207,21 @@ type RunQuery struct {
 	Tags *tagquery.Query
 }
 
-// ListRuns returns a page of the organization's runs, newest first by
+// List returns a page of the organization's runs, newest first by
 // created_at, as GET /v1/runs answers them. task_run_id is the run id: the
 // daemon has no separate task-run rows. workflow_deleted says whether the
 // agent of a workflow run has been deleted since (or is unknown).
 //
 // It walks run_order from the newest entry, filtering on the summaries
 // without copying them; only the page's entries become list items.
-func (s *Store) ListRuns(ctx context.Context, orgID string, q RunQuery) ([]client.RunListItem, error) {
+func (r *Runs) List(ctx context.Context, orgID string, q RunQuery) ([]client.RunListItem, error) {
 	page, size := max(q.Page, 1), q.PageSize
 	if size < 1 {
 		size = 10
 	}
 	term := []byte(strings.ToLower(q.SearchKey))
 	out := []client.RunListItem{}
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := r.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		var tagged map[string]bool // the workflow runs the tag filter keeps
 		if q.Tags != nil {
 			if tagged = subjectsMatching(o, q.Tags, RunSubject); len(tagged) == 0 {

@@ -2,10 +2,12 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -16,7 +18,7 @@ import (
 // listIDs lists the organization's runs with q and returns their ids.
 func (f *fixture) listIDs(orgID string, q RunQuery) []string {
 	f.t.Helper()
-	items, err := f.ListRuns(ctx, orgID, q)
+	items, err := f.Runs().List(ctx, orgID, q)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestListRunsItem(t *testing.T) {
 		r.Title, r.Trigger = "Find the price", "api"
 	})
 	item := func() client.RunListItem {
-		items, err := f.ListRuns(ctx, f.org.ID, RunQuery{})
+		items, err := f.Runs().List(ctx, f.org.ID, RunQuery{})
 		if err != nil || len(items) != 1 {
 			t.Fatalf("%v %v", items, err)
 		}
@@ -89,7 +91,7 @@ func TestListRunsItem(t *testing.T) {
 	}
 	f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusRunning })
 	f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusFailed })
-	stored, err := f.GetRun(ctx, f.org.ID, rec.ID)
+	stored, err := f.Runs().Get(ctx, f.org.ID, rec.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestListRunsItem(t *testing.T) {
 		t.Errorf("ended run: %+v, record %+v", got, stored)
 	}
 	// Encoded as the API answers it: every field, nulls included.
-	b, err := EncodeResponse(got)
+	b, err := encodeJSON(got)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +124,11 @@ func TestListRunsFilters(t *testing.T) {
 	f.updateRun(t1.ID, func(r *RunRecord) { r.Status = client.RunStatusCompleted })
 	f.updateRun(a2.ID, func(r *RunRecord) { r.Status = client.RunStatusRunning })
 
-	if _, err := f.ApplyTags(ctx, f.org.ID, TagSubject{Kind: RunSubject, ID: a1.ID},
+	if _, err := f.Tags().Apply(ctx, f.org.ID, TagSubject{Kind: RunSubject, ID: a1.ID},
 		TagChange{Set: []TagSet{{Key: "env", Value: "prod"}}, SetBy: f.org.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ApplyTags(ctx, f.org.ID, TagSubject{Kind: AgentSubject, ID: agent.WorkflowPermanentID},
+	if _, err := f.Tags().Apply(ctx, f.org.ID, TagSubject{Kind: AgentSubject, ID: agent.WorkflowPermanentID},
 		TagChange{Set: []TagSet{{Key: "env", Value: "prod"}}, SetBy: f.org.ID}); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestListRunsWorkflowDeleted(t *testing.T) {
 	run := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID = agent.WorkflowPermanentID })
 	lost := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID = "wpid_never_existed" })
 	deleted := func() map[string]bool {
-		items, err := f.ListRuns(ctx, f.org.ID, RunQuery{})
+		items, err := f.Runs().List(ctx, f.org.ID, RunQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,7 +188,7 @@ func TestListRunsWorkflowDeleted(t *testing.T) {
 	if got := deleted(); got[run.ID] || !got[lost.ID] {
 		t.Errorf("before the delete: %v", got)
 	}
-	if err := f.DeleteAgent(ctx, f.org.ID, agent.WorkflowPermanentID); err != nil {
+	if err := f.Agents().Delete(ctx, f.org.ID, agent.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
 	if got := deleted(); !got[run.ID] {
@@ -200,9 +202,9 @@ func TestListRunsOrganizations(t *testing.T) {
 	f := newFixture(t)
 	other := f.newOrg("other")
 	mine := f.newRun(client.RunTypeTaskV1, func(r *RunRecord) { r.Title = "shared words" })
-	theirs := &RunRecord{ID: f.NewRunID(client.RunTypeTaskV1), OrgID: other.ID, Type: client.RunTypeTaskV1,
+	theirs := &RunRecord{ID: f.Runs().NewID(client.RunTypeTaskV1), OrgID: other.ID, Type: client.RunTypeTaskV1,
 		Status: client.RunStatusQueued, Title: "shared words"}
-	if err := f.CreateRun(ctx, theirs); err != nil {
+	if err := f.Runs().Create(ctx, theirs); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.listIDs(f.org.ID, RunQuery{}); !slices.Equal(got, []string{mine.ID}) {
@@ -214,7 +216,7 @@ func TestListRunsOrganizations(t *testing.T) {
 	if got := f.listIDs(f.org.ID, RunQuery{SearchKey: theirs.ID}); got != nil {
 		t.Errorf("another organization's run found by id: %v", got)
 	}
-	if _, err := f.ListRuns(ctx, "o_unknown", RunQuery{}); err == nil {
+	if _, err := f.Runs().List(ctx, "o_unknown", RunQuery{}); err == nil {
 		t.Error("an unknown organization listed runs")
 	}
 }
@@ -233,7 +235,7 @@ func TestRunListMigration(t *testing.T) {
 		}
 		ids = append(ids, rec.ID)
 	}
-	want, err := f.ListRuns(ctx, f.org.ID, RunQuery{PageSize: 100})
+	want, err := f.Runs().List(ctx, f.org.ID, RunQuery{PageSize: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,14 +254,14 @@ func TestRunListMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.closeAndOpen()
+	f.closeAndOpen(testViews{})
 	_ = f.db.View(func(tx *bolt.Tx) error {
 		if got := tx.Bucket(bucketMeta).Get(keySchemaVersion); !bytes.Equal(got, u64(SchemaVersion())) || SchemaVersion() < 5 {
 			t.Errorf("schema %x after reopening, want %d", got, SchemaVersion())
 		}
 		return nil
 	})
-	got, err := f.ListRuns(ctx, f.org.ID, RunQuery{PageSize: 100})
+	got, err := f.Runs().List(ctx, f.org.ID, RunQuery{PageSize: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,15 +272,43 @@ func TestRunListMigration(t *testing.T) {
 		t.Errorf("the other organization lists %v", got)
 	}
 	// Steps can be added to the migrated store.
-	if err := f.AddRunStep(ctx, f.org.ID, ids[0], &client.TimelineStep{Number: 1}); err != nil {
+	if err := f.Runs().AddStep(ctx, f.org.ID, ids[0], &client.TimelineStep{Number: 1}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sampleRuns are runs with every field of a record set, a task run and an
+// agent run, and a bare queued one.
+func sampleRuns() []*RunRecord {
+	at := func(sec int) *client.Time {
+		return client.TimePtr(time.Date(2026, 1, 31, 15, 20, sec, 160725000, time.UTC))
+	}
+	steps, scrolls := 3, 2
+	full := &RunRecord{
+		ID: "tsk_1", OrgID: "o_1", Type: client.RunTypeTaskV1, Status: client.RunStatusCompleted,
+		CreatedAt: *at(1), ModifiedAt: *at(5), QueuedAt: at(2), StartedAt: at(3), FinishedAt: at(4),
+		RunRequest: json.RawMessage(`{"prompt":"p <&>","url":"https://example.com/"}`),
+		Task: &client.TaskRunRequest{Prompt: "p", MaxScreenshotScrolls: &scrolls,
+			BrowserSessionID: "pbs_1", BrowserProfileID: "bp_1"},
+		Output: json.RawMessage(`{"a":[1,"<é>"]}`), FailureReason: "why \"not\"",
+		WebhookFailureReason: "Webhook failed with status code 500",
+		Errors:               []json.RawMessage{json.RawMessage(`{"e":1}`)}, StepCount: &steps,
+		Files: []RunFile{
+			{ID: "a_1", Type: client.ArtifactScreenshotAction, Name: "s1.jpg", Size: 1, SHA256: "00", CreatedAt: *at(3)},
+			{ID: "a_2", Type: client.ArtifactRecording, Name: "r.webm", Size: 2, SHA256: "01", CreatedAt: *at(4)},
+		},
+	}
+	agent := *full
+	agent.ID, agent.Type, agent.Task = "wr_1", client.RunTypeWorkflowRun, nil
+	bare := &RunRecord{ID: "tsk_v2_1", OrgID: "o_1", Type: client.RunTypeTaskV2, Status: client.RunStatusQueued,
+		CreatedAt: *at(1), ModifiedAt: *at(1), QueuedAt: at(1)}
+	return []*RunRecord{full, &agent, bare}
 }
 
 // TestRunSummaryEncoding: summaries read back as written; damaged bytes
 // are refused, never misread.
 func TestRunSummaryEncoding(t *testing.T) {
-	for _, rec := range viewSamples() {
+	for _, rec := range sampleRuns() {
 		rec.Title, rec.AgentID, rec.Trigger = "tïtle", "wpid_1", "mcp"
 		b := encodeRunSummary(rec)
 		s, ok := readRunSummary(b)
@@ -301,7 +331,7 @@ func TestRunSummaryEncoding(t *testing.T) {
 // FuzzRunSummary: any bytes are read or refused without panicking, and
 // what reads has its fields within the input.
 func FuzzRunSummary(f *testing.F) {
-	for _, rec := range viewSamples() {
+	for _, rec := range sampleRuns() {
 		f.Add(encodeRunSummary(rec))
 	}
 	f.Add([]byte{runSummaryVersion, 3, 0x80})

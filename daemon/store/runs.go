@@ -19,13 +19,23 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/ids"
 )
 
-// RunFile is a file a run produced, kept under the data directory by
-// package artifacts.
-type RunFile = artifacts.File
+// Runs are the runs of the organizations. Get it with Store.Runs.
+type Runs struct{ s *Store }
+
+// RunFile is the record of a file a run produced, which the run's record
+// keeps. Package daemon/artifacts keeps the file itself, and describes it
+// with the same fields (an artifacts.File converts to a RunFile).
+type RunFile struct {
+	ID        string              `json:"id"`         // a_<snowflake>
+	Type      client.ArtifactType `json:"type"`       // what the file is
+	Name      string              `json:"name"`       // base name in the run directory
+	Size      int64               `json:"size"`       // bytes
+	SHA256    string              `json:"sha256"`     // lowercase hex of the content's SHA-256
+	CreatedAt client.Time         `json:"created_at"` // when it was recorded
+}
 
 // WebhookDelivery is the outcome of sending a run's webhook.
 type WebhookDelivery struct {
@@ -37,8 +47,8 @@ type WebhookDelivery struct {
 }
 
 // RunRecord is everything the daemon keeps of a run: what it answers in
-// GET /v1/runs/{id} (built from it with the artifact URLs of the request's
-// address), what the executor needs, and what the webhook needs.
+// GET /v1/runs/{id} (package daemon/runview builds the answer from it),
+// what the executor needs, and what the webhook needs.
 type RunRecord struct {
 	ID        string           `json:"id"`
 	OrgID     string           `json:"org_id"`
@@ -116,24 +126,22 @@ func IsTerminal(status client.RunStatus) bool {
 // RunRef names a run of an organization.
 type RunRef struct{ OrgID, RunID string }
 
-func runNotFound(id string) error {
-	return errorf(ErrNotFound, "Run %s not found", id)
-}
+func runNotFound(id string) error { return notFound(RecordRun, id) }
 
 func pendingKey(orgID, runID string) []byte {
 	return append(append([]byte(orgID), 0), runID...)
 }
 
-// NewRunID returns a new id for a run of the given type: wr_ for agent
-// runs, tsk_v2_ for task v2, tsk_ for the other task engines.
-func (s *Store) NewRunID(t client.RunType) string {
+// NewID returns a new id for a run of the given type: wr_ for agent runs,
+// tsk_v2_ for task v2, tsk_ for the other task engines.
+func (r *Runs) NewID(t client.RunType) string {
 	switch t {
 	case client.RunTypeWorkflowRun:
-		return s.ids.Next(ids.PrefixWorkflowRun)
+		return r.s.ids.Next(ids.PrefixWorkflowRun)
 	case client.RunTypeTaskV2:
-		return s.ids.Next(ids.PrefixTaskV2)
+		return r.s.ids.Next(ids.PrefixTaskV2)
 	}
-	return s.ids.Next(ids.PrefixTask)
+	return r.s.ids.Next(ids.PrefixTask)
 }
 
 func getRun(o *orgTx, id string) (*RunRecord, error) {
@@ -160,18 +168,18 @@ func decodeRun(id, v []byte) (*RunRecord, error) {
 // (runlist.go), and keeps its runs_pending entry in step with its status
 // and its webhook: a run leaves runs_pending once it is terminal and its
 // webhook, if it has one, was sent (its delivery recorded).
-func putRun(tx *bolt.Tx, o *orgTx, rec *RunRecord) error {
-	// Encoded as answers are (no HTML escaping), so that the raw JSON a
-	// record carries (the request's echo, the output) reads back as its
-	// view shows it.
-	data, err := EncodeResponse(rec)
+func (r *Runs) putRun(tx *bolt.Tx, o *orgTx, rec *RunRecord) error {
+	// Encoded without HTML escaping, as answers are, so that the raw JSON
+	// a record carries (the request's echo, the output) reads back as it
+	// was written, and as its view shows it.
+	data, err := encodeJSON(rec)
 	if err != nil {
 		return fmt.Errorf("store: encode run %s: %w", rec.ID, err)
 	}
 	if err := o.runs().Put([]byte(rec.ID), data); err != nil {
 		return err
 	}
-	if err := putRunView(o, rec); err != nil {
+	if err := putRunView(o, r.s.views, rec); err != nil {
 		return err
 	}
 	if err := putRunSummary(o, rec); err != nil {
@@ -185,37 +193,37 @@ func putRun(tx *bolt.Tx, o *orgTx, rec *RunRecord) error {
 	return pending.Put(k, nil)
 }
 
-// CreateRun stores a new run. rec.ID (from NewRunID), OrgID, Type and
-// Status (created or queued) are the caller's; the store sets CreatedAt
-// and ModifiedAt, and QueuedAt when the status is queued.
-func (s *Store) CreateRun(ctx context.Context, rec *RunRecord) error {
+// Create stores a new run. rec.ID (from NewID), OrgID, Type and Status
+// (created or queued) are the caller's; the store sets CreatedAt and
+// ModifiedAt, and QueuedAt when the status is queued.
+func (r *Runs) Create(ctx context.Context, rec *RunRecord) error {
 	if rec == nil || rec.ID == "" || !validID(rec.ID) {
-		return fmt.Errorf("store: CreateRun: the run needs an id from NewRunID")
+		return fmt.Errorf("store: Runs.Create: the run needs an id from NewID")
 	}
 	if rec.Status != client.RunStatusCreated && rec.Status != client.RunStatusQueued {
-		return fmt.Errorf("store: CreateRun: a new run is created or queued, not %q", rec.Status)
+		return fmt.Errorf("store: Runs.Create: a new run is created or queued, not %q", rec.Status)
 	}
-	return s.update(ctx, func(tx *bolt.Tx) error {
+	return r.s.update(ctx, func(tx *bolt.Tx) error {
 		o, err := openOrg(tx, rec.OrgID)
 		if err != nil {
 			return err
 		}
 		if o.runs().Get([]byte(rec.ID)) != nil {
-			return errorf(ErrConflict, "Run %s already exists", rec.ID)
+			return &ConflictError{Record: RecordRun, ID: rec.ID}
 		}
-		now := s.clock()
+		now := r.s.clock()
 		rec.CreatedAt, rec.ModifiedAt = now, now
 		if rec.Status == client.RunStatusQueued {
 			rec.QueuedAt = &now
 		}
-		return putRun(tx, o, rec)
+		return r.putRun(tx, o, rec)
 	})
 }
 
-// GetRun returns a run of the organization, or ErrNotFound.
-func (s *Store) GetRun(ctx context.Context, orgID, id string) (*RunRecord, error) {
+// Get returns a run of the organization, or ErrNotFound.
+func (r *Runs) Get(ctx context.Context, orgID, id string) (*RunRecord, error) {
 	var rec *RunRecord
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := r.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		var err error
 		rec, err = getRun(o, id)
 		return err
@@ -223,16 +231,16 @@ func (s *Store) GetRun(ctx context.Context, orgID, id string) (*RunRecord, error
 	return rec, err
 }
 
-// UpdateRun reads a run, lets change modify it and writes it back, in one
+// Update reads a run, lets change modify it and writes it back, in one
 // write transaction: concurrent updates of a run never lose each other's
 // changes. The store stamps ModifiedAt, and QueuedAt, StartedAt and
 // FinishedAt when the status enters queued, running or a terminal state
 // and they are not set yet. A change returning an error writes nothing;
 // returning ErrUnchanged (see below) writes nothing either and returns the
 // record as read.
-func (s *Store) UpdateRun(ctx context.Context, orgID, id string, change func(r *RunRecord) error) (*RunRecord, error) {
+func (r *Runs) Update(ctx context.Context, orgID, id string, change func(rec *RunRecord) error) (*RunRecord, error) {
 	var out *RunRecord
-	err := s.update(ctx, func(tx *bolt.Tx) error {
+	err := r.s.update(ctx, func(tx *bolt.Tx) error {
 		o, err := openOrg(tx, orgID)
 		if err != nil {
 			return err
@@ -248,7 +256,7 @@ func (s *Store) UpdateRun(ctx context.Context, orgID, id string, change func(r *
 			}
 			return err
 		}
-		now := s.clock()
+		now := r.s.clock()
 		rec.ModifiedAt = now
 		switch {
 		case rec.Status == client.RunStatusQueued && rec.QueuedAt == nil:
@@ -259,7 +267,7 @@ func (s *Store) UpdateRun(ctx context.Context, orgID, id string, change func(r *
 			rec.FinishedAt = &now
 		}
 		out = rec
-		return putRun(tx, o, rec)
+		return r.putRun(tx, o, rec)
 	})
 	if err != nil {
 		return nil, err
@@ -267,16 +275,16 @@ func (s *Store) UpdateRun(ctx context.Context, orgID, id string, change func(r *
 	return out, nil
 }
 
-// ErrUnchanged, returned by the change function of UpdateRun, means there
-// is nothing to write.
+// ErrUnchanged, returned by the change function of Runs.Update, means
+// there is nothing to write.
 var ErrUnchanged = errors.New("store: run unchanged")
 
-// PendingRuns returns every run that is not terminal, or is terminal with
-// its webhook not sent yet (see putRun), of every organization, oldest
-// first (run ids are time-ordered snowflakes).
-func (s *Store) PendingRuns(ctx context.Context) ([]RunRef, error) {
+// Pending returns every run that is not terminal, or is terminal with its
+// webhook not sent yet (see putRun), of every organization, oldest first
+// (run ids are time-ordered snowflakes).
+func (r *Runs) Pending(ctx context.Context) ([]RunRef, error) {
 	var out []RunRef
-	err := s.view(ctx, func(tx *bolt.Tx) error {
+	err := r.s.view(ctx, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketRunsPending).ForEach(func(k, _ []byte) error {
 			i := bytes.IndexByte(k, 0)
 			if i < 0 {

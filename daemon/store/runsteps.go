@@ -37,20 +37,20 @@ func runStepKey(runID string, n int) []byte {
 	return binary.BigEndian.AppendUint32(runStepPrefix(runID), uint32(n))
 }
 
-// AddRunStep records a step of a run of the organization (step.Number from
+// AddStep records a step of a run of the organization (step.Number from
 // 1; a step recorded again under its number replaces the first), and
 // forgets the steps MaxRunSteps or more numbers older. The store stamps its
 // created_at. ErrNotFound when there is no such run.
-func (s *Store) AddRunStep(ctx context.Context, orgID, runID string, step *client.TimelineStep) error {
+func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.TimelineStep) error {
 	if step == nil || step.Number < 1 || step.Number > math.MaxUint32 {
 		return errorf(ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, stepNumber(step))
 	}
-	return s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	return r.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if !validID(runID) || o.runs().Get([]byte(runID)) == nil {
 			return runNotFound(runID)
 		}
-		now := s.clock()
-		data, err := EncodeResponse(&client.TimelineEntry{Type: client.TimelineStepEntry, Step: step, CreatedAt: now, ModifiedAt: now})
+		now := r.s.clock()
+		data, err := encodeJSON(&client.TimelineEntry{Type: client.TimelineStepEntry, Step: step, CreatedAt: now, ModifiedAt: now})
 		if err != nil {
 			return err
 		}
@@ -80,13 +80,13 @@ func stepNumber(step *client.TimelineStep) any {
 	return step.Number
 }
 
-// RunTimelineJSON returns the timeline of a run of the organization as
+// TimelineJSON returns the timeline of a run of the organization as
 // GET /v1/runs/{id}/timeline answers it: its steps, newest first, each an
 // encoded client.TimelineEntry. ErrNotFound when there is no such run; a
 // run without steps has an empty (non-nil) timeline.
-func (s *Store) RunTimelineJSON(ctx context.Context, orgID, runID string) ([]json.RawMessage, error) {
+func (r *Runs) TimelineJSON(ctx context.Context, orgID, runID string) ([]json.RawMessage, error) {
 	out := []json.RawMessage{}
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := r.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		if !validID(runID) || o.runs().Get([]byte(runID)) == nil {
 			return runNotFound(runID)
 		}

@@ -11,7 +11,7 @@ import (
 // timeline reads a run's timeline and decodes it.
 func (f *fixture) timeline(orgID, runID string) []client.TimelineEntry {
 	f.t.Helper()
-	rows, err := f.RunTimelineJSON(ctx, orgID, runID)
+	rows, err := f.Runs().TimelineJSON(ctx, orgID, runID)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -45,11 +45,11 @@ func TestRunSteps(t *testing.T) {
 		Decision:  "continue",
 		TimingsMS: client.StepTimings{Settle: 1.5, Observe: 2, Model: 812.25, Act: 95}, Tokens: client.StepTokens{Input: 1234, Output: 56}}
 	for _, s := range []*client.TimelineStep{first, {Number: 2, Decision: "complete", Actions: []string{}}} {
-		if err := f.AddRunStep(ctx, f.org.ID, run.ID, s); err != nil {
+		if err := f.Runs().AddStep(ctx, f.org.ID, run.ID, s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.AddRunStep(ctx, f.org.ID, neighbour.ID, &client.TimelineStep{Number: 7, Decision: "neighbour"}); err != nil {
+	if err := f.Runs().AddStep(ctx, f.org.ID, neighbour.ID, &client.TimelineStep{Number: 7, Decision: "neighbour"}); err != nil {
 		t.Fatal(err)
 	}
 	tl := f.timeline(f.org.ID, run.ID)
@@ -64,14 +64,14 @@ func TestRunSteps(t *testing.T) {
 		t.Errorf("the neighbour's steps: %v", got)
 	}
 	// A step recorded again replaces the first.
-	if err := f.AddRunStep(ctx, f.org.ID, run.ID, &client.TimelineStep{Number: 2, Decision: "terminate"}); err != nil {
+	if err := f.Runs().AddStep(ctx, f.org.ID, run.ID, &client.TimelineStep{Number: 2, Decision: "terminate"}); err != nil {
 		t.Fatal(err)
 	}
 	if tl := f.timeline(f.org.ID, run.ID); len(tl) != 2 || tl[0].Step.Decision != "terminate" {
 		t.Errorf("after replacing step 2: %+v", tl)
 	}
 	// The run's record is untouched by steps.
-	if rec, err := f.GetRun(ctx, f.org.ID, run.ID); err != nil || !rec.ModifiedAt.Equal(run.ModifiedAt.Time) {
+	if rec, err := f.Runs().Get(ctx, f.org.ID, run.ID); err != nil || !rec.ModifiedAt.Equal(run.ModifiedAt.Time) {
 		t.Errorf("the record changed: %v %v", rec, err)
 	}
 }
@@ -82,7 +82,7 @@ func TestRunStepsBounded(t *testing.T) {
 	run := f.newRun(client.RunTypeTaskV1, nil)
 	total := MaxRunSteps + 37
 	for n := 1; n <= total; n++ {
-		if err := f.AddRunStep(ctx, f.org.ID, run.ID, &client.TimelineStep{Number: n, Decision: "continue"}); err != nil {
+		if err := f.Runs().AddStep(ctx, f.org.ID, run.ID, &client.TimelineStep{Number: n, Decision: "continue"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -98,22 +98,22 @@ func TestRunStepsErrors(t *testing.T) {
 	other := f.newOrg("other")
 	run := f.newRun(client.RunTypeTaskV1, nil)
 	for _, s := range []*client.TimelineStep{nil, {Number: 0}, {Number: -1}} {
-		if err := f.AddRunStep(ctx, f.org.ID, run.ID, s); !errors.Is(err, ErrInvalid) {
+		if err := f.Runs().AddStep(ctx, f.org.ID, run.ID, s); !errors.Is(err, ErrInvalid) {
 			t.Errorf("step %+v: %v, want ErrInvalid", s, err)
 		}
 	}
 	// Another organization's run is not found, for writing or reading.
-	if err := f.AddRunStep(ctx, other.ID, run.ID, &client.TimelineStep{Number: 1}); !errors.Is(err, ErrNotFound) {
+	if err := f.Runs().AddStep(ctx, other.ID, run.ID, &client.TimelineStep{Number: 1}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("another organization's run: %v", err)
 	}
-	if _, err := f.RunTimelineJSON(ctx, other.ID, run.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Runs().TimelineJSON(ctx, other.ID, run.ID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("another organization's timeline: %v", err)
 	}
 	for _, id := range []string{"tsk_1", "", "a\x00b"} {
-		if _, err := f.RunTimelineJSON(ctx, f.org.ID, id); !errors.Is(err, ErrNotFound) {
+		if _, err := f.Runs().TimelineJSON(ctx, f.org.ID, id); !errors.Is(err, ErrNotFound) {
 			t.Errorf("timeline of %q: %v", id, err)
 		}
-		if err := f.AddRunStep(ctx, f.org.ID, id, &client.TimelineStep{Number: 1}); !errors.Is(err, ErrNotFound) {
+		if err := f.Runs().AddStep(ctx, f.org.ID, id, &client.TimelineStep{Number: 1}); !errors.Is(err, ErrNotFound) {
 			t.Errorf("step of %q: %v", id, err)
 		}
 	}

@@ -8,9 +8,9 @@
 //
 //	meta/
 //	    schema_version                      -> uint64 BE: the last migration applied
-//	    run_view_format                     -> 32 bytes: the fingerprint of how the run
-//	                                           views were made (runview.go); Open re-makes
-//	                                           them all when this binary's differs
+//	    run_view_format                     -> the Format of the Options.RunViews that made
+//	                                           the run views (runview.go); Open re-makes
+//	                                           them all when its RunViews' Format differs
 //	api_keys/
 //	    <sha256(key), 32 bytes>             -> apiKeyRecord JSON {org_id, sha256, created_at,
 //	                                           sealed: the key under Options.Secret (seal.go)}
@@ -24,14 +24,18 @@
 //	    <org id>/                           one bucket per organization; every record
 //	                                        below belongs to that organization only
 //	        agents/
-//	            <wpid> 0x00 <version uint32 BE> -> client.Agent JSON: one version row, definition in response shape
+//	            <wpid> 0x00 <version uint32 BE> -> client.Agent JSON: one version row, as the API
+//	                                           answers it (its definition in the response
+//	                                           shape, package daemon/definition)
 //	        agent_summaries/
 //	            <wpid>                      -> agentSummary JSON: what listing filters on,
 //	                                           derived from the latest version row
 //	        agent_order/
-//	            <created_at int64 BE> <wpid> -> empty: the agents that are not deleted,
-//	                                           by their latest version's created_at
-//	                                           (unix nanoseconds, sign bit flipped)
+//	            <created_at int64 BE> <wpid> -> a copy of the agent's summary (empty in entries
+//	                                           written before the copy existed): the agents
+//	                                           that are not deleted, by their latest
+//	                                           version's created_at (unix nanoseconds, sign
+//	                                           bit flipped)
 //	        folders/
 //	            <folder id>                 -> folderRecord JSON (client.Folder + deleted_at)
 //	        folder_counts/
@@ -40,9 +44,11 @@
 //	        runs/
 //	            <run id>                    -> RunRecord JSON: a run, rewritten at every move
 //	        run_views/
-//	            <run id>                    -> RunView: the run's answer to GET, encoded, with
-//	                                           holes for its URLs; written with the record
-//	                                           (runview.go)
+//	            <run id>                    -> opaque bytes that Options.RunViews made of the
+//	                                           record (the daemon's: the run's answer to GET,
+//	                                           encoded, with holes for its URLs, package
+//	                                           daemon/runview); written with the record
+//	                                           (runview.go), absent when none was made
 //	        run_order/
 //	            <created_at int64 BE> <run id> -> run summary (binary, runlist.go): what the run
 //	                                           list shows and filters on, written with the
@@ -70,9 +76,9 @@
 //
 // # Rules
 //
-//   - Values are JSON (a run view: a small binary header, then JSON); integer
-//     keys are big-endian and fixed-width, so that bbolt's byte order is
-//     their numeric order.
+//   - Values are JSON (but the run list's summaries, and the run views,
+//     which the store does not read); integer keys are big-endian and
+//     fixed-width, so that bbolt's byte order is their numeric order.
 //   - Transactions are short. Values are decoded inside the transaction that
 //     read them (bbolt's bytes are only valid there) and the decoded copies
 //     are returned: callers may change what they get.
@@ -87,6 +93,9 @@
 //     with its record, all through putRun.
 //   - Ids of another organization answer ErrNotFound, as if they did not
 //     exist, because every lookup goes through that organization's bucket.
+//   - The store stores what it is given: the shape of an agent's definition,
+//     a run's answer, the wording of an error for a client are the layers'
+//     above (packages daemon/definition, daemon/runview, daemon/api).
 //
 // # Schema versions
 //
@@ -97,9 +106,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -144,41 +155,6 @@ var (
 	keySchemaVersion = []byte("schema_version")
 )
 
-// Sentinel errors. The store's errors wrap one of them (test with
-// errors.Is); their messages name the id concerned and are fit to show to
-// an API client.
-var (
-	ErrNotFound     = errors.New("not found")
-	ErrConflict     = errors.New("conflict")
-	ErrLocked       = errors.New("store locked")
-	ErrSchemaTooNew = errors.New("store schema is newer than this abctl")
-	// ErrInvalid is a request the store refuses although each of its
-	// fields is valid on its own (too many tags on one agent, say).
-	ErrInvalid = errors.New("invalid")
-)
-
-// storeError is an error of a sentinel kind with its own message, so that
-// the message reads well on its own ("Folder fld_1 not found") while
-// errors.Is still finds the kind.
-type storeError struct {
-	kind  error
-	cause error // optional
-	msg   string
-}
-
-func (e *storeError) Error() string { return e.msg }
-
-func (e *storeError) Unwrap() []error {
-	if e.cause != nil {
-		return []error{e.kind, e.cause}
-	}
-	return []error{e.kind}
-}
-
-func errorf(kind error, format string, args ...any) error {
-	return &storeError{kind: kind, msg: fmt.Sprintf(format, args...)}
-}
-
 // Options configures Open. The zero value is ready to use.
 type Options struct {
 	// LockTimeout is how long Open waits for another process to release
@@ -192,20 +168,49 @@ type Options struct {
 	// of API keys that sign webhooks (seal.go). Without it keys are kept
 	// as hashes only and SigningKey finds none.
 	Secret []byte
+	// RunViews makes the views stored with runs (runview.go); the daemon
+	// gives package daemon/runview's. nil stores runs without views: reads
+	// of a run then build its answer from the record.
+	RunViews RunViews
 }
 
 // Store is the daemon's database. It is safe for concurrent use: reads run
 // in parallel, writes are serialised by bbolt.
+//
+// The Store itself holds the organizations and their API keys (orgs.go,
+// seal.go); the records of an organization are reached through one type
+// per kind, which share the Store's file and transactions: Agents (their
+// versions, agents.go), Folders (folders.go), Runs (runs.go, runlist.go,
+// runsteps.go, runview.go) and Tags (with the tag registry, tags.go).
 type Store struct {
 	db     *bolt.DB
 	path   string
 	now    func() time.Time
 	ids    *ids.Generator
 	sealer *sealer
+	views  RunViews // nil: runs are stored without views
 	// authCache maps the SHA-256 of API keys that authenticated to their
 	// Organization (see Authenticate).
 	authCache sync.Map
+
+	agents  Agents
+	folders Folders
+	runs    Runs
+	tags    Tags
 }
+
+// Agents returns the agents of the organizations.
+func (s *Store) Agents() *Agents { return &s.agents }
+
+// Folders returns the folders of the organizations.
+func (s *Store) Folders() *Folders { return &s.folders }
+
+// Runs returns the runs of the organizations.
+func (s *Store) Runs() *Runs { return &s.runs }
+
+// Tags returns the tags of agents and runs and the organizations' tag
+// registries.
+func (s *Store) Tags() *Tags { return &s.tags }
 
 // Open opens (creating if needed) the store file at path and brings its
 // schema up to date. The directory is created with mode 0700 and the file
@@ -241,12 +246,13 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs, sealer: sl}
+	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs, sealer: sl, views: opts.RunViews}
+	s.agents, s.folders, s.runs, s.tags = Agents{s}, Folders{s}, Runs{s}, Tags{s}
 	if err := migrate(db, path, migrations); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if err := refreshRunViews(db); err != nil {
+	if err := refreshRunViews(db, s.views); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%w (%s)", err, path)
 	}
@@ -308,8 +314,8 @@ var migrations = []migration{
 			return err
 		})
 	}},
-	// The views are written by refreshRunViews, which Open runs next: it
-	// finds no fingerprint of their format.
+	// The views are written by refreshRunViews, which Open runs next when
+	// it has RunViews: it finds no fingerprint of their format.
 	{version: 4, name: "run views", apply: func(tx *bolt.Tx) error {
 		data := tx.Bucket(bucketOrgData)
 		return data.ForEachBucket(func(org []byte) error {
@@ -374,6 +380,19 @@ func migrate(db *bolt.DB, path string, steps []migration) error {
 		}
 		return meta.Put(keySchemaVersion, u64(latest))
 	})
+}
+
+// encodeJSON encodes v compactly, without HTML escaping (as the API
+// writes its answers): text keeps its bytes, and raw JSON a value carries
+// reads back as it was written.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // u64 encodes v as 8 bytes big-endian.
@@ -460,7 +479,7 @@ func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {
 		root = data.Bucket([]byte(orgID))
 	}
 	if root == nil {
-		return nil, errorf(ErrNotFound, "Organization %s not found", orgID)
+		return nil, notFound(RecordOrganization, orgID)
 	}
 	return &orgTx{id: orgID, root: root}, nil
 }

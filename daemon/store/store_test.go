@@ -253,7 +253,7 @@ func TestReopenKeepsData(t *testing.T) {
 	a := f.create(f.org.ID, def)
 	a2 := f.update(f.org.ID, a.WorkflowPermanentID, agentDef("Invoices v2"))
 	b := f.create(f.org.ID, agentDef("Other"))
-	if err := f.DeleteAgent(ctx, f.org.ID, b.WorkflowPermanentID); err != nil {
+	if err := f.Agents().Delete(ctx, f.org.ID, b.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
 	f.reopen()
@@ -262,18 +262,18 @@ func TestReopenKeepsData(t *testing.T) {
 	if err != nil || org != f.org {
 		t.Fatalf("Authenticate after reopen: %+v, %v", org, err)
 	}
-	got, err := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 0)
+	got, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if mustJSON(t, got) != mustJSON(t, a2) {
 		t.Fatalf("after reopen:\n%s\nwant\n%s", mustJSON(t, got), mustJSON(t, a2))
 	}
-	vs, err := f.AgentVersions(ctx, f.org.ID, a.WorkflowPermanentID)
+	vs, err := f.Agents().Versions(ctx, f.org.ID, a.WorkflowPermanentID)
 	if err != nil || len(vs) != 2 {
 		t.Fatalf("versions: %d, %v", len(vs), err)
 	}
-	if _, err := f.GetAgent(ctx, f.org.ID, b.WorkflowPermanentID, 0); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().Get(ctx, f.org.ID, b.WorkflowPermanentID, 0); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("deleted agent after reopen: %v", err)
 	}
 	if n := f.count(f.org.ID, fl.FolderID); n != 1 {
@@ -293,10 +293,10 @@ func TestCanceledContext(t *testing.T) {
 	f := newFixture(t)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := f.CreateAgent(cctx, f.org.ID, agentDef("x"), ""); !errors.Is(err, context.Canceled) {
+	if _, _, err := f.Agents().Create(cctx, f.org.ID, agentDef("x"), ""); !errors.Is(err, context.Canceled) {
 		t.Errorf("CreateAgent: %v", err)
 	}
-	if _, err := f.ListAgents(cctx, f.org.ID, AgentQuery{}); !errors.Is(err, context.Canceled) {
+	if _, err := f.Agents().List(cctx, f.org.ID, AgentQuery{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("ListAgents: %v", err)
 	}
 }

@@ -38,6 +38,10 @@ import (
 	"github.com/abctl/abctl/daemon/tagquery"
 )
 
+// Tags are the tags of agents and runs, and the organizations' tag
+// registries. Get it with Store.Tags.
+type Tags struct{ s *Store }
+
 // MaxTagsPerSubject is the number of tags an agent or a run may carry.
 const MaxTagsPerSubject = 20
 
@@ -205,8 +209,8 @@ func liveAgent(o *orgTx, wpid string) bool {
 	return err == nil && !s.Deleted
 }
 
-// checkSubject returns ErrNotFound unless the subject exists (and, for an
-// agent, is not deleted), worded as the hosted service words it.
+// checkSubject returns a NotFoundError unless the subject exists (and, for
+// an agent, is not deleted).
 func checkSubject(o *orgTx, subj TagSubject) error {
 	if !validID(subj.ID) {
 		return subjectNotFound(subj)
@@ -217,7 +221,7 @@ func checkSubject(o *orgTx, subj TagSubject) error {
 			return nil
 		}
 	case RunSubject:
-		// Only workflow runs carry tags; a task run's id answers 404.
+		// Only workflow runs carry tags; a task run is not a subject.
 		if strings.HasPrefix(subj.ID, ids.PrefixWorkflowRun+"_") && o.runs().Get([]byte(subj.ID)) != nil {
 			return nil
 		}
@@ -227,7 +231,7 @@ func checkSubject(o *orgTx, subj TagSubject) error {
 
 func subjectNotFound(subj TagSubject) error {
 	if subj.Kind == RunSubject {
-		return errorf(ErrNotFound, "Workflow run %s not found", subj.ID)
+		return notFound(RecordWorkflowRun, subj.ID)
 	}
 	return agentNotFound(subj.ID)
 }
@@ -292,6 +296,7 @@ func (t *tagTx) supersede(key []byte) error {
 	return putJSON(t.o.tagEvents(), key, ev)
 }
 
+// strPtr is nil for "", as the API answers an unset key or value.
 func strPtr(s string) *string {
 	if s == "" {
 		return nil
@@ -424,11 +429,7 @@ func (t *tagTx) apply(subj TagSubject, ch TagChange) error {
 		}
 	}
 	if total > MaxTagsPerSubject && total > len(rows) {
-		noun := "Workflow " + subj.ID
-		if subj.Kind == RunSubject {
-			noun = "Workflow run " + subj.ID
-		}
-		return errorf(ErrInvalid, "%s would carry %d tags; at most %d are allowed", noun, total, MaxTagsPerSubject)
+		return &TooManyTagsError{Subject: subj, Tags: total, Max: MaxTagsPerSubject}
 	}
 
 	for _, row := range deletes {
@@ -457,17 +458,17 @@ func (t *tagTx) apply(subj TagSubject, ch TagChange) error {
 	return nil
 }
 
-// ApplyTags changes a subject's tags atomically (see TagChange) and returns
+// Apply changes a subject's tags atomically (see TagChange) and returns
 // its tags afterwards: labels first by value, then grouped tags by key.
-// ErrNotFound when the subject does not exist; ErrInvalid when the subject
-// would carry more than MaxTagsPerSubject tags.
-func (s *Store) ApplyTags(ctx context.Context, orgID string, subj TagSubject, ch TagChange) ([]client.Tag, error) {
+// ErrNotFound when the subject does not exist; a TooManyTagsError (which
+// matches ErrInvalid) when it would carry more than MaxTagsPerSubject tags.
+func (tg *Tags) Apply(ctx context.Context, orgID string, subj TagSubject, ch TagChange) ([]client.Tag, error) {
 	var out []client.Tag
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if err := checkSubject(o, subj); err != nil {
 			return err
 		}
-		t := &tagTx{s: s, o: o, now: s.clock(), setBy: ch.SetBy}
+		t := &tagTx{s: tg.s, o: o, now: tg.s.clock(), setBy: ch.SetBy}
 		if err := t.apply(subj, ch); err != nil {
 			return err
 		}
@@ -478,10 +479,10 @@ func (s *Store) ApplyTags(ctx context.Context, orgID string, subj TagSubject, ch
 	return out, err
 }
 
-// Tags returns a subject's current tags, ordered as ApplyTags returns them.
-func (s *Store) Tags(ctx context.Context, orgID string, subj TagSubject) ([]client.Tag, error) {
+// Get returns a subject's current tags, ordered as Apply returns them.
+func (tg *Tags) Get(ctx context.Context, orgID string, subj TagSubject) ([]client.Tag, error) {
 	var out []client.Tag
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		if err := checkSubject(o, subj); err != nil {
 			return err
 		}
@@ -492,15 +493,15 @@ func (s *Store) Tags(ctx context.Context, orgID string, subj TagSubject) ([]clie
 	return out, err
 }
 
-// TagHistory returns a subject's tag events, newest first (by set_at, then
+// History returns a subject's tag events, newest first (by set_at, then
 // by event id), superseded SETs included.
-func (s *Store) TagHistory(ctx context.Context, orgID string, subj TagSubject, q TagHistoryQuery) ([]client.TagEvent, error) {
+func (tg *Tags) History(ctx context.Context, orgID string, subj TagSubject, q TagHistoryQuery) ([]client.TagEvent, error) {
 	limit := q.Limit
 	if limit <= 0 {
 		limit = 100
 	}
 	out := []client.TagEvent{}
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		if err := checkSubject(o, subj); err != nil {
 			return err
 		}
@@ -537,13 +538,13 @@ func (s *Store) TagHistory(ctx context.Context, orgID string, subj TagSubject, q
 	return out, nil
 }
 
-// BatchTags returns the current tags of many subjects of one kind. Every
+// Batch returns the current tags of many subjects of one kind. Every
 // requested id is in the result; one that does not exist in the
 // organization (or a deleted agent) has an empty list, as the hosted
 // service answers.
-func (s *Store) BatchTags(ctx context.Context, orgID string, kind SubjectKind, idList []string) (map[string][]client.TagItem, error) {
+func (tg *Tags) Batch(ctx context.Context, orgID string, kind SubjectKind, idList []string) (map[string][]client.TagItem, error) {
 	out := make(map[string][]client.TagItem, len(idList))
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		for _, id := range idList {
 			items := []client.TagItem{}
 			if checkSubject(o, TagSubject{Kind: kind, ID: id}) == nil {
@@ -576,12 +577,10 @@ func countLiveAgents(o *orgTx, subjects []string) int {
 	return n
 }
 
-func tagKeyNotFound(key string) error {
-	return errorf(ErrNotFound, "Tag key %s not found", key)
-}
+func tagKeyNotFound(key string) error { return notFound(RecordTagKey, key) }
 
 func tagValueNotFound(key, value string) error {
-	return errorf(ErrNotFound, "Tag value %s:%s not found", key, value)
+	return &NotFoundError{Record: RecordTagValue, ID: key, Value: value}
 }
 
 func getTagKey(o *orgTx, key string) (*tagKeyRecord, error) {
@@ -622,11 +621,11 @@ func (rec *tagValueRecord) result(o *orgTx) *client.TagValue {
 	}
 }
 
-// TagKeys returns the registered tag keys, ordered by key, each with the
+// Keys returns the registered tag keys, ordered by key, each with the
 // number of agents (not deleted) carrying it.
-func (s *Store) TagKeys(ctx context.Context, orgID string) ([]*client.TagKey, error) {
+func (tg *Tags) Keys(ctx context.Context, orgID string) ([]*client.TagKey, error) {
 	out := []*client.TagKey{}
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		return o.tagKeys().ForEach(func(k, v []byte) error {
 			rec := new(tagKeyRecord)
 			if err := json.Unmarshal(v, rec); err != nil {
@@ -642,10 +641,10 @@ func (s *Store) TagKeys(ctx context.Context, orgID string) ([]*client.TagKey, er
 	return out, nil
 }
 
-// UpdateTagKey sets a registered key's description; nil clears it.
-func (s *Store) UpdateTagKey(ctx context.Context, orgID, key string, description *string) (*client.TagKey, error) {
+// UpdateKey sets a registered key's description; nil clears it.
+func (tg *Tags) UpdateKey(ctx context.Context, orgID, key string, description *string) (*client.TagKey, error) {
 	var out *client.TagKey
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		rec, err := getTagKey(o, key)
 		if err != nil {
 			return err
@@ -678,15 +677,15 @@ func (t *tagTx) removeFromCarriers(prefix []byte, key string) (agents, runs int,
 	return agents, runs, nil
 }
 
-// DeleteTagKey removes a key from the registry, with its values, and the
-// tag from every agent and run carrying it.
-func (s *Store) DeleteTagKey(ctx context.Context, orgID, key, setBy string) (*client.TagKeyDeleteResponse, error) {
+// DeleteKey removes a key from the registry, with its values, and the tag
+// from every agent and run carrying it.
+func (tg *Tags) DeleteKey(ctx context.Context, orgID, key, setBy string) (*client.TagKeyDeleteResponse, error) {
 	var out *client.TagKeyDeleteResponse
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if _, err := getTagKey(o, key); err != nil {
 			return err
 		}
-		t := &tagTx{s: s, o: o, now: s.clock(), setBy: setBy}
+		t := &tagTx{s: tg.s, o: o, now: tg.s.clock(), setBy: setBy}
 		agents, runs, err := t.removeFromCarriers(keyCarriersPrefix(key), key)
 		if err != nil {
 			return err
@@ -711,12 +710,12 @@ func (s *Store) DeleteTagKey(ctx context.Context, orgID, key, setBy string) (*cl
 	return out, err
 }
 
-// TagValues returns the registered (key, value) pairs, ordered by key then
+// Values returns the registered (key, value) pairs, ordered by key then
 // value, only those of key when it is not empty, each with the number of
 // agents (not deleted) carrying it.
-func (s *Store) TagValues(ctx context.Context, orgID, key string) ([]*client.TagValue, error) {
+func (tg *Tags) Values(ctx context.Context, orgID, key string) ([]*client.TagValue, error) {
 	out := []*client.TagValue{}
-	err := s.viewOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		var prefix []byte
 		if key != "" {
 			prefix = append([]byte(key), 0)
@@ -737,16 +736,17 @@ func (s *Store) TagValues(ctx context.Context, orgID, key string) ([]*client.Tag
 	return out, nil
 }
 
-// CreateTagValue registers a (key, value) pair, and its key when new,
-// before any subject carries it; color "" means a random palette colour.
-// ErrConflict when the pair is registered already.
-func (s *Store) CreateTagValue(ctx context.Context, orgID, key, value string, color client.TagColor) (*client.TagValue, error) {
+// CreateValue registers a (key, value) pair, and its key when new, before
+// any subject carries it; color "" means a random palette colour. A
+// ConflictError (which matches ErrConflict) when the pair is registered
+// already.
+func (tg *Tags) CreateValue(ctx context.Context, orgID, key, value string, color client.TagColor) (*client.TagValue, error) {
 	var out *client.TagValue
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if o.tagValues().Get(tagValueKey(key, value)) != nil {
-			return errorf(ErrConflict, "Tag value %s:%s already exists", key, value)
+			return &ConflictError{Record: RecordTagValue, ID: key, Value: value}
 		}
-		t := &tagTx{s: s, o: o, now: s.clock()}
+		t := &tagTx{s: tg.s, o: o, now: tg.s.clock()}
 		if err := t.registerKey(key); err != nil {
 			return err
 		}
@@ -763,10 +763,10 @@ func (s *Store) CreateTagValue(ctx context.Context, orgID, key, value string, co
 	return out, err
 }
 
-// RecolorTagValue changes the colour of a registered (key, value) pair.
-func (s *Store) RecolorTagValue(ctx context.Context, orgID, key, value string, color client.TagColor) (*client.TagValue, error) {
+// RecolorValue changes the colour of a registered (key, value) pair.
+func (tg *Tags) RecolorValue(ctx context.Context, orgID, key, value string, color client.TagColor) (*client.TagValue, error) {
 	var out *client.TagValue
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		rec, err := getTagValue(o, key, value)
 		if err != nil {
 			return err
@@ -781,15 +781,15 @@ func (s *Store) RecolorTagValue(ctx context.Context, orgID, key, value string, c
 	return out, err
 }
 
-// DeleteTagValue removes a (key, value) pair from the registry and the tag
+// DeleteValue removes a (key, value) pair from the registry and the tag
 // from every agent and run carrying that value.
-func (s *Store) DeleteTagValue(ctx context.Context, orgID, key, value, setBy string) (*client.TagValueDeleteResponse, error) {
+func (tg *Tags) DeleteValue(ctx context.Context, orgID, key, value, setBy string) (*client.TagValueDeleteResponse, error) {
 	var out *client.TagValueDeleteResponse
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if _, err := getTagValue(o, key, value); err != nil {
 			return err
 		}
-		t := &tagTx{s: s, o: o, now: s.clock(), setBy: setBy}
+		t := &tagTx{s: tg.s, o: o, now: tg.s.clock(), setBy: setBy}
 		agents, runs, err := t.removeFromCarriers(pairCarriersPrefix(key, value), key)
 		if err != nil {
 			return err
@@ -806,20 +806,20 @@ func (s *Store) DeleteTagValue(ctx context.Context, orgID, key, value, setBy str
 	return out, err
 }
 
-// RenameTagValue renames (key, value) to (key, newValue): the new pair
-// takes the old one's colour and every carrier is re-tagged, with a SET
-// event each. ErrConflict when newValue is registered for the key already.
-func (s *Store) RenameTagValue(ctx context.Context, orgID, key, value, newValue, setBy string) (*client.TagValueRenameResponse, error) {
+// RenameValue renames (key, value) to (key, newValue): the new pair takes
+// the old one's colour and every carrier is re-tagged, with a SET event
+// each. A ConflictError when newValue is registered for the key already.
+func (tg *Tags) RenameValue(ctx context.Context, orgID, key, value, newValue, setBy string) (*client.TagValueRenameResponse, error) {
 	var out *client.TagValueRenameResponse
-	err := s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	err := tg.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		old, err := getTagValue(o, key, value)
 		if err != nil {
 			return err
 		}
 		if o.tagValues().Get(tagValueKey(key, newValue)) != nil {
-			return errorf(ErrConflict, "Tag value %s:%s already exists", key, newValue)
+			return &ConflictError{Record: RecordTagValue, ID: key, Value: newValue}
 		}
-		t := &tagTx{s: s, o: o, now: s.clock(), setBy: setBy}
+		t := &tagTx{s: tg.s, o: o, now: tg.s.clock(), setBy: setBy}
 		if err := t.registerValue(key, newValue, old.Color); err != nil {
 			return err
 		}

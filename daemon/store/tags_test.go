@@ -23,7 +23,7 @@ func (f *fixture) apply(wpid string, ch TagChange) []client.Tag {
 	if ch.SetBy == "" {
 		ch.SetBy = f.org.ID
 	}
-	tags, err := f.ApplyTags(ctx, f.org.ID, agentSubj(wpid), ch)
+	tags, err := f.Tags().Apply(ctx, f.org.ID, agentSubj(wpid), ch)
 	if err != nil {
 		f.t.Fatalf("ApplyTags: %v", err)
 	}
@@ -94,7 +94,7 @@ func TestApplyTagsSemantics(t *testing.T) {
 
 	// A set and a delete of the same key resolve to the set; deleting an
 	// absent tag and setting an identical value change nothing.
-	before, _ := f.TagHistory(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
+	before, _ := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
 	got = f.apply(a.WorkflowPermanentID, TagChange{
 		Set:    set("env:prod", "team:payments"),
 		Delete: []TagDelete{{Key: "team"}, {Key: "missing"}, {Value: "nope"}, {Value: "alpha"}},
@@ -102,7 +102,7 @@ func TestApplyTagsSemantics(t *testing.T) {
 	if want := []string{"urgent", "env:prod", "team:payments"}; !slices.Equal(tagStrings(got), want) {
 		t.Fatalf("after the second change: %v, want %v", tagStrings(got), want)
 	}
-	hist, err := f.TagHistory(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
+	hist, err := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +137,14 @@ func TestApplyTagsSemantics(t *testing.T) {
 	}
 	// The grouped delete of a key has no value; a label delete keeps it.
 	f.apply(a.WorkflowPermanentID, TagChange{Delete: []TagDelete{{Key: "env"}}})
-	hist, _ = f.TagHistory(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{Limit: 1})
+	hist, _ = f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{Limit: 1})
 	if len(hist) != 1 || hist[0].EventType != client.TagEventDelete || hist[0].Value != nil || *hist[0].Key != "env" {
 		t.Fatalf("grouped delete event %s", mustJSON(t, hist))
 	}
 
 	// The registry learned the keys and pairs; colours come from the
 	// request or the palette.
-	vals, err := f.TagValues(ctx, f.org.ID, "")
+	vals, err := f.Tags().Values(ctx, f.org.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestApplyTagsCap(t *testing.T) {
 		twenty = append(twenty, fmt.Sprintf("k%02d:v", i))
 	}
 	f.apply(a.WorkflowPermanentID, TagChange{Set: set(twenty...)})
-	_, err := f.ApplyTags(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagChange{Set: set("one-more")})
+	_, err := f.Tags().Apply(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagChange{Set: set("one-more")})
 	wantErr(t, err, ErrInvalid, "would carry 21 tags; at most 20")
 	// Swapping one tag for another in one change stays within the cap.
 	got := f.apply(a.WorkflowPermanentID, TagChange{Set: set("one-more"), Delete: []TagDelete{{Key: "k00"}}})
@@ -188,25 +188,25 @@ func TestTagSubjectsMustExist(t *testing.T) {
 	f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:prod")})
 	other := f.newOrg("other")
 
-	_, err := f.Tags(ctx, other.ID, agentSubj(a.WorkflowPermanentID))
+	_, err := f.Tags().Get(ctx, other.ID, agentSubj(a.WorkflowPermanentID))
 	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
-	_, err = f.ApplyTags(ctx, other.ID, agentSubj(a.WorkflowPermanentID), TagChange{Set: set("x")})
+	_, err = f.Tags().Apply(ctx, other.ID, agentSubj(a.WorkflowPermanentID), TagChange{Set: set("x")})
 	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
-	_, err = f.TagHistory(ctx, other.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
+	_, err = f.Tags().History(ctx, other.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
 	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
-	_, err = f.Tags(ctx, f.org.ID, TagSubject{Kind: RunSubject, ID: "wr_1"})
-	wantErr(t, err, ErrNotFound, "Workflow run wr_1 not found")
-	_, err = f.Tags(ctx, f.org.ID, agentSubj("wpid_\x00"))
-	wantErr(t, err, ErrNotFound, "Workflow not found")
+	_, err = f.Tags().Get(ctx, f.org.ID, TagSubject{Kind: RunSubject, ID: "wr_1"})
+	wantErr(t, err, ErrNotFound, "workflow run wr_1 not found")
+	_, err = f.Tags().Get(ctx, f.org.ID, agentSubj("wpid_\x00"))
+	wantErr(t, err, ErrNotFound, "agent ")
 
-	if err := f.DeleteAgent(ctx, f.org.ID, a.WorkflowPermanentID); err != nil {
+	if err := f.Agents().Delete(ctx, f.org.ID, a.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.Tags(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
+	_, err = f.Tags().Get(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
 	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
 	// The tags come back with the agent.
 	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("Back"))
-	tags, err := f.Tags(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
+	tags, err := f.Tags().Get(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
 	if err != nil || !slices.Equal(tagStrings(tags), []string{"env:prod"}) {
 		t.Fatalf("tags of the resurrected agent: %v, %v", tagStrings(tags), err)
 	}
@@ -214,22 +214,22 @@ func TestTagSubjectsMustExist(t *testing.T) {
 	// Batch reads echo every id; foreign, unknown and deleted ids get [].
 	b := f.create(f.org.ID, agentDef("Deleted"))
 	f.apply(b.WorkflowPermanentID, TagChange{Set: set("x")})
-	if err := f.DeleteAgent(ctx, f.org.ID, b.WorkflowPermanentID); err != nil {
+	if err := f.Agents().Delete(ctx, f.org.ID, b.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := f.BatchTags(ctx, f.org.ID, AgentSubject, []string{a.WorkflowPermanentID, b.WorkflowPermanentID, "wpid_404"})
+	batch, err := f.Tags().Batch(ctx, f.org.ID, AgentSubject, []string{a.WorkflowPermanentID, b.WorkflowPermanentID, "wpid_404"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantBatch := map[string][]client.TagItem{
-		a.WorkflowPermanentID: {{Key: ptr("env"), Value: "prod"}},
+		a.WorkflowPermanentID: {{Key: new("env"), Value: "prod"}},
 		b.WorkflowPermanentID: {},
 		"wpid_404":            {},
 	}
 	if got, want := mustJSON(t, batch), mustJSON(t, wantBatch); got != want {
 		t.Fatalf("batch %s, want %s", got, want)
 	}
-	batch, _ = f.BatchTags(ctx, other.ID, AgentSubject, []string{a.WorkflowPermanentID})
+	batch, _ = f.Tags().Batch(ctx, other.ID, AgentSubject, []string{a.WorkflowPermanentID})
 	if got := mustJSON(t, batch); got != fmt.Sprintf(`{"%s":[]}`, a.WorkflowPermanentID) {
 		t.Fatalf("foreign batch %s", got)
 	}
@@ -242,27 +242,27 @@ func TestTagHistoryFilters(t *testing.T) {
 	var marks []time.Time
 	for i := range 5 {
 		f.apply(a.WorkflowPermanentID, TagChange{Set: set(fmt.Sprintf("env:v%d", i), fmt.Sprintf("n:%d", i))})
-		tags, _ := f.Tags(ctx, f.org.ID, subj)
+		tags, _ := f.Tags().Get(ctx, f.org.ID, subj)
 		marks = append(marks, tags[0].SetAt.Time)
 	}
-	all, err := f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{})
+	all, err := f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{})
 	if err != nil || len(all) != 10 {
 		t.Fatalf("%d events, %v", len(all), err)
 	}
-	got, _ := f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Limit: 3})
+	got, _ := f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Limit: 3})
 	if len(got) != 3 || got[0].TagEventID != all[0].TagEventID {
 		t.Fatalf("limit 3: %v", eventStrings(got))
 	}
-	got, _ = f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Key: "env"})
+	got, _ = f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Key: "env"})
 	if want := []string{"set env=v4", "set env=v3 superseded", "set env=v2 superseded", "set env=v1 superseded", "set env=v0 superseded"}; !slices.Equal(eventStrings(got), want) {
 		t.Fatalf("key env: %v", eventStrings(got))
 	}
-	got, _ = f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Since: &marks[3], Key: "env"})
+	got, _ = f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Since: &marks[3], Key: "env"})
 	if want := []string{"set env=v4", "set env=v3 superseded"}; !slices.Equal(eventStrings(got), want) {
 		t.Fatalf("since the 4th change: %v", eventStrings(got))
 	}
 	future := marks[4].Add(time.Hour)
-	got, _ = f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Since: &future})
+	got, _ = f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Since: &future})
 	if len(got) != 0 {
 		t.Fatalf("since the future: %v", eventStrings(got))
 	}
@@ -270,7 +270,7 @@ func TestTagHistoryFilters(t *testing.T) {
 	// this one's.
 	b := f.create(f.org.ID, agentDef("Other"))
 	f.apply(b.WorkflowPermanentID, TagChange{Set: set("other")})
-	got, _ = f.TagHistory(ctx, f.org.ID, subj, TagHistoryQuery{Limit: 500})
+	got, _ = f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Limit: 500})
 	if len(got) != 10 {
 		t.Fatalf("%d events after another agent's change", len(got))
 	}
@@ -285,7 +285,7 @@ func TestTagRegistry(t *testing.T) {
 	f.apply(b.WorkflowPermanentID, TagChange{Set: set("env:prod")})
 	f.apply(c.WorkflowPermanentID, TagChange{Set: set("env:dev")})
 
-	keys, err := f.TagKeys(ctx, f.org.ID)
+	keys, err := f.Tags().Keys(ctx, f.org.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,102 +293,102 @@ func TestTagRegistry(t *testing.T) {
 		t.Fatalf("keys %s", got)
 	}
 	// A deleted agent no longer counts.
-	if err := f.DeleteAgent(ctx, f.org.ID, c.WorkflowPermanentID); err != nil {
+	if err := f.Agents().Delete(ctx, f.org.ID, c.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
-	k, err := f.UpdateTagKey(ctx, f.org.ID, "env", ptr("Where it runs"))
+	k, err := f.Tags().UpdateKey(ctx, f.org.ID, "env", new("Where it runs"))
 	if err != nil || mustJSON(t, k) != `{"key":"env","description":"Where it runs","workflow_count":2}` {
 		t.Fatalf("UpdateTagKey: %s, %v", mustJSON(t, k), err)
 	}
-	k, _ = f.UpdateTagKey(ctx, f.org.ID, "env", nil)
+	k, _ = f.Tags().UpdateKey(ctx, f.org.ID, "env", nil)
 	if k.Description != nil {
 		t.Fatalf("description not cleared: %s", mustJSON(t, k))
 	}
-	_, err = f.UpdateTagKey(ctx, f.org.ID, "nope", nil)
-	wantErr(t, err, ErrNotFound, "Tag key nope not found")
+	_, err = f.Tags().UpdateKey(ctx, f.org.ID, "nope", nil)
+	wantErr(t, err, ErrNotFound, "tag key nope not found")
 
 	// Values: create, conflict, recolour.
-	v, err := f.CreateTagValue(ctx, f.org.ID, "env", "qa", client.TagColorTeal)
+	v, err := f.Tags().CreateValue(ctx, f.org.ID, "env", "qa", client.TagColorTeal)
 	if err != nil || mustJSON(t, v) != `{"key":"env","value":"qa","color":"teal","workflow_count":0}` {
 		t.Fatalf("CreateTagValue: %s, %v", mustJSON(t, v), err)
 	}
-	_, err = f.CreateTagValue(ctx, f.org.ID, "env", "qa", "")
+	_, err = f.Tags().CreateValue(ctx, f.org.ID, "env", "qa", "")
 	wantErr(t, err, ErrConflict, "env:qa already exists")
-	v, err = f.CreateTagValue(ctx, f.org.ID, "fresh", "one", "")
+	v, err = f.Tags().CreateValue(ctx, f.org.ID, "fresh", "one", "")
 	if err != nil || !v.Color.IsKnown() {
 		t.Fatalf("random colour: %s, %v", mustJSON(t, v), err)
 	}
-	keys, _ = f.TagKeys(ctx, f.org.ID)
+	keys, _ = f.Tags().Keys(ctx, f.org.ID)
 	if len(keys) != 3 || keys[1].Key != "fresh" {
 		t.Fatalf("creating a value did not register its key: %s", mustJSON(t, keys))
 	}
-	v, err = f.RecolorTagValue(ctx, f.org.ID, "env", "prod", client.TagColorPink)
+	v, err = f.Tags().RecolorValue(ctx, f.org.ID, "env", "prod", client.TagColorPink)
 	if err != nil || v.Color != client.TagColorPink || v.WorkflowCount != 2 {
 		t.Fatalf("RecolorTagValue: %s, %v", mustJSON(t, v), err)
 	}
-	_, err = f.RecolorTagValue(ctx, f.org.ID, "env", "nope", client.TagColorPink)
+	_, err = f.Tags().RecolorValue(ctx, f.org.ID, "env", "nope", client.TagColorPink)
 	wantErr(t, err, ErrNotFound, "env:nope not found")
 
 	// Rename re-tags the carriers, keeps the colour, refuses a taken value.
-	_, err = f.RenameTagValue(ctx, f.org.ID, "env", "prod", "qa", f.org.ID)
+	_, err = f.Tags().RenameValue(ctx, f.org.ID, "env", "prod", "qa", f.org.ID)
 	wantErr(t, err, ErrConflict, "env:qa already exists")
-	r, err := f.RenameTagValue(ctx, f.org.ID, "env", "prod", "production", f.org.ID)
+	r, err := f.Tags().RenameValue(ctx, f.org.ID, "env", "prod", "production", f.org.ID)
 	if err != nil || mustJSON(t, r) != `{"key":"env","value":"production","color":"pink","renamed_workflow_count":2}` {
 		t.Fatalf("RenameTagValue: %s, %v", mustJSON(t, r), err)
 	}
-	tags, _ := f.Tags(ctx, f.org.ID, agentSubj(b.WorkflowPermanentID))
+	tags, _ := f.Tags().Get(ctx, f.org.ID, agentSubj(b.WorkflowPermanentID))
 	if !slices.Equal(tagStrings(tags), []string{"env:production"}) {
 		t.Fatalf("b after rename: %v", tagStrings(tags))
 	}
-	vals, _ := f.TagValues(ctx, f.org.ID, "env")
+	vals, _ := f.Tags().Values(ctx, f.org.ID, "env")
 	if got := mustJSON(t, vals); !strings.Contains(got, `"value":"production","color":"pink","workflow_count":2`) || strings.Contains(got, `"prod"`) {
 		t.Fatalf("values after rename %s", got)
 	}
 
 	// Delete a value: cascade, counts (the deleted agent c too: its tag
 	// changed), and 404 the second time.
-	dv, err := f.DeleteTagValue(ctx, f.org.ID, "env", "production", f.org.ID)
+	dv, err := f.Tags().DeleteValue(ctx, f.org.ID, "env", "production", f.org.ID)
 	if err != nil || mustJSON(t, dv) != `{"key":"env","value":"production","removed_from_workflow_count":2,"removed_from_run_count":0,"removed_count":2}` {
 		t.Fatalf("DeleteTagValue: %s, %v", mustJSON(t, dv), err)
 	}
-	_, err = f.DeleteTagValue(ctx, f.org.ID, "env", "production", f.org.ID)
+	_, err = f.Tags().DeleteValue(ctx, f.org.ID, "env", "production", f.org.ID)
 	wantErr(t, err, ErrNotFound, "not found")
-	tags, _ = f.Tags(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
+	tags, _ = f.Tags().Get(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
 	if !slices.Equal(tagStrings(tags), []string{"team:x"}) {
 		t.Fatalf("a after the value delete: %v", tagStrings(tags))
 	}
-	hist, _ := f.TagHistory(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{Limit: 1})
+	hist, _ := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{Limit: 1})
 	if eventStrings(hist)[0] != "delete env=-" {
 		t.Fatalf("cascade event %v", eventStrings(hist))
 	}
 
 	// Delete a key: every carrier (c, deleted, included) and its values go.
-	dk, err := f.DeleteTagKey(ctx, f.org.ID, "env", f.org.ID)
+	dk, err := f.Tags().DeleteKey(ctx, f.org.ID, "env", f.org.ID)
 	if err != nil || mustJSON(t, dk) != `{"key":"env","removed_from_workflow_count":1,"removed_from_run_count":0,"removed_count":1}` {
 		t.Fatalf("DeleteTagKey: %s, %v", mustJSON(t, dk), err)
 	}
-	_, err = f.DeleteTagKey(ctx, f.org.ID, "env", f.org.ID)
-	wantErr(t, err, ErrNotFound, "Tag key env not found")
-	vals, _ = f.TagValues(ctx, f.org.ID, "env")
+	_, err = f.Tags().DeleteKey(ctx, f.org.ID, "env", f.org.ID)
+	wantErr(t, err, ErrNotFound, "tag key env not found")
+	vals, _ = f.Tags().Values(ctx, f.org.ID, "env")
 	if len(vals) != 0 {
 		t.Fatalf("values of a deleted key: %s", mustJSON(t, vals))
 	}
 	// Using the key again registers it anew.
 	f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:back")})
-	keys, _ = f.TagKeys(ctx, f.org.ID)
+	keys, _ = f.Tags().Keys(ctx, f.org.ID)
 	if mustJSON(t, keys[0]) != `{"key":"env","description":null,"workflow_count":1}` {
 		t.Fatalf("re-registered key %s", mustJSON(t, keys[0]))
 	}
 
 	// Another organization sees none of it.
 	other := f.newOrg("other")
-	if ks, _ := f.TagKeys(ctx, other.ID); len(ks) != 0 {
+	if ks, _ := f.Tags().Keys(ctx, other.ID); len(ks) != 0 {
 		t.Fatalf("foreign keys %s", mustJSON(t, ks))
 	}
-	if vs, _ := f.TagValues(ctx, other.ID, ""); len(vs) != 0 {
+	if vs, _ := f.Tags().Values(ctx, other.ID, ""); len(vs) != 0 {
 		t.Fatalf("foreign values %s", mustJSON(t, vs))
 	}
-	_, err = f.DeleteTagKey(ctx, other.ID, "team", other.ID)
+	_, err = f.Tags().DeleteKey(ctx, other.ID, "team", other.ID)
 	wantErr(t, err, ErrNotFound, "team")
 }
 
@@ -498,13 +498,13 @@ func TestSearchWildcards(t *testing.T) {
 		}
 	}
 	fl := f.folder(f.org.ID, "Quarter_end reports")
-	if _, err := f.SetAgentFolder(ctx, f.org.ID, c.WorkflowPermanentID, fl.FolderID); err != nil {
+	if _, err := f.Agents().SetFolder(ctx, f.org.ID, c.WorkflowPermanentID, fl.FolderID); err != nil {
 		t.Fatal(err)
 	}
 	if got := f.list(f.org.ID, AgentQuery{SearchKey: "quarter%rep"}); !slices.Equal(got, []string{c.WorkflowPermanentID}) {
 		t.Errorf("folder title with a wildcard: %v", got)
 	}
-	folders, err := f.ListFolders(ctx, f.org.ID, 1, 10, "quarter_end")
+	folders, err := f.Folders().List(ctx, f.org.ID, 1, 10, "quarter_end")
 	if err != nil || len(folders) != 1 {
 		t.Errorf("folder search with a wildcard: %d, %v", len(folders), err)
 	}

@@ -1,6 +1,7 @@
 // Package tagquery parses and evaluates the tags filter of GET /v1/agents
-// (contract-notes §8.1), so that the local daemon accepts, rejects and
-// matches exactly the filters the hosted service does.
+// (and of GET /v1/runs; docs/daemon.md shows it by example), so that the
+// local daemon accepts, rejects and matches exactly the filters the hosted
+// service does.
 //
 // # Grammar
 //
@@ -18,8 +19,9 @@
 // term env:prod. Trimming removes Unicode white space (strings.TrimSpace);
 // if the service trims with Python's str.strip, the two differ only on a
 // few control characters (\x1c-\x1f), which Python strips and Go keeps.
-// A term is a group term only when its value is exactly "*" after trimming; "env:**" is an exact term and a lone "*" is a label term
-// that matches a tag whose value is "*" (a standalone label may be "*"; a
+// A term is a group term only when its value is exactly "*" after
+// trimming; "env:**" is an exact term and a lone "*" is a label term that
+// matches a tag whose value is "*" (a standalone label may be "*"; a
 // grouped value may not, so in practice only standalone labels).
 //
 // Terms are de-duplicated on their parsed form (key, value and kind), so
@@ -34,10 +36,11 @@
 //
 // # What is not checked
 //
-// Terms are not validated against the tag key and value rules of §6.7 (key
-// regex, length, reserved prefix). The hosted service does not validate
-// them either: a term no tag can carry simply matches nothing, so rejecting
-// it here would turn a valid, empty result into a 400. The two exceptions
+// Terms are not validated against the rules that tags themselves follow
+// (the key's characters and length, the reserved "skyvern." prefix). The
+// hosted service does not validate them either: a term no tag can carry
+// simply matches nothing, so rejecting it here would turn a valid, empty
+// result into a 400. The two exceptions
 // are a NUL byte and invalid UTF-8, which no stored tag can contain and
 // which the store could not handle (it uses NUL as a key separator).
 //

@@ -1,9 +1,10 @@
 // Package webhooks builds and delivers the daemon's run-completion webhooks,
-// as api-v1.md §6 describes them, so that receivers written for the hosted
-// service accept the daemon's deliveries unchanged.
+// as docs/daemon.md describes them, so that receivers written for the
+// hosted service accept the daemon's deliveries unchanged.
 //
-// The package knows nothing of the daemon's store: the daemon turns its run
-// record into a *client.Run (the GET /v1/runs/{id} answer, URLs already
+// The package knows nothing of the daemon's store: the runner's Webhooks
+// (package daemon/runner) turns a run's record into a *client.Run (the GET
+// /v1/runs/{id} answer that package daemon/runview builds, URLs already
 // absolute) plus an [Info], asks [Payload] for the body, has a [Sender]
 // deliver it, and stores the [Delivery]. Serialisation and signing are those
 // of the client/webhook package ([webhook.Body], [webhook.SignedHeaders]);
@@ -14,8 +15,8 @@
 // The caller sends one webhook when a run enters a terminal status
 // (completed, failed, terminated, timed_out or canceled, including runs that
 // failed before executing) and a URL is configured. A [Sender] makes exactly
-// one attempt: there is no automatic retry (api-v1.md §6.1.7), although the
-// hosted service's code does retry. When the attempt fails, the caller
+// one attempt: there is no automatic retry, although the hosted service
+// retries on its own (docs/hosted-service.md). When the attempt fails, the caller
 // records why in the run's webhook_failure_reason; a run that had completed
 // also turns failed, with a failure_reason that says its webhook could not
 // be sent, keeping its output, while a run that ended otherwise keeps its
@@ -27,25 +28,25 @@
 //
 // # The payload: one superset for every run type
 //
-// The hosted service's payload differs per run type (contract-notes §7.3):
+// The hosted service's payload differs per run type (docs/hosted-service.md):
 // a task-v1 payload has no prompt, url, summary, organization_id or
 // workflow_* keys, a workflow-run payload has no task_id, prompt or summary,
 // and each type has its own key order. The daemon sends one documented
 // superset instead, the same keys in the same order for every run type:
 //
-//  1. every field of [webhook.Payload], in its order, which is the field
-//     table of api-v1.md §6.2: run_id, task_id, status, output, summary,
-//     prompt, url, downloaded_files, recording_url, screenshot_urls,
-//     failure_reason, errors, step_count, run_type, app_url,
-//     organization_id, workflow_run_id, workflow_id, workflow_permanent_id,
-//     proxy_location, webhook_callback_url, webhook_failure_reason,
-//     created_at, modified_at, queued_at, started_at, finished_at;
-//  2. then the run-response fields that table lacks, and the agent-run
-//     fields a receiver of workflow runs reads (contract-notes §6.2, §7.3):
-//     recording_archived, browser_session_id, browser_profile_id,
-//     max_screenshot_scrolls, script_run, totp_verification_url,
-//     totp_identifier, workflow_title, parameters, run_with, ai_fallback,
-//     script_id, run_request.
+//  1. every field of [webhook.Payload], in its order, which are the fields
+//     the hosted service documents for its webhooks: run_id, task_id,
+//     status, output, summary, prompt, url, downloaded_files,
+//     recording_url, screenshot_urls, failure_reason, errors, step_count,
+//     run_type, app_url, organization_id, workflow_run_id, workflow_id,
+//     workflow_permanent_id, proxy_location, webhook_callback_url,
+//     webhook_failure_reason, created_at, modified_at, queued_at,
+//     started_at, finished_at;
+//  2. then the run-response fields those lack, and the agent-run fields a
+//     receiver of workflow runs reads: recording_archived,
+//     browser_session_id, browser_profile_id, max_screenshot_scrolls,
+//     script_run, totp_verification_url, totp_identifier, workflow_title,
+//     parameters, run_with, ai_fallback, script_id, run_request.
 //
 // Values follow the hosted service where it has them: task_id repeats
 // run_id; workflow_id is the internal w_ id for task v2 but the wpid_
@@ -53,11 +54,12 @@
 // downloaded_files and errors are arrays, never null; timestamps are UTC
 // without a zone. summary is the executor's account of what the run did
 // ([Info].Summary: the local engine writes one for every run type that
-// reaches its agent loop). A string field of the §6.2 table the daemon does
-// not know for a run type (summary when the executor gave none, the
+// reaches its agent loop). A string field of the first group the daemon
+// does not know for a run type (summary when the executor gave none, the
 // workflow_* ids of a task-v1 run, prompt and url of a workflow run) is "",
-// because [webhook.Payload] types those fields as plain strings; a field of the second group that does not apply
-// is null (run_request is sent for workflow runs only, as upstream does).
+// because [webhook.Payload] types those fields as plain strings; a field of
+// the second group that does not apply is null (run_request is sent for
+// workflow runs only, as upstream does).
 // parameters keeps the values' bytes but its keys come sorted, because it
 // is a Go map. Keys of the hosted service's payloads outside this set
 // (extracted_information, failure_category, total_steps, outputs, task_v2,
@@ -68,14 +70,13 @@
 //
 // # The retry payload
 //
-// Upstream, a retried payload differs from the original (contract-notes
-// §7.5): task-v2 retries drop prompt, summary, organization_id and the
-// workflow_* keys, workflow-run retries drop webhook_callback_url, the totp
-// keys and run_request. The daemon does not copy that: [RetryPayload] builds
-// the same superset as [Payload] from the run's current state, because
-// api-v1.md §6.1.7 promises receivers "the same payload twice", and a
-// receiver that reads prompt or workflow_permanent_id would break on a
-// retry. Current state means exactly what GET /v1/runs/{id} shows: a
+// Upstream, a retried payload differs from the original: task-v2 retries
+// drop prompt, summary, organization_id and the workflow_* keys,
+// workflow-run retries drop webhook_callback_url, the totp keys and
+// run_request. The daemon does not copy that: [RetryPayload] builds the
+// same superset as [Payload] from the run's current state, because a retry
+// sends the run's payload again (docs/daemon.md), and a receiver that reads
+// prompt or workflow_permanent_id would break on a retry. Current state means exactly what GET /v1/runs/{id} shows: a
 // completed run whose first delivery failed is re-sent with status failed
 // and the webhook's failure_reason, its output unchanged; a run that ended
 // otherwise is re-sent as it ended.

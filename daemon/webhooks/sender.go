@@ -18,7 +18,8 @@ import (
 	"github.com/abctl/abctl/client/webhook"
 )
 
-// DefaultTimeout is how long a receiver has to answer (api-v1.md §6.1.6).
+// DefaultTimeout is how long a receiver has to answer, as docs/daemon.md
+// documents (--webhook-timeout).
 const DefaultTimeout = 10 * time.Second
 
 // DefaultUserAgent is the User-Agent of a delivery unless Sender.UserAgent

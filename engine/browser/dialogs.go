@@ -48,7 +48,7 @@ func (s *Session) guardDialogs(ctx context.Context, tb *tab) {
 	if noDialogGuard.Load() {
 		return
 	}
-	res, err := cdp.Call(ctx, s.inst.b, target.AttachToTarget, target.AttachToTargetParams{TargetID: tb.id, Flatten: ptr(false)})
+	res, err := cdp.Call(ctx, s.inst.b, target.AttachToTarget, target.AttachToTargetParams{TargetID: tb.id, Flatten: new(false)})
 	if err != nil {
 		s.pool.log.Debug("dialog guard not attached", "run", s.opts.RunID, "tab", tb.id, "err", err)
 		return

@@ -197,7 +197,7 @@ func (s *Session) open(ctx context.Context) error {
 	b := s.inst.b
 	bc, err := cdp.Call(ctx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{
 		// A remote browser disposes of the context if our connection drops.
-		DisposeOnDetach: ptr(true),
+		DisposeOnDetach: new(true),
 	})
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func (s *Session) open(ctx context.Context) error {
 		if s.dl != nil {
 			params.Behavior = cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName
 			params.DownloadPath = s.dl.staging
-			params.EventsEnabled = ptr(true)
+			params.EventsEnabled = new(true)
 		}
 		_, err := cdp.Call(ctx, b, cdpbrowser.SetDownloadBehavior, params)
 		dlErr <- err
@@ -225,7 +225,7 @@ func (s *Session) open(ctx context.Context) error {
 	ct, err := cdp.Call(ctx, b, target.CreateTarget, target.CreateTargetParams{
 		URL:              "about:blank",
 		BrowserContextID: s.contextID,
-		NewWindow:        ptr(true),
+		NewWindow:        new(true),
 	})
 	if err != nil {
 		<-dlErr
@@ -466,7 +466,7 @@ func (s *Session) tabGone(id target.ID, crashStatus string) {
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		defer cancel()
 		if _, err := cdp.Call(ctx, s.inst.b, target.CreateTarget, target.CreateTargetParams{
-			URL: "about:blank", BrowserContextID: s.contextID, NewWindow: ptr(true),
+			URL: "about:blank", BrowserContextID: s.contextID, NewWindow: new(true),
 		}); err != nil {
 			s.pool.log.Warn("reopening a tab", "run", s.opts.RunID, "err", err)
 		}
@@ -607,7 +607,7 @@ func (s *Session) NewTab(ctx context.Context) (context.Context, error) {
 	}
 	create := func(newWindow bool) (target.CreateTargetResult, error) {
 		return cdp.Call(ctx, s.inst.b, target.CreateTarget, target.CreateTargetParams{
-			URL: "about:blank", BrowserContextID: s.contextID, NewWindow: ptr(newWindow),
+			URL: "about:blank", BrowserContextID: s.contextID, NewWindow: new(newWindow),
 		})
 	}
 	ct, err := create(false)
@@ -876,5 +876,3 @@ func (s *Session) removeStaging() {
 	staging := s.dl.staging
 	time.AfterFunc(2*time.Second, func() { os.Remove(staging) })
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -725,7 +725,7 @@ func (p *Page) uploadViaChooser(ctx, sctx context.Context, ref *elemRef, abs, na
 		out, err := chromedp.Call(sctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
 			FunctionDeclaration: "function(){return this.files ? this.files.length : -1}",
 			ObjectID:            rn.Object.ObjectID,
-			ReturnByValue:       ptr(true),
+			ReturnByValue:       new(true),
 		})
 		p.release(ctx, ref.realm)
 		if err == nil && out.Result != nil {

@@ -167,7 +167,7 @@ func (n *navTracker) wait(ctx context.Context, cond func(navSnap) bool) (navSnap
 func (p *Page) flush(ctx context.Context) string {
 	fctx, cancel := within(ctx, 2*time.Second)
 	defer cancel()
-	res, err := chromedp.Call(fctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "location.href", ReturnByValue: ptr(true)})
+	res, err := chromedp.Call(fctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "location.href", ReturnByValue: new(true)})
 	if err != nil || res.Result == nil {
 		return ""
 	}
@@ -343,7 +343,7 @@ func (p *Page) waitDocument(ctx context.Context, before navSnap, loader cdp.Load
 func (p *Page) readyState(ctx context.Context) string {
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	res, err := chromedp.Call(rctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "document.readyState", ReturnByValue: ptr(true)})
+	res, err := chromedp.Call(rctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "document.readyState", ReturnByValue: new(true)})
 	if err != nil || res.Result == nil {
 		return ""
 	}

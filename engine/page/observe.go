@@ -361,7 +361,7 @@ func screenshot(ctx context.Context, quality int) ([]byte, error) {
 	res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
 		Format:           page.CaptureScreenshotFormatJpeg,
 		Quality:          &q,
-		OptimizeForSpeed: ptr(true),
+		OptimizeForSpeed: new(true),
 	})
 	if err != nil {
 		return nil, err

@@ -96,7 +96,7 @@ func (p *Page) eval(ctx context.Context, r *realm, expr string, byValue, await b
 			ObjectID:            obj,
 			ReturnByValue:       &byValue,
 			AwaitPromise:        &await,
-			Silent:              ptr(true),
+			Silent:              new(true),
 			ObjectGroup:         "abctl-page",
 		})
 		if err != nil {
@@ -109,7 +109,7 @@ func (p *Page) eval(ctx context.Context, r *realm, expr string, byValue, await b
 			Expression:    expr,
 			ReturnByValue: &byValue,
 			AwaitPromise:  &await,
-			Silent:        ptr(true),
+			Silent:        new(true),
 			ObjectGroup:   "abctl-page",
 		})
 		if err != nil {
@@ -171,8 +171,6 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // callRaw runs an operation of page.js in a realm and returns its JSON,
 // installing page.js first when the document does not have it yet.

@@ -500,7 +500,11 @@ func (s *sampler) run() {
 // video ends on the last state of the run. The screenshot counts at the end
 // of the recording, since it shows the state in which the run ended: it is
 // asked for a moment later (later still when the sampler was in a slow
-// protocol call), and that moment would lengthen the video.
+// protocol call), and that moment would lengthen the video. It is bounded
+// as any protocol command of the sampler (callTimeout), not by shotTimeout:
+// a tick must not stall the video on a page that draws nothing, but
+// nothing waits on the last picture but Stop, and on a busy machine the
+// page can take more than shotTimeout to draw the run's last state.
 func (s *sampler) last() {
 	for {
 		select {
@@ -514,5 +518,5 @@ func (s *sampler) last() {
 	s.r.mu.Lock()
 	end := s.r.endAt
 	s.r.mu.Unlock()
-	_ = s.shoot(shotTimeout, end)
+	_ = s.shoot(callTimeout, end)
 }

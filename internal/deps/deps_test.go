@@ -17,7 +17,7 @@ var rules = []struct {
 	allow []string
 	why   string
 }{
-	{"client", []string{""}, []string{"client", "internal/jsonobject"},
+	{"client", []string{""}, []string{"client", "internal/"},
 		"the SDK is a leaf: programs import it without the rest"},
 	{"internal/", []string{""}, []string{"internal/"},
 		"shared helpers depend on nothing of the module"},
@@ -35,7 +35,11 @@ var rules = []struct {
 		"the MCP tools call the API through the SDK"},
 	{"daemon/api", []string{"engine", "llm", "daemon/daemontest", "cmd"}, nil,
 		"the HTTP face does not run browsers: package daemon wires the engine in"},
-	{"daemon/store", []string{"daemon/api", "daemon/runner", "daemon/webhooks", "daemon/admin", "engine", "llm", "cmd", "mcpserver"}, nil,
+	{"daemon/definition", []string{""}, []string{"client", "internal/", "daemon/ids"},
+		"the stored shape of agent definitions is a leaf the API and the store's tests share"},
+	{"daemon/runview", []string{"daemon/api", "daemon/runner", "daemon/webhooks", "engine", "llm", "cmd"}, nil,
+		"run answers are built below the HTTP face and the runner, which both use them"},
+	{"daemon/store", []string{"daemon/artifacts", "daemon/runview", "daemon/definition", "daemon/api", "daemon/runner", "daemon/webhooks", "daemon/admin", "engine", "llm", "cmd", "mcpserver"}, nil,
 		"the store stores; the layers above it use it"},
 	{"daemon/runner", []string{"daemon/api", "engine", "llm", "cmd"}, nil,
 		"the queue runs jobs through the executor seam"},

@@ -14,7 +14,8 @@ import (
 // screenAfter follows runID in the live view on a terminal of cols×rows
 // whose cursor starts on row startRow, below what `abctl run` printed
 // before the view started (before), and returns the result and what the
-// terminal then shows, scrollback included.
+// terminal then shows, scrollback included. The run blocks (script
+// "block") until the view has shown it running, then is released.
 func (e *env) screenAfter(t *testing.T, runID string, cols, rows, startRow int, before string) (*Result, string) {
 	t.Helper()
 	inR, inW := io.Pipe()
@@ -25,6 +26,12 @@ func (e *env) screenAfter(t *testing.T, runID string, cols, rows, startRow int, 
 	ios := iostreams.New(inR, io.Discard, out, func(string) string { return "" })
 	ios.SetTTY(true, true, true)
 	ios.SetWidth(cols)
+	go func() {
+		for !strings.Contains(out.String(), "running") && t.Context().Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		e.exec.Release(runID)
+	}()
 	res, err := Follow(t.Context(), Options{IO: ios, Client: e.c, RunID: runID,
 		Poll: client.WaitOptions{Interval: 20 * time.Millisecond, MaxInterval: 50 * time.Millisecond}})
 	if err != nil {
@@ -70,7 +77,7 @@ func TestTUIKeepsWhatCameBefore(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			id := e.start(t, `steps=3;sleep=30ms;screenshots=1;output={"a":1}`)
+			id := e.start(t, `steps=3;screenshots=1;block;output={"a":1}`)
 			before := fmt.Sprintf("agent/contact-form created\nRun %s started (queued).\n", id)
 			res, text := e.screenAfter(t, id, tc.cols, 24, tc.startRow, before)
 			if res.Run == nil || res.Run.Status != client.RunStatusCompleted || len(res.Run.ScreenshotURLs) == 0 {

@@ -1,18 +1,11 @@
-package store
-
-import (
-	"bytes"
-	"encoding/json"
-	"reflect"
-	"slices"
-
-	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/ids"
-	"github.com/abctl/abctl/internal/jsonobject"
-)
-
-// A version row stores its workflow definition in the shape the hosted
-// service returns (contract-notes §6.5), not the shape it was sent in:
+// Package definition turns an agent definition as the API receives it
+// into the shape in which the hosted service stores and returns it, which
+// is the shape the daemon stores a version in and answers (the store keeps
+// what it is given).
+//
+// The request shape is what clients send: parameters as {key, type, ...}
+// and blocks naming the parameters they read by key. The response shape is
+// what the hosted service returns for an agent version:
 //
 //   - every parameter is a full record: the id field of its type
 //     (workflow_parameter_id wp_..., credential_parameter_id cp_..., ...),
@@ -42,6 +35,28 @@ import (
 // A reference that names no parameter (the service rejects those; the
 // daemon's validation does not check them) is kept as sent, in the request
 // shape: such a block keeps its parameter_keys and has no parameters.
+package definition
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"slices"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/internal/jsonobject"
+)
+
+// NewVersion makes a the content of a new agent version: it gives it a new
+// workflow_id (w_...) and now as its created_at and modified_at, and turns
+// its definition into the response shape (Expand), whose records carry
+// them. The store takes a version's workflow_id and created_at as given.
+func NewVersion(a *client.Agent, gen *ids.Generator, now client.Time) {
+	a.WorkflowID = gen.Next(ids.PrefixAgentVersion)
+	a.CreatedAt, a.ModifiedAt = now, now
+	Expand(a, gen)
+}
 
 // parameterIDs gives, per parameter type, the id prefix and the field that
 // holds the record's id. Output parameters are made apart; context
@@ -71,7 +86,7 @@ var parameterIDs = map[client.ParameterType]struct {
 		func(p *client.Parameter) *string { return &p.BitwardenCreditCardDataParameterID }},
 }
 
-// expander holds what expandDefinition builds for one version row.
+// expander holds what Expand builds for one version row.
 type expander struct {
 	ids        *ids.Generator
 	workflowID string
@@ -81,11 +96,11 @@ type expander struct {
 	records map[string]*client.Parameter
 }
 
-// expandDefinition turns a.WorkflowDefinition into its response shape, with
-// new ids; a.WorkflowID must be set. See the comment at the top of this
-// file.
-func (s *Store) expandDefinition(a *client.Agent, now client.Time) {
-	e := &expander{ids: s.ids, workflowID: a.WorkflowID, now: now, records: map[string]*client.Parameter{}}
+// Expand turns a.WorkflowDefinition into its response shape (see the
+// package comment), with new ids from gen, in place. Its records carry
+// a.WorkflowID and a.CreatedAt, which must be set (NewVersion sets them).
+func Expand(a *client.Agent, gen *ids.Generator) {
+	e := &expander{ids: gen, workflowID: a.WorkflowID, now: a.CreatedAt, records: map[string]*client.Parameter{}}
 	wd := &a.WorkflowDefinition
 
 	// The output parameters of the blocks, in block order, a loop before

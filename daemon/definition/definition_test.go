@@ -1,15 +1,84 @@
-package store
+package definition
 
 import (
 	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 )
+
+// clock starts at a fixed time and moves 1ms forward at every reading, so
+// that every version of a test has its own created_at.
+var clock = struct {
+	sync.Mutex
+	t time.Time
+}{t: time.Date(2026, 1, 31, 15, 20, 42, 160725000, time.UTC)}
+
+func now() time.Time {
+	clock.Lock()
+	defer clock.Unlock()
+	clock.t = clock.t.Add(time.Millisecond)
+	return clock.t
+}
+
+var gen = ids.NewWithClock(42, now)
+
+// version makes a new version of def as the daemon does before storing it:
+// a copy of def (which is left alone) with a new workflow_id, created_at
+// and its definition expanded.
+func version(t *testing.T, def *client.Agent) *client.Agent {
+	t.Helper()
+	var a client.Agent
+	if err := json.Unmarshal([]byte(mustJSON(t, def)), &a); err != nil {
+		t.Fatal(err)
+	}
+	NewVersion(&a, gen, client.NewTime(now()))
+	return &a
+}
+
+func workflowParam(key, description string, def any) client.Parameter {
+	p := client.Parameter{ParameterType: client.ParameterTypeWorkflow, Key: key, Description: description,
+		WorkflowParameterType: client.WorkflowParameterString}
+	if def != nil {
+		p.DefaultValue, _ = json.Marshal(def)
+	}
+	return p
+}
+
+// agentDef is a definition with one navigation block, as the API decodes
+// it.
+func agentDef(title string, params ...client.Parameter) *client.Agent {
+	return &client.Agent{
+		Title:  title,
+		Status: client.AgentStatusPublished,
+		WorkflowDefinition: client.WorkflowDefinition{
+			Parameters: params,
+			Blocks: client.Blocks{&client.NavigationBlock{
+				BlockBase:      client.BlockBase{Label: "open"},
+				NavigationGoal: "Open the page and log in",
+				URL:            "{{url}}",
+			}},
+		},
+		RunWith: "agent",
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // responseDef is a definition with two workflow parameters, a credential,
 // a context parameter reading a block's output, a task block, a for_loop
@@ -50,9 +119,8 @@ func responseDef(title string) *client.Agent {
 	}
 }
 
-func TestExpandDefinition(t *testing.T) {
-	f := newFixture(t)
-	a := f.create(f.org.ID, responseDef("Invoices"))
+func TestExpand(t *testing.T) {
+	a := version(t, responseDef("Invoices"))
 	wd := a.WorkflowDefinition
 
 	// Parameters: the ones sent, in order, then one output parameter per
@@ -152,26 +220,18 @@ func TestExpandDefinition(t *testing.T) {
 		}
 	}
 
-	// What CreateAgent returns is what is stored.
-	got, err := f.GetAgent(ctx, f.org.ID, a.WorkflowPermanentID, 0)
-	if err != nil || mustJSON(t, got) != mustJSON(t, a) {
-		t.Fatalf("get: %v\n%s\n%s", err, mustJSON(t, got), mustJSON(t, a))
+	// The version reads back from its JSON form, the form it is stored
+	// in, unchanged.
+	var back client.Agent
+	if err := json.Unmarshal([]byte(mustJSON(t, a)), &back); err != nil || mustJSON(t, &back) != mustJSON(t, a) {
+		t.Fatalf("decoded: %v\n%s\n%s", err, mustJSON(t, &back), mustJSON(t, a))
 	}
 
-	// Output parameters are parameter metadata: search finds them, nested
-	// blocks' included.
-	for _, term := range []string{"output parameter for block", "Output Parameter for block PICK", "notify_out"} {
-		as, err := f.ListAgents(ctx, f.org.ID, AgentQuery{SearchKey: term})
-		if err != nil || !slices.Equal(wpids(as), []string{a.WorkflowPermanentID}) {
-			t.Errorf("search %q: %v %v", term, wpids(as), err)
-		}
-	}
 }
 
-func TestExpandDefinitionNewIDsPerVersion(t *testing.T) {
-	f := newFixture(t)
-	v1 := f.create(f.org.ID, responseDef("Invoices"))
-	v2 := f.update(f.org.ID, v1.WorkflowPermanentID, responseDef("Invoices"))
+func TestExpandNewIDsPerVersion(t *testing.T) {
+	v1 := version(t, responseDef("Invoices"))
+	v2 := version(t, responseDef("Invoices"))
 	ids1, ids2 := recordIDs(t, v1), recordIDs(t, v2)
 	if len(ids1) != 7 || len(ids2) != 7 {
 		t.Fatalf("ids: %v / %v", ids1, ids2)
@@ -190,18 +250,12 @@ func TestExpandDefinitionNewIDsPerVersion(t *testing.T) {
 	if !same {
 		t.Errorf("v1 and v2 differ beyond ids and times:\n%s\n%s", mustJSON(t, normalized(t, v1.WorkflowDefinition)), mustJSON(t, normalized(t, v2.WorkflowDefinition)))
 	}
-	// Version 1 is unchanged.
-	got, err := f.GetAgent(ctx, f.org.ID, v1.WorkflowPermanentID, 1)
-	if err != nil || mustJSON(t, got) != mustJSON(t, v1) {
-		t.Fatalf("v1 after update: %v", err)
-	}
 }
 
-// TestExpandDefinitionRoundTrip: the request-shaped definition of a stored
-// agent, created again, gives the same agent (up to ids and times).
-func TestExpandDefinitionRoundTrip(t *testing.T) {
-	f := newFixture(t)
-	a := f.create(f.org.ID, responseDef("Invoices"))
+// TestExpandRoundTrip: the request-shaped definition of a version, made
+// into a version again, gives the same agent (up to ids and times).
+func TestExpandRoundTrip(t *testing.T) {
+	a := version(t, responseDef("Invoices"))
 	d := a.Definition()
 	wd := d.WorkflowDefinition
 	if got := paramKeys(wd.Parameters); !slices.Equal(got, []string{"url", "email", "login", "rows"}) {
@@ -219,7 +273,7 @@ func TestExpandDefinitionRoundTrip(t *testing.T) {
 		t.Errorf("loop %s", mustJSON(t, loop))
 	}
 
-	b := f.create(f.org.ID, fromDefinition(d))
+	b := version(t, fromDefinition(d))
 	if g, w := mustJSON(t, normalized(t, b.WorkflowDefinition)), mustJSON(t, normalized(t, a.WorkflowDefinition)); g != w {
 		t.Errorf("round trip:\n got %s\nwant %s", g, w)
 	}
@@ -228,19 +282,18 @@ func TestExpandDefinitionRoundTrip(t *testing.T) {
 	}
 }
 
-// TestExpandDefinitionResponseShapedInput: a definition that is already in
-// the response shape (a fetched agent sent back, as JSON) is not expanded
+// TestExpandResponseShapedInput: a definition that is already in the
+// response shape (a fetched agent sent back, as JSON) is not expanded
 // twice: no output parameter twice, block parameters standing for
 // parameter_keys, new ids.
-func TestExpandDefinitionResponseShapedInput(t *testing.T) {
-	f := newFixture(t)
-	a := f.create(f.org.ID, responseDef("Invoices"))
+func TestExpandResponseShapedInput(t *testing.T) {
+	a := version(t, responseDef("Invoices"))
 
 	var back client.Agent // the GET body, decoded as the daemon would
 	if err := json.Unmarshal([]byte(mustJSON(t, a)), &back); err != nil {
 		t.Fatal(err)
 	}
-	b := f.update(f.org.ID, a.WorkflowPermanentID, &back)
+	b := version(t, &back)
 	if got, want := paramKeys(b.WorkflowDefinition.Parameters), paramKeys(a.WorkflowDefinition.Parameters); !slices.Equal(got, want) {
 		t.Fatalf("parameters %v, want %v", got, want)
 	}
@@ -264,7 +317,7 @@ func TestExpandDefinitionResponseShapedInput(t *testing.T) {
 	})
 	task := wd.Blocks[0].(*client.TaskBlock)
 	task.Parameters = []client.Parameter{{ParameterType: client.ParameterTypeWorkflow, Key: "email", WorkflowParameterID: "wp_1"}}
-	c := f.create(f.org.ID, edited)
+	c := version(t, edited)
 	byKey := map[string]client.Parameter{}
 	for _, p := range c.WorkflowDefinition.Parameters {
 		byKey[p.Key] = p
@@ -281,8 +334,7 @@ func TestExpandDefinitionResponseShapedInput(t *testing.T) {
 	}
 }
 
-func TestExpandDefinitionEdgeCases(t *testing.T) {
-	f := newFixture(t)
+func TestExpandEdgeCases(t *testing.T) {
 	def := agentDef("edges", workflowParam("url", "", nil),
 		// An output parameter of no block is kept, as a new record.
 		client.Parameter{ParameterType: client.ParameterTypeOutput, Key: "gone_output", Description: "old", OutputParameterID: "op_1"},
@@ -293,7 +345,7 @@ func TestExpandDefinitionEdgeCases(t *testing.T) {
 			NavigationGoal: "g", ParameterKeys: []string{"url", "missing"}},
 		&client.WaitBlock{BlockBase: client.BlockBase{Label: "pause"}, WaitSec: 5},
 	)
-	a := f.create(f.org.ID, def)
+	a := version(t, def)
 	wd := a.WorkflowDefinition
 	if got := paramKeys(wd.Parameters); !slices.Equal(got, []string{"url", "gone_output", "dangling", "open_output", "second_output", "pause_output"}) {
 		t.Fatalf("parameters %v", got)
@@ -315,8 +367,8 @@ func TestExpandDefinitionEdgeCases(t *testing.T) {
 	if wd.Version == nil || *wd.Version != 2 {
 		t.Errorf("version %v", wd.Version)
 	}
-	def.WorkflowDefinition.Version = ptr(1)
-	if b := f.create(f.org.ID, def); *b.WorkflowDefinition.Version != 1 {
+	def.WorkflowDefinition.Version = new(1)
+	if b := version(t, def); *b.WorkflowDefinition.Version != 1 {
 		t.Errorf("explicit version became %d", *b.WorkflowDefinition.Version)
 	}
 }

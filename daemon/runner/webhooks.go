@@ -1,0 +1,137 @@
+package runner
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/runview"
+	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/webhooks"
+)
+
+// Webhooks sends runs' webhooks: the run as GET /v1/runs/{id} answers it
+// (package daemon/runview, with URLs under the address the run was started
+// through), with what a payload adds (package daemon/webhooks), signed with
+// the API key that started it. It is the runner's Notifier, and serves
+// POST /v1/runs/{id}/retry_webhook (Replay). package daemon builds one and
+// hands it to both.
+type Webhooks struct {
+	Store  *store.Store
+	Sender *webhooks.Sender
+	// Links makes the run's URLs, as the API's answers have them; nil
+	// leaves the file URLs out.
+	Links *runview.Links
+	// Logger records the retries (Replay) that fail; nil discards. The
+	// runner logs the failures of the terminal webhooks it sends.
+	Logger *slog.Logger
+}
+
+func (n *Webhooks) log() *slog.Logger {
+	if n.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return n.Logger
+}
+
+// Notify implements Notifier.
+func (n *Webhooks) Notify(ctx context.Context, rec *store.RunRecord) *store.WebhookDelivery {
+	if rec.WebhookURL == "" {
+		return nil
+	}
+	d := n.send(ctx, rec, rec.WebhookURL, "")
+	return &d
+}
+
+// send delivers rec's webhook to url, signed with key or, when key is "",
+// with the key that started the run.
+func (n *Webhooks) send(ctx context.Context, rec *store.RunRecord, url, key string) store.WebhookDelivery {
+	d := n.prepare(ctx, rec, url, key)
+	if d.Err == "" {
+		d = n.Sender.Deliver(ctx, d)
+	}
+	return delivery(d)
+}
+
+func (n *Webhooks) prepare(ctx context.Context, rec *store.RunRecord, url, key string) webhooks.Delivery {
+	if key == "" {
+		k, err := n.Store.SigningKey(ctx, rec.KeyHash)
+		if err != nil {
+			return webhooks.Delivery{URL: url, At: time.Now(), Err: "No API key to sign the webhook with: " + err.Error()}
+		}
+		key = k
+	}
+	body, err := webhooks.Payload(n.Links.Run(rec, rec.BaseURL), info(rec))
+	if err != nil {
+		return webhooks.Delivery{URL: url, At: time.Now(), Err: "The webhook payload could not be built: " + err.Error()}
+	}
+	return n.Sender.Prepare(url, key, body)
+}
+
+// Replay serves retry_webhook: it signs the payload (with the caller's
+// key, as the hosted service does), answers at once with what it will
+// send, and delivers in the background, recording the result in the run's
+// WebhookRetries. Whatever the outcome, a retry changes nothing else on
+// the run: not its status, failure_reason or webhook_failure_reason, which
+// describe the run's end and its terminal webhook (a retry is the
+// receiver's second chance, not a new end of the run). A retry that fails
+// is logged, after its delivery is recorded.
+func (n *Webhooks) Replay(ctx context.Context, rec *store.RunRecord, url, callerKey string) *client.WebhookReplay {
+	d := n.prepare(ctx, rec, url, callerKey)
+	if d.Err != "" {
+		// Nothing to send (no key, a payload that cannot be built, an
+		// invalid URL): the answer says why; nothing is recorded.
+		n.logRetryFailure(rec.ID, d)
+	} else {
+		go func() {
+			bg := context.WithoutCancel(ctx)
+			sent := n.Sender.Deliver(bg, d)
+			done := delivery(sent)
+			_, err := n.Store.Runs().Update(bg, rec.OrgID, rec.ID, func(r *store.RunRecord) error {
+				r.WebhookRetries = append(r.WebhookRetries, done)
+				return nil
+			})
+			if err != nil {
+				n.log().Error("record webhook retry", "run_id", rec.ID, "error", err)
+			}
+			if sent.Err != "" {
+				n.logRetryFailure(rec.ID, sent)
+			}
+		}()
+	}
+	return webhooks.Replay(rec.ID, rec.Type, rec.WebhookURL, d)
+}
+
+// logRetryFailure logs a retry whose delivery failed, with the same
+// message and attributes as the runner's line for a terminal webhook, the
+// URL's host only (see webhooks.LogHost).
+func (n *Webhooks) logRetryFailure(runID string, d webhooks.Delivery) {
+	n.log().Warn("webhook delivery failed", "run_id", runID, "retry", true,
+		"webhook_host", webhooks.LogHost(d.URL), "status_code", d.StatusCode,
+		"error", webhooks.LogError(d.URL, d.Err))
+}
+
+// info is what a payload needs beyond the run response.
+func info(rec *store.RunRecord) webhooks.Info {
+	info := webhooks.Info{OrganizationID: rec.OrgID, Parameters: rec.Parameters, Summary: rec.Summary}
+	if rec.Task != nil {
+		info.Prompt, info.URL = rec.Task.Prompt, rec.Task.URL
+	}
+	if rec.Type == client.RunTypeWorkflowRun {
+		info.WorkflowRunID = rec.ID
+		info.WorkflowID = rec.AgentID
+		info.WorkflowPermanentID = rec.AgentID
+		info.WorkflowTitle = rec.Title
+	}
+	return info
+}
+
+func delivery(d webhooks.Delivery) store.WebhookDelivery {
+	return store.WebhookDelivery{
+		URL: d.URL, At: client.NewTime(d.At), StatusCode: d.StatusCode,
+		LatencyMS: d.Latency.Milliseconds(), Error: d.Err,
+	}
+}
+
+var _ Notifier = (*Webhooks)(nil)
