@@ -17,6 +17,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/api"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -483,7 +484,7 @@ func TestRunServesAndShutsDown(t *testing.T) {
 }
 
 func readKeyFile(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, daemon.KeyFileName))
+	b, err := os.ReadFile(filepath.Join(dir, datadir.KeyFileName))
 	return strings.TrimSpace(string(b)), err
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/executor/scripted"
 )
@@ -201,7 +202,7 @@ func TestCrashRecovery(t *testing.T) {
 
 	// The store is intact and holds every acknowledged run as the crash
 	// left it.
-	dbPath := filepath.Join(dir, daemon.StoreFileName)
+	dbPath := filepath.Join(dir, datadir.StoreFileName)
 	db, err := bolt.Open(dbPath, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("the store does not open after the crash: %v", err)

@@ -19,6 +19,7 @@ import (
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/artifacts"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/runview"
@@ -29,13 +30,9 @@ import (
 	"github.com/abctl/abctl/llm"
 )
 
-// DefaultAddr is where the daemon listens unless told otherwise: loopback
-// only, so that nothing outside the machine reaches it by default.
-const DefaultAddr = "127.0.0.1:8780"
-
 // Config is everything `abctl daemon` needs to start.
 type Config struct {
-	Addr    string // listen address; DefaultAddr when empty
+	Addr    string // listen address; datadir.DefaultAddr when empty
 	DataDir string // holds the store and the key file; required
 	// APIKey, when set, is registered for the default organization, so that
 	// scripts and CI can choose the key instead of reading it back.
@@ -91,23 +88,6 @@ type EngineConfig struct {
 	Getenv func(string) string
 }
 
-// SecretFileName is the file in the data directory (mode 0600) holding the
-// daemon's secret: it seals the copies of API keys that sign webhooks and
-// signs artifact URLs. Losing it invalidates those, nothing else.
-const SecretFileName = "secret"
-
-// ArtifactsDirName is the directory in the data directory holding the
-// files runs produce.
-const ArtifactsDirName = "artifacts"
-
-// KeyFileName is the file in the data directory that holds the default
-// organization's first API key (mode 0600), where the CLI's default profile
-// reads it.
-const KeyFileName = "api-key"
-
-// StoreFileName is the bbolt file in the data directory.
-const StoreFileName = "abctl.db"
-
 // ErrListen is wrapped by Run's error when the listen address could not be
 // taken (in use, not local, not permitted), so that a caller can try
 // another.
@@ -122,7 +102,7 @@ func (e listenError) Is(target error) bool { return target == ErrListen }
 // Run serves the API until ctx is done, then shuts down: in-flight requests
 // finish (up to 10 s), and the store closes last.
 //
-// While it serves, the state file (admin.StateFileName in the data
+// While it serves, the state file (datadir.StateFileName in the data
 // directory, mode 0600) holds the address listened on and a fresh admin
 // token for the admin routes (package daemon/admin, and daemon/api's
 // admin.go); Run removes it when it returns.
@@ -131,7 +111,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return errors.New("daemon: no data directory given")
 	}
 	if cfg.Addr == "" {
-		cfg.Addr = DefaultAddr
+		cfg.Addr = datadir.DefaultAddr
 	}
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
@@ -163,7 +143,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// The store keeps, with each run, its answer as package runview makes
 	// it, and makes them all again when runview makes them differently.
-	st, err := store.Open(filepath.Join(cfg.DataDir, StoreFileName),
+	st, err := store.Open(filepath.Join(cfg.DataDir, datadir.StoreFileName),
 		store.Options{Secret: secret, IDs: gen, RunViews: runview.Views{}})
 	if err != nil {
 		return err
@@ -174,7 +154,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 
-	files, err := artifacts.NewStore(filepath.Join(cfg.DataDir, ArtifactsDirName), artifacts.WithIDs(gen))
+	files, err := artifacts.NewStore(filepath.Join(cfg.DataDir, datadir.ArtifactsDirName), artifacts.WithIDs(gen))
 	if err != nil {
 		return err
 	}
@@ -302,7 +282,7 @@ func ensureOrganization(ctx context.Context, st *store.Store, cfg Config) error 
 			return err
 		}
 		if cfg.APIKey == "" {
-			path := filepath.Join(cfg.DataDir, KeyFileName)
+			path := filepath.Join(cfg.DataDir, datadir.KeyFileName)
 			if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
 				return fmt.Errorf("daemon: write the API key file: %w", err)
 			}
@@ -333,7 +313,7 @@ func newIDs() (*ids.Generator, error) {
 // loadSecret reads the daemon's secret from the data directory, making it
 // on first start.
 func loadSecret(dir string) ([]byte, error) {
-	path := filepath.Join(dir, SecretFileName)
+	path := filepath.Join(dir, datadir.SecretFileName)
 	b, err := os.ReadFile(path)
 	if err == nil {
 		if len(b) != store.SecretSize {

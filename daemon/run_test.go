@@ -12,6 +12,7 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/daemon/datadir"
 )
 
 // startDaemon runs daemon.Run on 127.0.0.1:0 over dataDir and returns its
@@ -25,7 +26,7 @@ func TestRunPublishesStateAndServesAdmin(t *testing.T) {
 	dir := t.TempDir()
 	addr, stop := startDaemon(t, dir)
 
-	path := filepath.Join(dir, admin.StateFileName)
+	path := filepath.Join(dir, datadir.StateFileName)
 	fi, err := os.Stat(path)
 	if err != nil {
 		t.Fatalf("no state file while running: %v", err)
@@ -52,7 +53,7 @@ func TestRunPublishesStateAndServesAdmin(t *testing.T) {
 
 	// Records belong to one organization: the new key does not see the
 	// default organization's agent.
-	defaultKey, err := os.ReadFile(filepath.Join(dir, daemon.KeyFileName))
+	defaultKey, err := os.ReadFile(filepath.Join(dir, datadir.KeyFileName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
@@ -85,7 +86,7 @@ func newRunsEnv(t testing.TB, cfg runsEnvConfig) *runsEnv {
 	if _, err := rand.Read(secret); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(dir, daemon.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
+	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func newRunsEnv(t testing.TB, cfg runsEnvConfig) *runsEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := artifacts.NewStore(filepath.Join(dir, daemon.ArtifactsDirName))
+	files, err := artifacts.NewStore(filepath.Join(dir, datadir.ArtifactsDirName))
 	if err != nil {
 		t.Fatal(err)
 	}

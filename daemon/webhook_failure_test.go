@@ -20,6 +20,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/executor/scripted"
 )
@@ -196,11 +197,11 @@ func TestWebhookFailureKeepsRunReason(t *testing.T) {
 
 	// What the API does not show: the recorded deliveries, read from the
 	// store once the daemon is gone.
-	sec, err := os.ReadFile(filepath.Join(dir, daemon.SecretFileName))
+	sec, err := os.ReadFile(filepath.Join(dir, datadir.SecretFileName))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(dir, daemon.StoreFileName), store.Options{Secret: sec})
+	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: sec})
 	if err != nil {
 		t.Fatal(err)
 	}

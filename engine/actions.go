@@ -1,6 +1,7 @@
 package engine
 
-// Single actions (POST /v1/sdk/run_action).
+// The sessions of single actions (POST /v1/sdk/run_action); action.go does
+// the actions.
 //
 // A request without workflow_run_id opens a browser session for the new
 // workflow run the daemon created (files in Job.Dir), loads the request's
@@ -13,69 +14,26 @@ package engine
 // request then receives the run's result: completed (failed when the browser
 // went away or the first page could not be loaded), the step count and the
 // files (screenshots, the recording, downloads).
-//
-// The ai_* actions with a selector (CSS, or XPath with an "xpath="
-// prefix) run without a model: the element must appear within the
-// action's timeout (milliseconds; none or 0 means DefaultActionTimeout).
-//   - ai_click clicks it; the result is the selector.
-//   - ai_input_text replaces the field's text with value; the result is the
-//     value.
-//   - ai_select_option chooses the option value (by label, then value); the
-//     result is the value.
-//   - ai_upload_file fetches file_url (http or https only; anything else is
-//     400 "Unsupported file url") and attaches it; the result is file_url.
-//
-// These are what the hosted service's SDKs return when the service returns
-// no result of its own. With an intention and no selector, or a selector
-// that matches nothing in time, the model locates the element the
-// intention describes on the page, the action is done on it (a value the
-// request leaves empty may come from the intention), and the result is an
-// object saying what was done, with a selector that finds the element
-// without a model next time:
-//
-//	{"action": "ai_click", "element": "[e7] button \"Sign in\"",
-//	 "selector": "xpath=//button[normalize-space(.)=\"Sign in\"]", "ai": true}
-//
-// The other actions need a model too:
-//   - ai_act does the intention with the agent loop (at most
-//     Config.MaxSteps steps); the result is null.
-//   - extract extracts what prompt (or intention) asks from the page,
-//     validated against extract_schema when given; the result is the data.
-//   - locate_element returns a selector of the element prompt describes.
-//   - validate returns whether prompt holds on the page (true or false).
-//   - prompt sends prompt to the model (no page): the result is its text,
-//     or JSON following response_schema.
-//
-// Without a configured model these answer 400 saying how to configure
-// one. An action that cannot be done (nothing matches in time, no element
-// fits the intention, the element is covered or disabled, the goal cannot
-// be reached, the browser closed) is a 422 whose detail says why; a url
-// that cannot be loaded is a 400; a model that cannot be reached is a 503.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine/agent"
 	"github.com/abctl/abctl/engine/browser"
-	"github.com/abctl/abctl/engine/page"
+	"github.com/abctl/abctl/engine/internal/text"
+	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/executor"
 )
 
 // maxActionTimeout caps the timeout of a single action.
 const maxActionTimeout = 5 * time.Minute
-
-// maxUploadBytes caps the file ai_upload_file fetches.
-const maxUploadBytes = 100 << 20
 
 // ActionError is the error of RunAction for an action that cannot be done
 // as asked. Status is the HTTP status the API answers (400, 422, 503) and
@@ -92,6 +50,7 @@ func (e *ActionError) StatusCode() int { return e.Status }
 
 // actionSession is the open browser session of a run_action workflow run.
 type actionSession struct {
+	e     *Engine
 	runID string
 	// lock (capacity 1) is held during an action and while the session
 	// ends; the fields below are guarded by it.
@@ -117,16 +76,55 @@ func (as *actionSession) acquire(ctx context.Context) error {
 }
 
 // release ends an action: the idle period starts again.
-func (e *Engine) release(as *actionSession) {
+func (as *actionSession) release() {
+	idle := as.e.cfg.ActionIdle
 	if !as.ended {
 		as.lastUsed = time.Now()
 		if as.timer == nil {
-			as.timer = time.AfterFunc(e.cfg.ActionIdle, func() { e.expire(as) })
+			as.timer = time.AfterFunc(idle, as.expire)
 		} else {
-			as.timer.Reset(e.cfg.ActionIdle)
+			as.timer.Reset(idle)
 		}
 	}
 	<-as.lock
+}
+
+// expire ends a session that was idle for ActionIdle.
+func (as *actionSession) expire() {
+	idle := as.e.cfg.ActionIdle
+	as.lock <- struct{}{}
+	if as.ended || time.Since(as.lastUsed) < idle-50*time.Millisecond {
+		<-as.lock // an action came in the meantime; its release re-armed the timer
+		return
+	}
+	as.e.log.Info("run_action session closed after its idle period", "run_id", as.runID, "idle", idle)
+	as.close(client.RunStatusCompleted, "")
+	<-as.lock
+}
+
+// close ends the session and reports the run's result. The caller holds
+// as.lock.
+func (as *actionSession) close(status client.RunStatus, reason string) {
+	if as.ended {
+		return
+	}
+	as.ended = true
+	if as.timer != nil {
+		as.timer.Stop()
+	}
+	close(as.done)
+	e := as.e
+	e.actMu.Lock()
+	if e.acts[as.runID] == as {
+		delete(e.acts, as.runID)
+	}
+	e.actMu.Unlock()
+	res := as.r.finish(context.Background())
+	res.Status = status
+	res.FailureReason = reason
+	if as.end != nil {
+		as.end(res)
+	}
 }
 
 // ActionSessionOpen reports whether the workflow run has an open browser
@@ -153,44 +151,8 @@ func (e *Engine) EndActionSessions(ctx context.Context) {
 			e.log.Warn("a run_action session did not end in time", "run_id", as.runID, "error", err)
 			continue
 		}
-		e.endAction(as, client.RunStatusCompleted, "")
+		as.close(client.RunStatusCompleted, "")
 		<-as.lock
-	}
-}
-
-// expire ends a session that was idle for ActionIdle.
-func (e *Engine) expire(as *actionSession) {
-	as.lock <- struct{}{}
-	if as.ended || time.Since(as.lastUsed) < e.cfg.ActionIdle-50*time.Millisecond {
-		<-as.lock // an action came in the meantime; its release re-armed the timer
-		return
-	}
-	e.log.Info("run_action session closed after its idle period", "run_id", as.runID, "idle", e.cfg.ActionIdle)
-	e.endAction(as, client.RunStatusCompleted, "")
-	<-as.lock
-}
-
-// endAction closes the session and reports the run's result. The caller
-// holds as.lock.
-func (e *Engine) endAction(as *actionSession, status client.RunStatus, reason string) {
-	if as.ended {
-		return
-	}
-	as.ended = true
-	if as.timer != nil {
-		as.timer.Stop()
-	}
-	close(as.done)
-	e.actMu.Lock()
-	if e.acts[as.runID] == as {
-		delete(e.acts, as.runID)
-	}
-	e.actMu.Unlock()
-	res := as.r.finish(context.Background())
-	res.Status = status
-	res.FailureReason = reason
-	if as.end != nil {
-		as.end(res)
 	}
 }
 
@@ -201,20 +163,20 @@ func sessionEnded(runID string, idle time.Duration) error {
 }
 
 // RunAction runs req.Action in the browser session of workflow run
-// job.RunID (see the comment at the top of this file). Without
-// req.WorkflowRunID it opens the session, whose files go to job.Dir, and
-// progress (steps and screenshots) and end (the run's result when the
-// session closes) are kept for its life; with it, the session must be
-// open, and progress and end are ignored. The result is the action's
-// result as JSON. Errors that are the request's are *ActionError.
+// job.RunID (see the comments at the top of this file and of action.go).
+// Without req.WorkflowRunID it opens the session, whose files go to
+// job.Dir, and progress (steps and screenshots) and end (the run's result
+// when the session closes) are kept for its life; with it, the session
+// must be open, and progress and end are ignored. The result is the
+// action's result as JSON. Errors that are the request's are *ActionError.
 func (e *Engine) RunAction(ctx context.Context, job *executor.Job, req *client.RunActionRequest, progress executor.Progress, end func(executor.Result)) (json.RawMessage, error) {
 	act := &req.Action
 	if err := e.checkAction(act); err != nil {
 		return nil, err
 	}
 	if act.Type == client.ActionUploadFile {
-		if err := checkFileURL(act.FileURL); err != nil {
-			return nil, err
+		if err := session.CheckFileURL(act.FileURL); err != nil {
+			return nil, fileURLErr(err)
 		}
 	}
 	timeout := DefaultActionTimeout
@@ -243,8 +205,8 @@ func (e *Engine) RunAction(ctx context.Context, job *executor.Job, req *client.R
 			return nil, sessionEnded(job.RunID, e.cfg.ActionIdle)
 		}
 	}
-	defer e.release(as)
-	return e.doAction(ctx, as, req, timeout, created)
+	defer as.release()
+	return as.do(ctx, req, timeout, created)
 }
 
 // openAction opens the session of a new run_action workflow run, held.
@@ -262,18 +224,17 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: upperFirst(err.Error())}
+		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: text.UpperFirst(err.Error())}
 	}
-	sess, err := pool.Acquire(ctx, browser.SessionOptions{RunID: job.RunID, BrowserAddress: req.BrowserAddress, DownloadDir: job.Dir})
+	bs, err := pool.Acquire(ctx, browser.SessionOptions{RunID: job.RunID, BrowserAddress: req.BrowserAddress, DownloadDir: job.Dir})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: "The browser session could not be opened: " + err.Error()}
 	}
-	r := newRun(e, job.Dir, sess, progress)
-	r.startRecording(ctx)
-	as := &actionSession{runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}
+	r := e.newRun(ctx, job.Dir, bs, progress, 0)
+	as := &actionSession{e: e, runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}
 	as.lock <- struct{}{}
 	e.actMu.Lock()
 	if old := e.acts[job.RunID]; old != nil {
@@ -287,13 +248,13 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 	// A browser that goes away ends the session at once.
 	e.wg.Go(func() {
 		select {
-		case <-sess.Done():
+		case <-bs.Done():
 		case <-as.done:
 			return
 		}
 		as.lock <- struct{}{}
 		if !as.ended {
-			e.endAction(as, client.RunStatusFailed, "The browser session ended: "+errText(sess.Err()))
+			as.close(client.RunStatusFailed, "The browser session ended: "+errText(bs.Err()))
 		}
 		<-as.lock
 	})
@@ -307,96 +268,6 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// doAction loads the request's url when needed and runs the action. The
-// caller holds as.lock.
-func (e *Engine) doAction(ctx context.Context, as *actionSession, req *client.RunActionRequest, timeout time.Duration, created bool) (json.RawMessage, error) {
-	r := as.r
-	closed := func() error {
-		err := r.sess.Err()
-		e.endAction(as, client.RunStatusFailed, "The browser session ended: "+errText(err))
-		return &ActionError{Status: http.StatusUnprocessableEntity, Msg: "The browser closed: " + errText(err)}
-	}
-	if r.sess.Err() != nil {
-		return nil, closed()
-	}
-	if created || (req.URL != "" && !sameURL(r.currentURL(ctx), req.URL)) {
-		rec, _ := r.startStep("", actionRecord{Type: "goto_url", Text: shownURL(req.URL)})
-		res, err := r.navigate(ctx, req.URL)
-		r.endStep(rec, res.URL, "", err)
-		r.screenshot(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if r.sess.Ended(ctx) != nil {
-				return nil, closed()
-			}
-			if created {
-				e.endAction(as, client.RunStatusFailed, upperFirst(err.Error()))
-			}
-			return nil, &ActionError{Status: http.StatusBadRequest, Msg: upperFirst(err.Error())}
-		}
-	}
-	target := req.Action.Selector
-	if strings.TrimSpace(target) == "" {
-		target = req.Action.Intention
-	}
-	rec, _ := r.startStep("", actionRecord{Type: string(req.Action.Type), Text: target})
-	result, err := r.singleAction(ctx, &req.Action, timeout)
-	r.endStep(rec, "", "", err)
-	r.syncDownloads()
-	r.screenshot(ctx)
-	if err != nil {
-		var ae *ActionError
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.As(err, &ae):
-			return nil, ae
-		case r.sess.Ended(ctx) != nil:
-			return nil, closed()
-		}
-		return nil, &ActionError{Status: http.StatusUnprocessableEntity, Msg: upperFirst(err.Error())}
-	}
-	return json.Marshal(result)
-}
-
-// currentURL is the URL of the active tab, "" when unknown.
-func (r *run) currentURL(ctx context.Context) string {
-	tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	tabs, err := r.sess.Tabs(tctx)
-	if err != nil {
-		return ""
-	}
-	for _, t := range tabs {
-		if t.Active {
-			return t.URL
-		}
-	}
-	return ""
-}
-
-// sameURL reports whether two URLs name the same page (scheme and host
-// case and an empty path aside).
-func sameURL(a, b string) bool {
-	if a == "" || b == "" {
-		return false
-	}
-	norm := func(s string) string {
-		u, err := url.Parse(strings.TrimSpace(s))
-		if err != nil {
-			return s
-		}
-		u.Scheme, u.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
-		if u.Path == "" {
-			u.Path = "/"
-		}
-		return u.String()
-	}
-	return norm(a) == norm(b)
-}
-
 // checkAction returns an *ActionError (400) for an action that cannot
 // run as given: an unknown type, a missing field, or the need for a model
 // this engine does not have.
@@ -405,10 +276,10 @@ func (e *Engine) checkAction(act *client.Action) error {
 		return &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf(format, args...)}
 	}
 	noModel := func(what string) error {
-		if e.cfg.Models != nil {
+		if e.models.Configured() {
 			return nil
 		}
-		return bad("%s needs a language model, but %v.", what, errNoModel)
+		return bad("%s needs a language model, but %v.", what, agent.ErrNoModel)
 	}
 	selector, intention := strings.TrimSpace(act.Selector), strings.TrimSpace(act.Intention)
 	switch act.Type {
@@ -439,158 +310,19 @@ func (e *Engine) checkAction(act *client.Action) error {
 		return err
 	}
 	if act.Model.Name() != "" {
-		if _, err := e.model(act.Model); err != nil {
+		if _, err := e.models.Pick(act.Model); err != nil {
 			return bad("%v", err)
 		}
 	}
 	return nil
 }
 
-func checkFileURL(raw string) error {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if raw == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &ActionError{Status: http.StatusBadRequest, Msg: "Unsupported file url"}
+// fileURLErr turns a file_url the engine could not use into the API's
+// 400; other errors stay as they are.
+func fileURLErr(err error) error {
+	var fe *session.FetchError
+	if errors.As(err, &fe) {
+		return &ActionError{Status: http.StatusBadRequest, Msg: fe.Msg}
 	}
-	return nil
-}
-
-// singleAction runs an action: an ai_* action on the element of its
-// selector, or with the model (aiactions.go).
-func (r *run) singleAction(ctx context.Context, act *client.Action, timeout time.Duration) (any, error) {
-	switch act.Type {
-	case client.ActionClick, client.ActionInputText, client.ActionSelectOption, client.ActionUploadFile:
-	default:
-		return r.modelAction(ctx, act)
-	}
-	if strings.TrimSpace(act.Selector) == "" {
-		return r.modelAction(ctx, act)
-	}
-	if strings.TrimSpace(act.Intention) != "" && r.e.cfg.Models != nil {
-		// The model takes over soon when the selector finds nothing.
-		timeout = min(timeout, 3*time.Second)
-	}
-	out, err := r.selectorAction(ctx, act, timeout)
-	var nm *noMatchError
-	if err != nil && errors.As(err, &nm) && strings.TrimSpace(act.Intention) != "" && r.e.cfg.Models != nil && ctx.Err() == nil {
-		r.e.log.Info("the selector matched nothing; the model looks for the element", "selector", act.Selector, "intention", act.Intention)
-		return r.modelAction(ctx, act)
-	}
-	return out, err
-}
-
-// selectorAction runs a model-free ai_* action on the element of its
-// selector.
-func (r *run) selectorAction(ctx context.Context, act *client.Action, timeout time.Duration) (any, error) {
-	sel := act.Selector
-	switch act.Type {
-	case client.ActionClick:
-		if _, err := r.click(ctx, sel, timeout); err != nil {
-			return nil, err
-		}
-		return sel, nil
-	case client.ActionInputText:
-		if err := r.onElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
-			return pg.InputText(ctx, id, act.Value)
-		}); err != nil {
-			return nil, err
-		}
-		return act.Value, nil
-	case client.ActionSelectOption:
-		if err := r.onElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
-			return pg.SelectOption(ctx, id, act.Value)
-		}); err != nil {
-			return nil, err
-		}
-		return act.Value, nil
-	case client.ActionUploadFile:
-		// The browser reads the file when the form is sent, so it stays
-		// until the session ends.
-		path, err := r.fetchUpload(ctx, act.FileURL)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.onElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
-			return pg.UploadFile(ctx, id, []string{path})
-		}); err != nil {
-			return nil, err
-		}
-		return act.FileURL, nil
-	}
-	return nil, &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("Unknown action type %q", act.Type)}
-}
-
-// onElement resolves a selector and runs fn on the element, resolving once
-// more when the page replaced the element in between.
-func (r *run) onElement(ctx context.Context, selector string, timeout time.Duration, fn func(*page.Page, string) (page.Result, error)) error {
-	for attempt := 0; attempt < 2; attempt++ {
-		pg, id, err := r.resolve(ctx, selector, timeout)
-		if err != nil {
-			return err
-		}
-		res, err := fn(pg, id)
-		if errors.Is(err, page.ErrStaleID) {
-			continue
-		}
-		if err != nil {
-			return actionErr(res, err)
-		}
-		if !res.OK {
-			return errors.New(res.Reason)
-		}
-		return nil
-	}
-	return fmt.Errorf("the element of %q kept being replaced by the page", selector)
-}
-
-// fetchUpload downloads the file of ai_upload_file into a temporary
-// directory of the session (removed when it ends), under the name the
-// response or URL gives.
-func (r *run) fetchUpload(ctx context.Context, fileURL string) (string, error) {
-	if err := checkFileURL(fileURL); err != nil {
-		return "", err
-	}
-	u, _ := url.Parse(strings.TrimSpace(fileURL))
-	hc := *r.e.http
-	hc.Timeout = 2 * time.Minute
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", &ActionError{Status: http.StatusBadRequest, Msg: "Unsupported file url"}
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return "", &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("The file_url could not be fetched: %v", unwrapURLError(err))}
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 400 {
-		return "", &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("The file_url answered HTTP %s", resp.Status)}
-	}
-	if r.tmpDir == "" {
-		if r.tmpDir, err = os.MkdirTemp("", "abctl-uploads-"); err != nil {
-			return "", err
-		}
-	}
-	tmp, err := os.MkdirTemp(r.tmpDir, "u")
-	if err != nil {
-		return "", err
-	}
-	cleanup := func() { os.RemoveAll(tmp) }
-	name := safeName(responseFileName(resp, u), "upload")
-	path := filepath.Join(tmp, name)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		cleanup()
-		return "", err
-	}
-	n, err := io.Copy(f, io.LimitReader(resp.Body, maxUploadBytes+1))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && n > maxUploadBytes {
-		err = fmt.Errorf("the file is larger than %d bytes", maxUploadBytes)
-	}
-	if err != nil {
-		cleanup()
-		return "", &ActionError{Status: http.StatusBadRequest, Msg: "The file_url could not be fetched: " + err.Error()}
-	}
-	return path, nil
+	return err
 }

@@ -116,7 +116,7 @@ func benchAgentPage(b *testing.B, origin string, bp benchPage) {
 	srv.KeepCalls(2 * (benchSteps + 1))
 	e := modelEngine(b, srv, engine.Config{})
 	url := origin + bp.path
-	task := &client.TaskRunRequest{Prompt: "Fill in the page.", URL: url, MaxSteps: intp(benchSteps + 1)}
+	task := &client.TaskRunRequest{Prompt: "Fill in the page.", URL: url, MaxSteps: new(benchSteps + 1)}
 
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.Flag("headless", "new"), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),

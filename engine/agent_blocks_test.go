@@ -150,7 +150,7 @@ func TestTaskRunsOutOfSteps(t *testing.T) {
 			map[string]any{"error_code": "not_found", "reasoning": "No such item after scrolling.", "confidence": 0.7}}})})
 	e := modelEngine(t, srv, engine.Config{})
 	res := e.Execute(t.Context(), taskJob(t, &client.TaskRunRequest{
-		Prompt: "Find the item called Unobtainium and open it.", URL: site.URL(testsite.PageBig), MaxSteps: intp(3),
+		Prompt: "Find the item called Unobtainium and open it.", URL: site.URL(testsite.PageBig), MaxSteps: new(3),
 		ErrorCodeMapping: map[string]string{"not_found": "The item does not exist"},
 	}), &progress{})
 	if res.Status != client.RunStatusTimedOut {

@@ -43,7 +43,7 @@ func TestDaemonTaskRun(t *testing.T) {
 		"items":{"type":"object","required":["name","price","rating"],"properties":{"name":{"type":"string"},"price":{"type":"number"},"rating":{"type":"number"}}}}}}`)
 	run, err := c.Runs.StartTask(ctx, &client.TaskRunRequest{
 		Prompt: "Search the shop for jackets and list them with price and rating.", URL: site.URL(testsite.PageShopSearch),
-		DataExtractionSchema: schema, MaxSteps: intp(5),
+		DataExtractionSchema: schema, MaxSteps: new(5),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestDaemonRunActionWithIntentions(t *testing.T) {
 	}
 	// A selector that fails: the intention takes over.
 	res, err = c.Actions.Run(ctx, &client.RunActionRequest{URL: login, WorkflowRunID: wr, Action: client.Action{
-		Type: client.ActionClick, Selector: "#old-login-button", Intention: "the button that signs in", Timeout: ms(300)}})
+		Type: client.ActionClick, Selector: "#old-login-button", Intention: "the button that signs in", Timeout: new(300.0)}})
 	if err != nil {
 		t.Fatal(err)
 	}

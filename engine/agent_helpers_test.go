@@ -103,8 +103,6 @@ func taskJob(t testing.TB, req *client.TaskRunRequest) *executor.Job {
 	return j
 }
 
-func intp(n int) *int { return &n }
-
 // stepsFile is the step log a run wrote.
 type stepsFile struct {
 	Models []string    `json:"models"`

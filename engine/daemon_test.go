@@ -164,8 +164,6 @@ func apiError(t *testing.T, err error, status int) *client.Error {
 	return ae
 }
 
-func ms(v float64) *float64 { return &v }
-
 // closedURL is a loopback URL where nothing listens.
 func closedURL(t *testing.T) string {
 	t.Helper()
@@ -220,7 +218,7 @@ func TestDaemonRunAction(t *testing.T) {
 
 	// Nothing matches within the timeout: 422 with the reason.
 	_, err = c.Actions.Run(ctx, &client.RunActionRequest{URL: form, WorkflowRunID: wr, Action: client.Action{
-		Type: client.ActionClick, Selector: "#does-not-exist", Timeout: ms(300),
+		Type: client.ActionClick, Selector: "#does-not-exist", Timeout: new(300.0),
 	}})
 	if ae := apiError(t, err, http.StatusUnprocessableEntity); !strings.Contains(ae.Detail, `No element matches the selector "#does-not-exist" within 300 ms`) {
 		t.Errorf("detail %q", ae.Detail)

@@ -153,7 +153,6 @@ func loopPagesParam() []any {
 // site's pages. Its parameters: site (the origin), user, pages (a list of
 // {path, click}).
 func siteAgent() client.WorkflowDefinition {
-	noTimestamp := false
 	return client.WorkflowDefinition{
 		Parameters: []client.Parameter{stringParam("site"), stringParam("user"), jsonParam("pages")},
 		Blocks: client.Blocks{
@@ -176,7 +175,7 @@ func siteAgent() client.WorkflowDefinition {
 				Body: json.RawMessage(`{"user":"{{ user }}","export":"{{ fetch_export_output.body.export }}","pages":"{{ visit_pages_output[1].click_it_output.selector }}"}`),
 			},
 			gotoBlock("open_products", "{{ site }}"+testsite.PageProducts),
-			&client.PrintPageBlock{BlockBase: base("print_products"), CustomFilename: "products-{{ user }}", IncludeTimestamp: &noTimestamp},
+			&client.PrintPageBlock{BlockBase: base("print_products"), CustomFilename: "products-{{ user }}", IncludeTimestamp: new(false)},
 			gotoBlock("open_downloads", "{{ site }}"+testsite.PageDownload),
 			&client.ActionBlock{BlockBase: base("download_report"), Selector: "#report-link", CompleteOnDownload: true},
 			&client.FileDownloadBlock{BlockBase: base("download_notes"), URL: "{{ site }}" + testsite.FileNotes, NavigationGoal: "Download the notes"},

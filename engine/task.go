@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine/agent"
+	"github.com/abctl/abctl/engine/internal/text"
 	"github.com/abctl/abctl/executor"
 )
 
@@ -27,70 +29,76 @@ func (e *Engine) runTask(ctx context.Context, job *executor.Job, progress execut
 	if t == nil || strings.TrimSpace(t.Prompt) == "" {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The task has no prompt."}
 	}
-	m, err := e.model(t.Model)
+	m, err := e.models.Pick(t.Model)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The task cannot run: " + err.Error() + "."}
 	}
-	r, err := e.openRun(ctx, job, progress)
+	r, err := e.openRun(ctx, job, progress, 0)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
-	g := &goal{navigation: t.Prompt, model: m, verify: true, errorCodes: t.ErrorCodeMapping,
-		schema: parseDataSchema(t.DataExtractionSchema), historyInVerify: t.IncludeActionHistoryInVerification != nil && *t.IncludeActionHistoryInVerification}
-	if g.schema != nil {
-		g.extraction = t.Prompt
+	g := &agent.Goal{Navigation: t.Prompt, Model: m, Verify: true, ErrorCodes: t.ErrorCodeMapping,
+		Schema: agent.ParseSchema(t.DataExtractionSchema), HistoryInVerify: t.IncludeActionHistoryInVerification != nil && *t.IncludeActionHistoryInVerification}
+	if g.Schema != nil {
+		g.Extraction = t.Prompt
 	}
-	g.maxSteps = e.cfg.MaxSteps
+	g.MaxSteps = e.cfg.MaxSteps
 	switch {
 	case job.MaxSteps > 0:
-		g.maxSteps = job.MaxSteps
+		g.MaxSteps = job.MaxSteps
 	case t.MaxSteps != nil && *t.MaxSteps > 0:
-		g.maxSteps = *t.MaxSteps
+		g.MaxSteps = *t.MaxSteps
 	}
 
 	o, err := r.startTask(ctx, t.URL, g)
 	var output json.RawMessage
-	var status client.RunStatus
-	var reason string
-	var term *terminatedError
-	var limit *stepLimitError
-	switch {
-	case err == nil:
-		status, output = client.RunStatusCompleted, o.data
-	case ctx.Err() != nil:
-		status, reason = client.RunStatusFailed, "The run was stopped before it finished."
-	case errors.As(err, &limit):
-		status, reason = client.RunStatusTimedOut, upperFirst(err.Error())+"."
-	case errors.As(err, &term):
-		status, reason = client.RunStatusTerminated, "The goal cannot be reached: "+term.reason
-	default:
-		status, reason = client.RunStatusFailed, upperFirst(err.Error())
+	status, reason := taskStatus(ctx, err)
+	if err == nil {
+		output = o.Data
 	}
-	if o != nil && o.summary != "" {
-		r.summaries = append(r.summaries, o.summary)
+	if o != nil && o.Summary != "" {
+		r.steps.AddSummary(o.Summary)
 	}
-	if status != client.RunStatusCompleted && classifiable(ctx, err) {
-		if code := r.classify(ctx, m, g.errorCodes, failureInfo{goal: t.Prompt, details: nil, reason: reason, history: r.ag.historyOf("")}); code != "" {
+	if status != client.RunStatusCompleted && agent.Classifiable(ctx, err) {
+		if code := r.agent.Classify(ctx, m, g.ErrorCodes, agent.FailureInfo{Goal: t.Prompt, Reason: reason, History: r.steps.History("")}); code != "" {
 			output = withErrorCode(output, code)
 		}
 	}
-	summary := r.summary(status, reason)
+	summary := r.steps.Summarize(status, reason)
 	res := r.finish(ctx)
 	res.Status, res.FailureReason, res.Output, res.Summary = status, reason, output, summary
 	return res
 }
 
+// taskStatus is the status and failure reason of a task run whose goal
+// ended with err (nil: reached).
+func taskStatus(ctx context.Context, err error) (client.RunStatus, string) {
+	var term *agent.TerminatedError
+	var limit *agent.StepLimitError
+	switch {
+	case err == nil:
+		return client.RunStatusCompleted, ""
+	case ctx.Err() != nil:
+		return client.RunStatusFailed, "The run was stopped before it finished."
+	case errors.As(err, &limit):
+		return client.RunStatusTimedOut, text.UpperFirst(err.Error()) + "."
+	case errors.As(err, &term):
+		return client.RunStatusTerminated, "The goal cannot be reached: " + term.Reason
+	}
+	return client.RunStatusFailed, text.UpperFirst(err.Error())
+}
+
 // startTask opens the task's url and runs the loop.
-func (r *run) startTask(ctx context.Context, url string, g *goal) (*outcome, error) {
+func (r *run) startTask(ctx context.Context, url string, g *agent.Goal) (*agent.Outcome, error) {
 	if strings.TrimSpace(url) != "" {
-		if _, err := r.navigate(ctx, url); err != nil {
+		if _, err := r.sess.Navigate(ctx, url); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, errors.New("the start page could not be loaded: " + err.Error())
 		}
 	}
-	return r.pursue(ctx, g)
+	return r.agent.Pursue(ctx, g)
 }
 
 // withErrorCode puts the code at output.error: in the object, or in a new

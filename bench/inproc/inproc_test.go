@@ -22,8 +22,8 @@ import (
 
 	"github.com/abctl/abctl/bench/internal/fixture"
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/api"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -78,7 +78,7 @@ func build() error {
 	}
 	env.dir = dir
 	ctx := context.Background()
-	st, err := store.Open(filepath.Join(dir, daemon.StoreFileName), store.Options{})
+	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
 	if err != nil {
 		return err
 	}

@@ -32,9 +32,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/artifacts"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
@@ -83,7 +83,7 @@ func newRunsEnv(b *testing.B) *runsEnv {
 	dir := b.TempDir()
 	ctx := context.Background()
 	secret := bytes.Repeat([]byte{7}, store.SecretSize)
-	st, err := store.Open(filepath.Join(dir, daemon.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
+	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func newRunsEnv(b *testing.B) *runsEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	files, err := artifacts.NewStore(filepath.Join(dir, daemon.ArtifactsDirName))
+	files, err := artifacts.NewStore(filepath.Join(dir, datadir.ArtifactsDirName))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -63,7 +63,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/client/webhook"
-	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -557,7 +557,7 @@ func records(args []string) bool {
 		log.Fatal(err)
 	}
 	ids := strings.Fields(string(data))
-	st, err := store.Open(filepath.Join(*dataDir, daemon.StoreFileName), store.Options{LockTimeout: 10 * time.Second})
+	st, err := store.Open(filepath.Join(*dataDir, datadir.StoreFileName), store.Options{LockTimeout: 10 * time.Second})
 	if err != nil {
 		log.Fatalf("records: %v (is the daemon still running?)", err)
 	}

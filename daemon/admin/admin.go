@@ -47,11 +47,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/datadir"
 )
-
-// StateFileName is the file in the data directory where a running daemon
-// publishes its address and admin token (mode 0600).
-const StateFileName = "daemon.json"
 
 // TokenHeader carries the admin token on requests to /admin/.
 const TokenHeader = "X-Admin-Token"
@@ -130,7 +127,7 @@ func WriteState(dataDir string, st State) error {
 	}
 	f, err := os.CreateTemp(dataDir, ".daemon-*.json") // mode 0600
 	if err != nil {
-		return fmt.Errorf("daemon: write %s: %w", StateFileName, err)
+		return fmt.Errorf("daemon: write %s: %w", datadir.StateFileName, err)
 	}
 	tmp := f.Name()
 	_, err = f.Write(append(b, '\n'))
@@ -141,18 +138,18 @@ func WriteState(dataDir string, st State) error {
 		err = os.Chmod(tmp, 0o600)
 	}
 	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dataDir, StateFileName))
+		err = os.Rename(tmp, filepath.Join(dataDir, datadir.StateFileName))
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("daemon: write %s: %w", StateFileName, err)
+		return fmt.Errorf("daemon: write %s: %w", datadir.StateFileName, err)
 	}
 	return nil
 }
 
 // RemoveState removes the state file if it is still the one holding token.
 func RemoveState(dataDir, token string) error {
-	path := filepath.Join(dataDir, StateFileName)
+	path := filepath.Join(dataDir, datadir.StateFileName)
 	st, err := ReadState(dataDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -170,7 +167,7 @@ func RemoveState(dataDir, token string) error {
 // matches os.ErrNotExist when there is none (no daemon has started there,
 // or the last one stopped cleanly).
 func ReadState(dataDir string) (State, error) {
-	path := filepath.Join(dataDir, StateFileName)
+	path := filepath.Join(dataDir, datadir.StateFileName)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return State{}, err

@@ -8,8 +8,8 @@ import (
 
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
-	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/daemon/datadir"
 )
 
 // TestGivenBaseURLIsUsedAsGiven: a base URL given explicitly (flag,
@@ -89,7 +89,7 @@ func TestNoDaemonNamesTheAddress(t *testing.T) {
 	}
 	dead := closedAddr(t)
 	state := `{"addr":"` + dead + `","pid":1,"admin_token":"00"}`
-	if err := os.WriteFile(filepath.Join(dataDir, admin.StateFileName), []byte(state), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dataDir, datadir.StateFileName), []byte(state), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ios, _, _, errOut := iostreams.Test()
@@ -97,5 +97,5 @@ func TestNoDaemonNamesTheAddress(t *testing.T) {
 	if code := RunFactory(t.Context(), []string{"get", "agents"}, f); code != ExitError {
 		t.Errorf("exit %d, want %d", code, ExitError)
 	}
-	contains(t, "stderr", errOut.String(), "does not answer at "+dead, admin.StateFileName, "ABCTL_EMBED")
+	contains(t, "stderr", errOut.String(), "does not answer at "+dead, datadir.StateFileName, "ABCTL_EMBED")
 }

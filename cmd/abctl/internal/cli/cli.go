@@ -1,5 +1,12 @@
-// Package cli is the abctl command line: the command tree, and the one place where
-// errors become exit codes and messages.
+// Package cli is the abctl command line: the command tree, the one place
+// where errors become exit codes and messages, and the program's wiring.
+//
+// Each command lives in its package under cmd/, which imports no other
+// command's; what they share is in cmdutil, follow, listing and the other
+// packages beside this one. The wiring (NewFactory) is what gives the
+// commands the local daemon of package daemon, to start inside a command:
+// apart from `abctl daemon` itself (cmd/daemoncmd), no command package
+// links the server.
 //
 // Data goes to stdout; errors, hints and progress go to stderr.
 package cli
@@ -40,8 +47,7 @@ func Main() int {
 // environment and returns the exit code. getenv is the whole environment
 // abctl sees: nothing is read from the process's own.
 func RunIO(ctx context.Context, args []string, ios *iostreams.IOStreams, getenv config.Getenv) int {
-	f := cmdutil.NewFactory(ios, getenv)
-	return RunFactory(ctx, args, f)
+	return RunFactory(ctx, args, NewFactory(ios, getenv))
 }
 
 // RunFactory executes the command line args with the dependencies of f and
@@ -56,9 +62,15 @@ func RunFactory(ctx context.Context, args []string, f *cmdutil.Factory) int {
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if cerr := f.Close(); cerr != nil && err == nil {
 		err = cerr
+	}
+	// A usage error that does not name its command is the command's that
+	// ran: its help is the one to point at.
+	var ue *cmdutil.UsageError
+	if errors.As(err, &ue) && ue.CmdPath == "" && cmd != nil {
+		ue.CmdPath = cmd.CommandPath()
 	}
 	return exitCode(ctx, err, f)
 }

@@ -74,6 +74,16 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--frobnicate"}, []string{"unknown flag: --frobnicate", "Run 'abctl --help' for usage."}},
 		{[]string{"version", "extra"}, []string{`"abctl version" takes no arguments`, "Run 'abctl version --help' for usage."}},
 		{[]string{"version", "--frobnicate"}, []string{"unknown flag: --frobnicate", "Run 'abctl version --help' for usage."}},
+		// The usage errors of the commands' options point at the command
+		// that ran, whatever name it was called by.
+		{[]string{"run"}, []string{"give an agent file, --agent NAME, or --prompt TEXT", "Run 'abctl run --help' for usage."}},
+		{[]string{"get", "agent", "x", "-o", "bogus"}, []string{`-o "bogus" is not a format of "abctl get agents"`, "Run 'abctl get agents --help' for usage."}},
+		{[]string{"get", "run", "--steps"}, []string{"--steps needs one run id", "Run 'abctl get runs --help' for usage."}},
+		{[]string{"apply"}, []string{"give the agent files with -f", "Run 'abctl apply --help' for usage."}},
+		{[]string{"diff", "-R"}, []string{"give the agent files with -f", "Run 'abctl diff --help' for usage."}},
+		{[]string{"delete", "contact-form"}, []string{"say what to delete", "Run 'abctl delete --help' for usage."}},
+		{[]string{"tags", "values", "env", "--create"}, []string{"--create and --color need KEY and VALUE", "Run 'abctl tags values --help' for usage."}},
+		{[]string{"runs", "webhook", "retry", "agent/x"}, []string{`"agent/x" names an agent, not a run`, "Run 'abctl runs webhook retry --help' for usage."}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/executor/scripted"
 )
 
@@ -66,10 +67,10 @@ func newCLIEnv(t *testing.T) *cliEnv {
 // command would start one inside itself, is a port the kernel gave this
 // test instead of 127.0.0.1:8780. That port is guarded: a command that
 // connects to it fails the test. Tests that need something else there set
-// f.LocalAddr.
+// f.LocalAddr. The rest is abctl's own wiring (NewFactory).
 func newTestFactory(t *testing.T, ios *iostreams.IOStreams, vars map[string]string) *cmdutil.Factory {
 	t.Helper()
-	f := cmdutil.NewFactory(ios, func(k string) string { return vars[k] })
+	f := NewFactory(ios, func(k string) string { return vars[k] })
 	f.LocalAddr = guardedAddr(t)
 	// The check that a daemon answers is not what these tests time: a
 	// loaded machine must not turn a running daemon into a missing one.
@@ -103,7 +104,7 @@ func guardedAddr(t *testing.T) string {
 		<-done
 		if n := connected.Load(); n > 0 {
 			t.Errorf("%d connection(s) reached %s, the address that stands in for the local daemon's default (%s) in this test: "+
-				"a command looked for, or reached, a daemon that was not its own", n, ln.Addr(), daemon.DefaultAddr)
+				"a command looked for, or reached, a daemon that was not its own", n, ln.Addr(), datadir.DefaultAddr)
 		}
 	})
 	return ln.Addr().String()

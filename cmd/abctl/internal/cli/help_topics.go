@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/abctl/abctl/cmd/abctl/internal/config"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/llm"
 )
 
@@ -24,6 +24,9 @@ func helpTopics() []*cobra.Command {
 	}
 }
 
+// localBaseURL is the base URL of the local daemon's default address.
+const localBaseURL = "http://" + datadir.DefaultAddr
+
 // environmentHelp takes its defaults from the constants the code uses, so
 // that it cannot drift from them.
 var environmentHelp = `Settings come from, in order of precedence: flags, environment variables, the
@@ -32,7 +35,7 @@ configuration file's current profile, and the defaults.
 ABCTL_PROFILE      the profile to use (flag --profile). Default: the file's
                    current_profile, else "local".
 ABCTL_BASE_URL     the service's base URL (flag --base-url). Default: the
-                   profile's base_url; for "local", ` + config.DefaultLocalBaseURL + `.
+                   profile's base_url; for "local", ` + localBaseURL + `.
                    A base URL given explicitly is used as given: abctl starts
                    the local daemon inside a command only at its own address.
 ABCTL_API_KEY      the API key. Default: the profile's api_key, or the variable
@@ -64,7 +67,7 @@ The configuration file (config.yaml):
   current_profile: local
   profiles:
     local:                        # a daemon on this machine
-      base_url: ` + config.DefaultLocalBaseURL + `
+      base_url: ` + localBaseURL + `
       data_dir: /home/me/.local/share/abctl
     cloud:                        # the hosted service
       base_url: https://api.skyvern.com

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abctl/abctl/cmd/abctl/internal/config"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/llm"
 )
 
@@ -17,8 +17,8 @@ func TestHelpEnvironmentDefaults(t *testing.T) {
 		t.Fatalf("exit %d, stderr %s", code, stderr)
 	}
 	contains(t, "help environment", stdout,
-		`for "local", `+config.DefaultLocalBaseURL,
-		"base_url: "+config.DefaultLocalBaseURL,
+		`for "local", `+"http://"+datadir.DefaultAddr,
+		"base_url: "+"http://"+datadir.DefaultAddr,
 		"provider: "+string(llm.ProviderOllama),
 		"base_url: "+llm.DefaultOllamaBaseURL,
 		"model: "+llm.DefaultOllamaModel,
@@ -26,13 +26,4 @@ func TestHelpEnvironmentDefaults(t *testing.T) {
 	if strings.Contains(stdout, "127.0.0.1:8000") {
 		t.Errorf("help environment gives the test site's address 127.0.0.1:8000 as a model's:\n%s", stdout)
 	}
-}
-
-// TestDaemonHelpModelDefault: so does 'abctl daemon --help'.
-func TestDaemonHelpModelDefault(t *testing.T) {
-	code, stdout, stderr := run(t, "daemon", "--help")
-	if code != ExitOK {
-		t.Fatalf("exit %d, stderr %s", code, stderr)
-	}
-	contains(t, "daemon --help", stdout, "a local Ollama at "+llm.DefaultOllamaBaseURL)
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
-	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/daemon/datadir"
 )
 
 func TestFolders(t *testing.T) {
@@ -192,7 +192,7 @@ func TestEmbeddedDaemon(t *testing.T) {
 	if r.stdout != "agent/contact-form created\n" {
 		t.Errorf("stdout %q", r.stdout)
 	}
-	if _, err := os.Stat(filepath.Join(data, "abctl", admin.StateFileName)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(data, "abctl", datadir.StateFileName)); !os.IsNotExist(err) {
 		t.Errorf("the embedded daemon's state file is still there (%v): it did not stop", err)
 	}
 	r = runCLI("get", "agents", "-o", "name").expect(t, 0)

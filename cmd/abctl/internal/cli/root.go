@@ -1,22 +1,21 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/action"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/apply"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/configcmd"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/daemoncmd"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/deletecmd"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/diff"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/folders"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/mcpcmd"
 	runcmd "github.com/abctl/abctl/cmd/abctl/internal/cmd/run"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/tags"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/version"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
@@ -39,10 +38,10 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 			"  abctl run agents/contact.yaml --param url=https://example.com/contact\n" +
 			"  abctl run --prompt 'Find the price of the first product' --url https://shop.example.com\n" +
 			"  abctl get runs -o json",
-		Args: rootArgs,
+		Args: cmdutil.GroupArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if showVersion {
-				return printVersion(cmd.OutOrStdout())
+				return version.Print(cmd.OutOrStdout())
 			}
 			return cmd.Help()
 		},
@@ -77,24 +76,11 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 			root.AddCommand(c)
 		}
 	}
-	add("agents", apply.NewCmd(f), apply.NewDiffCmd(f), get.NewCmd(f), deletecmd.NewCmd(f))
-	add("runs", runcmd.NewCmd(f), runs.NewCmd(f), action.NewCmd(f))
-	add("manage", folders.NewCmd(f), tags.NewCmd(f), configcmd.NewCmd(f), newDaemonCmd(f), mcpcmd.NewCmd(f), newVersionCmd(),
-		completion.NewCmd())
+	add("agents", apply.NewCmdApply(f, nil), diff.NewCmdDiff(f, nil), get.NewCmdGet(f), deletecmd.NewCmdDelete(f, nil))
+	add("runs", runcmd.NewCmdRun(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f))
+	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
+		mcpcmd.NewCmdMCP(f, nil), version.NewCmdVersion(), completion.NewCmdCompletion())
 	root.SetHelpCommandGroupID("manage")
 	root.AddCommand(helpTopics()...)
 	return root
-}
-
-// rootArgs rejects positional arguments to a command that only groups
-// others: they can only be a mistyped command name.
-func rootArgs(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return nil
-	}
-	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		msg += "; did you mean " + strings.Join(s, " or ") + "?"
-	}
-	return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: errors.New(msg)}
 }

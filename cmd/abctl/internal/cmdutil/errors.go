@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -21,7 +22,9 @@ const (
 // UsageError is an error in the command line itself: exit code 2 and a
 // pointer to the command's help.
 type UsageError struct {
-	CmdPath string // the command whose help to point at, e.g. "abctl get"
+	// CmdPath is the command whose help to point at, e.g. "abctl get"; ""
+	// means the command that ran, which the root fills in.
+	CmdPath string
 	Err     error
 }
 
@@ -31,6 +34,13 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // Usagef returns a UsageError of cmd.
 func Usagef(cmd *cobra.Command, format string, args ...any) error {
 	return &UsageError{CmdPath: cmd.CommandPath(), Err: fmt.Errorf(format, args...)}
+}
+
+// UsageErrorf returns a UsageError of the command that runs: what the
+// Validate methods of command options and the code behind them return,
+// without the command at hand.
+func UsageErrorf(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
 // CodeError ends abctl with Code. When Err is nil nothing more is printed:
@@ -80,4 +90,18 @@ func MinArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// GroupArgs rejects positional arguments to a command that only groups
+// others (the root, abctl daemon): they can only be a mistyped command
+// name, for which it suggests the nearest.
+func GroupArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return &UsageError{CmdPath: cmd.CommandPath(), Err: errors.New(msg)}
 }

@@ -1,10 +1,16 @@
 // Package cmdutil holds what abctl's commands share: the Factory of lazily
 // built dependencies (configuration, settings, the API client, the embedded
-// daemon), the error types that become exit codes, and flag helpers.
+// daemon), the error types that become exit codes, and the helpers of
+// arguments and flags that several commands take (the agent files of -f and
+// -R among them).
 //
 // A command asks the Factory for what it needs when it runs, so that `abctl
 // --version` or a flag error never reads the configuration or opens a
 // connection, and tests can replace any piece.
+//
+// The package links no server code: the local daemon that a command may
+// start inside itself is given to the Factory (StartDaemon) by the program's
+// wiring, package cli, with the daemon's address and file names.
 package cmdutil
 
 import (
@@ -12,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -26,9 +31,9 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
-	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/admin"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/daemon/datadir"
+	"github.com/abctl/abctl/llm"
 )
 
 // Factory builds, once each and only when asked, what commands depend on.
@@ -37,22 +42,27 @@ type Factory struct {
 	Getenv config.Getenv
 	Now    func() time.Time
 
-	// GlobalFlags are the root's persistent flags (--profile, --base-url,
-	// --api-key), read by Settings.
+	// GlobalFlags are the root's persistent flags (--profile, --base-url),
+	// read by Settings.
 	GlobalFlags *pflag.FlagSet
 
-	// StartDaemon runs the embedded daemon; nil means daemon.Run. Tests
-	// replace it to give the daemon a scripted executor.
-	StartDaemon func(ctx context.Context, cfg daemon.Config) error
-	// HealthTimeout bounds the check that the local daemon is running;
-	// 0 means 500 ms.
-	HealthTimeout time.Duration
 	// LocalAddr is the local daemon's own address (host:port): where
 	// `abctl daemon` listens by default, the base URL of a local profile
 	// that names none, and the only address at which a command starts the
-	// daemon inside itself. "" means daemon.DefaultAddr. Tests set an
-	// address of their own, so as never to reach, or take, the user's.
+	// daemon inside itself. The wiring sets the daemon's default address;
+	// tests set an address of their own, so as never to reach, or take,
+	// the user's. Settings fails while it is "".
 	LocalAddr string
+	// KeyFileName is the file of a local daemon's data directory that
+	// holds its default organization's API key, which a local profile's
+	// client reads; set by the wiring.
+	KeyFileName string
+	// StartDaemon runs the local daemon inside this process, for a local
+	// profile whose daemon is not running; nil: a command never does.
+	StartDaemon DaemonStarter
+	// HealthTimeout bounds the check that the local daemon is running;
+	// 0 means 500 ms.
+	HealthTimeout time.Duration
 
 	mu       sync.Mutex
 	file     *config.File
@@ -64,13 +74,47 @@ type Factory struct {
 	target, targetFrom string
 }
 
-// DaemonAddr is the local daemon's own address: LocalAddr, or
-// daemon.DefaultAddr.
+// DaemonStarter starts the local daemon inside this process, as cfg says,
+// and returns the address it listens on and a function that stops it,
+// waiting for it to finish its requests and close its store. ctx bounds
+// the start only: the daemon runs until stop is called. When cfg.Addr
+// cannot be taken (in use, not permitted), the error wraps ErrListen.
+type DaemonStarter func(ctx context.Context, cfg DaemonConfig) (addr string, stop func() error, err error)
+
+// DaemonConfig is what the Factory starts an embedded daemon with.
+type DaemonConfig struct {
+	// Addr is the address to listen on; "127.0.0.1:0" means a free port.
+	Addr string
+	// DataDir is the data directory of the local profile.
+	DataDir string
+	// ErrOut takes the daemon's warnings and errors (the command's stderr).
+	ErrOut io.Writer
+	// Getenv is the environment the daemon's engine reads (ABCTL_CHROMIUM,
+	// ...).
+	Getenv func(string) string
+	// LLM is the daemon's language model: the configuration file's llm
+	// section under the ABCTL_LLM_* environment, with the defaults filled
+	// in, as `abctl daemon` without --llm-* flags has it.
+	LLM llm.Config
+}
+
+// ErrListen is wrapped by a DaemonStarter's error when the address could
+// not be taken, so that the Factory tries another.
+var ErrListen = errors.New("cannot listen")
+
+// ListenError returns err, a DaemonStarter's error for an address it could
+// not take, marked as wrapping ErrListen; its message is err's.
+func ListenError(err error) error { return listenError{err} }
+
+type listenError struct{ err error }
+
+func (e listenError) Error() string        { return e.err.Error() }
+func (e listenError) Unwrap() error        { return e.err }
+func (e listenError) Is(target error) bool { return target == ErrListen }
+
+// DaemonAddr is the local daemon's own address: LocalAddr.
 func (f *Factory) DaemonAddr() string {
-	if f.LocalAddr != "" {
-		return f.LocalAddr
-	}
-	return daemon.DefaultAddr
+	return f.LocalAddr
 }
 
 // LocalBaseURL is the base URL of the local daemon's own address.
@@ -78,7 +122,9 @@ func (f *Factory) LocalBaseURL() string {
 	return "http://" + f.DaemonAddr()
 }
 
-// NewFactory returns a Factory over io and getenv.
+// NewFactory returns a Factory over io and getenv that knows nothing of
+// the local daemon yet: the program's wiring (cli.NewFactory) sets
+// LocalAddr, KeyFileName and StartDaemon.
 func NewFactory(io *iostreams.IOStreams, getenv config.Getenv) *Factory {
 	return &Factory{IO: io, Getenv: getenv, Now: time.Now}
 }
@@ -117,7 +163,10 @@ func (f *Factory) settingsLocked() (*config.Settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := config.ResolveWith(f.GlobalFlags, f.Getenv, file, config.Defaults{LocalBaseURL: f.LocalBaseURL()})
+	if f.LocalAddr == "" {
+		return nil, errors.New("the local daemon's address is not set (Factory.LocalAddr)")
+	}
+	s, err := config.Resolve(f.GlobalFlags, f.Getenv, file, config.Defaults{LocalBaseURL: f.LocalBaseURL()})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +197,7 @@ func (f *Factory) Client(ctx context.Context) (*client.Client, error) {
 			return nil, err
 		}
 		if key == "" {
-			key, err = readKeyFile(s)
+			key, err = f.readKeyFile(s)
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +285,7 @@ func (f *Factory) localDaemonLocked(ctx context.Context, s *config.Settings) (ba
 		}
 		notRunning = fmt.Sprintf("no daemon answers at %s (base URL from %s)", s.BaseURL, s.BaseURLFrom)
 	default:
-		statePath := filepath.Join(s.DataDir, admin.StateFileName)
+		statePath := filepath.Join(s.DataDir, datadir.StateFileName)
 		st, err := admin.ReadState(s.DataDir)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
@@ -300,29 +349,17 @@ func (f *Factory) healthy(ctx context.Context, base string) bool {
 // embeddedDaemon is a daemon running inside this abctl process.
 type embeddedDaemon struct {
 	baseURL string
-	cancel  context.CancelFunc
-	done    chan error
-}
-
-func (e *embeddedDaemon) stop() error {
-	e.cancel()
-	select {
-	case err := <-e.done:
-		return err
-	case <-time.After(20 * time.Second):
-		return errors.New("the embedded daemon did not stop within 20s")
-	}
+	stop    func() error
 }
 
 // startEmbedded runs the daemon of s inside abctl, on the local daemon's
-// own address when that is free, else on a free loopback port. Its context
-// is not the command's: the command may still need it after an interrupt
-// (to cancel a run), and Close ends it.
+// own address when that is free, else on a free loopback port. It keeps
+// running after the command's context ends (the command may still need it
+// after an interrupt, to cancel a run): Close ends it.
 func (f *Factory) startEmbedded(ctx context.Context, s *config.Settings) (*embeddedDaemon, error) {
 	addrs := []string{f.DaemonAddr(), "127.0.0.1:0"}
-	start := f.StartDaemon
-	if start == nil {
-		start = daemon.Run
+	if f.StartDaemon == nil {
+		return nil, errors.New("this program has no daemon to start")
 	}
 	// The embedded daemon's model comes from the configuration file's llm
 	// section and the ABCTL_LLM_* environment (and the vendors' key
@@ -340,43 +377,28 @@ func (f *Factory) startEmbedded(ctx context.Context, s *config.Settings) (*embed
 	}
 	var lastErr error
 	for _, addr := range addrs {
-		dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		ready := make(chan string, 1)
-		done := make(chan error, 1)
-		cfg := daemon.Config{
-			Addr:    addr,
-			DataDir: s.DataDir,
-			// Warnings and errors only: request lines would bury the
-			// command's own output.
-			Logger: slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn})),
-			Stderr: f.IO.ErrOut,
-			Ready:  func(a string) { ready <- a },
-			Engine: &daemon.EngineConfig{ActionIdle: executor.DefaultActionIdle, LLM: model, Getenv: f.Getenv},
-		}
-		go func() { done <- start(dctx, cfg) }()
-		select {
-		case a := <-ready:
-			return &embeddedDaemon{baseURL: stateURL(a), cancel: cancel, done: done}, nil
-		case err := <-done:
-			cancel()
+		a, stop, err := f.StartDaemon(ctx, DaemonConfig{Addr: addr, DataDir: s.DataDir, ErrOut: f.IO.ErrOut, Getenv: f.Getenv, LLM: model})
+		switch {
+		case err == nil:
+			return &embeddedDaemon{baseURL: stateURL(a), stop: stop}, nil
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			return nil, err
+		case errors.Is(err, ErrListen):
 			lastErr = err
-			if errors.Is(err, daemon.ErrListen) {
-				continue // the address is taken by something else: try a free port
-			}
-			return nil, fmt.Errorf("start the local daemon on %s at %s: %w", s.DataDir, addr, err)
-		case <-ctx.Done():
-			cancel()
-			<-done
-			return nil, ctx.Err()
+			continue // the address is taken by something else: try a free port
 		}
+		return nil, fmt.Errorf("start the local daemon on %s at %s: %w", s.DataDir, addr, err)
 	}
 	return nil, fmt.Errorf("start the local daemon on %s at %s: %w", s.DataDir, strings.Join(addrs, " or "), lastErr)
 }
 
 // readKeyFile reads the default key a local daemon wrote in its data
 // directory.
-func readKeyFile(s *config.Settings) (string, error) {
-	path := filepath.Join(s.DataDir, daemon.KeyFileName)
+func (f *Factory) readKeyFile(s *config.Settings) (string, error) {
+	if f.KeyFileName == "" {
+		return "", errors.New("the name of the local daemon's key file is not set (Factory.KeyFileName)")
+	}
+	path := filepath.Join(s.DataDir, f.KeyFileName)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", &NoKeyError{Settings: s, KeyFile: path}

@@ -24,9 +24,9 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 )
 
-// NewCmd returns `abctl completion`, which writes the script of the
+// NewCmdCompletion returns `abctl completion`, which writes the script of the
 // command tree it belongs to.
-func NewCmd() *cobra.Command {
+func NewCmdCompletion() *cobra.Command {
 	var noDesc bool
 	cmd := &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",

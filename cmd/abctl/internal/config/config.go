@@ -27,12 +27,13 @@
 // <data_dir>/api-key, where `abctl daemon` writes it on first start, and when
 // that daemon is not running the commands start it inside abctl for their
 // own duration (unless embed: false). They do so only for the local
-// daemon's own address (DefaultLocalBaseURL): a base URL given explicitly
+// daemon's own address (Defaults.LocalBaseURL): a base URL given explicitly
 // elsewhere (flag, environment, the profile's base_url) is used as given.
 //
-// Out of the box, with no file, the profile is "local": the daemon at
-// http://127.0.0.1:8780 (DefaultLocalBaseURL) with the default data
-// directory.
+// Out of the box, with no file, the profile is "local": the daemon at its
+// own address (http://127.0.0.1:8780 unless the caller says otherwise) with
+// the default data directory. The address and the daemon's file names are
+// the daemon's, which this package does not link: its callers pass them in.
 //
 // Every path and setting is found through the Getenv it is given, never
 // through the process's own environment, so that tests (and embedders) can
@@ -40,9 +41,11 @@
 //
 // # Precedence
 //
-// For each setting: the flag (--profile, --base-url, --api-key), then the
-// environment (ABCTL_PROFILE, ABCTL_BASE_URL, ABCTL_API_KEY, ABCTL_DATA_DIR,
-// ABCTL_EMBED), then the chosen profile in the file, then the defaults. The
+// For each setting: the flag (--profile, --base-url; abctl has no --api-key
+// flag, so that keys stay out of shell history, but Resolve reads one from a
+// flag set that defines it), then the environment (ABCTL_PROFILE,
+// ABCTL_BASE_URL, ABCTL_API_KEY, ABCTL_DATA_DIR, ABCTL_EMBED), then the
+// chosen profile in the file, then the defaults. The
 // layering is viper's; the file itself is read with yaml.v3 so that profile
 // names keep their case and unknown keys are reported with their line.
 package config
@@ -61,7 +64,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/llm"
 )
 
@@ -71,10 +73,6 @@ const FileName = "config.yaml"
 
 // LocalProfile is the name of the built-in profile of the local daemon.
 const LocalProfile = "local"
-
-// DefaultLocalBaseURL is where `abctl daemon` listens by default
-// (daemon.DefaultAddr): the local daemon's own address.
-const DefaultLocalBaseURL = "http://" + daemon.DefaultAddr
 
 // Profile is one named way to reach the service.
 type Profile struct {

@@ -10,6 +10,15 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// testLocalBaseURL stands for the local daemon's own address, which the
+// callers of Resolve know and give it.
+const testLocalBaseURL = "http://127.0.0.1:41234"
+
+// resolve is Resolve with the local daemon at testLocalBaseURL.
+func resolve(flags *pflag.FlagSet, getenv Getenv, f *File) (*Settings, error) {
+	return Resolve(flags, getenv, f, Defaults{LocalBaseURL: testLocalBaseURL})
+}
+
 func env(m map[string]string) Getenv {
 	return func(k string) string { return m[k] }
 }
@@ -71,11 +80,11 @@ func TestPrecedence(t *testing.T) {
 	}{
 		{
 			name: "defaults: the local daemon", env: map[string]string{"HOME": "/home/u"},
-			profile: "local", baseURL: DefaultLocalBaseURL, baseFrom: "default", local: true, dataDir: "/home/u/.local/share/abctl",
+			profile: "local", baseURL: testLocalBaseURL, baseFrom: "default", local: true, dataDir: "/home/u/.local/share/abctl",
 		},
 		{
 			name: "XDG data home", env: map[string]string{"XDG_DATA_HOME": "/x"},
-			profile: "local", baseURL: DefaultLocalBaseURL, baseFrom: "default", local: true, dataDir: "/x/abctl",
+			profile: "local", baseURL: testLocalBaseURL, baseFrom: "default", local: true, dataDir: "/x/abctl",
 		},
 		{
 			name: "file: current profile and its key variable", file: twoProfiles, env: map[string]string{"CLOUD_KEY": "k-env"},
@@ -99,12 +108,12 @@ func TestPrecedence(t *testing.T) {
 		},
 		{
 			name: "a local profile of the file", file: twoProfiles, args: []string{"--profile", "local"},
-			profile: "local", baseURL: DefaultLocalBaseURL, baseFrom: "default", local: true, dataDir: "/srv/abctl",
+			profile: "local", baseURL: testLocalBaseURL, baseFrom: "default", local: true, dataDir: "/srv/abctl",
 		},
 		{
 			name: "ABCTL_DATA_DIR beats the profile's", file: twoProfiles, args: []string{"--profile", "local"},
 			env:     map[string]string{EnvDataDir: "/env/data"},
-			profile: "local", baseURL: DefaultLocalBaseURL, baseFrom: "default", local: true, dataDir: "/env/data",
+			profile: "local", baseURL: testLocalBaseURL, baseFrom: "default", local: true, dataDir: "/env/data",
 		},
 		{
 			name: "an unknown profile", file: twoProfiles, args: []string{"--profile", "nope"},
@@ -128,7 +137,7 @@ func TestPrecedence(t *testing.T) {
 			if tt.env == nil {
 				tt.env = map[string]string{}
 			}
-			s, err := Resolve(flags(t, tt.args...), env(tt.env), f)
+			s, err := resolve(flags(t, tt.args...), env(tt.env), f)
 			if tt.wantError != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
 					t.Fatalf("err = %v, want one containing %q", err, tt.wantError)
@@ -149,21 +158,21 @@ func TestPrecedence(t *testing.T) {
 
 func TestEmbedSetting(t *testing.T) {
 	f := writeFile(t, "profiles:\n  local:\n    embed: false\n")
-	s, err := Resolve(nil, env(nil), f)
+	s, err := resolve(nil, env(nil), f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.Embed {
 		t.Error("embed: false in the profile was ignored")
 	}
-	s, err = Resolve(nil, env(map[string]string{EnvEmbed: "true"}), f)
+	s, err = resolve(nil, env(map[string]string{EnvEmbed: "true"}), f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !s.Embed {
 		t.Error("ABCTL_EMBED=true did not win over the profile")
 	}
-	if _, err := Resolve(nil, env(map[string]string{EnvEmbed: "maybe"}), f); err == nil || !strings.Contains(err.Error(), "ABCTL_EMBED") {
+	if _, err := resolve(nil, env(map[string]string{EnvEmbed: "maybe"}), f); err == nil || !strings.Contains(err.Error(), "ABCTL_EMBED") {
 		t.Errorf("a bad ABCTL_EMBED gave %v", err)
 	}
 }
@@ -293,7 +302,7 @@ func TestEmbedOnlyAtTheLocalAddress(t *testing.T) {
 			if tc.file != "" {
 				f = writeFile(t, tc.file)
 			}
-			s, err := ResolveWith(flags(t, tc.args...), env(tc.env), f, Defaults{LocalBaseURL: local})
+			s, err := Resolve(flags(t, tc.args...), env(tc.env), f, Defaults{LocalBaseURL: local})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -325,5 +334,13 @@ func TestModelSettings(t *testing.T) {
 	}
 	if _, err := f.ModelSettings(env(map[string]string{"ABCTL_LLM_TIMEOUT": "soon"})); err == nil || !strings.Contains(err.Error(), "ABCTL_LLM_TIMEOUT") {
 		t.Errorf("a bad ABCTL_LLM_TIMEOUT gave %v", err)
+	}
+}
+
+// TestResolveNeedsTheLocalAddress: the local daemon's address is its
+// callers' to give; without it nothing resolves.
+func TestResolveNeedsTheLocalAddress(t *testing.T) {
+	if _, err := Resolve(nil, env(nil), &File{}, Defaults{}); err == nil || !strings.Contains(err.Error(), "Defaults.LocalBaseURL") {
+		t.Errorf("Resolve without the local address: %v", err)
 	}
 }

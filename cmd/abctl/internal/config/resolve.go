@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -23,14 +24,14 @@ type Settings struct {
 	// is used as given; only the default one is looked up in the local
 	// daemon's state file.
 	BaseURLGiven bool
-	// LocalBaseURL is the local daemon's own address (DefaultLocalBaseURL
-	// unless Defaults said otherwise): the base URL of a local profile that
-	// names none, and the only one at which abctl starts the daemon inside
-	// a command.
+	// LocalBaseURL is the local daemon's own address (Defaults.LocalBaseURL):
+	// the base URL of a local profile that names none, and the only one at
+	// which abctl starts the daemon inside a command.
 	LocalBaseURL string
 
-	// APIKey is the key, "" when none was found (a local profile's key
-	// file is read later, see KeyFile). Never print it.
+	// APIKey is the key, "" when none was found (a local profile's key is
+	// read later from the key file in DataDir, by whoever makes the
+	// client). Never print it.
 	APIKey     string
 	APIKeyFrom string
 	// APIKeyEnv is the variable the profile names for its key, for hints
@@ -38,7 +39,7 @@ type Settings struct {
 	APIKeyEnv string
 
 	// Local is true for a local daemon's profile; DataDir is then its data
-	// directory and KeyFile the file holding its default key.
+	// directory, which holds the file of its default key.
 	Local   bool
 	DataDir string
 	// Embed allows starting the local daemon inside abctl when it is not
@@ -49,12 +50,13 @@ type Settings struct {
 	EmbedFrom string
 }
 
-// Defaults are the built-in values that ResolveWith falls back to. The zero
-// value means the real ones; tests give the local daemon an address of
-// their own, so as never to reach the user's.
+// Defaults are the built-in values that Resolve falls back to, which
+// belong to the local daemon: the caller, which knows it, gives them (tests
+// give the daemon an address of their own, so as never to reach the
+// user's).
 type Defaults struct {
-	// LocalBaseURL is the local daemon's own address; "" means
-	// DefaultLocalBaseURL.
+	// LocalBaseURL is the local daemon's own address, as a base URL
+	// (http://127.0.0.1:8780); required.
 	LocalBaseURL string
 }
 
@@ -75,22 +77,17 @@ const (
 )
 
 // Resolve layers flags over environment over the file's profile over the
-// defaults. flags may be nil; it must define FlagProfile, FlagBaseURL and
-// FlagAPIKey when given.
+// defaults d. flags may be nil; of FlagProfile, FlagBaseURL and FlagAPIKey
+// it reads those it defines.
 //
 // viper does the layering. The environment enters it through getenv rather
 // than viper's own os.Getenv, so that tests (and embedders) can give abctl
 // an environment without touching the process's: the environment's values
 // fill viper's config layer, which ranks under flags and over defaults, and
 // the file's profile fills the defaults.
-func Resolve(flags *pflag.FlagSet, getenv Getenv, f *File) (*Settings, error) {
-	return ResolveWith(flags, getenv, f, Defaults{})
-}
-
-// ResolveWith is Resolve over the given defaults.
-func ResolveWith(flags *pflag.FlagSet, getenv Getenv, f *File, d Defaults) (*Settings, error) {
+func Resolve(flags *pflag.FlagSet, getenv Getenv, f *File, d Defaults) (*Settings, error) {
 	if d.LocalBaseURL == "" {
-		d.LocalBaseURL = DefaultLocalBaseURL
+		return nil, errors.New("resolve the settings: the local daemon's address is not known (Defaults.LocalBaseURL)")
 	}
 	if f == nil {
 		f = &File{}

@@ -1,6 +1,8 @@
 // Package follow shows a run while it runs, for `abctl run` and `abctl runs
 // watch`: a live view on a terminal, plain lines otherwise, and the exit
-// code its end deserves.
+// code its end deserves. Those two commands share its flags (Flags:
+// --timeout, --no-tui) and the whole of following as a command does it
+// (Watcher: follow, then print the run's output).
 //
 // The live view (bubbletea, on stderr) is a pane of a few lines, each cut
 // to the terminal's width: the run's id, status, elapsed time and step

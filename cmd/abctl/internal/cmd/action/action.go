@@ -11,6 +11,7 @@
 package action
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -20,11 +21,12 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 )
 
-// NewCmd returns `abctl action`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
+// NewCmdAction returns `abctl action`.
+func NewCmdAction(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "action",
 		Short: "Run one browser action on a page (click, type, select, upload)",
@@ -42,82 +44,135 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(
-		newActionCmd(f, "click", client.ActionClick, "Click an element", ""),
-		newActionCmd(f, "input-text", client.ActionInputText, "Type text into a field (cleared first)", "value"),
-		newActionCmd(f, "select-option", client.ActionSelectOption, "Choose an option of a select", "value"),
-		newActionCmd(f, "upload-file", client.ActionUploadFile, "Upload a file (by URL) into a file input", "file-url"),
-	)
+	for _, k := range Kinds {
+		cmd.AddCommand(NewCmdKind(f, k, nil))
+	}
 	return cmd
 }
 
-func newActionCmd(f *cmdutil.Factory, use string, typ client.ActionType, short, valueFlag string) *cobra.Command {
-	var (
-		url, run, selector, intention, value, output, browser string
-		timeout                                               time.Duration
-	)
+// Kind is one kind of action, a subcommand of `abctl action`.
+type Kind struct {
+	// Use is the subcommand's name; Short its help line.
+	Use, Short string
+	Type       client.ActionType
+	// ValueFlag is the flag of the action's value: "value", "file-url", or
+	// "" for an action without one.
+	ValueFlag string
+}
+
+// Kinds are the subcommands of `abctl action`.
+var Kinds = []Kind{
+	{"click", "Click an element", client.ActionClick, ""},
+	{"input-text", "Type text into a field (cleared first)", client.ActionInputText, "value"},
+	{"select-option", "Choose an option of a select", client.ActionSelectOption, "value"},
+	{"upload-file", "Upload a file (by URL) into a file input", client.ActionUploadFile, "file-url"},
+}
+
+// ActionOptions are the inputs of an `abctl action` subcommand.
+type ActionOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	Kind Kind
+	// URL opens a page; Run continues on the page of a run (wr_..., or
+	// run/ID, without the run/ once validated).
+	URL, Run string
+	// Selector and Intention find the element.
+	Selector, Intention string
+	// Value is the text, option or file URL of ValueFlag; ValueSet says
+	// whether the flag was given.
+	Value    string
+	ValueSet bool
+	// Timeout bounds the wait for the element (0: the service's).
+	Timeout        time.Duration
+	BrowserAddress string
+	// Output is json (the whole result) or id (the run id).
+	Output string
+}
+
+// NewCmdKind returns the subcommand of `abctl action` of kind k. runF,
+// when not nil, is called with the validated options instead of acting.
+func NewCmdKind(f *cmdutil.Factory, k Kind, runF func(*ActionOptions) error) *cobra.Command {
+	opts := &ActionOptions{IO: f.IO, Client: f.Client, Kind: k}
 	cmd := &cobra.Command{
-		Use:   use,
-		Short: short,
+		Use:   k.Use,
+		Short: k.Short,
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if output != "json" && output != "id" {
-				return cmdutil.Usagef(cmd, "-o must be json or id, not %q", output)
-			}
-			run = strings.TrimPrefix(strings.TrimSpace(run), "run/")
-			if url == "" && run == "" {
-				return cmdutil.Usagef(cmd, "give --url (a new page) or --run (a page opened by an earlier action)")
-			}
-			if selector == "" && intention == "" {
-				return cmdutil.Usagef(cmd, "give --selector, --intention, or both")
-			}
-			if valueFlag != "" && !cmd.Flags().Changed(valueFlag) {
-				return cmdutil.Usagef(cmd, "%s needs --%s", use, valueFlag)
-			}
-			if timeout < 0 {
-				return cmdutil.Usagef(cmd, "--timeout must be positive, not %s", timeout)
-			}
-			a := client.Action{Type: typ, Selector: selector, Intention: intention}
-			switch valueFlag {
-			case "value":
-				a.Value = value
-			case "file-url":
-				a.FileURL = value
-			}
-			if timeout > 0 {
-				a.Timeout = client.Ptr(float64(timeout.Milliseconds()))
-			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
+			opts.ValueSet = k.ValueFlag != "" && cmd.Flags().Changed(k.ValueFlag)
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			res, err := c.Actions.Run(cmd.Context(), &client.RunActionRequest{
-				URL: url, Action: a, WorkflowRunID: run, BrowserAddress: browser,
-			})
-			if err != nil {
-				return fmt.Errorf("%s: %w", use, err)
+			if runF != nil {
+				return runF(opts)
 			}
-			if output == "id" {
-				_, err := fmt.Fprintln(f.IO.Out, res.WorkflowRunID)
-				return err
-			}
-			return printer.WriteJSON(f.IO.Out, res)
+			return runAction(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&url, "url", "", "the page to open (for a new run; with --run, go there first)")
-	fl.StringVar(&run, "run", "", "continue on the page of this run (wr_...) from an earlier action, as it is")
-	fl.StringVar(&selector, "selector", "", "the element: CSS, or XPath as xpath=//...")
-	fl.StringVar(&intention, "intention", "", "the element in plain words, for the model (used when the selector is absent or fails)")
-	fl.DurationVar(&timeout, "timeout", 0, "how long to wait for the element (default: the service's)")
-	fl.StringVar(&browser, "browser-address", "", "a browser to use over CDP (http://host:9222) instead of the service's")
-	fl.StringVarP(&output, "output", "o", "json", "output: json (the whole result) or id (the run id)")
+	fl.StringVar(&opts.URL, "url", "", "the page to open (for a new run; with --run, go there first)")
+	fl.StringVar(&opts.Run, "run", "", "continue on the page of this run (wr_...) from an earlier action, as it is")
+	fl.StringVar(&opts.Selector, "selector", "", "the element: CSS, or XPath as xpath=//...")
+	fl.StringVar(&opts.Intention, "intention", "", "the element in plain words, for the model (used when the selector is absent or fails)")
+	fl.DurationVar(&opts.Timeout, "timeout", 0, "how long to wait for the element (default: the service's)")
+	fl.StringVar(&opts.BrowserAddress, "browser-address", "", "a browser to use over CDP (http://host:9222) instead of the service's")
+	fl.StringVarP(&opts.Output, "output", "o", "json", "output: json (the whole result) or id (the run id)")
 	_ = cmd.RegisterFlagCompletionFunc("run", completion.Runs(f, completion.ActiveRun))
-	switch valueFlag {
+	switch k.ValueFlag {
 	case "value":
-		fl.StringVar(&value, "value", "", "the text to type, or the option to choose (its value or label)")
+		fl.StringVar(&opts.Value, "value", "", "the text to type, or the option to choose (its value or label)")
 	case "file-url":
-		fl.StringVar(&value, "file-url", "", "URL of the file to upload")
+		fl.StringVar(&opts.Value, "file-url", "", "URL of the file to upload")
 	}
 	return cmd
+}
+
+// Validate checks that the options say where to act, on what, and with
+// which value; it takes the run/ off Run.
+func (o *ActionOptions) Validate() error {
+	if o.Output != "json" && o.Output != "id" {
+		return cmdutil.UsageErrorf("-o must be json or id, not %q", o.Output)
+	}
+	o.Run = strings.TrimPrefix(strings.TrimSpace(o.Run), "run/")
+	if o.URL == "" && o.Run == "" {
+		return cmdutil.UsageErrorf("give --url (a new page) or --run (a page opened by an earlier action)")
+	}
+	if o.Selector == "" && o.Intention == "" {
+		return cmdutil.UsageErrorf("give --selector, --intention, or both")
+	}
+	if o.Kind.ValueFlag != "" && !o.ValueSet {
+		return cmdutil.UsageErrorf("%s needs --%s", o.Kind.Use, o.Kind.ValueFlag)
+	}
+	if o.Timeout < 0 {
+		return cmdutil.UsageErrorf("--timeout must be positive, not %s", o.Timeout)
+	}
+	return nil
+}
+
+func runAction(ctx context.Context, opts *ActionOptions) error {
+	a := client.Action{Type: opts.Kind.Type, Selector: opts.Selector, Intention: opts.Intention}
+	switch opts.Kind.ValueFlag {
+	case "value":
+		a.Value = opts.Value
+	case "file-url":
+		a.FileURL = opts.Value
+	}
+	if opts.Timeout > 0 {
+		a.Timeout = new(float64(opts.Timeout.Milliseconds()))
+	}
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := c.Actions.Run(ctx, &client.RunActionRequest{
+		URL: opts.URL, Action: a, WorkflowRunID: opts.Run, BrowserAddress: opts.BrowserAddress,
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.Kind.Use, err)
+	}
+	if opts.Output == "id" {
+		_, err := fmt.Fprintln(opts.IO.Out, res.WorkflowRunID)
+		return err
+	}
+	return printer.WriteJSON(opts.IO.Out, res)
 }

@@ -1,54 +1,36 @@
-// Package apply is `abctl apply` and `abctl diff`: keep the service's agents
-// in step with a set of agent files (a GitOps repository).
+// Package apply is `abctl apply`: make the service's agents match a set of
+// agent files (a GitOps repository), creating, updating and, with --prune,
+// deleting agents.
 package apply
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/applier"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 )
 
-// FileFlags are -f and -R, shared by apply, diff, delete and run.
-type FileFlags struct {
-	Files     []string
-	Recursive bool
+// ApplyOptions are the inputs of `abctl apply`.
+type ApplyOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	Files  cmdutil.FileFlags
+	DryRun bool
+	Prune  bool
+	Yes    bool
 }
 
-// Add adds -f and -R to cmd.
-func (ff *FileFlags) Add(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVarP(&ff.Files, "filename", "f", nil, "agent file (YAML or JSON), directory, or - for stdin (repeatable)")
-	cmd.Flags().BoolVarP(&ff.Recursive, "recursive", "R", false, "read the directories given with -f and their subdirectories")
-	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
-}
-
-// Load reads the files; problems in them are a usage error (exit 2) that
-// lists every one with its file and line.
-func (ff *FileFlags) Load(cmd *cobra.Command, in io.Reader) ([]*agentfile.Agent, error) {
-	if len(ff.Files) == 0 {
-		return nil, cmdutil.Usagef(cmd, "give the agent files with -f FILE, -f DIR (with -R for subdirectories) or -f - (stdin)")
-	}
-	agents, err := agentfile.Load(ff.Files, agentfile.LoadOptions{Recursive: ff.Recursive, Stdin: in})
-	if err != nil {
-		return nil, &cmdutil.CodeError{Code: cmdutil.ExitUsage, Err: err}
-	}
-	if len(agents) == 0 {
-		return nil, &cmdutil.CodeError{Code: cmdutil.ExitUsage, Err: fmt.Errorf("no agent files in %s", strings.Join(ff.Files, ", "))}
-	}
-	return agents, nil
-}
-
-// NewCmd returns `abctl apply`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	var ff FileFlags
-	var dryRun, prune, yes bool
+// NewCmdApply returns `abctl apply`. runF, when not nil, is called with
+// the validated options instead of applying.
+func NewCmdApply(f *cmdutil.Factory, runF func(*ApplyOptions) error) *cobra.Command {
+	opts := &ApplyOptions{IO: f.IO, Client: f.Client}
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE_OR_DIR",
 		Short: "Create or update agents from agent files",
@@ -70,165 +52,118 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			"  abctl apply -f agents/ -R --prune --yes     # in CI, on merge",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			agents, err := ff.Load(cmd, f.IO.In)
-			if err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if prune && !yes && !dryRun && !f.IO.CanPrompt() {
-				return cmdutil.Usagef(cmd, "--prune deletes agents: add --yes when no terminal can confirm")
+			if runF != nil {
+				return runF(opts)
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			ap, err := applier.New(cmd.Context(), c)
-			if err != nil {
-				return err
-			}
-			suffix := ""
-			if dryRun {
-				suffix = " (dry run)"
-			}
-			failed := 0
-			names := map[string]bool{}
-			for _, fa := range agents {
-				names[fa.Name] = true
-				res := ap.Apply(cmd.Context(), fa, dryRun)
-				if res.Err != nil {
-					failed++
-					fmt.Fprintf(f.IO.ErrOut, "agent/%s (%s:%d): %v\n", fa.Name, fa.File, fa.Line, res.Err)
-					continue
-				}
-				fmt.Fprintf(f.IO.Out, "agent/%s %s%s\n", res.Name, res.Action, suffix)
-			}
-			if ap.TagsRefused {
-				fmt.Fprintln(f.IO.ErrOut, "abctl: warning: the service refused to tag the agents, so they carry no abctl.name tag: 'get' shows no names and --prune cannot find them")
-			}
-			if prune {
-				n, err := pruneOrphans(cmd, f, ap, names, dryRun, yes, suffix)
-				if err != nil {
-					return err
-				}
-				failed += n
-			}
-			if failed > 0 {
-				return &cmdutil.CodeError{Code: cmdutil.ExitError, Err: fmt.Errorf("%d agent(s) could not be applied", failed)}
-			}
-			return nil
+			return runApply(cmd.Context(), opts)
 		},
 	}
-	ff.Add(cmd)
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "only say what would be done")
-	cmd.Flags().BoolVar(&prune, "prune", false, "delete the agents applied earlier whose names are not in these files")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask before pruning")
+	opts.Files.Add(cmd)
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "only say what would be done")
+	cmd.Flags().BoolVar(&opts.Prune, "prune", false, "delete the agents applied earlier whose names are not in these files")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask before pruning")
 	return cmd
+}
+
+// Validate checks the options before anything is read: the files must be
+// given. Whether --prune may go without --yes depends on the terminal, and
+// is checked once the files are read.
+func (o *ApplyOptions) Validate() error {
+	return o.Files.Require()
+}
+
+func runApply(ctx context.Context, opts *ApplyOptions) error {
+	agents, err := opts.Files.Load(opts.IO.In)
+	if err != nil {
+		return err
+	}
+	if opts.Prune && !opts.Yes && !opts.DryRun && !opts.IO.CanPrompt() {
+		return cmdutil.UsageErrorf("--prune deletes agents: add --yes when no terminal can confirm")
+	}
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	// Each file's agent is looked up, a number of requests that does not
+	// grow with the organization; --prune must know every agent.
+	read := applier.Prefetch(agents)
+	if opts.Prune {
+		read = applier.ReadAll()
+	}
+	ap, err := applier.New(ctx, c, read)
+	if err != nil {
+		return err
+	}
+	suffix := ""
+	if opts.DryRun {
+		suffix = " (dry run)"
+	}
+	failed := 0
+	names := map[string]bool{}
+	for _, fa := range agents {
+		names[fa.Name] = true
+		res := ap.Apply(ctx, fa, opts.DryRun)
+		if res.Err != nil {
+			failed++
+			fmt.Fprintf(opts.IO.ErrOut, "agent/%s (%s:%d): %v\n", fa.Name, fa.File, fa.Line, res.Err)
+			continue
+		}
+		fmt.Fprintf(opts.IO.Out, "agent/%s %s%s\n", res.Name, res.Action, suffix)
+	}
+	if ap.TagsRefused {
+		fmt.Fprintln(opts.IO.ErrOut, "abctl: warning: the service refused to tag the agents, so they carry no abctl.name tag: 'get' shows no names and --prune cannot find them")
+	}
+	if opts.Prune {
+		n, err := pruneOrphans(ctx, opts, ap, names, suffix)
+		if err != nil {
+			return err
+		}
+		failed += n
+	}
+	if failed > 0 {
+		return &cmdutil.CodeError{Code: cmdutil.ExitError, Err: fmt.Errorf("%d agent(s) could not be applied", failed)}
+	}
+	return nil
 }
 
 // pruneOrphans deletes (or lists, on a dry run) the applied agents whose
 // files are gone; it returns how many could not be deleted.
-func pruneOrphans(cmd *cobra.Command, f *cmdutil.Factory, ap *applier.Applier, names map[string]bool, dryRun, yes bool, suffix string) (int, error) {
-	orphans := ap.Orphans(names)
+func pruneOrphans(ctx context.Context, opts *ApplyOptions, ap *applier.Applier, names map[string]bool, suffix string) (int, error) {
+	orphans, err := ap.Orphans(ctx, names)
+	if err != nil {
+		return 0, err
+	}
 	if len(orphans) == 0 {
 		return 0, nil
 	}
-	if !dryRun && !yes {
+	if !opts.DryRun && !opts.Yes {
 		list := make([]string, len(orphans))
 		for i, o := range orphans {
 			list[i] = o.Name
 		}
-		ok, err := cmdutil.Confirm(f.IO, fmt.Sprintf("Delete %d agent(s) no longer in the files: %s?", len(orphans), strings.Join(list, ", ")))
+		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete %d agent(s) no longer in the files: %s?", len(orphans), strings.Join(list, ", ")))
 		if err != nil {
 			return 0, err
 		}
 		if !ok {
-			fmt.Fprintln(f.IO.ErrOut, "Nothing pruned.")
+			fmt.Fprintln(opts.IO.ErrOut, "Nothing pruned.")
 			return 0, nil
 		}
 	}
 	failed := 0
 	for _, o := range orphans {
-		if !dryRun {
-			o = ap.Prune(cmd.Context(), o)
+		if !opts.DryRun {
+			o = ap.Prune(ctx, o)
 		}
 		if o.Err != nil {
 			failed++
-			fmt.Fprintf(f.IO.ErrOut, "agent/%s: %v\n", o.Name, o.Err)
+			fmt.Fprintf(opts.IO.ErrOut, "agent/%s: %v\n", o.Name, o.Err)
 			continue
 		}
-		fmt.Fprintf(f.IO.Out, "agent/%s pruned%s\n", o.Name, suffix)
+		fmt.Fprintf(opts.IO.Out, "agent/%s pruned%s\n", o.Name, suffix)
 	}
 	return failed, nil
-}
-
-// NewDiffCmd returns `abctl diff`.
-func NewDiffCmd(f *cmdutil.Factory) *cobra.Command {
-	var ff FileFlags
-	cmd := &cobra.Command{
-		Use:   "diff -f FILE_OR_DIR",
-		Short: "Show how the agent files differ from the service's agents",
-		Long: "diff prints, for each agent whose file differs from the agent on the service, a unified\n" +
-			"diff of the two normalised definitions (the service's first, the file's second), with\n" +
-			"the tags the file sets as comments at the top. An agent that does not exist yet shows\n" +
-			"as entirely added.\n\n" +
-			"Exit status, as diff(1): 0 no differences, 1 differences, 2 or more an error.",
-		Example: "  abctl diff -f agents/ -R           # in review: what merging would change",
-		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			agents, err := ff.Load(cmd, f.IO.In)
-			if err != nil {
-				return diffError(err)
-			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return diffError(err)
-			}
-			ap, err := applier.New(cmd.Context(), c)
-			if err != nil {
-				return diffError(err)
-			}
-			var b strings.Builder
-			differ := false
-			for _, fa := range agents {
-				action, have, want, err := ap.Plan(fa)
-				if err != nil {
-					return diffError(fmt.Errorf("agent/%s: %w", fa.Name, err))
-				}
-				if action == applier.Unchanged {
-					continue
-				}
-				differ = true
-				from := "agent/" + fa.Name + " (service)"
-				if have == nil {
-					from = "/dev/null"
-				}
-				b.WriteString(agentfile.Diff(from, fmt.Sprintf("agent/%s (%s)", fa.Name, fa.File), have, want))
-			}
-			if _, err := io.WriteString(f.IO.Out, b.String()); err != nil {
-				return diffError(err)
-			}
-			if differ {
-				return cmdutil.Silent(1)
-			}
-			return nil
-		},
-	}
-	ff.Add(cmd)
-	return cmd
-}
-
-// diffError makes every error of diff exit with 2 or more, since 1 means
-// "differences": errors that already exit with 2 or more (usage, agent
-// files, a refused key) keep their status and message.
-func diffError(err error) error {
-	var ce *cmdutil.CodeError
-	var ue *cmdutil.UsageError
-	var nk *cmdutil.NoKeyError
-	var api *client.Error
-	switch {
-	case errors.As(err, &ce) && ce.Code >= 2, errors.As(err, &ue), errors.As(err, &nk):
-		return err
-	case errors.As(err, &api) && (api.StatusCode == 401 || api.StatusCode == 403):
-		return err
-	}
-	return &cmdutil.CodeError{Code: cmdutil.ExitUsage, Err: err}
 }

@@ -5,16 +5,18 @@ package configcmd
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 )
 
-// NewCmd returns `abctl config`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
+// NewCmdConfig returns `abctl config`.
+func NewCmdConfig(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show the settings and manage the profiles of the configuration file",
@@ -24,7 +26,7 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newViewCmd(f), newUseCmd(f), newSetCmd(f), newDeleteCmd(f), newProfilesCmd(f))
+	cmd.AddCommand(NewCmdView(f, nil), NewCmdUseProfile(f, nil), NewCmdSetProfile(f, nil), NewCmdDeleteProfile(f, nil), NewCmdProfiles(f, nil))
 	return cmd
 }
 
@@ -78,7 +80,23 @@ func newModelView(file *config.File, getenv config.Getenv) modelView {
 	return v
 }
 
-func newViewCmd(f *cmdutil.Factory) *cobra.Command {
+// ViewOptions are the inputs of `abctl config view`.
+type ViewOptions struct {
+	IO         *iostreams.IOStreams
+	Now        func() time.Time
+	Getenv     config.Getenv
+	ConfigFile func() (*config.File, error)
+	Settings   func() (*config.Settings, error)
+	// KeyFileName is the local daemon's key file in its data directory.
+	KeyFileName string
+
+	Format printer.Format
+}
+
+// NewCmdView returns `abctl config view`. runF, when not nil, is called
+// with the options instead of showing the settings.
+func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Command {
+	opts := &ViewOptions{IO: f.IO, Now: f.Now, Getenv: f.Getenv, ConfigFile: f.ConfigFile, Settings: f.Settings, KeyFileName: f.KeyFileName}
 	var output string
 	cmd := &cobra.Command{
 		Use:   "view",
@@ -94,80 +112,124 @@ func newViewCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			file, err := f.ConfigFile()
-			if err != nil {
-				return err
+			opts.Format = format
+			if runF != nil {
+				return runF(opts)
 			}
-			s, err := f.Settings()
-			if err != nil {
-				return err
-			}
-			v := view{
-				ConfigFile: file.Path(), Profile: s.Profile, ProfileFrom: s.ProfileFrom,
-				BaseURL: s.BaseURL, BaseURLFrom: s.BaseURLFrom, APIKey: "(not set)",
-				Local: s.Local, DataDir: s.DataDir, Embed: s.Embed,
-				LLM: newModelView(file, f.Getenv),
-			}
-			if s.Local {
-				v.EmbedFrom = s.EmbedFrom
-			}
-			switch {
-			case s.APIKey != "":
-				v.APIKey, v.APIKeyFrom = "(set)", s.APIKeyFrom
-			case s.Local:
-				v.APIKey, v.APIKeyFrom = "(from the daemon's key file)", s.DataDir+"/api-key"
-			}
-			l := printer.Listing{Value: v, Headers: []string{"setting", "value", "from"}}
-			l.Rows = func(t *printer.TablePrinter) {
-				t.AddRow("config file", v.ConfigFile, "")
-				t.AddRow("profile", v.Profile, v.ProfileFrom)
-				t.AddRow("base URL", v.BaseURL, v.BaseURLFrom)
-				t.AddRow("API key", v.APIKey, v.APIKeyFrom)
-				if v.Local {
-					t.AddRow("data dir", v.DataDir, "")
-					t.AddRow("embedded daemon", fmt.Sprint(v.Embed), v.EmbedFrom)
-				}
-				if m := v.LLM; m.Error != "" {
-					t.AddRow("model", "(invalid) "+m.Error, "")
-				} else {
-					t.AddRow("model provider", m.Provider, m.ProviderFrom)
-					t.AddRow("model base URL", m.BaseURL, m.BaseURLFrom)
-					t.AddRow("model", m.Model, m.ModelFrom)
-					t.AddRow("model API key", m.APIKey, m.APIKeyFrom)
-				}
-			}
-			return l.Print(f.IO, f.Now(), format)
+			return runView(opts)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
-func newUseCmd(f *cmdutil.Factory) *cobra.Command {
+func runView(opts *ViewOptions) error {
+	file, err := opts.ConfigFile()
+	if err != nil {
+		return err
+	}
+	s, err := opts.Settings()
+	if err != nil {
+		return err
+	}
+	v := view{
+		ConfigFile: file.Path(), Profile: s.Profile, ProfileFrom: s.ProfileFrom,
+		BaseURL: s.BaseURL, BaseURLFrom: s.BaseURLFrom, APIKey: "(not set)",
+		Local: s.Local, DataDir: s.DataDir, Embed: s.Embed,
+		LLM: newModelView(file, opts.Getenv),
+	}
+	if s.Local {
+		v.EmbedFrom = s.EmbedFrom
+	}
+	switch {
+	case s.APIKey != "":
+		v.APIKey, v.APIKeyFrom = "(set)", s.APIKeyFrom
+	case s.Local:
+		v.APIKey, v.APIKeyFrom = "(from the daemon's key file)", s.DataDir+"/"+opts.KeyFileName
+	}
+	l := printer.Listing{Value: v, Headers: []string{"setting", "value", "from"}}
+	l.Rows = func(t *printer.TablePrinter) {
+		t.AddRow("config file", v.ConfigFile, "")
+		t.AddRow("profile", v.Profile, v.ProfileFrom)
+		t.AddRow("base URL", v.BaseURL, v.BaseURLFrom)
+		t.AddRow("API key", v.APIKey, v.APIKeyFrom)
+		if v.Local {
+			t.AddRow("data dir", v.DataDir, "")
+			t.AddRow("embedded daemon", fmt.Sprint(v.Embed), v.EmbedFrom)
+		}
+		if m := v.LLM; m.Error != "" {
+			t.AddRow("model", "(invalid) "+m.Error, "")
+		} else {
+			t.AddRow("model provider", m.Provider, m.ProviderFrom)
+			t.AddRow("model base URL", m.BaseURL, m.BaseURLFrom)
+			t.AddRow("model", m.Model, m.ModelFrom)
+			t.AddRow("model API key", m.APIKey, m.APIKeyFrom)
+		}
+	}
+	return l.Print(opts.IO, opts.Now(), opts.Format)
+}
+
+// UseProfileOptions are the inputs of `abctl config use-profile`.
+type UseProfileOptions struct {
+	IO         *iostreams.IOStreams
+	ConfigFile func() (*config.File, error)
+
+	// Name is the profile to make the default.
+	Name string
+}
+
+// NewCmdUseProfile returns `abctl config use-profile`. runF, when not nil,
+// is called with the options instead of changing the file.
+func NewCmdUseProfile(f *cmdutil.Factory, runF func(*UseProfileOptions) error) *cobra.Command {
+	opts := &UseProfileOptions{IO: f.IO, ConfigFile: f.ConfigFile}
 	return &cobra.Command{
 		Use:               "use-profile NAME",
 		Short:             "Make NAME the profile used by default",
 		Args:              cmdutil.ExactArgs(1, "the name of a profile"),
 		ValidArgsFunction: profileNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			file, err := f.ConfigFile()
-			if err != nil {
-				return err
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			if _, ok := file.Profile(args[0]); !ok {
-				return &config.UnknownProfileError{Name: args[0], From: "the command line", Known: file.ProfileNames()}
-			}
-			file.SetCurrentProfile(args[0])
-			if err := file.Save(); err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.ErrOut, "Profile %q is now the default (%s).\n", args[0], file.Path())
-			return nil
+			return runUseProfile(opts)
 		},
 	}
 }
 
-func newSetCmd(f *cmdutil.Factory) *cobra.Command {
+func runUseProfile(opts *UseProfileOptions) error {
+	file, err := opts.ConfigFile()
+	if err != nil {
+		return err
+	}
+	if _, ok := file.Profile(opts.Name); !ok {
+		return &config.UnknownProfileError{Name: opts.Name, From: "the command line", Known: file.ProfileNames()}
+	}
+	file.SetCurrentProfile(opts.Name)
+	if err := file.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Profile %q is now the default (%s).\n", opts.Name, file.Path())
+	return nil
+}
+
+// SetProfileOptions are the inputs of `abctl config set-profile`.
+type SetProfileOptions struct {
+	IO         *iostreams.IOStreams
+	ConfigFile func() (*config.File, error)
+
+	// Name is the profile to create or change.
+	Name string
+	// The settings given as flags; nil keeps the profile's.
+	BaseURL, APIKey, APIKeyEnv, DataDir *string
+	// Embed is --embed, "true" or "false"; nil keeps the profile's.
+	Embed *string
+}
+
+// NewCmdSetProfile returns `abctl config set-profile`. runF, when not nil,
+// is called with the validated options instead of changing the file.
+func NewCmdSetProfile(f *cmdutil.Factory, runF func(*SetProfileOptions) error) *cobra.Command {
+	opts := &SetProfileOptions{IO: f.IO, ConfigFile: f.ConfigFile}
 	var p config.Profile
 	var embed string
 	cmd := &cobra.Command{
@@ -182,54 +244,25 @@ func newSetCmd(f *cmdutil.Factory) *cobra.Command {
 		Args:              cmdutil.ExactArgs(1, "the name of the profile"),
 		ValidArgsFunction: profileNames(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			if err := config.ValidateProfileName(name); err != nil {
-				return cmdutil.Usagef(cmd, "%v", err)
-			}
-			file, err := f.ConfigFile()
-			if err != nil {
-				return err
-			}
-			cur := file.Profiles[name]
-			fl := cmd.Flags()
-			if fl.Changed("base-url") {
-				cur.BaseURL = p.BaseURL
-			}
-			if fl.Changed("api-key") {
-				cur.APIKey, cur.APIKeyEnv = p.APIKey, ""
-			}
-			if fl.Changed("api-key-env") {
-				cur.APIKeyEnv, cur.APIKey = p.APIKeyEnv, ""
-			}
-			if fl.Changed("data-dir") {
-				cur.DataDir = p.DataDir
-			}
-			if fl.Changed("embed") {
-				switch embed {
-				case "true":
-					cur.Embed = nil
-				case "false":
-					no := false
-					cur.Embed = &no
-				default:
-					return cmdutil.Usagef(cmd, "--embed must be true or false, not %q", embed)
+			opts.Name = args[0]
+			given := func(flag string, v *string) *string {
+				if cmd.Flags().Changed(flag) {
+					return v
 				}
+				return nil
 			}
-			if cur.BaseURL == "" && cur.DataDir == "" && name != config.LocalProfile {
-				return cmdutil.Usagef(cmd, "profile %q needs --base-url (or --data-dir for a local daemon)", name)
-			}
-			if err := file.SetProfile(name, cur); err != nil {
+			opts.BaseURL = given("base-url", &p.BaseURL)
+			opts.APIKey = given("api-key", &p.APIKey)
+			opts.APIKeyEnv = given("api-key-env", &p.APIKeyEnv)
+			opts.DataDir = given("data-dir", &p.DataDir)
+			opts.Embed = given("embed", &embed)
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if err := file.Save(); err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			fmt.Fprintf(f.IO.ErrOut, "Profile %q saved in %s.", name, file.Path())
-			if file.CurrentProfile != name {
-				fmt.Fprintf(f.IO.ErrOut, " Use it with --profile %s, or make it the default with 'abctl config use-profile %s'.", name, name)
-			}
-			fmt.Fprintln(f.IO.ErrOut)
-			return nil
+			return runSetProfile(opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -242,30 +275,118 @@ func newSetCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
+// Validate checks the profile's name and --embed.
+func (o *SetProfileOptions) Validate() error {
+	if err := config.ValidateProfileName(o.Name); err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	if o.Embed != nil && *o.Embed != "true" && *o.Embed != "false" {
+		return cmdutil.UsageErrorf("--embed must be true or false, not %q", *o.Embed)
+	}
+	return nil
+}
+
+func runSetProfile(opts *SetProfileOptions) error {
+	name := opts.Name
+	file, err := opts.ConfigFile()
+	if err != nil {
+		return err
+	}
+	cur := file.Profiles[name]
+	if opts.BaseURL != nil {
+		cur.BaseURL = *opts.BaseURL
+	}
+	if opts.APIKey != nil {
+		cur.APIKey, cur.APIKeyEnv = *opts.APIKey, ""
+	}
+	if opts.APIKeyEnv != nil {
+		cur.APIKeyEnv, cur.APIKey = *opts.APIKeyEnv, ""
+	}
+	if opts.DataDir != nil {
+		cur.DataDir = *opts.DataDir
+	}
+	if opts.Embed != nil {
+		cur.Embed = nil // true, the default
+		if *opts.Embed == "false" {
+			cur.Embed = new(false)
+		}
+	}
+	if cur.BaseURL == "" && cur.DataDir == "" && name != config.LocalProfile {
+		return cmdutil.UsageErrorf("profile %q needs --base-url (or --data-dir for a local daemon)", name)
+	}
+	if err := file.SetProfile(name, cur); err != nil {
+		return err
+	}
+	if err := file.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Profile %q saved in %s.", name, file.Path())
+	if file.CurrentProfile != name {
+		fmt.Fprintf(opts.IO.ErrOut, " Use it with --profile %s, or make it the default with 'abctl config use-profile %s'.", name, name)
+	}
+	fmt.Fprintln(opts.IO.ErrOut)
+	return nil
+}
+
+// DeleteProfileOptions are the inputs of `abctl config delete-profile`.
+type DeleteProfileOptions struct {
+	IO         *iostreams.IOStreams
+	ConfigFile func() (*config.File, error)
+
+	// Name is the profile to remove.
+	Name string
+}
+
+// NewCmdDeleteProfile returns `abctl config delete-profile`. runF, when
+// not nil, is called with the options instead of changing the file.
+func NewCmdDeleteProfile(f *cmdutil.Factory, runF func(*DeleteProfileOptions) error) *cobra.Command {
+	opts := &DeleteProfileOptions{IO: f.IO, ConfigFile: f.ConfigFile}
 	return &cobra.Command{
 		Use:               "delete-profile NAME",
 		Short:             "Remove a profile from the configuration file",
 		Args:              cmdutil.ExactArgs(1, "the name of a profile"),
 		ValidArgsFunction: profileNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			file, err := f.ConfigFile()
-			if err != nil {
-				return err
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.Name = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			if !file.DeleteProfile(args[0]) {
-				return fmt.Errorf("the configuration file %s has no profile %q", file.Path(), args[0])
-			}
-			if err := file.Save(); err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.ErrOut, "Profile %q removed from %s.\n", args[0], file.Path())
-			return nil
+			return runDeleteProfile(opts)
 		},
 	}
 }
 
-func newProfilesCmd(f *cmdutil.Factory) *cobra.Command {
+func runDeleteProfile(opts *DeleteProfileOptions) error {
+	file, err := opts.ConfigFile()
+	if err != nil {
+		return err
+	}
+	if !file.DeleteProfile(opts.Name) {
+		return fmt.Errorf("the configuration file %s has no profile %q", file.Path(), opts.Name)
+	}
+	if err := file.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Profile %q removed from %s.\n", opts.Name, file.Path())
+	return nil
+}
+
+// ProfilesOptions are the inputs of `abctl config profiles`.
+type ProfilesOptions struct {
+	IO         *iostreams.IOStreams
+	Now        func() time.Time
+	ConfigFile func() (*config.File, error)
+	Settings   func() (*config.Settings, error)
+	// LocalBaseURL is the base URL of a local profile that names none.
+	LocalBaseURL func() string
+
+	Format printer.Format
+}
+
+// NewCmdProfiles returns `abctl config profiles`. runF, when not nil, is
+// called with the options instead of listing the profiles.
+func NewCmdProfiles(f *cmdutil.Factory, runF func(*ProfilesOptions) error) *cobra.Command {
+	opts := &ProfilesOptions{IO: f.IO, Now: f.Now, ConfigFile: f.ConfigFile, Settings: f.Settings, LocalBaseURL: f.LocalBaseURL}
 	var output string
 	cmd := &cobra.Command{
 		Use:   "profiles",
@@ -276,56 +397,64 @@ func newProfilesCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			file, err := f.ConfigFile()
-			if err != nil {
-				return err
+			opts.Format = format
+			if runF != nil {
+				return runF(opts)
 			}
-			s, err := f.Settings()
-			if err != nil {
-				return err
-			}
-			type row struct {
-				Name    string `json:"name"`
-				Current bool   `json:"current"`
-				BaseURL string `json:"base_url"`
-				Key     string `json:"api_key"`
-			}
-			var rows []row
-			for _, name := range file.ProfileNames() {
-				p, _ := file.Profile(name)
-				r := row{Name: name, Current: name == s.Profile, BaseURL: p.BaseURL}
-				switch {
-				case p.APIKeyEnv != "":
-					r.Key = "$" + p.APIKeyEnv
-				case p.APIKey != "":
-					r.Key = "(in the file)"
-				case file.IsLocal(name, p):
-					r.Key = "(the daemon's key file)"
-				}
-				if r.BaseURL == "" && file.IsLocal(name, p) {
-					r.BaseURL = f.LocalBaseURL()
-				}
-				rows = append(rows, r)
-			}
-			sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
-			l := printer.Listing{Value: rows, Headers: []string{"current", "name", "base URL", "API key"}}
-			for _, r := range rows {
-				l.Names = append(l.Names, r.Name)
-			}
-			l.Rows = func(t *printer.TablePrinter) {
-				for _, r := range rows {
-					mark := ""
-					if r.Current {
-						mark = "*"
-					}
-					t.AddRow(mark, r.Name, r.BaseURL, r.Key)
-				}
-			}
-			return l.Print(f.IO, f.Now(), format)
+			return runProfiles(opts)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
+}
+
+func runProfiles(opts *ProfilesOptions) error {
+	file, err := opts.ConfigFile()
+	if err != nil {
+		return err
+	}
+	s, err := opts.Settings()
+	if err != nil {
+		return err
+	}
+	type row struct {
+		Name    string `json:"name"`
+		Current bool   `json:"current"`
+		BaseURL string `json:"base_url"`
+		Key     string `json:"api_key"`
+	}
+	var rows []row
+	for _, name := range file.ProfileNames() {
+		p, _ := file.Profile(name)
+		r := row{Name: name, Current: name == s.Profile, BaseURL: p.BaseURL}
+		switch {
+		case p.APIKeyEnv != "":
+			r.Key = "$" + p.APIKeyEnv
+		case p.APIKey != "":
+			r.Key = "(in the file)"
+		case file.IsLocal(name, p):
+			r.Key = "(the daemon's key file)"
+		}
+		if r.BaseURL == "" && file.IsLocal(name, p) {
+			r.BaseURL = opts.LocalBaseURL()
+		}
+		rows = append(rows, r)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
+	l := printer.Listing{Value: rows, Headers: []string{"current", "name", "base URL", "API key"}}
+	for _, r := range rows {
+		l.Names = append(l.Names, r.Name)
+	}
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, r := range rows {
+			mark := ""
+			if r.Current {
+				mark = "*"
+			}
+			t.AddRow(mark, r.Name, r.BaseURL, r.Key)
+		}
+	}
+	return l.Print(opts.IO, opts.Now(), opts.Format)
 }
 
 func profileNames(f *cmdutil.Factory) cobra.CompletionFunc {

@@ -3,24 +3,42 @@
 package deletecmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
-// NewCmd returns `abctl delete`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	var files []string
-	var recursive, yes, ignoreMissing bool
+// DeleteOptions are the inputs of `abctl delete`.
+type DeleteOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	// Args are the positional arguments: "agent" (or "agents") and agent
+	// names or ids, or agent/NAME references alone.
+	Args          []string
+	Files         cmdutil.FileFlags
+	Yes           bool
+	IgnoreMissing bool
+
+	// Refs are the agents named on the command line, which Validate reads
+	// from Args.
+	Refs []string
+}
+
+// NewCmdDelete returns `abctl delete`. runF, when not nil, is called with
+// the validated options instead of deleting.
+func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Command {
+	opts := &DeleteOptions{IO: f.IO, Client: f.Client}
 	cmd := &cobra.Command{
 		Use:   "delete [agent NAME_OR_ID...] [-f FILE_OR_DIR]",
 		Short: "Delete agents, by name, id, or the files that define them",
@@ -40,81 +58,95 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var refs []string
-			if len(args) > 0 {
-				if args[0] != "agent" && args[0] != "agents" {
-					// agent/NAME, as -o name prints it.
-					switch id, err := resource.Agent.ID(args[0]); {
-					case err != nil:
-						return cmdutil.Usagef(cmd, "%v", err)
-					case id == args[0]:
-						return cmdutil.Usagef(cmd, "say what to delete: 'abctl delete agent NAME', or -f FILE")
-					}
-					refs = args
-				} else {
-					refs = args[1:]
-				}
-			}
-			var loaded []*agentfile.Agent
-			if len(files) > 0 {
-				var err error
-				loaded, err = agentfile.Load(files, agentfile.LoadOptions{Recursive: recursive, Stdin: f.IO.In})
-				if err != nil {
-					return &cmdutil.CodeError{Code: cmdutil.ExitUsage, Err: err}
-				}
-				for _, a := range loaded {
-					refs = append(refs, a.Name)
-				}
-			}
-			if len(refs) == 0 {
-				return cmdutil.Usagef(cmd, "name the agents to delete, or give -f FILE")
-			}
-			if !yes {
-				if !f.IO.CanPrompt() {
-					return cmdutil.Usagef(cmd, "delete needs --yes when it cannot ask on a terminal")
-				}
-				ok, err := cmdutil.Confirm(f.IO, fmt.Sprintf("Delete %d agent(s): %s?", len(refs), strings.Join(refs, ", ")))
-				if err != nil || !ok {
-					return cmdutil.Silent(cmdutil.ExitError)
-				}
-			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
+			opts.Args = args
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			failed := false
-			for _, ref := range refs {
-				if err := deleteOne(cmd, f, c, ref, ignoreMissing); err != nil {
-					fmt.Fprintf(f.IO.ErrOut, "%s: %v\n", shown(ref), err)
-					failed = true
-				}
+			if runF != nil {
+				return runF(opts)
 			}
-			if failed {
-				return cmdutil.Silent(cmdutil.ExitError)
-			}
-			return nil
+			return runDelete(cmd.Context(), opts)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringArrayVarP(&files, "filename", "f", nil, "agent file, directory, or - for stdin (repeatable)")
-	fl.BoolVarP(&recursive, "recursive", "R", false, "read the directories given with -f recursively")
-	fl.BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	fl.BoolVar(&ignoreMissing, "ignore-not-found", false, "an agent that does not exist is not an error")
+	opts.Files.Add(cmd)
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&opts.IgnoreMissing, "ignore-not-found", false, "an agent that does not exist is not an error")
 	return cmd
 }
 
-func deleteOne(cmd *cobra.Command, f *cmdutil.Factory, c *client.Client, ref string, ignoreMissing bool) error {
-	a, err := agentref.Get(cmd.Context(), c, ref)
-	if errors.Is(err, agentref.ErrNotFound) && ignoreMissing {
+// Validate reads the agents named in Args into Refs: after the word
+// "agent" or "agents", or alone in the agent/NAME form that -o name
+// prints. Whether anything at all is to be deleted is known once the files
+// of -f are read.
+func (o *DeleteOptions) Validate() error {
+	o.Refs = nil
+	if len(o.Args) == 0 {
+		return nil
+	}
+	if o.Args[0] == "agent" || o.Args[0] == "agents" {
+		o.Refs = o.Args[1:]
+		return nil
+	}
+	switch id, err := resource.Agent.ID(o.Args[0]); {
+	case err != nil:
+		return cmdutil.UsageErrorf("%v", err)
+	case id == o.Args[0]:
+		return cmdutil.UsageErrorf("say what to delete: 'abctl delete agent NAME', or -f FILE")
+	}
+	o.Refs = o.Args
+	return nil
+}
+
+func runDelete(ctx context.Context, opts *DeleteOptions) error {
+	refs := opts.Refs
+	loaded, err := opts.Files.Read(opts.IO.In)
+	if err != nil {
+		return err
+	}
+	for _, a := range loaded {
+		refs = append(refs, a.Name)
+	}
+	if len(refs) == 0 {
+		return cmdutil.UsageErrorf("name the agents to delete, or give -f FILE")
+	}
+	if !opts.Yes {
+		if !opts.IO.CanPrompt() {
+			return cmdutil.UsageErrorf("delete needs --yes when it cannot ask on a terminal")
+		}
+		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete %d agent(s): %s?", len(refs), strings.Join(refs, ", ")))
+		if err != nil || !ok {
+			return cmdutil.Silent(cmdutil.ExitError)
+		}
+	}
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	failed := false
+	for _, ref := range refs {
+		if err := deleteOne(ctx, opts, c, ref); err != nil {
+			fmt.Fprintf(opts.IO.ErrOut, "%s: %v\n", shown(ref), err)
+			failed = true
+		}
+	}
+	if failed {
+		return cmdutil.Silent(cmdutil.ExitError)
+	}
+	return nil
+}
+
+func deleteOne(ctx context.Context, opts *DeleteOptions, c *client.Client, ref string) error {
+	a, err := agentref.Get(ctx, c, ref)
+	if errors.Is(err, agentref.ErrNotFound) && opts.IgnoreMissing {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if err := c.Agents.Delete(cmd.Context(), a.WorkflowPermanentID); err != nil {
+	if err := c.Agents.Delete(ctx, a.WorkflowPermanentID); err != nil {
 		return fmt.Errorf("delete %s: %w", a.WorkflowPermanentID, err)
 	}
-	fmt.Fprintf(f.IO.Out, "%s deleted\n", shown(ref))
+	fmt.Fprintf(opts.IO.Out, "%s deleted\n", shown(ref))
 	return nil
 }
 

@@ -7,8 +7,11 @@
 package get
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,12 +20,14 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+	"github.com/abctl/abctl/cmd/abctl/internal/listing"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
-// NewCmd returns `abctl get`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
+// NewCmdGet returns `abctl get`.
+func NewCmdGet(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get",
 		Short: "Show agents, runs, folders or tags",
@@ -35,17 +40,36 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newAgentsCmd(f), newRunsCmd(f), newFoldersCmd(f), newTagsCmd(f))
+	cmd.AddCommand(NewCmdAgents(f, nil), NewCmdRuns(f, nil), NewCmdFolders(f, nil), NewCmdTags(f, nil))
 	cmd.ValidArgsFunction = completion.Kinds // agent, run... beside agents, runs...
 	return cmd
 }
 
-func newAgentsCmd(f *cmdutil.Factory) *cobra.Command {
-	var (
-		output, search, folder string
-		status, tags           []string
-		limit, version         int
-	)
+// AgentsOptions are the inputs of `abctl get agents`.
+type AgentsOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Refs are the agents to show, by name or id; none lists them.
+	Refs   []string
+	Format printer.Format
+	// Search, Folder (fld_..., or folder/ID), Tags and Status filter the
+	// list.
+	Search, Folder string
+	Tags, Status   []string
+	// Limit bounds the list; 0 means all.
+	Limit int
+	// Version shows this version of the agents of Refs instead of the
+	// latest; 0 means the latest.
+	Version int
+}
+
+// NewCmdAgents returns `abctl get agents`. runF, when not nil, is called
+// with the validated options instead of reading the agents.
+func NewCmdAgents(f *cmdutil.Factory, runF func(*AgentsOptions) error) *cobra.Command {
+	opts := &AgentsOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output string
 	cmd := &cobra.Command{
 		Use:     "agents [NAME_OR_ID...]",
 		Aliases: []string{"agent"},
@@ -64,82 +88,100 @@ func newAgentsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if limit < 0 {
-				return cmdutil.Usagef(cmd, "--limit must be 0 (all) or more, not %d", limit)
-			}
-			if version != 0 && len(args) == 0 {
-				return cmdutil.Usagef(cmd, "--version needs an agent name or id")
-			}
-			if folder, err = resource.Folder.Arg(cmd, folder); err != nil {
+			opts.Format, opts.Refs = format, args
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			var agents []*client.Agent
-			if len(args) > 0 {
-				for _, ref := range args {
-					a, err := getAgent(cmd, c, ref, version)
-					if err != nil {
-						return err
-					}
-					agents = append(agents, a)
-				}
-			} else {
-				opts := &client.ListAgentsOptions{SearchKey: search, FolderID: folder, Tags: tags, PageSize: 100}
-				for _, s := range status {
-					opts.Status = append(opts.Status, client.AgentStatus(s))
-				}
-				if limit > 0 && limit < 100 {
-					opts.PageSize = limit
-				}
-				for a, err := range c.Agents.All(cmd.Context(), opts) {
-					if err != nil {
-						return fmt.Errorf("list the agents: %w", err)
-					}
-					agents = append(agents, a)
-					if limit > 0 && len(agents) == limit {
-						break
-					}
-				}
-			}
-			ids := make([]string, len(agents))
-			for i, a := range agents {
-				ids[i] = a.WorkflowPermanentID
-			}
-			var tags map[string][]client.TagItem
-			if len(ids) > 0 {
-				// Names (abctl.name) in every format; the agent files of
-				// -o yaml carry the tags too, so they must be complete.
-				tags, err = agentref.Tags(cmd.Context(), c, ids)
-				if err != nil && format == printer.YAML && !agentref.TagsRefused(err) {
-					return fmt.Errorf("read the agents' tags: %w", err)
-				}
-			}
-			return printAgents(f, format, agents, tags, len(args) == 1)
+			return runAgents(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&search, "search", "", "only agents whose title, folder, id or parameters contain this text")
-	fl.StringVar(&folder, "folder", "", "only the agents of this folder (fld_...)")
-	fl.StringArrayVar(&tags, "tag", nil, "only agents with this tag: label, key:value or key:* (repeatable: all must match)")
-	fl.StringArrayVar(&status, "status", nil, "only agents of this status: published, draft, auto_generated, import_failed (repeatable)")
-	fl.IntVar(&limit, "limit", 0, "at most this many agents (0: all)")
-	fl.IntVar(&version, "version", 0, "show this version instead of the latest")
+	fl.StringVar(&opts.Search, "search", "", "only agents whose title, folder, id or parameters contain this text")
+	fl.StringVar(&opts.Folder, "folder", "", "only the agents of this folder (fld_...)")
+	fl.StringArrayVar(&opts.Tags, "tag", nil, "only agents with this tag: label, key:value or key:* (repeatable: all must match)")
+	fl.StringArrayVar(&opts.Status, "status", nil, "only agents of this status: published, draft, auto_generated, import_failed (repeatable)")
+	fl.IntVar(&opts.Limit, "limit", 0, "at most this many agents (0: all)")
+	fl.IntVar(&opts.Version, "version", 0, "show this version instead of the latest")
 	printer.AddFlag(cmd, &output, printer.AllFormats...)
 	return cmd
 }
 
-func getAgent(cmd *cobra.Command, c *client.Client, ref string, version int) (*client.Agent, error) {
-	if version == 0 {
-		return agentref.Get(cmd.Context(), c, ref)
+// Validate checks the flags and reads the folder's id.
+func (o *AgentsOptions) Validate() error {
+	if o.Limit < 0 {
+		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
 	}
-	id, err := agentref.Resolve(cmd.Context(), c, ref)
+	if o.Version != 0 && len(o.Refs) == 0 {
+		return cmdutil.UsageErrorf("--version needs an agent name or id")
+	}
+	folder, err := resource.Folder.ID(o.Folder)
+	if err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	o.Folder = folder
+	return nil
+}
+
+func runAgents(ctx context.Context, opts *AgentsOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	var agents []*client.Agent
+	if len(opts.Refs) > 0 {
+		for _, ref := range opts.Refs {
+			a, err := getAgent(ctx, c, ref, opts.Version)
+			if err != nil {
+				return err
+			}
+			agents = append(agents, a)
+		}
+	} else {
+		lo := &client.ListAgentsOptions{SearchKey: opts.Search, FolderID: opts.Folder, Tags: opts.Tags, PageSize: 100}
+		for _, s := range opts.Status {
+			lo.Status = append(lo.Status, client.AgentStatus(s))
+		}
+		if opts.Limit > 0 && opts.Limit < 100 {
+			lo.PageSize = opts.Limit
+		}
+		for a, err := range c.Agents.All(ctx, lo) {
+			if err != nil {
+				return fmt.Errorf("list the agents: %w", err)
+			}
+			agents = append(agents, a)
+			if opts.Limit > 0 && len(agents) == opts.Limit {
+				break
+			}
+		}
+	}
+	ids := make([]string, len(agents))
+	for i, a := range agents {
+		ids[i] = a.WorkflowPermanentID
+	}
+	var tags map[string][]client.TagItem
+	if len(ids) > 0 {
+		// Names (abctl.name) in every format; the agent files of
+		// -o yaml carry the tags too, so they must be complete.
+		tags, err = agentref.Tags(ctx, c, ids)
+		if err != nil && opts.Format == printer.YAML && !agentref.TagsRefused(err) {
+			return fmt.Errorf("read the agents' tags: %w", err)
+		}
+	}
+	return printAgents(opts, agents, tags, len(opts.Refs) == 1)
+}
+
+func getAgent(ctx context.Context, c *client.Client, ref string, version int) (*client.Agent, error) {
+	if version == 0 {
+		return agentref.Get(ctx, c, ref)
+	}
+	id, err := agentref.Resolve(ctx, c, ref)
 	if err != nil {
 		return nil, err
 	}
-	a, err := c.Agents.Get(cmd.Context(), id, &client.GetAgentOptions{Version: version})
+	a, err := c.Agents.Get(ctx, id, &client.GetAgentOptions{Version: version})
 	if err != nil {
 		return nil, fmt.Errorf("get version %d of %s: %w", version, ref, err)
 	}
@@ -157,13 +199,14 @@ type namedAgent struct {
 // from their abctl.name tags). YAML is a stream of agent files, one
 // document per agent, that apply reads back as unchanged: name (or id),
 // tags and definition.
-func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Agent, tags map[string][]client.TagItem, single bool) error {
+func printAgents(opts *AgentsOptions, agents []*client.Agent, tags map[string][]client.TagItem, single bool) error {
+	format := opts.Format
 	names := agentref.NamesIn(tags)
 	if format == printer.YAML {
 		// Agent files, not the API's JSON as YAML: they apply back as they are.
 		var b strings.Builder
 		for i, a := range agents {
-			doc, err := agentfile.Render(a, names[a.WorkflowPermanentID], fileTags(f, a, names, tags[a.WorkflowPermanentID]), "yaml")
+			doc, err := agentfile.Render(a, names[a.WorkflowPermanentID], fileTags(opts.IO.ErrOut, a, names, tags[a.WorkflowPermanentID]), "yaml")
 			if err != nil {
 				return fmt.Errorf("render agent %s: %w", a.WorkflowPermanentID, err)
 			}
@@ -172,7 +215,7 @@ func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Age
 			}
 			b.Write(doc)
 		}
-		_, err := fmt.Fprint(f.IO.Out, b.String())
+		_, err := fmt.Fprint(opts.IO.Out, b.String())
 		return err
 	}
 	wide := format == printer.Wide
@@ -182,7 +225,7 @@ func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Age
 	for i, a := range agents {
 		records[i] = namedAgent{Name: names[a.WorkflowPermanentID], Agent: a}
 	}
-	l := printer.Listing{Value: one(records, single), Headers: []string{"name", "title", "version", "status", "updated"}}
+	l := printer.Listing{Value: listing.One(records, single), Headers: []string{"name", "title", "version", "status", "updated"}}
 	if wide {
 		l.Headers = append(l.Headers, "id", "folder", "blocks", "parameters")
 	}
@@ -210,7 +253,7 @@ func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Age
 			t.AddRow(row...)
 		}
 	}
-	return l.Print(f.IO, f.Now(), format)
+	return l.Print(opts.IO, opts.Now(), format)
 }
 
 // fileTags returns the tags of agent a that its file carries: the key: value
@@ -218,7 +261,7 @@ func printAgents(f *cmdutil.Factory, format printer.Format, agents []*client.Age
 // silently; a label, or a value a file cannot hold, with a warning, since
 // the file then says less than the agent carries (apply leaves such tags as
 // they are).
-func fileTags(f *cmdutil.Factory, a *client.Agent, names map[string]string, items []client.TagItem) map[string]string {
+func fileTags(warn io.Writer, a *client.Agent, names map[string]string, items []client.TagItem) map[string]string {
 	var out map[string]string
 	who := func() string {
 		if n := names[a.WorkflowPermanentID]; n != "" {
@@ -229,10 +272,10 @@ func fileTags(f *cmdutil.Factory, a *client.Agent, names map[string]string, item
 	for _, t := range items {
 		switch {
 		case t.Key == nil:
-			fmt.Fprintf(f.IO.ErrOut, "%s: label %q is not in the file: agent files hold key: value tags only\n", who(), t.Value)
+			fmt.Fprintf(warn, "%s: label %q is not in the file: agent files hold key: value tags only\n", who(), t.Value)
 		case agentfile.ReservedTagKey(*t.Key):
 		case agentfile.TagProblem(*t.Key, t.Value) != "":
-			fmt.Fprintf(f.IO.ErrOut, "%s: tag %s=%s is not in the file: %s\n", who(), *t.Key, t.Value, agentfile.TagProblem(*t.Key, t.Value))
+			fmt.Fprintf(warn, "%s: tag %s=%s is not in the file: %s\n", who(), *t.Key, t.Value, agentfile.TagProblem(*t.Key, t.Value))
 		default:
 			if out == nil {
 				out = map[string]string{}

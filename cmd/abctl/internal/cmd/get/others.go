@@ -1,6 +1,7 @@
 package get
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -10,17 +11,37 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+	"github.com/abctl/abctl/cmd/abctl/internal/listing"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
-func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
-	var (
-		output, search, agent string
-		status, types, tags   []string
-		limit                 int
-		steps                 bool
-	)
+// RunsOptions are the inputs of `abctl get runs`.
+type RunsOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// RunIDs are the runs to show, without the run/ of -o name; none
+	// lists them.
+	RunIDs []string
+	Format printer.Format
+	// Search, Agent (a name or id), Status, Types and Tags filter the
+	// list.
+	Search, Agent       string
+	Status, Types, Tags []string
+	// Limit bounds the list; 0 means all the service lists.
+	Limit int
+	// Steps shows the steps of the one run of RunIDs instead of the run.
+	Steps bool
+}
+
+// NewCmdRuns returns `abctl get runs`. runF, when not nil, is called with
+// the validated options instead of reading the runs.
+func NewCmdRuns(f *cmdutil.Factory, runF func(*RunsOptions) error) *cobra.Command {
+	opts := &RunsOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output string
 	cmd := &cobra.Command{
 		Use:     "runs [RUN_ID...]",
 		Aliases: []string{"run"},
@@ -37,86 +58,118 @@ func newRunsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if limit < 0 {
-				return cmdutil.Usagef(cmd, "--limit must be 0 (all) or more, not %d", limit)
-			}
-			if search != "" && len([]rune(search)) < 3 {
-				return cmdutil.Usagef(cmd, "--search needs at least 3 characters")
-			}
-			if steps && len(args) != 1 {
-				return cmdutil.Usagef(cmd, "--steps needs one run id")
-			}
-			ids, err := resource.Run.Args(cmd, args)
-			if err != nil {
+			opts.Format, opts.RunIDs = format, args
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			if steps {
-				id := ids[0]
-				tl, err := c.Runs.Timeline(cmd.Context(), id)
-				if err != nil {
-					return fmt.Errorf("get the steps of run %s: %w", id, err)
-				}
-				if tl == nil {
-					return fmt.Errorf("get the steps of run %s: the service at %s does not serve run timelines", id, c.BaseURL())
-				}
-				return timelineListing(id, tl, format == printer.Wide).Print(f.IO, f.Now(), format)
-			}
-			if len(ids) > 0 {
-				var runs []*client.Run
-				for _, id := range ids {
-					r, err := c.Runs.Get(cmd.Context(), id)
-					if err != nil {
-						return fmt.Errorf("get run %s: %w", id, err)
-					}
-					runs = append(runs, r)
-				}
-				return runsListing(runs, len(args) == 1, format == printer.Wide, f.Now()).Print(f.IO, f.Now(), format)
-			}
-			opts := &client.ListRunsOptions{SearchKey: search, Tags: tags, PageSize: 100}
-			for _, s := range status {
-				opts.Status = append(opts.Status, client.RunStatus(s))
-			}
-			for _, t := range types {
-				opts.RunType = append(opts.RunType, client.RunType(t))
-			}
-			if agent != "" {
-				id, err := agentref.Resolve(cmd.Context(), c, agent)
-				if err != nil {
-					return err
-				}
-				opts.WorkflowPermanentID = []string{id}
-			}
-			if limit > 0 && limit < 100 {
-				opts.PageSize = limit
-			}
-			var items []*client.RunListItem
-			for r, err := range c.Runs.All(cmd.Context(), opts) {
-				if err != nil {
-					return fmt.Errorf("list the runs: %w", err)
-				}
-				items = append(items, r)
-				if limit > 0 && len(items) == limit {
-					break
-				}
-			}
-			return runListListing(items, format == printer.Wide, f.Now()).Print(f.IO, f.Now(), format)
+			return runRuns(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&status, "status", nil, "only runs in this status (repeatable)")
-	fl.StringArrayVar(&types, "type", nil, "only runs of this type: task_v1, task_v2, workflow_run (repeatable)")
-	fl.StringVar(&agent, "agent", "", "only the runs of this agent (name or wpid_...)")
-	fl.StringVar(&search, "search", "", "only runs whose id, title or agent contain this text (3 characters or more)")
-	fl.StringArrayVar(&tags, "tag", nil, "only agent runs with this tag: label, key:value or key:* (repeatable: all must match)")
-	fl.IntVar(&limit, "limit", 50, "at most this many runs (0: all the service lists)")
-	fl.BoolVar(&steps, "steps", false, "show the steps of the run (one id) instead of the run")
+	fl.StringArrayVar(&opts.Status, "status", nil, "only runs in this status (repeatable)")
+	fl.StringArrayVar(&opts.Types, "type", nil, "only runs of this type: task_v1, task_v2, workflow_run (repeatable)")
+	fl.StringVar(&opts.Agent, "agent", "", "only the runs of this agent (name or wpid_...)")
+	fl.StringVar(&opts.Search, "search", "", "only runs whose id, title or agent contain this text (3 characters or more)")
+	fl.StringArrayVar(&opts.Tags, "tag", nil, "only agent runs with this tag: label, key:value or key:* (repeatable: all must match)")
+	fl.IntVar(&opts.Limit, "limit", 50, "at most this many runs (0: all the service lists)")
+	fl.BoolVar(&opts.Steps, "steps", false, "show the steps of the run (one id) instead of the run")
 	printer.AddFlag(cmd, &output, printer.AllFormats...)
 	cmd.ValidArgsFunction = completion.Runs(f, completion.AnyRun)
 	return cmd
+}
+
+// Validate checks the flags and reads the run ids.
+func (o *RunsOptions) Validate() error {
+	if o.Limit < 0 {
+		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	}
+	if o.Search != "" && len([]rune(o.Search)) < 3 {
+		return cmdutil.UsageErrorf("--search needs at least 3 characters")
+	}
+	if o.Steps && len(o.RunIDs) != 1 {
+		return cmdutil.UsageErrorf("--steps needs one run id")
+	}
+	ids, err := ids(resource.Run, o.RunIDs)
+	if err != nil {
+		return err
+	}
+	o.RunIDs = ids
+	return nil
+}
+
+// ids reads the ids of args, resources of kind k; one of another kind is
+// a usage error.
+func ids(k resource.Kind, args []string) ([]string, error) {
+	ids := make([]string, 0, len(args))
+	for _, a := range args {
+		id, err := k.ID(a)
+		if err != nil {
+			return nil, cmdutil.UsageErrorf("%v", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func runRuns(ctx context.Context, opts *RunsOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	wide := opts.Format == printer.Wide
+	if opts.Steps {
+		id := opts.RunIDs[0]
+		tl, err := c.Runs.Timeline(ctx, id)
+		if err != nil {
+			return fmt.Errorf("get the steps of run %s: %w", id, err)
+		}
+		if tl == nil {
+			return fmt.Errorf("get the steps of run %s: the service at %s does not serve run timelines", id, c.BaseURL())
+		}
+		return timelineListing(id, tl, wide).Print(opts.IO, opts.Now(), opts.Format)
+	}
+	if len(opts.RunIDs) > 0 {
+		var runs []*client.Run
+		for _, id := range opts.RunIDs {
+			r, err := c.Runs.Get(ctx, id)
+			if err != nil {
+				return fmt.Errorf("get run %s: %w", id, err)
+			}
+			runs = append(runs, r)
+		}
+		return runsListing(runs, len(opts.RunIDs) == 1, wide, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
+	}
+	lo := &client.ListRunsOptions{SearchKey: opts.Search, Tags: opts.Tags, PageSize: 100}
+	for _, s := range opts.Status {
+		lo.Status = append(lo.Status, client.RunStatus(s))
+	}
+	for _, t := range opts.Types {
+		lo.RunType = append(lo.RunType, client.RunType(t))
+	}
+	if opts.Agent != "" {
+		id, err := agentref.Resolve(ctx, c, opts.Agent)
+		if err != nil {
+			return err
+		}
+		lo.WorkflowPermanentID = []string{id}
+	}
+	if opts.Limit > 0 && opts.Limit < 100 {
+		lo.PageSize = opts.Limit
+	}
+	var items []*client.RunListItem
+	for r, err := range c.Runs.All(ctx, lo) {
+		if err != nil {
+			return fmt.Errorf("list the runs: %w", err)
+		}
+		items = append(items, r)
+		if opts.Limit > 0 && len(items) == opts.Limit {
+			break
+		}
+	}
+	return runListListing(items, wide, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
 }
 
 func deref(s *string) string {
@@ -142,8 +195,25 @@ func duration(started, finished *client.Time, now time.Time) string {
 	return d.String()
 }
 
-func newFoldersCmd(f *cmdutil.Factory) *cobra.Command {
-	var output, search string
+// FoldersOptions are the inputs of `abctl get folders`.
+type FoldersOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// FolderIDs are the folders to show, without the folder/ of -o name;
+	// none lists them.
+	FolderIDs []string
+	Format    printer.Format
+	// Search filters the list.
+	Search string
+}
+
+// NewCmdFolders returns `abctl get folders`. runF, when not nil, is called
+// with the validated options instead of reading the folders.
+func NewCmdFolders(f *cmdutil.Factory, runF func(*FoldersOptions) error) *cobra.Command {
+	opts := &FoldersOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output string
 	cmd := &cobra.Command{
 		Use:     "folders [FOLDER_ID...]",
 		Aliases: []string{"folder"},
@@ -153,40 +223,71 @@ func newFoldersCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ids, err := resource.Folder.Args(cmd, args)
-			if err != nil {
+			opts.Format, opts.FolderIDs = format, args
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			var folders []*client.Folder
-			if len(ids) > 0 {
-				for _, id := range ids {
-					fo, err := c.Folders.Get(cmd.Context(), id)
-					if err != nil {
-						return fmt.Errorf("get folder %s: %w", id, err)
-					}
-					folders = append(folders, fo)
-				}
-			} else {
-				for fo, err := range c.Folders.All(cmd.Context(), &client.ListFoldersOptions{Search: search, PageSize: 100}) {
-					if err != nil {
-						return fmt.Errorf("list the folders: %w", err)
-					}
-					folders = append(folders, fo)
-				}
-			}
-			return foldersListing(folders, len(args) == 1, format == printer.Wide).Print(f.IO, f.Now(), format)
+			return runFolders(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&search, "search", "", "only folders whose title or description contain this text")
+	cmd.Flags().StringVar(&opts.Search, "search", "", "only folders whose title or description contain this text")
 	printer.AddFlag(cmd, &output, printer.AllFormats...)
 	return cmd
 }
 
-func newTagsCmd(f *cmdutil.Factory) *cobra.Command {
+// Validate reads the folder ids.
+func (o *FoldersOptions) Validate() error {
+	ids, err := ids(resource.Folder, o.FolderIDs)
+	if err != nil {
+		return err
+	}
+	o.FolderIDs = ids
+	return nil
+}
+
+func runFolders(ctx context.Context, opts *FoldersOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	var folders []*client.Folder
+	if len(opts.FolderIDs) > 0 {
+		for _, id := range opts.FolderIDs {
+			fo, err := c.Folders.Get(ctx, id)
+			if err != nil {
+				return fmt.Errorf("get folder %s: %w", id, err)
+			}
+			folders = append(folders, fo)
+		}
+	} else {
+		for fo, err := range c.Folders.All(ctx, &client.ListFoldersOptions{Search: opts.Search, PageSize: 100}) {
+			if err != nil {
+				return fmt.Errorf("list the folders: %w", err)
+			}
+			folders = append(folders, fo)
+		}
+	}
+	return listing.Folders(folders, len(opts.FolderIDs) == 1, opts.Format == printer.Wide).Print(opts.IO, opts.Now(), opts.Format)
+}
+
+// TagsOptions are the inputs of `abctl get tags`.
+type TagsOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Key lists the values of this key only; "" lists all.
+	Key    string
+	Format printer.Format
+}
+
+// NewCmdTags returns `abctl get tags`. runF, when not nil, is called with
+// the options instead of reading the tags.
+func NewCmdTags(f *cmdutil.Factory, runF func(*TagsOptions) error) *cobra.Command {
+	opts := &TagsOptions{IO: f.IO, Client: f.Client, Now: f.Now}
 	var output string
 	cmd := &cobra.Command{
 		Use:     "tags [KEY]",
@@ -198,21 +299,28 @@ func newTagsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			key := ""
+			opts.Format, opts.Key = format, ""
 			if len(args) == 1 {
-				key = args[0]
+				opts.Key = args[0]
 			}
-			values, err := c.Tags.ListValues(cmd.Context(), key)
-			if err != nil {
-				return fmt.Errorf("list the tags: %w", err)
+			if runF != nil {
+				return runF(opts)
 			}
-			return TagValuesListing(values).Print(f.IO, f.Now(), format)
+			return runTags(cmd.Context(), opts)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.AllFormats...)
 	return cmd
+}
+
+func runTags(ctx context.Context, opts *TagsOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	values, err := c.Tags.ListValues(ctx, opts.Key)
+	if err != nil {
+		return fmt.Errorf("list the tags: %w", err)
+	}
+	return listing.TagValues(values).Print(opts.IO, opts.Now(), opts.Format)
 }

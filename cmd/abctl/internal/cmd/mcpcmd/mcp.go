@@ -3,18 +3,31 @@
 package mcpcmd
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/spf13/cobra"
 
+	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/buildinfo"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/mcpserver"
 )
 
-// NewCmd returns `abctl mcp`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	var verbose bool
+// MCPOptions are the inputs of `abctl mcp`.
+type MCPOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	// Verbose logs the protocol's sessions on stderr.
+	Verbose bool
+}
+
+// NewCmdMCP returns `abctl mcp`. runF, when not nil, is called with the
+// options instead of serving.
+func NewCmdMCP(f *cmdutil.Factory, runF func(*MCPOptions) error) *cobra.Command {
+	opts := &MCPOptions{IO: f.IO, Client: f.Client}
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the MCP tools over stdio, for an AI assistant",
@@ -28,20 +41,27 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			"the profile's variable. The daemon serves the same tools at /mcp over streamable HTTP.",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelDebug
-			}
-			logger := slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
-			return mcpserver.ServeStdio(cmd.Context(), c, f.IO.In, f.IO.Out, mcpserver.Options{
-				Version: buildinfo.Get().Version, Logger: logger,
-			})
+			return runMCP(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log the protocol's sessions on stderr")
+	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "log the protocol's sessions on stderr")
 	return cmd
+}
+
+func runMCP(ctx context.Context, opts *MCPOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	level := slog.LevelWarn
+	if opts.Verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(opts.IO.ErrOut, &slog.HandlerOptions{Level: level}))
+	return mcpserver.ServeStdio(ctx, c, opts.IO.In, opts.IO.Out, mcpserver.Options{
+		Version: buildinfo.Get().Version, Logger: logger,
+	})
 }

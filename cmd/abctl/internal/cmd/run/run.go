@@ -18,28 +18,49 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/applier"
-	"github.com/abctl/abctl/cmd/abctl/internal/cmd/apply"
-	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
+	"github.com/abctl/abctl/cmd/abctl/internal/follow"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
-type options struct {
-	agent, name                 string
-	params                      []string
-	paramsFile                  string
-	prompt, url, schema, engine string
-	title, webhookURL           string
-	errorCodes                  []string
-	maxSteps                    int
-	detach                      bool
-	follow                      runs.FollowFlags
+// RunOptions are the inputs of `abctl run`.
+type RunOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	// Embedded reports whether Client started the daemon inside this
+	// command, which would stop a detached run as abctl exits.
+	Embedded func() bool
+	// Watch follows the run once started.
+	Watch follow.Watcher
+
+	// File is the agent file given as the argument, "" when the agent is
+	// named by Agent or a task is given by Prompt.
+	File string
+	// Agent is an agent that exists, by name or id (--agent); Name picks an
+	// agent of File that holds several (--name).
+	Agent, Name string
+	// Params (--param key=value) and ParamsFile (--params-file) are the
+	// agent's parameters.
+	Params     []string
+	ParamsFile string
+	// Prompt, URL, Schema, Engine and ErrorCodes (code=description) make a
+	// task.
+	Prompt, URL, Schema, Engine string
+	ErrorCodes                  []string
+	// Title, WebhookURL and MaxSteps go with any run.
+	Title, WebhookURL string
+	MaxSteps          int
+	// Detach prints the run id and returns instead of following the run.
+	Detach bool
+	Follow follow.Flags
 }
 
-// NewCmd returns `abctl run`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
-	var o options
+// NewCmdRun returns `abctl run`. runF, when not nil, is called with the
+// validated options instead of running.
+func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command {
+	opts := &RunOptions{IO: f.IO, Client: f.Client, Embedded: f.Embedded, Watch: follow.NewWatcher(f)}
 	cmd := &cobra.Command{
 		Use:   "run [AGENT_FILE]",
 		Short: "Run an agent (from its file or by name) or a task, and follow it",
@@ -67,134 +88,150 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 			return []string{"yaml", "yml", "json"}, cobra.ShellCompDirectiveFilterFileExt
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(cmd, f, &o, args)
+			opts.File = ""
+			if len(args) == 1 {
+				opts.File = args[0]
+			}
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.agent, "agent", "", "run this existing agent (its name or wpid_...)")
-	fl.StringVar(&o.name, "name", "", "in a file of several agents, the one to run")
-	fl.StringArrayVarP(&o.params, "param", "p", nil, "agent parameter as key=value (repeatable)")
-	fl.StringVar(&o.paramsFile, "params-file", "", "JSON or YAML file of an object of agent parameters")
-	fl.StringVar(&o.prompt, "prompt", "", "run a task: what to do, in words")
-	fl.StringVar(&o.url, "url", "", "the task's starting page")
-	fl.StringVar(&o.schema, "schema", "", "the task's data extraction schema: a JSON Schema, inline or in a file")
-	fl.StringVar(&o.engine, "engine", "", "the task's engine (skyvern-1.0, skyvern-2.0, ...)")
-	fl.StringArrayVar(&o.errorCodes, "error-code", nil, "the task's error code mapping, as code=description (repeatable)")
-	fl.IntVar(&o.maxSteps, "max-steps", 0, "the run's step limit")
-	fl.StringVar(&o.title, "title", "", "the run's title")
-	fl.StringVar(&o.webhookURL, "webhook-url", "", "where the run's result is sent when it ends")
-	fl.BoolVar(&o.detach, "detach", false, "print the run id and return without following the run")
-	o.follow.Add(cmd)
+	fl.StringVar(&opts.Agent, "agent", "", "run this existing agent (its name or wpid_...)")
+	fl.StringVar(&opts.Name, "name", "", "in a file of several agents, the one to run")
+	fl.StringArrayVarP(&opts.Params, "param", "p", nil, "agent parameter as key=value (repeatable)")
+	fl.StringVar(&opts.ParamsFile, "params-file", "", "JSON or YAML file of an object of agent parameters")
+	fl.StringVar(&opts.Prompt, "prompt", "", "run a task: what to do, in words")
+	fl.StringVar(&opts.URL, "url", "", "the task's starting page")
+	fl.StringVar(&opts.Schema, "schema", "", "the task's data extraction schema: a JSON Schema, inline or in a file")
+	fl.StringVar(&opts.Engine, "engine", "", "the task's engine (skyvern-1.0, skyvern-2.0, ...)")
+	fl.StringArrayVar(&opts.ErrorCodes, "error-code", nil, "the task's error code mapping, as code=description (repeatable)")
+	fl.IntVar(&opts.MaxSteps, "max-steps", 0, "the run's step limit")
+	fl.StringVar(&opts.Title, "title", "", "the run's title")
+	fl.StringVar(&opts.WebhookURL, "webhook-url", "", "where the run's result is sent when it ends")
+	fl.BoolVar(&opts.Detach, "detach", false, "print the run id and return without following the run")
+	opts.Follow.Add(cmd)
 	cmd.MarkFlagsMutuallyExclusive("agent", "prompt")
 	cmd.MarkFlagsMutuallyExclusive("detach", "timeout")
 	_ = cmd.RegisterFlagCompletionFunc("agent", completion.Agents(f))
 	return cmd
 }
 
-func runRun(cmd *cobra.Command, f *cmdutil.Factory, o *options, args []string) error {
-	taskMode := o.prompt != ""
+// Validate checks that the options say one thing to run, and only the
+// flags that go with it.
+func (o *RunOptions) Validate() error {
+	taskMode := o.Prompt != ""
 	switch {
-	case len(args) == 1 && (o.agent != "" || taskMode):
-		return cmdutil.Usagef(cmd, "give an agent file, --agent or --prompt, not several")
-	case len(args) == 0 && o.agent == "" && !taskMode:
-		return cmdutil.Usagef(cmd, "give an agent file, --agent NAME, or --prompt TEXT (with --url)")
-	case taskMode && (len(o.params) > 0 || o.paramsFile != ""):
-		return cmdutil.Usagef(cmd, "--param and --params-file are for agents; a task takes --prompt, --url and --schema")
-	case !taskMode && (o.url != "" || o.schema != "" || o.engine != "" || len(o.errorCodes) > 0):
-		return cmdutil.Usagef(cmd, "--url, --schema, --engine and --error-code are for tasks (--prompt)")
-	case o.maxSteps < 0:
-		return cmdutil.Usagef(cmd, "--max-steps must be positive, not %d", o.maxSteps)
+	case o.File != "" && (o.Agent != "" || taskMode):
+		return cmdutil.UsageErrorf("give an agent file, --agent or --prompt, not several")
+	case o.File == "" && o.Agent == "" && !taskMode:
+		return cmdutil.UsageErrorf("give an agent file, --agent NAME, or --prompt TEXT (with --url)")
+	case taskMode && (len(o.Params) > 0 || o.ParamsFile != ""):
+		return cmdutil.UsageErrorf("--param and --params-file are for agents; a task takes --prompt, --url and --schema")
+	case !taskMode && (o.URL != "" || o.Schema != "" || o.Engine != "" || len(o.ErrorCodes) > 0):
+		return cmdutil.UsageErrorf("--url, --schema, --engine and --error-code are for tasks (--prompt)")
+	case o.MaxSteps < 0:
+		return cmdutil.UsageErrorf("--max-steps must be positive, not %d", o.MaxSteps)
 	}
+	return nil
+}
+
+func runRun(ctx context.Context, opts *RunOptions) error {
 	var fa *agentfile.Agent
 	var params map[string]any
 	var who func() string // the agent, as messages name it
-	if len(args) == 1 {
-		ff := apply.FileFlags{Files: args}
-		agents, err := ff.Load(cmd, f.IO.In)
+	if opts.File != "" {
+		ff := cmdutil.FileFlags{Files: []string{opts.File}}
+		agents, err := ff.Load(opts.IO.In)
 		if err != nil {
 			return err
 		}
-		fa, err = pick(cmd, agents, o.name, args[0])
+		fa, err = pick(agents, opts.Name, opts.File)
 		if err != nil {
 			return err
 		}
 		// The parameters are checked against the file before anything
 		// is applied: a wrong command line changes nothing.
 		who = func() string { return fmt.Sprintf("agent %q (%s)", fa.Name, fa.File) }
-		if params, err = o.parameters(cmd, who, fa.Definition.WorkflowDefinition.Parameters); err != nil {
+		if params, err = opts.parameters(who, fa.Definition.WorkflowDefinition.Parameters); err != nil {
 			return err
 		}
 	}
-	c, err := f.Client(cmd.Context())
+	c, err := opts.Client(ctx)
 	if err != nil {
 		return err
 	}
-	if o.detach && f.Embedded() {
-		return cmdutil.Usagef(cmd, "--detach needs a daemon that outlives this command: the daemon runs inside abctl here and would stop the run as abctl exits; start 'abctl daemon' first")
+	if opts.Detach && opts.Embedded() {
+		return cmdutil.UsageErrorf("--detach needs a daemon that outlives this command: the daemon runs inside abctl here and would stop the run as abctl exits; start 'abctl daemon' first")
 	}
 
 	var run *client.Run
-	if taskMode {
-		req, err := o.taskRequest(cmd)
+	if opts.Prompt != "" {
+		req, err := opts.taskRequest()
 		if err != nil {
 			return err
 		}
-		run, err = c.Runs.StartTask(cmd.Context(), req)
+		run, err = c.Runs.StartTask(ctx, req)
 		if err != nil {
 			return fmt.Errorf("start the task: %w", err)
 		}
 	} else {
 		var agent *client.Agent
 		if fa != nil {
-			ap, err := applier.New(cmd.Context(), c)
+			ap, err := applier.New(ctx, c)
 			if err != nil {
 				return err
 			}
-			res := ap.Apply(cmd.Context(), fa, false)
+			res := ap.Apply(ctx, fa, false)
 			if res.Err != nil {
 				return fmt.Errorf("apply agent/%s: %w", fa.Name, res.Err)
 			}
-			fmt.Fprintf(f.IO.ErrOut, "agent/%s %s\n", fa.Name, res.Action)
+			fmt.Fprintf(opts.IO.ErrOut, "agent/%s %s\n", fa.Name, res.Action)
 			agent = res.Agent
 		} else {
-			agent, err = agentref.Get(cmd.Context(), c, o.agent)
+			agent, err = agentref.Get(ctx, c, opts.Agent)
 			if err != nil {
 				return err
 			}
-			who = func() string { return describeAgent(cmd.Context(), c, o.agent, agent) }
-			if params, err = o.parameters(cmd, who, agent.WorkflowDefinition.Parameters); err != nil {
+			who = func() string { return describeAgent(ctx, c, opts.Agent, agent) }
+			if params, err = opts.parameters(who, agent.WorkflowDefinition.Parameters); err != nil {
 				return err
 			}
 		}
-		req := &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: params, Title: o.title, WebhookURL: o.webhookURL}
-		if o.maxSteps > 0 {
-			req.MaxStepsOverride = client.Ptr(o.maxSteps)
+		req := &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: params, Title: opts.Title, WebhookURL: opts.WebhookURL}
+		if opts.MaxSteps > 0 {
+			req.MaxStepsOverride = new(opts.MaxSteps)
 		}
-		run, err = c.Runs.StartAgent(cmd.Context(), req)
+		run, err = c.Runs.StartAgent(ctx, req)
 		if err != nil {
 			return fmt.Errorf("start %s: %w", who(), err)
 		}
 	}
-	if o.detach {
-		_, err := fmt.Fprintln(f.IO.Out, run.RunID)
+	if opts.Detach {
+		_, err := fmt.Fprintln(opts.IO.Out, run.RunID)
 		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "Run %s started (%s).\n", run.RunID, run.Status)
-	return o.follow.Follow(cmd, f, c, run.RunID)
+	fmt.Fprintf(opts.IO.ErrOut, "Run %s started (%s).\n", run.RunID, run.Status)
+	return opts.Watch(ctx, c, run.RunID, opts.Follow)
 }
 
 // pick chooses the agent to run from a file's agents.
-func pick(cmd *cobra.Command, agents []*agentfile.Agent, name, file string) (*agentfile.Agent, error) {
+func pick(agents []*agentfile.Agent, name, file string) (*agentfile.Agent, error) {
 	if name != "" {
 		for _, a := range agents {
 			if a.Name == name {
 				return a, nil
 			}
 		}
-		return nil, cmdutil.Usagef(cmd, "%s has no agent named %q (it has: %s)", file, name, names(agents))
+		return nil, cmdutil.UsageErrorf("%s has no agent named %q (it has: %s)", file, name, names(agents))
 	}
 	if len(agents) > 1 {
-		return nil, cmdutil.Usagef(cmd, "%s holds %d agents (%s): choose one with --name", file, len(agents), names(agents))
+		return nil, cmdutil.UsageErrorf("%s holds %d agents (%s): choose one with --name", file, len(agents), names(agents))
 	}
 	return agents[0], nil
 }
@@ -207,22 +244,24 @@ func names(agents []*agentfile.Agent) string {
 	return strings.Join(n, ", ")
 }
 
-func (o *options) taskRequest(cmd *cobra.Command) (*client.TaskRunRequest, error) {
-	req := &client.TaskRunRequest{Prompt: o.prompt, URL: o.url, Title: o.title, WebhookURL: o.webhookURL, Engine: client.RunEngine(o.engine)}
-	if o.maxSteps > 0 {
-		req.MaxSteps = client.Ptr(o.maxSteps)
+// taskRequest builds the request of a task run; a --schema that cannot be
+// read or a malformed --error-code is a usage error.
+func (o *RunOptions) taskRequest() (*client.TaskRunRequest, error) {
+	req := &client.TaskRunRequest{Prompt: o.Prompt, URL: o.URL, Title: o.Title, WebhookURL: o.WebhookURL, Engine: client.RunEngine(o.Engine)}
+	if o.MaxSteps > 0 {
+		req.MaxSteps = new(o.MaxSteps)
 	}
-	if o.schema != "" {
-		raw, err := readJSONArg(o.schema)
+	if o.Schema != "" {
+		raw, err := readJSONArg(o.Schema)
 		if err != nil {
-			return nil, cmdutil.Usagef(cmd, "--schema: %v", err)
+			return nil, cmdutil.UsageErrorf("--schema: %v", err)
 		}
 		req.DataExtractionSchema = raw
 	}
-	for _, ec := range o.errorCodes {
+	for _, ec := range o.ErrorCodes {
 		code, desc, ok := strings.Cut(ec, "=")
 		if !ok || code == "" || desc == "" {
-			return nil, cmdutil.Usagef(cmd, "--error-code %q: write code=description", ec)
+			return nil, cmdutil.UsageErrorf("--error-code %q: write code=description", ec)
 		}
 		if req.ErrorCodeMapping == nil {
 			req.ErrorCodeMapping = map[string]string{}
@@ -292,7 +331,7 @@ func describeAgent(ctx context.Context, c *client.Client, ref string, a *client.
 // parameter's text must parse), and every parameter without a default
 // needs a value. A problem is a usage error naming the parameter and the
 // agent (who, called only then).
-func (o *options) parameters(cmd *cobra.Command, who func() string, params []client.Parameter) (map[string]any, error) {
+func (o *RunOptions) parameters(who func() string, params []client.Parameter) (map[string]any, error) {
 	declared := map[string]client.Parameter{}
 	var keys []string
 	for _, p := range params {
@@ -313,30 +352,30 @@ func (o *options) parameters(cmd *cobra.Command, who func() string, params []cli
 		return "its parameters are: " + strings.Join(d, ", ")
 	}
 	given := map[string]any{}
-	if o.paramsFile != "" {
-		data, err := os.ReadFile(o.paramsFile)
+	if o.ParamsFile != "" {
+		data, err := os.ReadFile(o.ParamsFile)
 		if err != nil {
-			return nil, cmdutil.Usagef(cmd, "--params-file: %v", err)
+			return nil, cmdutil.UsageErrorf("--params-file: %v", err)
 		}
 		v, err := decodeJSONOrYAML(data)
 		if err != nil {
-			return nil, cmdutil.Usagef(cmd, "--params-file %s: %v", o.paramsFile, err)
+			return nil, cmdutil.UsageErrorf("--params-file %s: %v", o.ParamsFile, err)
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, cmdutil.Usagef(cmd, "--params-file %s must hold an object of parameter values", o.paramsFile)
+			return nil, cmdutil.UsageErrorf("--params-file %s must hold an object of parameter values", o.ParamsFile)
 		}
 		for k, val := range m {
 			given[k] = val
 		}
 	}
-	for _, kv := range o.params {
+	for _, kv := range o.Params {
 		k, text, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, cmdutil.Usagef(cmd, "--param %q: write key=value", kv)
+			return nil, cmdutil.UsageErrorf("--param %q: write key=value", kv)
 		}
 		if _, known := declared[k]; !known {
-			return nil, cmdutil.Usagef(cmd, "--param %s: %s has no parameter %q; %s", k, who(), k, describe())
+			return nil, cmdutil.UsageErrorf("--param %s: %s has no parameter %q; %s", k, who(), k, describe())
 		}
 		given[k] = text // read as the parameter's type below
 	}
@@ -375,5 +414,5 @@ func (o *options) parameters(cmd *cobra.Command, who func() string, params []cli
 			head = fmt.Sprintf("%s needs parameters %s", who(), strings.Join(missing, ", "))
 		}
 	}
-	return nil, cmdutil.Usagef(cmd, "%s:\n  %s", head, strings.Join(problems, "\n  "))
+	return nil, cmdutil.UsageErrorf("%s:\n  %s", head, strings.Join(problems, "\n  "))
 }

@@ -5,8 +5,8 @@ package runs
 
 import (
 	"bufio"
+	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -17,12 +17,13 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/follow"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
-// NewCmd returns `abctl runs`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
+// NewCmdRuns returns `abctl runs`.
+func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "Follow, cancel and re-send the webhooks of runs",
@@ -35,63 +36,26 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Args:  cmdutil.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	webhook.AddCommand(newRetryCmd(f))
-	cmd.AddCommand(newWatchCmd(f), newCancelCmd(f), newCancelAllCmd(f), webhook, newArtifactsCmd(f))
+	webhook.AddCommand(NewCmdRetry(f, nil))
+	cmd.AddCommand(NewCmdWatch(f, nil), NewCmdCancel(f, nil), NewCmdCancelAll(f, nil), webhook, NewCmdArtifacts(f, nil))
 	return cmd
 }
 
-// FollowFlags are the flags of the commands that follow a run (run, runs
-// watch).
-type FollowFlags struct {
-	Timeout time.Duration
-	NoTUI   bool
+// WatchOptions are the inputs of `abctl runs watch`.
+type WatchOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Watch  follow.Watcher
+
+	// RunID is the run to follow, without the run/ of -o name.
+	RunID  string
+	Follow follow.Flags
 }
 
-// Add adds the flags to cmd.
-func (ff *FollowFlags) Add(cmd *cobra.Command) {
-	cmd.Flags().DurationVar(&ff.Timeout, "timeout", 0, "stop following after this long (the run goes on; exit status 8); 0: no limit")
-	cmd.Flags().BoolVar(&ff.NoTUI, "no-tui", false, "print one line per change instead of the live view")
-}
-
-// Follow follows runID as the flags say, prints the run's output on stdout
-// at the end, and returns the error that carries the exit status.
-func (ff *FollowFlags) Follow(cmd *cobra.Command, f *cmdutil.Factory, c *client.Client, runID string) error {
-	res, err := follow.Follow(cmd.Context(), follow.Options{
-		IO: f.IO, Client: c, RunID: runID, Timeout: ff.Timeout,
-		Plain: ff.NoTUI || f.Getenv("CI") != "", Now: f.Now,
-		// Closer than the SDK's default (1 s, up to 10 s): a person is
-		// watching, and an idle run still costs few requests.
-		Poll: client.WaitOptions{Interval: 300 * time.Millisecond, MaxInterval: 3 * time.Second},
-	})
-	if err != nil {
-		return err
-	}
-	if res.Run != nil && res.Run.IsTerminal() {
-		if err := WriteOutput(f.IO.Out, res.Run); err != nil {
-			return err
-		}
-		if s, err := f.Settings(); err == nil && f.Embedded() && (len(res.Run.ScreenshotURLs) > 0 || res.Run.GetRecordingURL() != "") {
-			fmt.Fprintf(f.IO.ErrOut, "The daemon ran inside this command: the links above open while a daemon serves %s (start 'abctl daemon').\n", s.DataDir)
-		}
-	}
-	if code := res.ExitCode(); code != cmdutil.ExitOK {
-		return cmdutil.Silent(code)
-	}
-	return nil
-}
-
-// WriteOutput writes a finished run's output as JSON on w ("null" when it
-// has none), so that `abctl run ... | jq` always gets a document.
-func WriteOutput(w io.Writer, r *client.Run) error {
-	out := r.Output
-	if len(out) == 0 {
-		out = []byte("null")
-	}
-	return printer.WriteJSON(w, out)
-}
-
-func newWatchCmd(f *cmdutil.Factory) *cobra.Command {
-	var ff FollowFlags
+// NewCmdWatch returns `abctl runs watch`. runF, when not nil, is called
+// with the validated options instead of following the run.
+func NewCmdWatch(f *cmdutil.Factory, runF func(*WatchOptions) error) *cobra.Command {
+	opts := &WatchOptions{IO: f.IO, Client: f.Client, Watch: follow.NewWatcher(f)}
 	cmd := &cobra.Command{
 		Use:   "watch RUN_ID",
 		Short: "Follow a run until it ends, then print its output",
@@ -101,23 +65,59 @@ func newWatchCmd(f *cmdutil.Factory) *cobra.Command {
 			"watch stopped (--timeout, or Ctrl-C and leave it running).",
 		Args: cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := resource.Run.Arg(cmd, args[0])
-			if err != nil {
+			opts.RunID = args[0]
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			return ff.Follow(cmd, f, c, id)
+			return runWatch(cmd.Context(), opts)
 		},
 	}
-	ff.Add(cmd)
+	opts.Follow.Add(cmd)
 	cmd.ValidArgsFunction = completion.First(completion.Runs(f, completion.AnyRun))
 	return cmd
 }
 
-func newCancelCmd(f *cmdutil.Factory) *cobra.Command {
+// Validate reads the run id (run/ID as -o name prints it, or the id).
+func (o *WatchOptions) Validate() error {
+	id, err := runID(o.RunID)
+	o.RunID = id
+	return err
+}
+
+func runWatch(ctx context.Context, opts *WatchOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	return opts.Watch(ctx, c, opts.RunID, opts.Follow)
+}
+
+// runID is the id of the run arg names, a usage error when it names
+// something else.
+func runID(arg string) (string, error) {
+	id, err := resource.Run.ID(arg)
+	if err != nil {
+		return "", cmdutil.UsageErrorf("%v", err)
+	}
+	return id, nil
+}
+
+// CancelOptions are the inputs of `abctl runs cancel`.
+type CancelOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	// RunIDs are the runs to cancel, without the run/ of -o name.
+	RunIDs []string
+}
+
+// NewCmdCancel returns `abctl runs cancel`. runF, when not nil, is called
+// with the validated options instead of canceling.
+func NewCmdCancel(f *cmdutil.Factory, runF func(*CancelOptions) error) *cobra.Command {
+	opts := &CancelOptions{IO: f.IO, Client: f.Client}
 	cmd := &cobra.Command{
 		Use:   "cancel RUN_ID...",
 		Short: "Cancel runs",
@@ -128,41 +128,65 @@ func newCancelCmd(f *cmdutil.Factory) *cobra.Command {
 			"  abctl get runs --status running -o name | xargs abctl runs cancel",
 		Args: cmdutil.MinArgs(1, "one or more run ids"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := resource.Run.Args(cmd, args)
-			if err != nil {
+			opts.RunIDs = args
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if len(ids) > 100 {
-				return cmdutil.Usagef(cmd, "at most 100 runs can be canceled at once, got %d", len(ids))
+			if runF != nil {
+				return runF(opts)
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if len(ids) == 1 {
-				if err := c.Runs.Cancel(cmd.Context(), ids[0]); err != nil {
-					return fmt.Errorf("cancel %s: %w", ids[0], err)
-				}
-				fmt.Fprintf(f.IO.ErrOut, "Cancel requested for %s.\n", ids[0])
-				return nil
-			}
-			return cancelMany(cmd, f, c, ids)
+			return runCancel(cmd.Context(), opts)
 		},
 	}
 	cmd.ValidArgsFunction = completion.Runs(f, completion.ActiveRun)
 	return cmd
 }
 
-func cancelMany(cmd *cobra.Command, f *cmdutil.Factory, c *client.Client, ids []string) error {
-	res, err := c.Runs.CancelMany(cmd.Context(), ids)
+// Validate reads the run ids; at most 100 can be canceled at once.
+func (o *CancelOptions) Validate() error {
+	ids := make([]string, 0, len(o.RunIDs))
+	for _, arg := range o.RunIDs {
+		id, err := runID(arg)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, id)
+	}
+	o.RunIDs = ids
+	if len(ids) > 100 {
+		return cmdutil.UsageErrorf("at most 100 runs can be canceled at once, got %d", len(ids))
+	}
+	return nil
+}
+
+func runCancel(ctx context.Context, opts *CancelOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	if len(opts.RunIDs) == 1 {
+		id := opts.RunIDs[0]
+		if err := c.Runs.Cancel(ctx, id); err != nil {
+			return fmt.Errorf("cancel %s: %w", id, err)
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "Cancel requested for %s.\n", id)
+		return nil
+	}
+	return cancelMany(ctx, opts.IO, c, opts.RunIDs)
+}
+
+// cancelMany cancels ids in one request and says how each went; a run
+// that could not be canceled makes it fail silently (exit status 1).
+func cancelMany(ctx context.Context, io *iostreams.IOStreams, c *client.Client, ids []string) error {
+	res, err := c.Runs.CancelMany(ctx, ids)
 	if err != nil {
 		return err
 	}
 	for _, id := range res.Cancelled {
-		fmt.Fprintf(f.IO.ErrOut, "Cancel requested for %s.\n", id)
+		fmt.Fprintf(io.ErrOut, "Cancel requested for %s.\n", id)
 	}
 	for _, id := range res.Failed {
-		fmt.Fprintf(f.IO.ErrOut, "Could not cancel %s (not found, or already ended).\n", id)
+		fmt.Fprintf(io.ErrOut, "Could not cancel %s (not found, or already ended).\n", id)
 	}
 	if len(res.Failed) > 0 {
 		return cmdutil.Silent(cmdutil.ExitError)
@@ -170,9 +194,23 @@ func cancelMany(cmd *cobra.Command, f *cmdutil.Factory, c *client.Client, ids []
 	return nil
 }
 
-func newCancelAllCmd(f *cmdutil.Factory) *cobra.Command {
-	var agent string
-	var yes, fromStdin bool
+// CancelAllOptions are the inputs of `abctl runs cancel-all`.
+type CancelAllOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	// Agent keeps the runs of one agent (a name or id).
+	Agent string
+	Yes   bool
+	// Stdin cancels the run ids read from stdin instead of the runs that
+	// have not ended.
+	Stdin bool
+}
+
+// NewCmdCancelAll returns `abctl runs cancel-all`. runF, when not nil, is
+// called with the validated options instead of canceling.
+func NewCmdCancelAll(f *cmdutil.Factory, runF func(*CancelAllOptions) error) *cobra.Command {
+	opts := &CancelAllOptions{IO: f.IO, Client: f.Client}
 	cmd := &cobra.Command{
 		Use:   "cancel-all",
 		Short: "Cancel every run that has not ended (or the ids read from stdin)",
@@ -183,80 +221,109 @@ func newCancelAllCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: "  abctl runs cancel-all --agent contact-form --yes\n  abctl get runs -o name | abctl runs cancel-all --stdin --yes",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !yes && !f.IO.CanPrompt() {
-				return cmdutil.Usagef(cmd, "cancel-all needs --yes when it cannot ask on a terminal")
-			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			var ids []string
-			if fromStdin {
-				sc := bufio.NewScanner(f.IO.In)
-				for sc.Scan() {
-					if line := strings.TrimSpace(sc.Text()); line != "" {
-						id, err := resource.Run.Arg(cmd, line)
-						if err != nil {
-							return err
-						}
-						ids = append(ids, id)
-					}
-				}
-				if err := sc.Err(); err != nil {
-					return fmt.Errorf("read run ids from stdin: %w", err)
-				}
-			} else {
-				opts := &client.ListRunsOptions{PageSize: 100, Status: []client.RunStatus{
-					client.RunStatusCreated, client.RunStatusQueued, client.RunStatusRunning, client.RunStatusPaused}}
-				if agent != "" {
-					id, err := agentref.Resolve(cmd.Context(), c, agent)
-					if err != nil {
-						return err
-					}
-					opts.WorkflowPermanentID = []string{id}
-				}
-				for r, err := range c.Runs.All(cmd.Context(), opts) {
-					if err != nil {
-						return fmt.Errorf("list the runs: %w", err)
-					}
-					ids = append(ids, r.RunID)
-				}
+			if runF != nil {
+				return runF(opts)
 			}
-			if len(ids) == 0 {
-				fmt.Fprintln(f.IO.ErrOut, "No run to cancel.")
-				return nil
-			}
-			if !yes {
-				ok, err := cmdutil.Confirm(f.IO, fmt.Sprintf("Cancel %d run(s)?", len(ids)))
-				if err != nil || !ok {
-					return cmdutil.Silent(cmdutil.ExitError)
-				}
-			}
-			var failed bool
-			for start := 0; start < len(ids); start += 100 {
-				end := min(start+100, len(ids))
-				if err := cancelMany(cmd, f, c, ids[start:end]); err != nil {
-					if _, silent := err.(*cmdutil.CodeError); !silent {
-						return err
-					}
-					failed = true
-				}
-			}
-			if failed {
-				return cmdutil.Silent(cmdutil.ExitError)
-			}
-			return nil
+			return runCancelAll(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&agent, "agent", "", "only the runs of this agent (its name or wpid_...)")
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	cmd.Flags().BoolVar(&fromStdin, "stdin", false, "cancel the run ids read from stdin, one per line")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "only the runs of this agent (its name or wpid_...)")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVar(&opts.Stdin, "stdin", false, "cancel the run ids read from stdin, one per line")
 	cmd.MarkFlagsMutuallyExclusive("agent", "stdin")
 	return cmd
 }
 
-func newRetryCmd(f *cmdutil.Factory) *cobra.Command {
-	var url string
+// Validate checks that the command may go without asking: --yes, or a
+// terminal to ask on.
+func (o *CancelAllOptions) Validate() error {
+	if !o.Yes && !o.IO.CanPrompt() {
+		return cmdutil.UsageErrorf("cancel-all needs --yes when it cannot ask on a terminal")
+	}
+	return nil
+}
+
+func runCancelAll(ctx context.Context, opts *CancelAllOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	if opts.Stdin {
+		sc := bufio.NewScanner(opts.IO.In)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" {
+				id, err := runID(line)
+				if err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("read run ids from stdin: %w", err)
+		}
+	} else {
+		lo := &client.ListRunsOptions{PageSize: 100, Status: []client.RunStatus{
+			client.RunStatusCreated, client.RunStatusQueued, client.RunStatusRunning, client.RunStatusPaused}}
+		if opts.Agent != "" {
+			id, err := agentref.Resolve(ctx, c, opts.Agent)
+			if err != nil {
+				return err
+			}
+			lo.WorkflowPermanentID = []string{id}
+		}
+		for r, err := range c.Runs.All(ctx, lo) {
+			if err != nil {
+				return fmt.Errorf("list the runs: %w", err)
+			}
+			ids = append(ids, r.RunID)
+		}
+	}
+	if len(ids) == 0 {
+		fmt.Fprintln(opts.IO.ErrOut, "No run to cancel.")
+		return nil
+	}
+	if !opts.Yes {
+		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Cancel %d run(s)?", len(ids)))
+		if err != nil || !ok {
+			return cmdutil.Silent(cmdutil.ExitError)
+		}
+	}
+	var failed bool
+	for start := 0; start < len(ids); start += 100 {
+		end := min(start+100, len(ids))
+		if err := cancelMany(ctx, opts.IO, c, ids[start:end]); err != nil {
+			if _, silent := err.(*cmdutil.CodeError); !silent {
+				return err
+			}
+			failed = true
+		}
+	}
+	if failed {
+		return cmdutil.Silent(cmdutil.ExitError)
+	}
+	return nil
+}
+
+// RetryOptions are the inputs of `abctl runs webhook retry`.
+type RetryOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	// RunID is the run whose webhook to send again.
+	RunID string
+	// URL sends it there instead of to the run's webhook URL.
+	URL string
+}
+
+// NewCmdRetry returns `abctl runs webhook retry`. runF, when not nil, is
+// called with the validated options instead of sending.
+func NewCmdRetry(f *cmdutil.Factory, runF func(*RetryOptions) error) *cobra.Command {
+	opts := &RetryOptions{IO: f.IO, Client: f.Client}
 	cmd := &cobra.Command{
 		Use:   "retry RUN_ID",
 		Short: "Send a finished run's webhook again",
@@ -264,36 +331,65 @@ func newRetryCmd(f *cmdutil.Factory) *cobra.Command {
 			"receiver may see the same payload twice: run_id is its idempotency key.",
 		Args: cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := resource.Run.Arg(cmd, args[0])
-			if err != nil {
+			opts.RunID = args[0]
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			req := &client.RetryWebhookRequest{}
-			if url != "" {
-				req.WebhookURL = url
-			}
-			replay, err := c.Runs.RetryWebhook(cmd.Context(), id, req)
-			if err != nil {
-				return fmt.Errorf("retry the webhook of %s: %w", id, err)
-			}
-			if replay != nil && replay.StatusCode != nil {
-				fmt.Fprintf(f.IO.ErrOut, "Webhook of %s sent; the receiver answered %d.\n", id, *replay.StatusCode)
-				return nil
-			}
-			fmt.Fprintf(f.IO.ErrOut, "Webhook of %s is being sent again; its delivery is recorded on the run.\n", id)
-			return nil
+			return runRetry(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&url, "url", "", "send to this URL instead of the run's webhook URL")
+	cmd.Flags().StringVar(&opts.URL, "url", "", "send to this URL instead of the run's webhook URL")
 	cmd.ValidArgsFunction = completion.First(completion.Runs(f, completion.EndedRun))
 	return cmd
 }
 
-func newArtifactsCmd(f *cmdutil.Factory) *cobra.Command {
+// Validate reads the run id.
+func (o *RetryOptions) Validate() error {
+	id, err := runID(o.RunID)
+	o.RunID = id
+	return err
+}
+
+func runRetry(ctx context.Context, opts *RetryOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	id := opts.RunID
+	req := &client.RetryWebhookRequest{}
+	if opts.URL != "" {
+		req.WebhookURL = opts.URL
+	}
+	replay, err := c.Runs.RetryWebhook(ctx, id, req)
+	if err != nil {
+		return fmt.Errorf("retry the webhook of %s: %w", id, err)
+	}
+	if replay != nil && replay.StatusCode != nil {
+		fmt.Fprintf(opts.IO.ErrOut, "Webhook of %s sent; the receiver answered %d.\n", id, *replay.StatusCode)
+		return nil
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Webhook of %s is being sent again; its delivery is recorded on the run.\n", id)
+	return nil
+}
+
+// ArtifactsOptions are the inputs of `abctl runs artifacts`.
+type ArtifactsOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// RunID is the run whose files to list.
+	RunID  string
+	Format printer.Format
+}
+
+// NewCmdArtifacts returns `abctl runs artifacts`. runF, when not nil, is
+// called with the validated options instead of listing.
+func NewCmdArtifacts(f *cmdutil.Factory, runF func(*ArtifactsOptions) error) *cobra.Command {
+	opts := &ArtifactsOptions{IO: f.IO, Client: f.Client, Now: f.Now}
 	var output string
 	cmd := &cobra.Command{
 		Use:   "artifacts RUN_ID",
@@ -304,35 +400,49 @@ func newArtifactsCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			id, err := resource.Run.Arg(cmd, args[0])
-			if err != nil {
+			opts.Format, opts.RunID = format, args[0]
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			arts, err := c.Runs.ListArtifacts(cmd.Context(), id, nil)
-			if err != nil {
-				return fmt.Errorf("list the artifacts of %s: %w", id, err)
-			}
-			l := printer.Listing{Value: arts, Headers: []string{"type", "size", "created", "url"}}
-			l.Rows = func(t *printer.TablePrinter) {
-				for _, a := range arts {
-					size, u := "", ""
-					if a.FileSize != nil {
-						size = fmt.Sprint(*a.FileSize)
-					}
-					if a.SignedURL != nil {
-						u = *a.SignedURL
-					}
-					t.AddRow(string(a.ArtifactType), size, t.Time(a.CreatedAt.Time), u)
-				}
-			}
-			return l.Print(f.IO, f.Now(), format)
+			return runArtifacts(cmd.Context(), opts)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
 	cmd.ValidArgsFunction = completion.First(completion.Runs(f, completion.AnyRun))
 	return cmd
+}
+
+// Validate reads the run id.
+func (o *ArtifactsOptions) Validate() error {
+	id, err := runID(o.RunID)
+	o.RunID = id
+	return err
+}
+
+func runArtifacts(ctx context.Context, opts *ArtifactsOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	arts, err := c.Runs.ListArtifacts(ctx, opts.RunID, nil)
+	if err != nil {
+		return fmt.Errorf("list the artifacts of %s: %w", opts.RunID, err)
+	}
+	l := printer.Listing{Value: arts, Headers: []string{"type", "size", "created", "url"}}
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, a := range arts {
+			size, u := "", ""
+			if a.FileSize != nil {
+				size = fmt.Sprint(*a.FileSize)
+			}
+			if a.SignedURL != nil {
+				u = *a.SignedURL
+			}
+			t.AddRow(string(a.ArtifactType), size, t.Time(a.CreatedAt.Time), u)
+		}
+	}
+	return l.Print(opts.IO, opts.Now(), opts.Format)
 }

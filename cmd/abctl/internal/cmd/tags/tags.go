@@ -20,15 +20,16 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
-	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+	"github.com/abctl/abctl/cmd/abctl/internal/listing"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
-// NewCmd returns `abctl tags`.
-func NewCmd(f *cmdutil.Factory) *cobra.Command {
+// NewCmdTags returns `abctl tags`.
+func NewCmdTags(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "tags",
 		Aliases: []string{"tag"},
@@ -40,8 +41,8 @@ func NewCmd(f *cmdutil.Factory) *cobra.Command {
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newSetCmd(f), newUnsetCmd(f), newGetCmd(f), newHistoryCmd(f),
-		newKeysCmd(f), newValuesCmd(f), newRenameCmd(f), newDeleteCmd(f))
+	cmd.AddCommand(NewCmdSet(f, nil), NewCmdUnset(f, nil), NewCmdGet(f, nil), NewCmdHistory(f, nil),
+		NewCmdKeys(f, nil), NewCmdValues(f, nil), NewCmdRename(f, nil), NewCmdDelete(f, nil))
 	return cmd
 }
 
@@ -58,21 +59,8 @@ func (t target) String() string {
 	return "agent " + t.id
 }
 
-// prepare does what every command on a target starts with: check -o,
-// get the client, resolve the target.
-func prepare(cmd *cobra.Command, f *cmdutil.Factory, output, ref string) (printer.Format, *client.Client, target, error) {
-	format, err := printer.Check(cmd, output)
-	if err != nil {
-		return "", nil, target{}, err
-	}
-	c, err := f.Client(cmd.Context())
-	if err != nil {
-		return "", nil, target{}, err
-	}
-	t, err := resolveTarget(cmd.Context(), c, ref)
-	return format, c, t, err
-}
-
+// resolveTarget finds what ref names: a run (wr_..., run/ID) or an agent
+// (a name or id, agent/NAME).
 func resolveTarget(ctx context.Context, c *client.Client, ref string) (target, error) {
 	named := false // run/ID, as -o name prints it
 	if id, err := resource.Run.ID(ref); err == nil && id != ref {
@@ -89,6 +77,16 @@ func resolveTarget(ctx context.Context, c *client.Client, ref string) (target, e
 		return target{}, err
 	}
 	return target{id: id}, nil
+}
+
+// clientAndTarget makes the client and finds the target ref names.
+func clientAndTarget(ctx context.Context, getClient func(context.Context) (*client.Client, error), ref string) (*client.Client, target, error) {
+	c, err := getClient(ctx)
+	if err != nil {
+		return nil, target{}, err
+	}
+	t, err := resolveTarget(ctx, c, ref)
+	return c, t, err
 }
 
 // parseTag reads "key=value" or "label".
@@ -112,7 +110,7 @@ func tagText(key *string, value string) string {
 	return *key + "=" + value
 }
 
-func printTags(f *cmdutil.Factory, format printer.Format, raw any, tags []client.Tag) error {
+func printTags(io *iostreams.IOStreams, now time.Time, format printer.Format, raw any, tags []client.Tag) error {
 	l := printer.Listing{Value: raw, Headers: []string{"key", "value", "set"}}
 	for _, t := range tags {
 		l.Names = append(l.Names, tagText(t.Key, t.Value))
@@ -126,11 +124,30 @@ func printTags(f *cmdutil.Factory, format printer.Format, raw any, tags []client
 			t.AddRow(key, tag.Value, t.Time(tag.SetAt.Time))
 		}
 	}
-	return l.Print(f.IO, f.Now(), format)
+	return l.Print(io, now, format)
 }
 
-func newSetCmd(f *cmdutil.Factory) *cobra.Command {
-	var colors []string
+// SetOptions are the inputs of `abctl tags set`.
+type SetOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Target is the agent or run to tag.
+	Target string
+	// Tags are key=value pairs or labels; Colors key=color pairs.
+	Tags   []string
+	Colors []string
+	Format printer.Format
+
+	// Request is what Validate reads from Tags and Colors.
+	Request *client.TagApplyRequest
+}
+
+// NewCmdSet returns `abctl tags set`. runF, when not nil, is called with
+// the validated options instead of tagging.
+func NewCmdSet(f *cmdutil.Factory, runF func(*SetOptions) error) *cobra.Command {
+	opts := &SetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
 	var output string
 	cmd := &cobra.Command{
 		Use:   "set TARGET TAG...",
@@ -143,31 +160,52 @@ func newSetCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			req := &client.TagApplyRequest{}
-			for _, a := range args[1:] {
-				tag, err := parseTag(a)
-				if err != nil {
-					return cmdutil.Usagef(cmd, "%v", err)
-				}
-				req.Tags = append(req.Tags, tag)
+			opts.Format, opts.Target, opts.Tags = format, args[0], args[1:]
+			if err := opts.Validate(); err != nil {
+				return err
 			}
-			for _, c := range colors {
-				k, v, ok := strings.Cut(c, "=")
-				if !ok || k == "" || !client.TagColor(v).IsKnown() {
-					return cmdutil.Usagef(cmd, "--color %q: write key=color with a palette colour (%s)", c, palette())
-				}
-				if req.Colors == nil {
-					req.Colors = map[string]client.TagColor{}
-				}
-				req.Colors[k] = client.TagColor(v)
+			if runF != nil {
+				return runF(opts)
 			}
-			return apply(cmd, f, args[0], req, format)
+			return runSet(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&colors, "color", nil, "palette colour of a new key=value pair, as key=color (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Colors, "color", nil, "palette colour of a new key=value pair, as key=color (repeatable)")
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
+}
+
+// Validate reads the tags and the colours into Request.
+func (o *SetOptions) Validate() error {
+	req := &client.TagApplyRequest{}
+	for _, a := range o.Tags {
+		tag, err := parseTag(a)
+		if err != nil {
+			return cmdutil.UsageErrorf("%v", err)
+		}
+		req.Tags = append(req.Tags, tag)
+	}
+	for _, c := range o.Colors {
+		k, v, ok := strings.Cut(c, "=")
+		if !ok || k == "" || !client.TagColor(v).IsKnown() {
+			return cmdutil.UsageErrorf("--color %q: write key=color with a palette colour (%s)", c, palette())
+		}
+		if req.Colors == nil {
+			req.Colors = map[string]client.TagColor{}
+		}
+		req.Colors[k] = client.TagColor(v)
+	}
+	o.Request = req
+	return nil
+}
+
+func runSet(ctx context.Context, opts *SetOptions) error {
+	c, t, err := clientAndTarget(ctx, opts.Client, opts.Target)
+	if err != nil {
+		return err
+	}
+	return applyTo(ctx, opts.IO, opts.Now(), c, t, opts.Request, opts.Format)
 }
 
 func palette() string {
@@ -178,7 +216,24 @@ func palette() string {
 	return strings.Join(names, ", ")
 }
 
-func newUnsetCmd(f *cmdutil.Factory) *cobra.Command {
+// UnsetOptions are the inputs of `abctl tags unset`.
+type UnsetOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Target is the agent or run to untag.
+	Target string
+	// Names are the keys (their values go with them) or bare labels to
+	// remove.
+	Names  []string
+	Format printer.Format
+}
+
+// NewCmdUnset returns `abctl tags unset`. runF, when not nil, is called
+// with the options instead of untagging.
+func NewCmdUnset(f *cmdutil.Factory, runF func(*UnsetOptions) error) *cobra.Command {
+	opts := &UnsetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
 	var output string
 	cmd := &cobra.Command{
 		Use:     "unset TARGET KEY_OR_LABEL...",
@@ -186,31 +241,15 @@ func newUnsetCmd(f *cmdutil.Factory) *cobra.Command {
 		Example: "  abctl tags unset contact-form env urgent",
 		Args:    cmdutil.MinArgs(2, "a target and one or more keys or labels"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, c, t, err := prepare(cmd, f, output, args[0])
+			format, err := printer.Check(cmd, output)
 			if err != nil {
 				return err
 			}
-			// A name that is a registered key on the target removes that
-			// key; anything else is a bare label.
-			current, _, err := getTags(cmd.Context(), c, t)
-			if err != nil {
-				return err
+			opts.Format, opts.Target, opts.Names = format, args[0], args[1:]
+			if runF != nil {
+				return runF(opts)
 			}
-			keys := map[string]bool{}
-			for _, tag := range current {
-				if tag.Key != nil {
-					keys[*tag.Key] = true
-				}
-			}
-			req := &client.TagApplyRequest{}
-			for _, a := range args[1:] {
-				if keys[a] {
-					req.TagsToDelete = append(req.TagsToDelete, client.TagDeleteInput{Key: a})
-				} else {
-					req.TagsToDelete = append(req.TagsToDelete, client.TagDeleteInput{Value: a})
-				}
-			}
-			return applyTo(cmd, f, c, t, req, format)
+			return runUnset(cmd.Context(), opts)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
@@ -218,31 +257,48 @@ func newUnsetCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-func apply(cmd *cobra.Command, f *cmdutil.Factory, ref string, req *client.TagApplyRequest, format printer.Format) error {
-	c, err := f.Client(cmd.Context())
+func runUnset(ctx context.Context, opts *UnsetOptions) error {
+	c, t, err := clientAndTarget(ctx, opts.Client, opts.Target)
 	if err != nil {
 		return err
 	}
-	t, err := resolveTarget(cmd.Context(), c, ref)
+	// A name that is a registered key on the target removes that key;
+	// anything else is a bare label.
+	current, _, err := getTags(ctx, c, t)
 	if err != nil {
 		return err
 	}
-	return applyTo(cmd, f, c, t, req, format)
+	keys := map[string]bool{}
+	for _, tag := range current {
+		if tag.Key != nil {
+			keys[*tag.Key] = true
+		}
+	}
+	req := &client.TagApplyRequest{}
+	for _, a := range opts.Names {
+		if keys[a] {
+			req.TagsToDelete = append(req.TagsToDelete, client.TagDeleteInput{Key: a})
+		} else {
+			req.TagsToDelete = append(req.TagsToDelete, client.TagDeleteInput{Value: a})
+		}
+	}
+	return applyTo(ctx, opts.IO, opts.Now(), c, t, req, opts.Format)
 }
 
-func applyTo(cmd *cobra.Command, f *cmdutil.Factory, c *client.Client, t target, req *client.TagApplyRequest, format printer.Format) error {
+// applyTo applies req to the tags of t and prints the tags it then has.
+func applyTo(ctx context.Context, io *iostreams.IOStreams, now time.Time, c *client.Client, t target, req *client.TagApplyRequest, format printer.Format) error {
 	if t.isRun {
-		res, err := c.Runs.ApplyTags(cmd.Context(), t.id, req)
+		res, err := c.Runs.ApplyTags(ctx, t.id, req)
 		if err != nil {
 			return fmt.Errorf("tag %s: %w", t, err)
 		}
-		return printTags(f, format, res, res.Tags)
+		return printTags(io, now, format, res, res.Tags)
 	}
-	res, err := c.Agents.ApplyTags(cmd.Context(), t.id, req)
+	res, err := c.Agents.ApplyTags(ctx, t.id, req)
 	if err != nil {
 		return fmt.Errorf("tag %s: %w", t, err)
 	}
-	return printTags(f, format, res, res.Tags)
+	return printTags(io, now, format, res, res.Tags)
 }
 
 // getTags reads the current tags of t, and the service's answer as it is
@@ -262,22 +318,36 @@ func getTags(ctx context.Context, c *client.Client, t target) (tags []client.Tag
 	return res.Tags, res, nil
 }
 
-func newGetCmd(f *cmdutil.Factory) *cobra.Command {
+// GetOptions are the inputs of `abctl tags get`.
+type GetOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Target is the agent or run whose tags to show.
+	Target string
+	Format printer.Format
+}
+
+// NewCmdGet returns `abctl tags get`. runF, when not nil, is called with
+// the options instead of reading the tags.
+func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
+	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
 	var output string
 	cmd := &cobra.Command{
 		Use:   "get TARGET",
 		Short: "Show the tags of an agent or a run",
 		Args:  cmdutil.ExactArgs(1, "an agent or a run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, c, t, err := prepare(cmd, f, output, args[0])
+			format, err := printer.Check(cmd, output)
 			if err != nil {
 				return err
 			}
-			tags, raw, err := getTags(cmd.Context(), c, t)
-			if err != nil {
-				return err
+			opts.Format, opts.Target = format, args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			return printTags(f, format, raw, tags)
+			return runGet(cmd.Context(), opts)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
@@ -285,68 +355,134 @@ func newGetCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-func newHistoryCmd(f *cmdutil.Factory) *cobra.Command {
-	var output, key string
-	var limit int
-	var since time.Duration
+func runGet(ctx context.Context, opts *GetOptions) error {
+	c, t, err := clientAndTarget(ctx, opts.Client, opts.Target)
+	if err != nil {
+		return err
+	}
+	tags, raw, err := getTags(ctx, c, t)
+	if err != nil {
+		return err
+	}
+	return printTags(opts.IO, opts.Now(), opts.Format, raw, tags)
+}
+
+// HistoryOptions are the inputs of `abctl tags history`.
+type HistoryOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Target is the agent or run whose tag changes to show.
+	Target string
+	// Key keeps the events of one key; Limit bounds them (0: the
+	// service's default); Since keeps those of this last period (0: all).
+	Key    string
+	Limit  int
+	Since  time.Duration
+	Format printer.Format
+}
+
+// NewCmdHistory returns `abctl tags history`. runF, when not nil, is
+// called with the validated options instead of reading the history.
+func NewCmdHistory(f *cmdutil.Factory, runF func(*HistoryOptions) error) *cobra.Command {
+	opts := &HistoryOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output string
 	cmd := &cobra.Command{
 		Use:     "history TARGET",
 		Short:   "Show the tag changes of an agent or a run, newest first",
 		Example: "  abctl tags history contact-form --key env --since 24h",
 		Args:    cmdutil.ExactArgs(1, "an agent or a run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if limit < 0 || limit > 500 {
-				return cmdutil.Usagef(cmd, "--limit must be between 1 and 500, not %d", limit)
+			opts.Target = args[0]
+			// --limit is checked before -o, as it always was.
+			if err := opts.Validate(); err != nil {
+				return err
 			}
-			format, c, t, err := prepare(cmd, f, output, args[0])
+			format, err := printer.Check(cmd, output)
 			if err != nil {
 				return err
 			}
-			o := &client.TagHistoryOptions{Limit: limit, Key: key}
-			if since > 0 {
-				at := client.NewTime(f.Now().Add(-since))
-				o.Since = &at
+			opts.Format = format
+			if runF != nil {
+				return runF(opts)
 			}
-			var raw any
-			var events []client.TagEvent
-			if t.isRun {
-				h, err := c.Runs.TagHistory(cmd.Context(), t.id, o)
-				if err != nil {
-					return fmt.Errorf("read the tag history of %s: %w", t, err)
-				}
-				raw, events = h, h.Events
-			} else {
-				h, err := c.Agents.TagHistory(cmd.Context(), t.id, o)
-				if err != nil {
-					return fmt.Errorf("read the tag history of %s: %w", t, err)
-				}
-				raw, events = h, h.Events
-			}
-			l := printer.Listing{Value: raw, Headers: []string{"when", "event", "key", "value", "by"}}
-			l.Rows = func(tp *printer.TablePrinter) {
-				for _, e := range events {
-					k, v := "", ""
-					if e.Key != nil {
-						k = *e.Key
-					}
-					if e.Value != nil {
-						v = *e.Value
-					}
-					tp.AddRow(tp.Time(e.SetAt.Time), string(e.EventType), k, v, e.SetBy)
-				}
-			}
-			return l.Print(f.IO, f.Now(), format)
+			return runHistory(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&key, "key", "", "only the events of this key")
-	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many events (1 to 500; default: the service's, 100)")
-	cmd.Flags().DurationVar(&since, "since", 0, "only the events of this last period (e.g. 24h)")
+	cmd.Flags().StringVar(&opts.Key, "key", "", "only the events of this key")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many events (1 to 500; default: the service's, 100)")
+	cmd.Flags().DurationVar(&opts.Since, "since", 0, "only the events of this last period (e.g. 24h)")
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
 	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
 }
 
-func newKeysCmd(f *cmdutil.Factory) *cobra.Command {
+// Validate checks --limit.
+func (o *HistoryOptions) Validate() error {
+	if o.Limit < 0 || o.Limit > 500 {
+		return cmdutil.UsageErrorf("--limit must be between 1 and 500, not %d", o.Limit)
+	}
+	return nil
+}
+
+func runHistory(ctx context.Context, opts *HistoryOptions) error {
+	c, t, err := clientAndTarget(ctx, opts.Client, opts.Target)
+	if err != nil {
+		return err
+	}
+	o := &client.TagHistoryOptions{Limit: opts.Limit, Key: opts.Key}
+	if opts.Since > 0 {
+		o.Since = new(client.NewTime(opts.Now().Add(-opts.Since)))
+	}
+	var raw any
+	var events []client.TagEvent
+	if t.isRun {
+		h, err := c.Runs.TagHistory(ctx, t.id, o)
+		if err != nil {
+			return fmt.Errorf("read the tag history of %s: %w", t, err)
+		}
+		raw, events = h, h.Events
+	} else {
+		h, err := c.Agents.TagHistory(ctx, t.id, o)
+		if err != nil {
+			return fmt.Errorf("read the tag history of %s: %w", t, err)
+		}
+		raw, events = h, h.Events
+	}
+	l := printer.Listing{Value: raw, Headers: []string{"when", "event", "key", "value", "by"}}
+	l.Rows = func(tp *printer.TablePrinter) {
+		for _, e := range events {
+			k, v := "", ""
+			if e.Key != nil {
+				k = *e.Key
+			}
+			if e.Value != nil {
+				v = *e.Value
+			}
+			tp.AddRow(tp.Time(e.SetAt.Time), string(e.EventType), k, v, e.SetBy)
+		}
+	}
+	return l.Print(opts.IO, opts.Now(), opts.Format)
+}
+
+// KeysOptions are the inputs of `abctl tags keys`.
+type KeysOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Key shows this key only; "" lists them all.
+	Key string
+	// Describe, when not nil, sets Key's description.
+	Describe *string
+	Format   printer.Format
+}
+
+// NewCmdKeys returns `abctl tags keys`. runF, when not nil, is called with
+// the validated options instead of reading (or describing) the keys.
+func NewCmdKeys(f *cmdutil.Factory, runF func(*KeysOptions) error) *cobra.Command {
+	opts := &KeysOptions{IO: f.IO, Client: f.Client, Now: f.Now}
 	var output, describe string
 	cmd := &cobra.Command{
 		Use:   "keys [KEY]",
@@ -359,37 +495,20 @@ func newKeysCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
+			opts.Format, opts.Key, opts.Describe = format, "", nil
+			if len(args) == 1 {
+				opts.Key = args[0]
 			}
 			if cmd.Flags().Changed("describe") {
-				if len(args) != 1 {
-					return cmdutil.Usagef(cmd, "--describe needs the KEY to describe")
-				}
-				k, err := c.Tags.UpdateKey(cmd.Context(), args[0], describe)
-				if err != nil {
-					return fmt.Errorf("describe tag key %s: %w", args[0], err)
-				}
-				return printKeys(f, format, []*client.TagKey{k})
+				opts.Describe = &describe
 			}
-			keys, err := c.Tags.ListKeys(cmd.Context())
-			if err != nil {
-				return fmt.Errorf("list the tag keys: %w", err)
+			if err := opts.Validate(); err != nil {
+				return err
 			}
-			if len(args) == 1 {
-				var one []*client.TagKey
-				for _, k := range keys {
-					if k.Key == args[0] {
-						one = append(one, k)
-					}
-				}
-				if len(one) == 0 {
-					return fmt.Errorf("no tag key %q", args[0])
-				}
-				keys = one
+			if runF != nil {
+				return runF(opts)
 			}
-			return printKeys(f, format, keys)
+			return runKeys(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&describe, "describe", "", "set the key's description (empty clears it)")
@@ -397,7 +516,46 @@ func newKeysCmd(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-func printKeys(f *cmdutil.Factory, format printer.Format, keys []*client.TagKey) error {
+// Validate checks that --describe comes with its key.
+func (o *KeysOptions) Validate() error {
+	if o.Describe != nil && o.Key == "" {
+		return cmdutil.UsageErrorf("--describe needs the KEY to describe")
+	}
+	return nil
+}
+
+func runKeys(ctx context.Context, opts *KeysOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Describe != nil {
+		k, err := c.Tags.UpdateKey(ctx, opts.Key, *opts.Describe)
+		if err != nil {
+			return fmt.Errorf("describe tag key %s: %w", opts.Key, err)
+		}
+		return printKeys(opts, []*client.TagKey{k})
+	}
+	keys, err := c.Tags.ListKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("list the tag keys: %w", err)
+	}
+	if opts.Key != "" {
+		var one []*client.TagKey
+		for _, k := range keys {
+			if k.Key == opts.Key {
+				one = append(one, k)
+			}
+		}
+		if len(one) == 0 {
+			return fmt.Errorf("no tag key %q", opts.Key)
+		}
+		keys = one
+	}
+	return printKeys(opts, keys)
+}
+
+func printKeys(opts *KeysOptions, keys []*client.TagKey) error {
 	l := printer.Listing{Value: keys, Headers: []string{"key", "agents", "description"}}
 	for _, k := range keys {
 		l.Names = append(l.Names, k.Key)
@@ -411,12 +569,31 @@ func printKeys(f *cmdutil.Factory, format printer.Format, keys []*client.TagKey)
 			t.AddRow(k.Key, fmt.Sprint(k.WorkflowCount), d)
 		}
 	}
-	return l.Print(f.IO, f.Now(), format)
+	return l.Print(opts.IO, opts.Now(), opts.Format)
 }
 
-func newValuesCmd(f *cmdutil.Factory) *cobra.Command {
+// ValuesOptions are the inputs of `abctl tags values`.
+type ValuesOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Key lists the values of this key only ("": all); Value, when not
+	// nil, the one value of Key.
+	Key   string
+	Value *string
+	// Create registers Key=Value; Color (when not nil) is the colour it
+	// gets, or, without Create, the one it changes to.
+	Create bool
+	Color  *string
+	Format printer.Format
+}
+
+// NewCmdValues returns `abctl tags values`. runF, when not nil, is called
+// with the validated options instead of reading (or changing) the values.
+func NewCmdValues(f *cmdutil.Factory, runF func(*ValuesOptions) error) *cobra.Command {
+	opts := &ValuesOptions{IO: f.IO, Client: f.Client, Now: f.Now}
 	var output, color string
-	var create bool
 	cmd := &cobra.Command{
 		Use:   "values [KEY [VALUE]]",
 		Short: "List tag values; register one (--create) or recolour it (--color)",
@@ -430,121 +607,210 @@ func newValuesCmd(f *cmdutil.Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			creating := create
-			recolor := cmd.Flags().Changed("color") && !creating
-			if (creating || recolor) && len(args) != 2 {
-				return cmdutil.Usagef(cmd, "--create and --color need KEY and VALUE")
+			opts.Format, opts.Key, opts.Value, opts.Color = format, "", nil, nil
+			if len(args) > 0 {
+				opts.Key = args[0]
 			}
-			if color != "" && !client.TagColor(color).IsKnown() {
-				return cmdutil.Usagef(cmd, "--color %q is not a palette colour (%s)", color, palette())
+			if len(args) == 2 {
+				opts.Value = &args[1]
 			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
+			if cmd.Flags().Changed("color") {
+				opts.Color = &color
+			}
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			var values []*client.TagValue
-			switch {
-			case creating:
-				v, err := c.Tags.CreateValue(cmd.Context(), &client.TagValueCreateRequest{Key: args[0], Value: args[1], Color: client.TagColor(color)})
-				if err != nil {
-					return fmt.Errorf("create tag value %s=%s: %w", args[0], args[1], err)
-				}
-				values = []*client.TagValue{v}
-			case recolor:
-				v, err := c.Tags.UpdateValue(cmd.Context(), args[0], args[1], client.TagColor(color))
-				if err != nil {
-					return fmt.Errorf("recolour tag value %s=%s: %w", args[0], args[1], err)
-				}
-				values = []*client.TagValue{v}
-			default:
-				key := ""
-				if len(args) > 0 {
-					key = args[0]
-				}
-				values, err = c.Tags.ListValues(cmd.Context(), key)
-				if err != nil {
-					return fmt.Errorf("list the tag values: %w", err)
-				}
-				if len(args) == 2 {
-					var one []*client.TagValue
-					for _, v := range values {
-						if v.Value == args[1] {
-							one = append(one, v)
-						}
-					}
-					values = one
-				}
+			if runF != nil {
+				return runF(opts)
 			}
-			return get.TagValuesListing(values).Print(f.IO, f.Now(), format)
+			return runValues(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&create, "create", false, "register KEY VALUE before any agent uses it")
+	cmd.Flags().BoolVar(&opts.Create, "create", false, "register KEY VALUE before any agent uses it")
 	cmd.Flags().StringVar(&color, "color", "", "palette colour: "+palette())
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
-func newRenameCmd(f *cmdutil.Factory) *cobra.Command {
+// recolor reports whether the command changes a value's colour.
+func (o *ValuesOptions) recolor() bool { return o.Color != nil && !o.Create }
+
+// color is the colour given, "" when none.
+func (o *ValuesOptions) color() string {
+	if o.Color == nil {
+		return ""
+	}
+	return *o.Color
+}
+
+// Validate checks that --create and --color come with their value, and
+// that the colour is one of the palette.
+func (o *ValuesOptions) Validate() error {
+	if (o.Create || o.recolor()) && o.Value == nil {
+		return cmdutil.UsageErrorf("--create and --color need KEY and VALUE")
+	}
+	if c := o.color(); c != "" && !client.TagColor(c).IsKnown() {
+		return cmdutil.UsageErrorf("--color %q is not a palette colour (%s)", c, palette())
+	}
+	return nil
+}
+
+func runValues(ctx context.Context, opts *ValuesOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	var values []*client.TagValue
+	switch {
+	case opts.Create:
+		v, err := c.Tags.CreateValue(ctx, &client.TagValueCreateRequest{Key: opts.Key, Value: *opts.Value, Color: client.TagColor(opts.color())})
+		if err != nil {
+			return fmt.Errorf("create tag value %s=%s: %w", opts.Key, *opts.Value, err)
+		}
+		values = []*client.TagValue{v}
+	case opts.recolor():
+		v, err := c.Tags.UpdateValue(ctx, opts.Key, *opts.Value, client.TagColor(opts.color()))
+		if err != nil {
+			return fmt.Errorf("recolour tag value %s=%s: %w", opts.Key, *opts.Value, err)
+		}
+		values = []*client.TagValue{v}
+	default:
+		values, err = c.Tags.ListValues(ctx, opts.Key)
+		if err != nil {
+			return fmt.Errorf("list the tag values: %w", err)
+		}
+		if opts.Value != nil {
+			var one []*client.TagValue
+			for _, v := range values {
+				if v.Value == *opts.Value {
+					one = append(one, v)
+				}
+			}
+			values = one
+		}
+	}
+	return listing.TagValues(values).Print(opts.IO, opts.Now(), opts.Format)
+}
+
+// RenameOptions are the inputs of `abctl tags rename`.
+type RenameOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	Key, Value, NewValue string
+}
+
+// NewCmdRename returns `abctl tags rename`. runF, when not nil, is called
+// with the options instead of renaming.
+func NewCmdRename(f *cmdutil.Factory, runF func(*RenameOptions) error) *cobra.Command {
+	opts := &RenameOptions{IO: f.IO, Client: f.Client}
 	return &cobra.Command{
 		Use:     "rename KEY VALUE NEW_VALUE",
 		Short:   "Rename a tag value on every agent that carries it",
 		Example: "  abctl tags rename env staging preprod",
 		Args:    cmdutil.ExactArgs(3, "KEY, VALUE and NEW_VALUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := f.Client(cmd.Context())
-			if err != nil {
-				return err
+			opts.Key, opts.Value, opts.NewValue = args[0], args[1], args[2]
+			if runF != nil {
+				return runF(opts)
 			}
-			res, err := c.Tags.RenameValue(cmd.Context(), args[0], args[1], args[2])
-			if err != nil {
-				return fmt.Errorf("rename %s=%s: %w", args[0], args[1], err)
-			}
-			fmt.Fprintf(f.IO.ErrOut, "Renamed %s=%s to %s=%s on %d agent(s).\n", args[0], args[1], res.Key, res.Value, res.RenamedWorkflowCount)
-			return nil
+			return runRename(cmd.Context(), opts)
 		},
 	}
 }
 
-func newDeleteCmd(f *cmdutil.Factory) *cobra.Command {
-	var yes bool
+func runRename(ctx context.Context, opts *RenameOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := c.Tags.RenameValue(ctx, opts.Key, opts.Value, opts.NewValue)
+	if err != nil {
+		return fmt.Errorf("rename %s=%s: %w", opts.Key, opts.Value, err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Renamed %s=%s to %s=%s on %d agent(s).\n", opts.Key, opts.Value, res.Key, res.Value, res.RenamedWorkflowCount)
+	return nil
+}
+
+// DeleteOptions are the inputs of `abctl tags delete`.
+type DeleteOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	// Key is the key to delete, with all its values unless Value (not
+	// nil) names the one to delete.
+	Key   string
+	Value *string
+	Yes   bool
+}
+
+// NewCmdDelete returns `abctl tags delete`. runF, when not nil, is called
+// with the validated options instead of deleting.
+func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Command {
+	opts := &DeleteOptions{IO: f.IO, Client: f.Client}
 	cmd := &cobra.Command{
 		Use:   "delete KEY [VALUE]",
 		Short: "Delete a tag key (and all its values) or one value, from every agent and run",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			what := "tag key " + args[0] + " and every value of it"
+			opts.Key, opts.Value = args[0], nil
 			if len(args) == 2 {
-				what = "tag value " + args[0] + "=" + args[1]
+				opts.Value = &args[1]
 			}
-			if !yes {
-				if !f.IO.CanPrompt() {
-					return cmdutil.Usagef(cmd, "deleting %s removes it from every agent and run: add --yes when no terminal can confirm", what)
-				}
-				ok, err := cmdutil.Confirm(f.IO, "Delete "+what+" from every agent and run?")
-				if err != nil || !ok {
-					return cmdutil.Silent(cmdutil.ExitError)
-				}
-			}
-			c, err := f.Client(cmd.Context())
-			if err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if len(args) == 2 {
-				res, err := c.Tags.DeleteValue(cmd.Context(), args[0], args[1])
-				if err != nil {
-					return fmt.Errorf("delete %s: %w", what, err)
-				}
-				fmt.Fprintf(f.IO.ErrOut, "Deleted %s: removed from %d agent(s) and %d run(s).\n", what, res.RemovedFromWorkflowCount, res.RemovedFromRunCount)
-				return nil
+			if runF != nil {
+				return runF(opts)
 			}
-			res, err := c.Tags.DeleteKey(cmd.Context(), args[0])
-			if err != nil {
-				return fmt.Errorf("delete %s: %w", what, err)
-			}
-			fmt.Fprintf(f.IO.ErrOut, "Deleted %s: removed from %d agent(s) and %d run(s).\n", what, res.RemovedFromWorkflowCount, res.RemovedFromRunCount)
-			return nil
+			return runDelete(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
 	return cmd
+}
+
+// what is what the command deletes, in words.
+func (o *DeleteOptions) what() string {
+	if o.Value != nil {
+		return "tag value " + o.Key + "=" + *o.Value
+	}
+	return "tag key " + o.Key + " and every value of it"
+}
+
+// Validate checks that the deletion can be confirmed: --yes, or a terminal
+// to ask on.
+func (o *DeleteOptions) Validate() error {
+	if !o.Yes && !o.IO.CanPrompt() {
+		return cmdutil.UsageErrorf("deleting %s removes it from every agent and run: add --yes when no terminal can confirm", o.what())
+	}
+	return nil
+}
+
+func runDelete(ctx context.Context, opts *DeleteOptions) error {
+	what := opts.what()
+	if !opts.Yes {
+		ok, err := cmdutil.Confirm(opts.IO, "Delete "+what+" from every agent and run?")
+		if err != nil || !ok {
+			return cmdutil.Silent(cmdutil.ExitError)
+		}
+	}
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Value != nil {
+		res, err := c.Tags.DeleteValue(ctx, opts.Key, *opts.Value)
+		if err != nil {
+			return fmt.Errorf("delete %s: %w", what, err)
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "Deleted %s: removed from %d agent(s) and %d run(s).\n", what, res.RemovedFromWorkflowCount, res.RemovedFromRunCount)
+		return nil
+	}
+	res, err := c.Tags.DeleteKey(ctx, opts.Key)
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", what, err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Deleted %s: removed from %d agent(s) and %d run(s).\n", what, res.RemovedFromWorkflowCount, res.RemovedFromRunCount)
+	return nil
 }

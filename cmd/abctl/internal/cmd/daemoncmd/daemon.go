@@ -1,0 +1,228 @@
+// Package daemoncmd is `abctl daemon`: the local service of package daemon
+// on this machine, and `abctl daemon orgs`, the organizations of its store.
+//
+// It is the one command package that links the server (package daemon and
+// its store): the others reach the service through the SDK only.
+package daemoncmd
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/config"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/datadir"
+	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/llm"
+)
+
+// DaemonOptions are the inputs of `abctl daemon`.
+type DaemonOptions struct {
+	IO *iostreams.IOStreams
+	// Serve runs the daemon until ctx ends: daemon.Run.
+	Serve func(ctx context.Context, cfg daemon.Config) error
+
+	// Config is what the daemon runs with: its flags, and in Engine the
+	// browser's flags and the language model (the --llm-* flags over the
+	// configuration file's llm section and the ABCTL_LLM_* environment,
+	// with the defaults filled in).
+	Config daemon.Config
+}
+
+// NewCmdDaemon returns `abctl daemon`. runF, when not nil, is called with
+// the validated options instead of serving.
+func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Command {
+	opts := &DaemonOptions{IO: f.IO, Serve: daemon.Run, Config: daemon.Config{Engine: &daemon.EngineConfig{}}}
+	cfg, engine := &opts.Config, opts.Config.Engine
+	var lf llmFlags
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Serve the v1 API locally on an embedded store",
+		Long: "abctl daemon serves the same v1 API as the hosted service on this machine, keeping\n" +
+			"agents, folders, tags and runs in an embedded store under --data-dir, so that the SDK,\n" +
+			"the CLI and the hosted service's own clients work offline against it.\n\n" +
+			"Runs wait in a queue, fair across organizations, and --workers of them execute at\n" +
+			"once. Each run that ends sends its webhook, signed with the API key that started it.\n" +
+			"Runs a crash interrupted are ended (or, if they had not started, resumed) at the\n" +
+			"next start.\n\n" +
+			"On first start it creates an organization and an API key, prints the key once on\n" +
+			"stderr and writes it to <data-dir>/" + datadir.KeyFileName + " (mode 0600). --api-key registers a\n" +
+			"key of your choosing for that organization, for scripts and CI.\n\n" +
+			"It listens on loopback unless --addr says otherwise, and stops cleanly on Ctrl-C or\n" +
+			"SIGTERM: requests in flight finish, then the store closes.\n\n" +
+			"Runs execute in Chromium (found on PATH or given with --chromium, or a remote one\n" +
+			"with --browser-address), which starts with the first run; without it runs fail,\n" +
+			"saying how to install it. Runs are recorded as video when ffmpeg is on PATH\n" +
+			"(--no-recording turns that off). The browser of a run started by\n" +
+			"POST /v1/sdk/run_action stays open for follow-up actions until --action-idle\n" +
+			"passes without one.\n\n" +
+			"Task runs, AI blocks (navigation, extraction, validation, task, login, text_prompt,\n" +
+			"file_download without a url, action without a working selector) and run_action with an\n" +
+			"intention use a language model: --llm-provider (openai, anthropic, ollama,\n" +
+			"openai-compatible), --llm-base-url, --llm-api-key, --llm-model, --llm-vision,\n" +
+			"--llm-schema, --llm-timeout and --llm-max-retries, or the same settings in\n" +
+			"ABCTL_LLM_PROVIDER, ABCTL_LLM_BASE_URL, ABCTL_LLM_API_KEY, ABCTL_LLM_MODEL,\n" +
+			"ABCTL_LLM_VISION, ABCTL_LLM_SCHEMA, ABCTL_LLM_TIMEOUT and ABCTL_LLM_MAX_RETRIES (flags\n" +
+			"win). With nothing set it is a local Ollama at " + llm.DefaultOllamaBaseURL + " with\n" +
+			"" + llm.DefaultOllamaModel + ", no key needed; OPENAI_API_KEY or ANTHROPIC_API_KEY alone select those\n" +
+			"services. Agents and blocks may name another model in their model field. Prefer the\n" +
+			"environment for the key: flags show in process lists.\n\n" +
+			"While it runs, <data-dir>/" + datadir.StateFileName + " (mode 0600) holds its address and a\n" +
+			"token for the admin routes that 'abctl daemon orgs' uses; it is removed on shutdown.",
+		// An argument can only be a mistyped subcommand (orgs).
+		Args:                       cmdutil.GroupArgs,
+		SuggestionsMinimumDistance: 2,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			file, err := f.ConfigFile()
+			if err != nil {
+				return err
+			}
+			model, err := lf.config(cmd, f.Getenv, file)
+			if err != nil {
+				return &cmdutil.UsageError{Err: err}
+			}
+			engine.LLM, engine.Getenv = model, f.Getenv
+			cfg.Stderr = opts.IO.ErrOut
+			if runF != nil {
+				return runF(opts)
+			}
+			return opts.Serve(cmd.Context(), opts.Config)
+		},
+	}
+	cmd.Flags().StringVar(&cfg.Addr, "addr", f.DaemonAddr(), "address to listen on")
+	// --data-dir is persistent: the subcommands (orgs) work on the same directory.
+	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", config.DefaultDataDir(f.Getenv), "directory of the store and the key file")
+	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")
+	cmd.Flags().IntVar(&cfg.Workers, "workers", 0, "runs that execute at once (default: one per CPU core)")
+	cmd.Flags().DurationVar(&cfg.WebhookTimeout, "webhook-timeout", 0, "how long a webhook receiver has to answer (default 10s)")
+	cmd.Flags().StringVar(&engine.Chromium, "chromium", "", "path of the Chromium binary (default: $ABCTL_CHROMIUM, then chromium, chromium-browser, google-chrome on PATH)")
+	cmd.Flags().StringVar(&engine.BrowserAddress, "browser-address", "", "use a remote Chromium over CDP (http://host:9222 or ws://host:9222/devtools/browser/...) instead of a local one")
+	cmd.Flags().BoolVar(&engine.NoRecording, "no-recording", false, "do not record runs as video")
+	cmd.Flags().DurationVar(&engine.ActionIdle, "action-idle", executor.DefaultActionIdle, "how long the browser of a run_action workflow run stays open without an action")
+	lf.register(cmd)
+	cmd.AddCommand(NewCmdOrgs(f, &cfg.DataDir))
+	return cmd
+}
+
+// Validate checks the daemon's flags and its browser engine's. The model's
+// flags are checked as they are layered over the configuration file and the
+// environment.
+func (o *DaemonOptions) Validate() error {
+	cfg := &o.Config
+	if cfg.Workers < 0 {
+		return cmdutil.UsageErrorf("--workers must be 1 or more (0 means one per CPU core), not %d", cfg.Workers)
+	}
+	if cfg.WebhookTimeout < 0 {
+		return cmdutil.UsageErrorf("--webhook-timeout must be positive, not %s", cfg.WebhookTimeout)
+	}
+	if err := checkEngineFlags(cfg.Engine); err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	return nil
+}
+
+// checkEngineFlags checks the browser engine's flags.
+func checkEngineFlags(e *daemon.EngineConfig) error {
+	if e.ActionIdle <= 0 {
+		return fmt.Errorf("--action-idle must be positive, not %s", e.ActionIdle)
+	}
+	if e.ActionIdle < time.Second {
+		return fmt.Errorf("--action-idle must be at least 1s, not %s", e.ActionIdle)
+	}
+	if e.Chromium != "" {
+		if _, err := exec.LookPath(e.Chromium); err != nil {
+			return fmt.Errorf("--chromium %q is not an executable file: %v", e.Chromium, err)
+		}
+	}
+	if e.BrowserAddress != "" {
+		if e.Chromium != "" {
+			return fmt.Errorf("--chromium and --browser-address cannot be combined: runs use either a local or a remote browser")
+		}
+		u, err := url.Parse(e.BrowserAddress)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("--browser-address %q is not a URL with a host (want http://host:9222 or ws://host:9222/devtools/browser/...)", e.BrowserAddress)
+		}
+		switch u.Scheme {
+		case "http", "https", "ws", "wss":
+		default:
+			return fmt.Errorf("--browser-address %q: the scheme must be http, https, ws or wss", e.BrowserAddress)
+		}
+	}
+	return nil
+}
+
+// llmFlags are the language-model flags of abctl daemon (the names are
+// llm.Flag*).
+type llmFlags struct {
+	provider, baseURL, apiKey, model, schema string
+	vision                                   bool
+	timeout                                  time.Duration
+	maxRetries                               int
+}
+
+func (lf *llmFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&lf.provider, strings.TrimPrefix(llm.FlagProvider, "--"), "", "language model provider: openai, anthropic, ollama or openai-compatible (default: a local Ollama, or the vendor whose key is set)")
+	fs.StringVar(&lf.baseURL, strings.TrimPrefix(llm.FlagBaseURL, "--"), "", "API root of the model server (default: the provider's)")
+	fs.StringVar(&lf.apiKey, strings.TrimPrefix(llm.FlagAPIKey, "--"), "", "API key of the model provider (prefer "+llm.EnvAPIKey+")")
+	fs.StringVar(&lf.model, strings.TrimPrefix(llm.FlagModel, "--"), "", "default model name; agents and blocks may name another")
+	fs.BoolVar(&lf.vision, strings.TrimPrefix(llm.FlagVision, "--"), false, "send screenshots to the model (default: by model name)")
+	fs.StringVar(&lf.schema, strings.TrimPrefix(llm.FlagSchema, "--"), "", "how structured answers are asked for: json_schema, json_object, tool or prompt (default: by provider and model)")
+	fs.DurationVar(&lf.timeout, strings.TrimPrefix(llm.FlagTimeout, "--"), 0, "bound on each request to the model (default 90s)")
+	fs.IntVar(&lf.maxRetries, strings.TrimPrefix(llm.FlagMaxRetries, "--"), 0, "retries of a failed model request (default 3; negative for none)")
+}
+
+// config layers the flags that were given over the ABCTL_LLM_*
+// environment, over the configuration file's llm section, and fills the
+// rest (llm.Config.WithDefaults).
+func (lf *llmFlags) config(cmd *cobra.Command, getenv func(string) string, file *config.File) (llm.Config, error) {
+	env, err := file.ModelConfig(getenv)
+	if err != nil {
+		return llm.Config{}, err
+	}
+	set := func(flag string) bool { return cmd.Flags().Changed(strings.TrimPrefix(flag, "--")) }
+	var fl llm.Config
+	if set(llm.FlagProvider) {
+		if fl.Provider, err = llm.ParseProvider(lf.provider); err != nil {
+			return llm.Config{}, fmt.Errorf("%s: %w", llm.FlagProvider, err)
+		}
+	}
+	if set(llm.FlagBaseURL) {
+		fl.BaseURL = lf.baseURL
+	}
+	if set(llm.FlagAPIKey) {
+		fl.APIKey = lf.apiKey
+	}
+	if set(llm.FlagModel) {
+		fl.Model = lf.model
+	}
+	if set(llm.FlagVision) {
+		fl.Vision = new(lf.vision)
+	}
+	if set(llm.FlagSchema) {
+		if fl.Schema, err = llm.ParseSchemaMode(lf.schema); err != nil {
+			return llm.Config{}, fmt.Errorf("%s: %w", llm.FlagSchema, err)
+		}
+	}
+	if set(llm.FlagTimeout) {
+		if lf.timeout <= 0 {
+			return llm.Config{}, fmt.Errorf("%s must be positive, not %s", llm.FlagTimeout, lf.timeout)
+		}
+		fl.Timeout = lf.timeout
+	}
+	if set(llm.FlagMaxRetries) {
+		fl.MaxRetries = lf.maxRetries
+	}
+	return env.Merge(fl).WithDefaults(getenv)
+}

@@ -1,0 +1,106 @@
+package daemoncmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdtest"
+	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/llm"
+)
+
+// TestDaemonOptions: the flags, the configuration file's llm section and
+// the environment make the daemon's configuration, which is not started.
+func TestDaemonOptions(t *testing.T) {
+	f, _ := cmdtest.NewFactory(t, map[string]string{llm.EnvBaseURL: "http://127.0.0.1:9000/v1"})
+	if err := os.MkdirAll(f.Getenv("ABCTL_CONFIG_DIR"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	conf := "llm:\n  provider: openai-compatible\n  model: from-file\n"
+	if err := os.WriteFile(filepath.Join(f.Getenv("ABCTL_CONFIG_DIR"), "config.yaml"), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dataDir := t.TempDir()
+	var got *DaemonOptions
+	cmd := NewCmdDaemon(f, func(o *DaemonOptions) error { got = o; return nil })
+	err := cmdtest.Exec(cmd, "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--api-key", "abk_ci", "--workers", "3",
+		"--webhook-timeout", "4s", "--no-recording", "--llm-timeout", "20s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := got.Config
+	if c.Addr != "127.0.0.1:0" || c.DataDir != dataDir || c.APIKey != "abk_ci" || c.Workers != 3 || c.WebhookTimeout != 4*time.Second || c.Stderr != f.IO.ErrOut {
+		t.Errorf("config %+v", c)
+	}
+	e := c.Engine
+	if !e.NoRecording || e.ActionIdle != executor.DefaultActionIdle || e.Getenv == nil {
+		t.Errorf("engine %+v", e)
+	}
+	if e.LLM.Provider != llm.ProviderOpenAICompatible || e.LLM.Model != "from-file" || e.LLM.BaseURL != "http://127.0.0.1:9000/v1" || e.LLM.Timeout != 20*time.Second {
+		t.Errorf("model %+v", e.LLM)
+	}
+	if got.Serve == nil {
+		t.Error("no Serve")
+	}
+}
+
+// TestDaemonDefaults: the address is the Factory's local address, the data
+// directory the default one.
+func TestDaemonDefaults(t *testing.T) {
+	f, _ := cmdtest.NewFactory(t, map[string]string{"XDG_DATA_HOME": "/xdg"})
+	var got *DaemonOptions
+	if err := cmdtest.Exec(NewCmdDaemon(f, func(o *DaemonOptions) error { got = o; return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if got.Config.Addr != f.LocalAddr || got.Config.DataDir != "/xdg/abctl" || got.Config.Engine.LLM.Provider != llm.ProviderOllama {
+		t.Errorf("defaults %+v, engine %+v", got.Config, got.Config.Engine)
+	}
+}
+
+func TestDaemonUsageErrors(t *testing.T) {
+	f, _ := cmdtest.NewFactory(t, nil)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workers", "-1"}, "--workers must be 1 or more"},
+		{[]string{"--webhook-timeout", "-1s"}, "--webhook-timeout must be positive"},
+		{[]string{"--action-idle", "0s"}, "--action-idle must be positive"},
+		{[]string{"--llm-provider", "bogus"}, "--llm-provider"},
+		{[]string{"serve"}, `unknown command "serve" for "daemon"`},
+	} {
+		var got *DaemonOptions
+		err := cmdtest.Exec(NewCmdDaemon(f, func(o *DaemonOptions) error { got = o; return nil }), tc.args...)
+		if got != nil || !cmdtest.IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("daemon %q: %v, want the usage error %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestOrgsOptions(t *testing.T) {
+	f, _ := cmdtest.NewFactory(t, nil)
+	dataDir := "/srv/abctl"
+	var created *OrgsCreateOptions
+	if err := cmdtest.Exec(NewCmdOrgsCreate(f, &dataDir, func(o *OrgsCreateOptions) error { created = o; return nil }), "  Team B ", "-o", "json"); err != nil {
+		t.Fatal(err)
+	}
+	if created.Name != "Team B" || created.DataDir != dataDir || created.Output != "json" {
+		t.Errorf("create %+v", created)
+	}
+	var listed *OrgsListOptions
+	if err := cmdtest.Exec(NewCmdOrgsList(f, &dataDir, func(o *OrgsListOptions) error { listed = o; return nil })); err != nil {
+		t.Fatal(err)
+	}
+	if listed.DataDir != dataDir || listed.Output != "text" {
+		t.Errorf("list %+v", listed)
+	}
+	if err := cmdtest.Exec(NewCmdOrgsCreate(f, &dataDir, nil), "acme", "-o", "yaml"); !cmdtest.IsUsage(err) {
+		t.Errorf("-o yaml: %v", err)
+	}
+	if err := cmdtest.Exec(NewCmdOrgsCreate(f, &dataDir, nil), "a\x00b"); !cmdtest.IsUsage(err) {
+		t.Errorf("a NUL in the name: %v", err)
+	}
+}

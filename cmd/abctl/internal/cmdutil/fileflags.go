@@ -1,0 +1,65 @@
+package cmdutil
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/agentfile"
+)
+
+// FileFlags are -f/--filename and -R/--recursive: the agent files that
+// apply, diff and delete read (run takes its one file as an argument and
+// reads it with Load too).
+type FileFlags struct {
+	Files     []string
+	Recursive bool
+}
+
+// Add adds -f and -R to cmd.
+func (ff *FileFlags) Add(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVarP(&ff.Files, "filename", "f", nil, "agent file (YAML or JSON), directory, or - for stdin (repeatable)")
+	cmd.Flags().BoolVarP(&ff.Recursive, "recursive", "R", false, "read the directories given with -f and their subdirectories")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+}
+
+// Require is the usage error of a command that needs -f when none was
+// given, else nil.
+func (ff *FileFlags) Require() error {
+	if len(ff.Files) == 0 {
+		return UsageErrorf("give the agent files with -f FILE, -f DIR (with -R for subdirectories) or -f - (stdin)")
+	}
+	return nil
+}
+
+// Read reads the agents of the files given, none when none was given; in
+// is read for "-". Problems in the files are an error of exit status 2
+// that lists every one with its file and line.
+func (ff *FileFlags) Read(in io.Reader) ([]*agentfile.Agent, error) {
+	if len(ff.Files) == 0 {
+		return nil, nil
+	}
+	agents, err := agentfile.Load(ff.Files, agentfile.LoadOptions{Recursive: ff.Recursive, Stdin: in})
+	if err != nil {
+		return nil, &CodeError{Code: ExitUsage, Err: err}
+	}
+	return agents, nil
+}
+
+// Load is Read for a command that needs agents: files that hold none are
+// an error of exit status 2 too.
+func (ff *FileFlags) Load(in io.Reader) ([]*agentfile.Agent, error) {
+	if err := ff.Require(); err != nil {
+		return nil, err
+	}
+	agents, err := ff.Read(in)
+	if err != nil {
+		return nil, err
+	}
+	if len(agents) == 0 {
+		return nil, &CodeError{Code: ExitUsage, Err: fmt.Errorf("no agent files in %s", strings.Join(ff.Files, ", "))}
+	}
+	return agents, nil
+}

@@ -1,0 +1,67 @@
+// Package listing builds the printer.Listing of the resources that more
+// than one command prints: folders (get folders, folders create and
+// update) and tag values (get tags, tags values). A command's own
+// listings stay in its package.
+package listing
+
+import (
+	"fmt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
+)
+
+// One returns the single item of a list shown by id (JSON and YAML show it
+// alone, not in an array), or the list.
+func One[T any](items []T, single bool) any {
+	if single && len(items) == 1 {
+		return items[0]
+	}
+	return items
+}
+
+// Folders lists folders; single means they were asked for by one id,
+// wide adds their descriptions.
+func Folders(folders []*client.Folder, single, wide bool) printer.Listing {
+	l := printer.Listing{Value: One(folders, single), Headers: []string{"id", "title", "agents", "updated"}}
+	if wide {
+		l.Headers = append(l.Headers, "description")
+	}
+	for _, fo := range folders {
+		l.Names = append(l.Names, resource.Folder.Name(fo.FolderID))
+	}
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, fo := range folders {
+			row := []string{fo.FolderID, fo.Title, fmt.Sprint(fo.WorkflowCount), t.Time(fo.ModifiedAt.Time)}
+			if wide {
+				description := ""
+				if fo.Description != nil {
+					description = *fo.Description
+				}
+				row = append(row, description)
+			}
+			t.AddRow(row...)
+		}
+	}
+	return l
+}
+
+// Folder shows one folder (folders create and update).
+func Folder(folder *client.Folder) printer.Listing {
+	return Folders([]*client.Folder{folder}, true, false)
+}
+
+// TagValues lists tag values with their colours and agent counts.
+func TagValues(values []*client.TagValue) printer.Listing {
+	l := printer.Listing{Value: values, Headers: []string{"key", "value", "color", "agents"}}
+	for _, v := range values {
+		l.Names = append(l.Names, v.Key+"="+v.Value)
+	}
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, v := range values {
+			t.AddRow(v.Key, v.Value, string(v.Color), fmt.Sprint(v.WorkflowCount))
+		}
+	}
+	return l
+}

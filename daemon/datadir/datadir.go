@@ -1,0 +1,30 @@
+// Package datadir names the parts of a daemon's data directory and the
+// address it listens on by default: what the daemon writes there and what
+// other programs (the CLI's default profile, `abctl daemon orgs`, tests and
+// benchmarks) read, without linking the daemon.
+package datadir
+
+// DefaultAddr is where the daemon listens unless told otherwise: loopback
+// only, so that nothing outside the machine reaches it by default.
+const DefaultAddr = "127.0.0.1:8780"
+
+// StoreFileName is the bbolt file in the data directory.
+const StoreFileName = "abctl.db"
+
+// KeyFileName is the file in the data directory that holds the default
+// organization's first API key (mode 0600), where the CLI's default profile
+// reads it.
+const KeyFileName = "api-key"
+
+// SecretFileName is the file in the data directory (mode 0600) holding the
+// daemon's secret: it seals the copies of API keys that sign webhooks and
+// signs artifact URLs. Losing it invalidates those, nothing else.
+const SecretFileName = "secret"
+
+// ArtifactsDirName is the directory in the data directory holding the
+// files runs produce.
+const ArtifactsDirName = "artifacts"
+
+// StateFileName is the file in the data directory where a running daemon
+// publishes its address and admin token (mode 0600).
+const StateFileName = "daemon.json"

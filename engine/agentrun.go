@@ -1,0 +1,86 @@
+package engine
+
+// Agent runs (POST /v1/run/agents): the agent's definition is checked
+// before a browser opens, then its blocks run (package engine/blocks). The
+// job's MaxSteps (x-max-steps-override) bounds the steps of the whole run.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine/agent"
+	"github.com/abctl/abctl/engine/blocks"
+	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/executor"
+)
+
+func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress executor.Progress) executor.Result {
+	if job.Agent == nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The run has no agent definition."}
+	}
+	def := &job.Agent.WorkflowDefinition
+	if err := blocks.Check(def, e.models.Configured()); err != nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
+	}
+	// The models the blocks name must exist before any browser opens.
+	if err := blocks.CheckModels(job.Agent, e.models); err != nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
+	}
+	params, err := decodeParameters(job.Parameters)
+	if err != nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
+	}
+	r, err := e.openRun(ctx, job, progress, job.MaxSteps)
+	if err != nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
+	}
+	in := blocks.New(e.env, blocks.Run{Session: r.sess, Agent: r.agent, Steps: r.steps,
+		Definition: def, Model: job.Agent.Model, Params: params})
+	fail := in.Execute(ctx)
+	status, reason := agentStatus(ctx, fail, job.MaxSteps)
+	summary := r.steps.Summarize(status, reason)
+	res := r.finish(ctx)
+	res.Status, res.FailureReason, res.Summary = status, reason, summary
+	res.Output = in.Output()
+	return res
+}
+
+// agentStatus is the status and failure reason of an agent run that ended
+// with fail (nil: completed); maxSteps is the run's step limit.
+func agentStatus(ctx context.Context, fail *blocks.Failure, maxSteps int) (client.RunStatus, string) {
+	var term *agent.TerminatedError
+	var limit *agent.StepLimitError
+	switch {
+	case fail == nil:
+		return client.RunStatusCompleted, ""
+	case errors.As(fail.Err, &limit):
+		return client.RunStatusTimedOut, fmt.Sprintf("Block %q (%s) reached its limit of %d steps before its goal was reached.", fail.Label, fail.Type, limit.Limit)
+	case errors.Is(fail.Err, steplog.ErrLimit):
+		return client.RunStatusTimedOut, fmt.Sprintf("The run reached its limit of %d steps before block %q finished.", maxSteps, fail.Label)
+	case ctx.Err() != nil:
+		return client.RunStatusFailed, "The run was stopped before it finished."
+	case errors.As(fail.Err, &term):
+		return client.RunStatusTerminated, fail.Reason()
+	}
+	return client.RunStatusFailed, fail.Reason()
+}
+
+// decodeParameters decodes the run's parameter values.
+func decodeParameters(raw map[string]json.RawMessage) (map[string]any, error) {
+	out := make(map[string]any, len(raw))
+	for k, v := range raw {
+		if len(v) == 0 {
+			out[k] = nil
+			continue
+		}
+		var x any
+		if err := json.Unmarshal(v, &x); err != nil {
+			return nil, fmt.Errorf("The value of parameter %q is not valid JSON: %v", k, err)
+		}
+		out[k] = x
+	}
+	return out, nil
+}

@@ -1,0 +1,337 @@
+// Package blocks is the block interpreter of agent runs: it checks a
+// workflow definition before any browser opens (Check, CheckModels), then
+// runs its blocks in order with their retries, loops, jumps and finally
+// block, rendering their templates and keeping their outputs. What each
+// block does and outputs is described in docs/blocks.md.
+//
+// The model-free blocks act on the run's browser through package
+// engine/session; the blocks a model drives hand their goal to package
+// engine/agent. Every step a block takes is in the run's step log
+// (package engine/steplog).
+//
+// The files: blocks.go (the interpreter), check.go (the checks before the
+// run), scope.go (templates and loop variables), outputs.go (the ordered
+// outputs), browse.go (goto_url, wait, action, file_download), model.go
+// (the blocks a model drives), http.go (http_request and print_page).
+package blocks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine/agent"
+	"github.com/abctl/abctl/engine/internal/text"
+	"github.com/abctl/abctl/engine/session"
+	"github.com/abctl/abctl/engine/steplog"
+)
+
+// maxExecutions bounds the block executions of one run (next_block_label
+// can route in circles).
+const maxExecutions = 10000
+
+// Env is what the interpreter takes from the engine.
+type Env struct {
+	// Models are the engine's models.
+	Models agent.Models
+	// HTTP makes the requests of http_request blocks.
+	HTTP   *http.Client
+	Logger *slog.Logger
+	// SelectorTimeout is how long an action block waits for its selector.
+	SelectorTimeout time.Duration
+	// MaxSteps is the step budget of a goal that sets none.
+	MaxSteps int
+}
+
+// Run is one agent run as the interpreter sees it.
+type Run struct {
+	Session *session.Session
+	Agent   *agent.Agent
+	Steps   *steplog.Log
+	// Definition holds the blocks; Model is the agent's model object.
+	Definition *client.WorkflowDefinition
+	Model      client.Model
+	// Params are the run's parameter values.
+	Params map[string]any
+}
+
+// Interpreter runs the blocks of one agent run. Its methods are not safe
+// for concurrent use.
+type Interpreter struct {
+	env        Env
+	sess       *session.Session
+	files      *session.Files
+	agent      *agent.Agent
+	steps      *steplog.Log
+	def        *client.WorkflowDefinition
+	agentModel client.Model
+	params     map[string]any
+	outputs    *outputs
+	execs      int // block executions, a guard against endless routing
+}
+
+// New returns the interpreter of a run.
+func New(env Env, r Run) *Interpreter {
+	return &Interpreter{
+		env: env, sess: r.Session, files: r.Session.Files(), agent: r.Agent, steps: r.Steps,
+		def: r.Definition, agentModel: r.Model, params: r.Params, outputs: newOutputs(),
+	}
+}
+
+// Failure is why a block failed.
+type Failure struct {
+	Label    string
+	Type     client.BlockType
+	Err      error
+	Attempts int
+	// nextLoop: the block asked to move its loop to the next item.
+	nextLoop bool
+}
+
+// Reason is the failure as the run's failure reason.
+func (f *Failure) Reason() string {
+	var b strings.Builder
+	var term *agent.TerminatedError
+	if errors.As(f.Err, &term) {
+		fmt.Fprintf(&b, "Block %q (%s) was terminated: %s", f.Label, f.Type, text.UpperFirst(term.Reason))
+		return b.String()
+	}
+	fmt.Fprintf(&b, "Block %q (%s) failed", f.Label, f.Type)
+	if f.Attempts > 1 {
+		fmt.Fprintf(&b, " after %d attempts", f.Attempts)
+	}
+	fmt.Fprintf(&b, ": %v", f.Err)
+	return b.String()
+}
+
+// Execute runs the top-level blocks, then the finally block. It returns
+// the failure that ends the run, nil when it completes. A failure is
+// matched against the error codes of its block and of the definition when
+// its own handling did not, and a matched code is the output's "error".
+func (in *Interpreter) Execute(ctx context.Context) *Failure {
+	def := in.def
+	top := &scope{in: in}
+	fail := in.runList(ctx, def.Blocks, top, def.FinallyBlockLabel)
+	if def.FinallyBlockLabel != "" && ctx.Err() == nil && (fail == nil || !errors.Is(fail.Err, steplog.ErrLimit)) {
+		for _, b := range def.Blocks {
+			if b.Base().Label == def.FinallyBlockLabel {
+				if f := in.runBlock(ctx, b, top); f != nil && fail == nil && !b.Base().ContinueOnFailure {
+					fail = f
+				}
+				break
+			}
+		}
+	}
+	if fail != nil && ctx.Err() == nil {
+		in.codeFailure(ctx, fail)
+	}
+	var coded *agent.CodedError
+	if fail != nil && errors.As(fail.Err, &coded) {
+		in.outputs.set("error", coded.Code)
+	}
+	return fail
+}
+
+// Output is the run's output object: each block's output as
+// <label>_output, in the order they were first set; nil when there is
+// none.
+func (in *Interpreter) Output() json.RawMessage { return in.outputs.json() }
+
+// codeFailure matches a failed block against the error codes of the
+// block and of the definition, when the block's own handling did not.
+func (in *Interpreter) codeFailure(ctx context.Context, fail *Failure) {
+	var coded *agent.CodedError
+	if errors.As(fail.Err, &coded) || !agent.Classifiable(ctx, fail.Err) || len(in.def.ErrorCodeMapping) == 0 {
+		return
+	}
+	m, err := in.env.Models.Pick(in.agentModel)
+	if err != nil {
+		return
+	}
+	code := in.agent.Classify(ctx, m, in.def.ErrorCodeMapping, agent.FailureInfo{Goal: "block " + fail.Label + " of the agent", Reason: fail.Err.Error(), Label: fail.Label})
+	if code != "" {
+		fail.Err = &agent.CodedError{Err: fail.Err, Code: code}
+	}
+}
+
+// runList runs a list of blocks in order, following next_block_label. skip
+// names a block left out (the finally block).
+func (in *Interpreter) runList(ctx context.Context, bs client.Blocks, sc *scope, skip string) *Failure {
+	index := make(map[string]int, len(bs))
+	for i, b := range bs {
+		if _, dup := index[b.Base().Label]; !dup {
+			index[b.Base().Label] = i
+		}
+	}
+	for i := 0; i < len(bs); {
+		b := bs[i]
+		base := b.Base()
+		if skip != "" && base.Label == skip {
+			i++
+			continue
+		}
+		if ctx.Err() != nil {
+			return &Failure{Label: base.Label, Type: b.BlockType(), Err: ctx.Err()}
+		}
+		if fail := in.runBlock(ctx, b, sc); fail != nil {
+			if errors.Is(fail.Err, steplog.ErrLimit) || ctx.Err() != nil {
+				return fail
+			}
+			switch {
+			case base.ContinueOnFailure:
+				in.env.Logger.Info("block failed; continuing", "block", base.Label, "reason", fail.Err)
+			case base.NextLoopOnFailure && sc.inLoop():
+				fail.nextLoop = true
+				return fail
+			default:
+				return fail
+			}
+		}
+		if next := base.NextBlockLabel; next != "" {
+			i = index[next]
+		} else {
+			i++
+		}
+	}
+	return nil
+}
+
+// runBlock runs one block with its retries, stores its output, and takes a
+// screenshot when it touched the page.
+func (in *Interpreter) runBlock(ctx context.Context, b client.Block, sc *scope) *Failure {
+	base := b.Base()
+	attempts := 1 + max(0, maxRetries(b))
+	var err error
+	var out any
+	n := 0
+	for n < attempts {
+		n++
+		in.execs++
+		if in.execs > maxExecutions {
+			err = fmt.Errorf("the run executed %d blocks; next_block_label may route in a circle", maxExecutions)
+			break
+		}
+		var touched bool
+		out, touched, err = in.exec(ctx, b, sc)
+		if touched {
+			in.sess.Screenshot(ctx)
+		}
+		if out != nil {
+			in.setOutput(base.Label, out, sc)
+		}
+		if err == nil || ctx.Err() != nil || !retryable(err) {
+			break
+		}
+		if n < attempts {
+			in.env.Logger.Info("block failed; retrying", "block", base.Label, "attempt", n, "reason", err)
+		}
+	}
+	if err != nil {
+		return &Failure{Label: base.Label, Type: b.BlockType(), Err: err, Attempts: n}
+	}
+	return nil
+}
+
+func (in *Interpreter) setOutput(label string, v any, sc *scope) {
+	key := label + "_output"
+	in.outputs.set(key, v)
+	if sc.iter != nil {
+		sc.iter.set(key, v)
+	}
+}
+
+// retryable reports whether a block that failed with err may be tried
+// again: only a failure, not a template that cannot render, a goal judged
+// unreachable, a step limit or a model that cannot be reached.
+func retryable(err error) bool {
+	var te *templateError
+	var term *agent.TerminatedError
+	var me *agent.ModelError
+	return !errors.Is(err, steplog.ErrLimit) && !errors.As(err, &te) && !errors.As(err, &term) && !errors.As(err, &me)
+}
+
+func maxRetries(b client.Block) int {
+	switch x := b.(type) {
+	case *client.ActionBlock:
+		return x.MaxRetries
+	case *client.FileDownloadBlock:
+		return x.MaxRetries
+	case *client.NavigationBlock:
+		return x.MaxRetries
+	case *client.ExtractionBlock:
+		return x.MaxRetries
+	case *client.TaskBlock:
+		return x.MaxRetries
+	case *client.LoginBlock:
+		return x.MaxRetries
+	}
+	return 0
+}
+
+// exec runs one attempt of a block. touched says whether it acted on the
+// page (a screenshot follows).
+func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out any, touched bool, err error) {
+	switch x := b.(type) {
+	case *client.GotoURLBlock:
+		return in.gotoURL(ctx, x, sc)
+	case *client.WaitBlock:
+		return in.wait(ctx, x)
+	case *client.ActionBlock:
+		return in.action(ctx, x, sc)
+	case *client.ForLoopBlock:
+		out, err := in.forLoop(ctx, x, sc)
+		return out, false, err
+	case *client.HTTPRequestBlock:
+		out, err := in.httpRequest(ctx, x, sc)
+		return out, false, err
+	case *client.PrintPageBlock:
+		out, err := in.printPage(ctx, x, sc)
+		return out, false, err
+	case *client.FileDownloadBlock:
+		return in.fileDownload(ctx, x, sc)
+	case *client.NavigationBlock, *client.ExtractionBlock, *client.TaskBlock, *client.ValidationBlock,
+		*client.TaskV2Block, *client.LoginBlock:
+		return in.modelBlock(ctx, b, sc)
+	case *client.TextPromptBlock:
+		out, err := in.textPrompt(ctx, x, sc)
+		return out, false, err
+	}
+	return nil, false, checkBlock(b, in.env.Models.Configured())
+}
+
+func (in *Interpreter) forLoop(ctx context.Context, b *client.ForLoopBlock, sc *scope) (any, error) {
+	items, err := sc.loopValues(b)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 {
+		if b.CompleteIfEmpty {
+			return []any{}, nil
+		}
+		return []any{}, errors.New("the list to loop over is empty (set complete_if_empty to accept that)")
+	}
+	results := make([]any, 0, len(items))
+	for i, item := range items {
+		if err := ctx.Err(); err != nil {
+			return results, err
+		}
+		inner := sc.loop(map[string]any{"current_value": item, "current_item": item, "current_index": i})
+		fail := in.runList(ctx, b.LoopBlocks, inner, "")
+		// Kept as ordered JSON: templates read it (tmpl decodes it on the
+		// way) and the run's output keeps the blocks' order.
+		results = append(results, inner.iter.rawObject())
+		if fail != nil {
+			if fail.nextLoop {
+				continue
+			}
+			return results, fmt.Errorf("iteration %d (current_index %d): block %q (%s) failed: %w", i+1, i, fail.Label, fail.Type, fail.Err)
+		}
+	}
+	return results, nil
+}

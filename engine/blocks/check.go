@@ -1,0 +1,180 @@
+package blocks
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine/agent"
+)
+
+// Check checks, before any browser opens, that the engine can run
+// every block of the definition.
+func Check(def *client.WorkflowDefinition, hasModel bool) error {
+	if def.FinallyBlockLabel != "" {
+		found := false
+		for _, b := range def.Blocks {
+			if b != nil && b.Base().Label == def.FinallyBlockLabel {
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("finally_block_label %q names no top-level block", def.FinallyBlockLabel)
+		}
+	}
+	return checkBlocks(def.Blocks, hasModel)
+}
+
+func checkBlocks(bs client.Blocks, hasModel bool) error {
+	labels := map[string]bool{}
+	for _, b := range bs {
+		if b != nil {
+			labels[b.Base().Label] = true
+		}
+	}
+	for i, b := range bs {
+		if b == nil {
+			return fmt.Errorf("blocks[%d] is empty", i)
+		}
+		if err := checkBlock(b, hasModel); err != nil {
+			return err
+		}
+		if next := b.Base().NextBlockLabel; next != "" && !labels[next] {
+			return fmt.Errorf("block %q (%s): next_block_label %q names no block of the same list", b.Base().Label, b.BlockType(), next)
+		}
+	}
+	return nil
+}
+
+func needsModel(b client.Block) error {
+	return fmt.Errorf("block %q (%s) needs a language model, but %w", b.Base().Label, b.BlockType(), agent.ErrNoModel)
+}
+
+// checkBlock checks that the engine can run b: its required fields are
+// there, and a model is configured when it needs one.
+func checkBlock(b client.Block, hasModel bool) error {
+	label, typ := b.Base().Label, b.BlockType()
+	missing := func(what string) error {
+		return fmt.Errorf("block %q (%s) has no %s", label, typ, what)
+	}
+	model := func() error {
+		if !hasModel {
+			return needsModel(b)
+		}
+		return nil
+	}
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	switch x := b.(type) {
+	case *client.GotoURLBlock:
+		if strings.TrimSpace(x.URL) == "" {
+			return fmt.Errorf("block %q (%s) has no url", label, typ)
+		}
+	case *client.WaitBlock:
+	case *client.ActionBlock:
+		if blank(x.Selector) {
+			if blank(x.NavigationGoal) && blank(x.Title) {
+				return missing("selector and no navigation_goal saying what to act on")
+			}
+			return model()
+		}
+		if x.AIFallback == "proactive" && !blank(x.NavigationGoal) {
+			return model()
+		}
+	case *client.NavigationBlock:
+		if blank(x.NavigationGoal) {
+			return missing("navigation_goal")
+		}
+		return model()
+	case *client.ExtractionBlock:
+		if blank(x.DataExtractionGoal) && agent.ParseSchema(x.DataSchema) == nil {
+			return missing("data_extraction_goal")
+		}
+		return model()
+	case *client.TaskBlock:
+		if blank(x.NavigationGoal) && blank(x.Prompt) && blank(x.DataExtractionGoal) {
+			return missing("navigation_goal, prompt or data_extraction_goal")
+		}
+		return model()
+	case *client.ValidationBlock:
+		if blank(x.CompleteCriterion) && blank(x.TerminateCriterion) {
+			return missing("complete_criterion or terminate_criterion")
+		}
+		return model()
+	case *client.TaskV2Block:
+		if blank(x.Prompt) {
+			return missing("prompt")
+		}
+		return model()
+	case *client.TextPromptBlock:
+		if blank(x.Prompt) {
+			return missing("prompt")
+		}
+		return model()
+	case *client.LoginBlock:
+		return model()
+	case *client.ForLoopBlock:
+		if x.LoopOver == nil && x.LoopOverParameterKey == "" && strings.TrimSpace(x.LoopVariableReference) == "" {
+			return fmt.Errorf("block %q (%s) has nothing to loop over: set loop_over_parameter_key or loop_variable_reference", label, typ)
+		}
+		return checkBlocks(x.LoopBlocks, hasModel)
+	case *client.HTTPRequestBlock:
+		if strings.TrimSpace(x.URL) == "" {
+			return fmt.Errorf("block %q (%s) has no url", label, typ)
+		}
+		if len(x.Files) > 0 && string(x.Files) != "null" && string(x.Files) != "{}" {
+			return fmt.Errorf("block %q (%s): files (multipart uploads) are not supported by this daemon's engine yet", label, typ)
+		}
+	case *client.PrintPageBlock:
+		switch x.Format {
+		case "", "A4", "Letter", "Legal", "Tabloid":
+		default:
+			return fmt.Errorf("block %q (%s): format %q is not one of A4, Letter, Legal, Tabloid", label, typ, x.Format)
+		}
+	case *client.FileDownloadBlock:
+		if x.DownloadTarget != "" && x.DownloadTarget != "website" {
+			return fmt.Errorf("block %q (%s): download_target %q is not supported by this daemon's engine", label, typ, x.DownloadTarget)
+		}
+		if strings.TrimSpace(x.URL) == "" {
+			if blank(x.NavigationGoal) {
+				return missing("url and no navigation_goal saying how to find the download")
+			}
+			return model()
+		}
+	default:
+		return fmt.Errorf("block %q (%s) is not supported by this daemon's engine", label, typ)
+	}
+	return nil
+}
+
+// CheckModels resolves the models an agent and its blocks name, so that a
+// misnamed model fails the run before it starts.
+func CheckModels(a *client.Agent, models agent.Models) error {
+	if !models.Configured() {
+		return nil
+	}
+	if a.Model.Name() != "" {
+		if _, err := models.Pick(a.Model); err != nil {
+			return err
+		}
+	}
+	var walk func(bs client.Blocks) error
+	walk = func(bs client.Blocks) error {
+		for _, b := range bs {
+			if b == nil {
+				continue
+			}
+			if m := b.Base().Model; m.Name() != "" {
+				if _, err := models.Pick(m); err != nil {
+					return fmt.Errorf("block %q: %w", b.Base().Label, err)
+				}
+			}
+			if l, ok := b.(*client.ForLoopBlock); ok {
+				if err := walk(l.LoopBlocks); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(a.WorkflowDefinition.Blocks)
+}

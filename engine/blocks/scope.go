@@ -1,0 +1,174 @@
+package blocks
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/tmpl"
+)
+
+// scope is where a block runs: the top level of the run, or an iteration
+// of a loop inside its parent's scope. Templates see the run's parameters,
+// the outputs so far and the loop variables of the scope's chain.
+type scope struct {
+	in     *Interpreter
+	parent *scope
+	vals   map[string]any // the loop variables
+	iter   *outputs       // the outputs of the iteration's blocks
+}
+
+// loop returns the scope of a loop iteration with vals inside sc.
+func (sc *scope) loop(vals map[string]any) *scope {
+	return &scope{in: sc.in, parent: sc, vals: vals, iter: newOutputs()}
+}
+
+// inLoop reports whether the scope is a loop iteration.
+func (sc *scope) inLoop() bool { return sc.iter != nil }
+
+// vars is what templates see: the parameters, the outputs so far, and the
+// loop variables, inner ones last.
+func (sc *scope) vars() map[string]any {
+	v := make(map[string]any, len(sc.in.params)+8)
+	for k, x := range sc.in.params {
+		v[k] = x
+	}
+	sc.in.outputs.each(func(k string, x any) { v[k] = x })
+	var chain []*scope
+	for s := sc; s != nil; s = s.parent {
+		chain = append(chain, s)
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		for k, x := range chain[i].vals {
+			v[k] = x
+		}
+		if chain[i].iter != nil {
+			chain[i].iter.each(func(k string, x any) { v[k] = x })
+		}
+	}
+	return v
+}
+
+// templateError is a template that could not be rendered; retrying does
+// not help.
+type templateError struct{ err error }
+
+func (t *templateError) Error() string { return t.err.Error() }
+func (t *templateError) Unwrap() error { return t.err }
+
+// render renders a template field.
+func (sc *scope) render(s string) (string, error) {
+	out, err := tmpl.Render(s, sc.vars())
+	if err != nil {
+		return "", &templateError{err}
+	}
+	return out, nil
+}
+
+// renderAll renders template fields in place, stopping at the first that
+// fails.
+func (sc *scope) renderAll(fields ...*string) error {
+	for _, f := range fields {
+		if *f == "" {
+			continue
+		}
+		out, err := sc.render(*f)
+		if err != nil {
+			return err
+		}
+		*f = out
+	}
+	return nil
+}
+
+// details are the values a block's model may use: the parameters its
+// parameter_keys name (any template path), or, without keys, the run's
+// parameters and the current loop's values.
+func (sc *scope) details(keys []string) (map[string]any, error) {
+	vars := sc.vars()
+	out := map[string]any{}
+	if len(keys) > 0 {
+		for _, k := range keys {
+			v, err := tmpl.Lookup(k, vars)
+			if err != nil {
+				return nil, &templateError{fmt.Errorf("parameter_keys: %w", err)}
+			}
+			out[k] = jsonValue(v)
+		}
+		return out, nil
+	}
+	for k, v := range sc.in.params {
+		out[k] = v
+	}
+	for s := sc; s != nil; s = s.parent {
+		for k, v := range s.vals {
+			if _, ok := out[k]; !ok {
+				out[k] = jsonValue(v)
+			}
+		}
+	}
+	return out, nil
+}
+
+// loopValues returns the list a for_loop iterates over.
+func (sc *scope) loopValues(b *client.ForLoopBlock) ([]any, error) {
+	var path string
+	switch {
+	case b.LoopOver != nil && b.LoopOver.Key != "":
+		path = b.LoopOver.Key
+	case b.LoopOverParameterKey != "":
+		path = b.LoopOverParameterKey
+	default:
+		path = strings.TrimSpace(b.LoopVariableReference)
+		if strings.HasPrefix(path, "{{") && strings.HasSuffix(path, "}}") {
+			path = strings.TrimSpace(path[2 : len(path)-2])
+		}
+	}
+	v, err := tmpl.Lookup(path, sc.vars())
+	if err != nil {
+		return nil, &templateError{fmt.Errorf("loop over {{ %s }}: %w", path, err)}
+	}
+	return asList(v), nil
+}
+
+// asList turns a loop value into items: a list as it is, a JSON text of a
+// list decoded, null as nothing, anything else as a list of one.
+func asList(v any) []any {
+	if raw, ok := v.(json.RawMessage); ok {
+		var x any
+		if json.Unmarshal(raw, &x) == nil {
+			v = x
+		}
+	}
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return x
+	case string:
+		s := strings.TrimSpace(x)
+		if strings.HasPrefix(s, "[") {
+			var list []any
+			if json.Unmarshal([]byte(s), &list) == nil {
+				return list
+			}
+		}
+		if s == "" {
+			return nil
+		}
+	}
+	return []any{v}
+}
+
+// jsonValue decodes JSON kept as json.RawMessage, so details marshal
+// cleanly.
+func jsonValue(v any) any {
+	if raw, ok := v.(json.RawMessage); ok {
+		var x any
+		if json.Unmarshal(raw, &x) == nil {
+			return x
+		}
+	}
+	return v
+}

@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+
+	"github.com/abctl/abctl/engine/agent"
+	"github.com/abctl/abctl/engine/browser"
+	"github.com/abctl/abctl/engine/internal/text"
+	"github.com/abctl/abctl/engine/session"
+	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/executor"
+)
+
+// run is one execution (a task or agent run, or the session of a
+// run_action workflow run): its browser side, its step log and its agent.
+// Its methods are not safe for concurrent use.
+type run struct {
+	log   *slog.Logger
+	dir   string
+	tag   string // the random tag of the run's page markers
+	sess  *session.Session
+	files *session.Files
+	steps *steplog.Log
+	agent *agent.Agent
+	ended bool
+}
+
+// newRun assembles a run over a browser session and starts its recording.
+// limit bounds the steps of the whole run (0: none).
+func (e *Engine) newRun(ctx context.Context, dir string, bs *browser.Session, progress executor.Progress, limit int) *run {
+	r := &run{log: e.log, dir: dir, tag: newTag()}
+	r.steps = steplog.New(progress, e.log, limit)
+	r.sess = session.Open(ctx, bs, session.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http})
+	r.files = r.sess.Files()
+	r.agent = agent.New(r.sess.Browser(), r.steps, agent.Config{Tag: r.tag, Logger: e.log, AllowPrivateURLs: e.cfg.AllowPrivateURLs})
+	return r
+}
+
+// openRun opens the browser session of a task or agent run and assembles
+// the run.
+func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress executor.Progress, limit int) (*run, error) {
+	pool, err := e.browserPool(ctx)
+	if err != nil {
+		return nil, errors.New(text.UpperFirst(err.Error()))
+	}
+	bs, err := pool.Acquire(ctx, browser.SessionOptions{RunID: job.RunID, DownloadDir: job.Dir})
+	if err != nil {
+		return nil, errors.New("The browser session could not be opened: " + err.Error())
+	}
+	return e.newRun(ctx, job.Dir, bs, progress, limit), nil
+}
+
+// newTag returns the random tag of a run's page markers.
+func newTag() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// finish ends the run: the browser side closes (see session.Close), the
+// step log is written, and the result lists the run's files. A second call
+// returns the result again.
+func (r *run) finish(ctx context.Context) executor.Result {
+	if r.ended {
+		return r.result()
+	}
+	r.ended = true
+	recording := r.sess.Close(ctx)
+	var logs []string
+	if !r.steps.Empty() {
+		name := r.stepsName()
+		if err := r.steps.Write(r.dir, name); err != nil {
+			r.log.Warn("the step log was not written", "error", err)
+		} else {
+			logs = append(logs, name)
+		}
+	}
+	res := r.result()
+	res.Recording = recording
+	res.Logs = logs
+	return res
+}
+
+// stepsName is the name of the step log: StepsName, unless the page
+// downloaded a file of that name.
+func (r *run) stepsName() string {
+	for _, d := range r.files.Downloads() {
+		if d == StepsName {
+			return "steps-" + r.tag + ".json"
+		}
+	}
+	return StepsName
+}
+
+func (r *run) result() executor.Result {
+	return executor.Result{
+		StepCount:   r.steps.Count(),
+		Screenshots: r.files.Screenshots(),
+		Downloads:   r.files.Downloads(),
+		Errors:      r.steps.Errors(),
+	}
+}

@@ -1,0 +1,133 @@
+package session
+
+// Selectors that find, without a model, an element the model located: the
+// result of a located single action and of an action block's AI fallback,
+// so that the caller can put it in the selector field next time.
+//
+// Candidates are built from what the observation knows of the element
+// (name, placeholder, aria-label, title, its text, its label), most
+// specific first, and each is checked in the page: it counts only when the
+// page package resolves it to that very element.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/abctl/abctl/engine/page"
+)
+
+// selectorCheckTimeout bounds the check of one candidate; selectorBudget
+// all of them.
+const (
+	selectorCheckTimeout = 250 * time.Millisecond
+	selectorBudget       = 2 * time.Second
+)
+
+// ReusableSelector returns a selector (CSS, or XPath with the "xpath="
+// prefix) that resolves to el on the page, "" when none was found.
+func ReusableSelector(ctx context.Context, pg *page.Page, el *page.Element) string {
+	deadline := time.Now().Add(selectorBudget)
+	for _, c := range selectorCandidates(el) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		cctx, cancel := context.WithTimeout(ctx, selectorCheckTimeout)
+		id, err := pg.Resolve(cctx, c)
+		cancel()
+		if err == nil && id == el.ID {
+			return c
+		}
+	}
+	return ""
+}
+
+// selectorCandidates lists selectors that may find el, most specific
+// first.
+func selectorCandidates(el *page.Element) []string {
+	tag := el.Tag
+	if tag == "" || strings.ContainsAny(tag, " []\"'") {
+		tag = "*"
+	}
+	var out []string
+	attr := func(name, value string) {
+		if value != "" {
+			out = append(out, fmt.Sprintf("%s[%s=%s]", tag, name, cssString(value)))
+		}
+	}
+	attr("name", el.Name)
+	attr("placeholder", el.Placeholder)
+	attr("aria-label", el.Label)
+	attr("title", el.Attrs["title"])
+	attr("alt", el.Attrs["alt"])
+	if tag == "input" && el.Value != "" && (el.Type == "submit" || el.Type == "button") {
+		attr("value", el.Value)
+	}
+	if el.Text != "" && tag != "input" {
+		out = append(out, fmt.Sprintf("xpath=//%s[normalize-space(.)=%s]", xpathTag(tag), xpathString(el.Text)))
+	}
+	if el.Label != "" {
+		l := xpathString(el.Label)
+		out = append(out,
+			fmt.Sprintf("xpath=//%s[@id=//label[normalize-space(.)=%s]/@for]", xpathTag(tag), l),
+			fmt.Sprintf("xpath=//label[normalize-space(.)=%s]//%s", l, xpathTag(tag)))
+	}
+	if el.Href != "" && tag == "a" {
+		if i := strings.Index(el.Href, "://"); i > 0 {
+			if j := strings.IndexByte(el.Href[i+3:], '/'); j >= 0 {
+				out = append(out, fmt.Sprintf("a[href=%s]", cssString(el.Href[i+3+j:])))
+			}
+		}
+		out = append(out, fmt.Sprintf("a[href=%s]", cssString(el.Href)))
+	}
+	return out
+}
+
+func xpathTag(tag string) string {
+	if tag == "" {
+		return "*"
+	}
+	return tag
+}
+
+// cssString quotes s as a CSS string.
+func cssString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\%x ", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// xpathString quotes s as an XPath 1.0 literal (which has no escapes:
+// a string with both quote kinds is built with concat).
+func xpathString(s string) string {
+	switch {
+	case !strings.Contains(s, `"`):
+		return `"` + s + `"`
+	case !strings.Contains(s, `'`):
+		return `'` + s + `'`
+	}
+	parts := strings.Split(s, `"`)
+	var b strings.Builder
+	b.WriteString("concat(")
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(`, '"', `)
+		}
+		b.WriteString(`"` + p + `"`)
+	}
+	b.WriteString(")")
+	return b.String()
+}
