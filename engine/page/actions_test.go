@@ -329,6 +329,14 @@ func TestResolve(t *testing.T) {
 	if id := resolve(t, tab, p, "//button[@id='submit-button']"); id == "" {
 		t.Errorf("bare XPath")
 	}
+	// ResolveNow looks once: a match is the same element, no match an
+	// error at once (the context would let it wait a minute).
+	if id, err := p.ResolveNow(tctx(t, tab, time.Minute), "xpath=//input[@name='email']"); err != nil || id != css {
+		t.Errorf("ResolveNow: %q, %v; Resolve gave %q", id, err, css)
+	}
+	if _, err := p.ResolveNow(tctx(t, tab, time.Minute), "#no-such-element"); !errors.Is(err, ErrNoMatch) || strings.Contains(err.Error(), "waited") {
+		t.Errorf("ResolveNow with no match: %v", err)
+	}
 	start := time.Now()
 	_, err := p.Resolve(tctx(t, tab, 400*time.Millisecond), "#no-such-element")
 	if !errors.Is(err, ErrNoMatch) || !strings.Contains(err.Error(), "#no-such-element") {

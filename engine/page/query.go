@@ -28,18 +28,9 @@ type wQuery struct {
 // (DefaultResolveWait without one); no match gives an error wrapping
 // ErrNoMatch that names the selector. An invalid selector fails at once.
 func (p *Page) Resolve(ctx context.Context, selector string) (string, error) {
-	sel := strings.TrimSpace(selector)
-	xpath := false
-	switch {
-	case strings.HasPrefix(sel, "xpath="):
-		sel, xpath = strings.TrimPrefix(sel, "xpath="), true
-	case strings.HasPrefix(sel, "css="):
-		sel = strings.TrimPrefix(sel, "css=")
-	case strings.HasPrefix(sel, "//") || strings.HasPrefix(sel, "(//"):
-		xpath = true
-	}
-	if sel == "" {
-		return "", fmt.Errorf("%w: empty selector", ErrNoMatch)
+	args, err := queryArgs(selector)
+	if err != nil {
+		return "", err
 	}
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -47,7 +38,6 @@ func (p *Page) Resolve(ctx context.Context, selector string) (string, error) {
 		defer cancel()
 	}
 	start := time.Now()
-	args := map[string]any{"sel": sel, "xpath": xpath}
 	for delay := 25 * time.Millisecond; ; delay = min(delay*2, 250*time.Millisecond) {
 		id, err := p.resolveOnce(ctx, args)
 		if err != nil {
@@ -67,6 +57,40 @@ func (p *Page) Resolve(ctx context.Context, selector string) (string, error) {
 		return "", ctx.Err()
 	}
 	return "", fmt.Errorf("%w %q (waited %s)", ErrNoMatch, selector, time.Since(start).Round(time.Millisecond))
+}
+
+// ResolveNow is Resolve without the wait: it looks once, as the page is
+// now, and a selector that matches nothing is an error wrapping ErrNoMatch
+// at once.
+func (p *Page) ResolveNow(ctx context.Context, selector string) (string, error) {
+	args, err := queryArgs(selector)
+	if err != nil {
+		return "", err
+	}
+	id, err := p.resolveOnce(ctx, args)
+	if err == nil && id == "" {
+		err = fmt.Errorf("%w %q", ErrNoMatch, selector)
+	}
+	return id, err
+}
+
+// queryArgs are the arguments of the page script's query for a selector:
+// CSS, or XPath with the "xpath=" prefix or a leading "//" or "(//".
+func queryArgs(selector string) (map[string]any, error) {
+	sel := strings.TrimSpace(selector)
+	xpath := false
+	switch {
+	case strings.HasPrefix(sel, "xpath="):
+		sel, xpath = strings.TrimPrefix(sel, "xpath="), true
+	case strings.HasPrefix(sel, "css="):
+		sel = strings.TrimPrefix(sel, "css=")
+	case strings.HasPrefix(sel, "//") || strings.HasPrefix(sel, "(//"):
+		xpath = true
+	}
+	if sel == "" {
+		return nil, fmt.Errorf("%w: empty selector", ErrNoMatch)
+	}
+	return map[string]any{"sel": sel, "xpath": xpath}, nil
 }
 
 func (p *Page) resolveOnce(ctx context.Context, args map[string]any) (string, error) {

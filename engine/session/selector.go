@@ -18,25 +18,23 @@ import (
 	"github.com/abctl/abctl/engine/page"
 )
 
-// selectorCheckTimeout bounds the check of one candidate; selectorBudget
-// all of them.
-const (
-	selectorCheckTimeout = 250 * time.Millisecond
-	selectorBudget       = 2 * time.Second
-)
+// selectorBudget bounds the checks of all the candidates together.
+const selectorBudget = 2 * time.Second
 
 // ReusableSelector returns a selector (CSS, or XPath with the "xpath="
-// prefix) that resolves to el on the page, "" when none was found.
+// prefix) that resolves to el on the page, "" when none was found. Each
+// candidate is checked once against the page as it is (the element is
+// there: the model just located it), so that no check waits for a
+// candidate that does not match, and the result does not depend on how
+// fast the machine is.
 func ReusableSelector(ctx context.Context, pg *page.Page, el *page.Element) string {
-	deadline := time.Now().Add(selectorBudget)
+	ctx, cancel := context.WithTimeout(ctx, selectorBudget)
+	defer cancel()
 	for _, c := range selectorCandidates(el) {
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
 		}
-		cctx, cancel := context.WithTimeout(ctx, selectorCheckTimeout)
-		id, err := pg.Resolve(cctx, c)
-		cancel()
-		if err == nil && id == el.ID {
+		if id, err := pg.ResolveNow(ctx, c); err == nil && id == el.ID {
 			return c
 		}
 	}
