@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
 	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
@@ -23,6 +22,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/follow"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
+	"github.com/abctl/abctl/internal/yamljson"
 )
 
 // RunOptions are the inputs of `abctl run`.
@@ -284,31 +284,11 @@ func readJSONArg(arg string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := decodeJSONOrYAML(data)
+	v, err := yamljson.Decode(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", arg, err)
 	}
 	return json.Marshal(v)
-}
-
-// decodeJSONOrYAML decodes a JSON or YAML document into JSON-compatible
-// values (maps with string keys, float64 numbers).
-func decodeJSONOrYAML(data []byte) (any, error) {
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		return nil, err
-	}
-	// A JSON round trip turns YAML's ints and map[string]any into what
-	// JSON decoding gives.
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // describeAgent names an agent found by ref for messages: by the name it
@@ -357,7 +337,7 @@ func (o *RunOptions) parameters(who func() string, params []client.Parameter) (m
 		if err != nil {
 			return nil, cmdutil.UsageErrorf("--params-file: %v", err)
 		}
-		v, err := decodeJSONOrYAML(data)
+		v, err := yamljson.Decode(data)
 		if err != nil {
 			return nil, cmdutil.UsageErrorf("--params-file %s: %v", o.ParamsFile, err)
 		}
