@@ -63,7 +63,7 @@ func TestEmbeddedDaemonStarter(t *testing.T) {
 }
 
 func TestEmbeddedDaemonStartFails(t *testing.T) {
-	cfg := cmdutil.DaemonConfig{Addr: "127.0.0.1:8780", ErrOut: io.Discard}
+	cfg := cmdutil.DaemonConfig{Addr: "127.0.0.1:0", ErrOut: io.Discard}
 	listen := fmt.Errorf("listen: %w", daemon.ErrListen)
 	_, _, err := embeddedDaemon(func(context.Context, daemon.Config) error { return listen })(t.Context(), cfg)
 	if !errors.Is(err, cmdutil.ErrListen) || err.Error() != listen.Error() {
