@@ -15,6 +15,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/abctl/abctl/internal/retry"
 )
 
 // inputTimeout bounds one mouse or key event; a JavaScript dialog that
@@ -224,7 +226,7 @@ func (p *Page) clickRef(ctx context.Context, ref *elemRef) (Result, error) {
 			return Result{Reason: "the click landed on " + seen.Other + " instead (the page moved?)"}, nil
 		case 0:
 			if ref.realm != p.top && attempt == 0 {
-				sleepCtx(ctx, 100*time.Millisecond)
+				retry.Sleep(ctx, 100*time.Millisecond)
 				continue
 			}
 			if ref.realm != p.top {
@@ -542,7 +544,7 @@ func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, err
 			if found.None == 0 && found.Fresh == 1 {
 				break
 			}
-			if !sleepCtx(wctx, delay) {
+			if retry.Sleep(wctx, delay) != nil {
 				break
 			}
 		}
@@ -574,17 +576,6 @@ func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, err
 	}
 	p.settle(ctx, before, &res)
 	return res, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // chooserWait bounds the wait for the file chooser a click opens.
@@ -812,13 +803,13 @@ func (p *Page) Scroll(ctx context.Context, id string, dx, dy float64) (Result, e
 			// Let a smooth scroll finish.
 			for k := 0; k < 10; k++ {
 				prev := a
-				if !sleepCtx(wctx, 30*time.Millisecond) || p.call(wctx, p.top, "scrollInfo", nil, &a) != nil || a == prev {
+				if retry.Sleep(wctx, 30*time.Millisecond) != nil || p.call(wctx, p.top, "scrollInfo", nil, &a) != nil || a == prev {
 					break
 				}
 			}
 			break
 		}
-		if !sleepCtx(wctx, delay) {
+		if retry.Sleep(wctx, delay) != nil {
 			break
 		}
 	}
@@ -869,7 +860,7 @@ func (p *Page) Wait(ctx context.Context, d time.Duration) (Result, error) {
 	if d < 0 {
 		d = 0
 	}
-	if !sleepCtx(ctx, d) {
+	if retry.Sleep(ctx, d) != nil {
 		return Result{Reason: "interrupted"}, ctx.Err()
 	}
 	return Result{OK: true, Detail: fmt.Sprintf("waited %s", d), URL: p.nav.snap().url}, nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/abctl/abctl/internal/retry"
 )
 
 type wQuery struct {
@@ -49,7 +51,7 @@ func (p *Page) Resolve(ctx context.Context, selector string) (string, error) {
 		if id != "" {
 			return id, nil
 		}
-		if !sleepCtx(ctx, delay) {
+		if retry.Sleep(ctx, delay) != nil {
 			break
 		}
 	}
