@@ -409,16 +409,15 @@ func (r *Recorder) Stop(ctx context.Context) (string, error) {
 func (r *Recorder) stop(ctx context.Context) (string, error) {
 	r.unwatchFn()
 	r.finish()
-	// The sampler takes a last picture and stops the cast on its way out;
-	// each of its steps is bounded. It seals the recording when it returns;
-	// when it takes too long, the recording ends without it.
-	t := time.NewTimer(5 * time.Second)
+	// The sampler takes a last picture and stops the cast on its way out,
+	// and seals the recording when it returns. Each of its steps is bounded
+	// (callTimeout), so it returns; Stop waits for it unless ctx ends first,
+	// so that the video holds the run's last state however busy the machine
+	// (a fixed wait shorter than the sampler's own bounds cut it off).
 	select {
 	case <-r.samplerQ:
-	case <-t.C:
 	case <-ctx.Done():
 	}
-	t.Stop()
 	r.seal()
 
 	r.mu.Lock()
