@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,9 +83,17 @@ func newTestFactory(t *testing.T, ios *iostreams.IOStreams, vars map[string]stri
 // the test ends, and fails the test if anything connected to it.
 func guardedAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var ln net.Listener
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, closed := closedAddrs.Load(l.Addr().String()); !closed {
+			ln = l
+			break
+		}
+		l.Close() // a port a test expects nothing to listen on: try again
 	}
 	var connected atomic.Int64
 	done := make(chan struct{})
@@ -120,8 +129,13 @@ func closedAddr(t *testing.T) string {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	closedAddrs.Store(addr, true)
 	return addr
 }
+
+// closedAddrs are the addresses closedAddr handed out. The kernel may give
+// such a port to the next listener on port 0; guardedAddr takes another.
+var closedAddrs sync.Map
 
 // result is what one abctl invocation did.
 type result struct {
