@@ -525,3 +525,40 @@ func (s *syncBuffer) Reset() {
 	defer s.mu.Unlock()
 	s.b.Reset()
 }
+
+// TestRepeatedQueryParameterTakesTheLast: the hosted service (FastAPI)
+// reads a repeated scalar query parameter as its last value, so
+// ?page_size=100&page_size=1 is a page of one; list parameters keep every
+// value.
+func TestRepeatedQueryParameterTakesTheLast(t *testing.T) {
+	e := newEnv(t)
+	for _, title := range []string{"first", "second", "third"} {
+		if _, err := e.a.Agents.Create(t.Context(), definition(title), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(path string) int {
+		t.Helper()
+		status, body := e.raw("GET", path, "", "")
+		if status != 200 {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+		var list []json.RawMessage
+		if err := json.Unmarshal([]byte(body), &list); err != nil {
+			t.Fatalf("GET %s: %v in %s", path, err, body)
+		}
+		return len(list)
+	}
+	if n := count("/v1/agents?page_size=100&page_size=1"); n != 1 {
+		t.Errorf("?page_size=100&page_size=1 answered %d agents, want 1 (the last value)", n)
+	}
+	if n := count("/v1/agents?page_size=1&page_size=100"); n != 3 {
+		t.Errorf("?page_size=1&page_size=100 answered %d agents, want 3 (the last value)", n)
+	}
+	if status, body := e.raw("GET", "/v1/agents?page_size=ten&page_size=2", "", ""); status != 200 {
+		t.Errorf("a bad value followed by a good one: %d %s, want 200 (the last value counts)", status, body)
+	}
+	if status, body := e.raw("GET", "/v1/agents?page_size=2&page_size=ten", "", ""); status != 422 || !strings.Contains(body, "int_parsing") {
+		t.Errorf("a good value followed by a bad one: %d %s, want 422 int_parsing", status, body)
+	}
+}

@@ -81,7 +81,7 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	agent := agentFromDefinition(def)
-	if f := r.URL.Query().Get("folder_id"); f != "" {
+	if f := queryValue(r, "folder_id"); f != "" {
 		agent.FolderID = &f
 	}
 	s.newVersion(agent)

@@ -115,9 +115,24 @@ type queryReader struct {
 
 func newQueryReader(r *http.Request) *queryReader { return &queryReader{q: r.URL.Query()} }
 
+// lastValue is a scalar query parameter's value as the hosted service
+// (FastAPI) reads it: the last of a repeated parameter
+// (?page_size=100&page_size=1 is 1), "" when absent. List parameters
+// (status, tags) keep every value.
+func lastValue(q url.Values, name string) string {
+	vs := q[name]
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[len(vs)-1]
+}
+
+// queryValue is lastValue of the request's query.
+func queryValue(r *http.Request, name string) string { return lastValue(r.URL.Query(), name) }
+
 // int reads an integer parameter within [min, max] (max 0: no upper bound).
 func (qr *queryReader) int(name string, def, min, max int) int {
-	s := qr.q.Get(name)
+	s := lastValue(qr.q, name)
 	if s == "" {
 		return def
 	}
@@ -144,7 +159,7 @@ func (qr *queryReader) int(name string, def, min, max int) int {
 // bool reads a boolean parameter with the spellings the hosted service
 // accepts (true/false, 1/0, yes/no, on/off, t/f, y/n).
 func (qr *queryReader) bool(name string) bool {
-	s := qr.q.Get(name)
+	s := lastValue(qr.q, name)
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "":
 		return false
@@ -160,7 +175,7 @@ func (qr *queryReader) bool(name string) bool {
 // time reads a date-time parameter, in RFC 3339 or the API's zone-less
 // form (taken as UTC); nil when absent.
 func (qr *queryReader) time(name string) *client.Time {
-	s := strings.TrimSpace(qr.q.Get(name))
+	s := strings.TrimSpace(lastValue(qr.q, name))
 	if s == "" {
 		return nil
 	}
@@ -172,7 +187,7 @@ func (qr *queryReader) time(name string) *client.Time {
 	return &t
 }
 
-func (qr *queryReader) string(name string) string { return qr.q.Get(name) }
+func (qr *queryReader) string(name string) string { return lastValue(qr.q, name) }
 
 func (qr *queryReader) strings(name string) []string { return qr.q[name] }
 

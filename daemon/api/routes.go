@@ -22,6 +22,10 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/agents/{id}/versions", s.handleAgentVersions)
 	api.HandleFunc("POST /v1/agents/{id}/delete", s.handleDeleteAgent)
 	api.HandleFunc("PUT /v1/agents/{id}/folder", s.handleSetAgentFolder)
+	// "runs" is not an agent id: these literal paths win over {id}.
+	api.HandleFunc("GET /v1/agents/runs", s.handleListAgentRuns)
+	api.HandleFunc("GET /v1/agents/{id}/runs", s.handleListAgentRuns)
+	api.HandleFunc("POST /v1/agents/runs/{id}/retry", s.handleRetryAgentRun)
 
 	agentTags := tagRoutes{s: s, kind: store.AgentSubject}
 	api.HandleFunc("POST /v1/agents/{id}/tags", agentTags.apply)

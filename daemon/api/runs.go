@@ -254,7 +254,7 @@ func (s *Server) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 	rec := &store.RunRecord{
 		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: org.ID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusQueued, RunRequest: runRequest,
-		AgentID: agent.WorkflowPermanentID, AgentVersion: agent.Version, Parameters: params,
+		AgentID: agent.WorkflowPermanentID, AgentVersion: agent.Version, AgentVersionID: agent.WorkflowID, Parameters: params,
 		Title: req.Title, MaxSteps: maxStepsOverride, MaxElapsedMinutes: elapsed,
 		WebhookURL: webhook, KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
 	}

@@ -376,7 +376,7 @@ func (s *Server) handleDeleteTagKey(w http.ResponseWriter, r *http.Request) {
 
 // handleListTagValues serves GET /v1/tag-values, optionally ?key=.
 func (s *Server) handleListTagValues(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.Tags().Values(r.Context(), organization(r.Context()).ID, strings.TrimSpace(r.URL.Query().Get("key")))
+	out, err := s.store.Tags().Values(r.Context(), organization(r.Context()).ID, strings.TrimSpace(queryValue(r, "key")))
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -205,6 +205,9 @@ type RunQuery struct {
 	AgentIDs []string
 	// Tags keeps the workflow runs whose current tags satisfy the query.
 	Tags *tagquery.Query
+	// CreatedFrom and CreatedTo keep the runs created at or after, and at
+	// or before, these times (to the microsecond); nil for no bound.
+	CreatedFrom, CreatedTo *client.Time
 }
 
 // List returns a page of the organization's runs, newest first by
@@ -215,64 +218,129 @@ type RunQuery struct {
 // It walks run_order from the newest entry, filtering on the summaries
 // without copying them; only the page's entries become list items.
 func (r *Runs) List(ctx context.Context, orgID string, q RunQuery) ([]client.RunListItem, error) {
-	page, size := max(q.Page, 1), q.PageSize
-	if size < 1 {
-		size = 10
-	}
-	term := []byte(strings.ToLower(q.SearchKey))
 	out := []client.RunListItem{}
 	err := r.s.viewOrg(ctx, orgID, func(o *orgTx) error {
-		var tagged map[string]bool // the workflow runs the tag filter keeps
-		if q.Tags != nil {
-			if tagged = subjectsMatching(o, q.Tags, RunSubject); len(tagged) == 0 {
-				return nil
-			}
-		}
-		if page-1 > math.MaxInt/size {
-			return nil // beyond any page that can exist
-		}
-		skip := (page - 1) * size
 		deleted := map[string]bool{} // agent id -> deleted, looked up once per list
-		c := o.runOrder().Cursor()
-		damaged := func(k []byte) error {
-			return fmt.Errorf("store: the run list entry %q of %s is damaged", k, orgID)
-		}
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			status, typ, rest, ok := readRunHead(v)
-			if !ok {
-				return damaged(k)
-			}
-			if len(q.Statuses) > 0 && !containsBytes(q.Statuses, status) ||
-				len(q.Types) > 0 && !containsBytes(q.Types, typ) {
-				continue
-			}
-			sum, ok := rest.rest(status, typ)
-			if !ok {
-				return damaged(k)
-			}
-			if len(q.AgentIDs) > 0 && !containsBytes(q.AgentIDs, sum.agent) ||
-				tagged != nil && !tagged[string(sum.id)] {
-				continue
-			}
-			if len(term) > 0 && !bytes.Contains(bytes.ToLower(sum.id), term) &&
-				!bytes.Contains(bytes.ToLower(sum.title), term) && !bytes.Contains(bytes.ToLower(sum.agent), term) {
-				continue
-			}
-			if skip > 0 {
-				skip--
-				continue
-			}
+		return scanRuns(o, orgID, q, nil, func(sum *runSummary) error {
 			out = append(out, sum.listItem(o, deleted))
-			if len(out) == size {
-				break
-			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// Records returns a page of the organization's runs as records, newest
+// first by created_at: the runs q keeps that match also keeps (nil keeps
+// every one). The summaries filter first; only the runs they keep are
+// decoded for match. GET /v1/agents/runs answers from it, with filters
+// the summaries do not hold (parameter values, error codes).
+func (r *Runs) Records(ctx context.Context, orgID string, q RunQuery, match func(*RunRecord) bool) ([]*RunRecord, error) {
+	out := []*RunRecord{}
+	err := r.s.viewOrg(ctx, orgID, func(o *orgTx) error {
+		var last *RunRecord // the record match decoded, collected when kept
+		keep := func(sum *runSummary) (bool, error) {
+			v := o.runs().Get(sum.id)
+			if v == nil {
+				return false, fmt.Errorf("store: the run list of %s names run %s, which has no record", orgID, sum.id)
+			}
+			rec, err := decodeRun(sum.id, v)
+			if err != nil {
+				return false, err
+			}
+			last = rec
+			return match == nil || match(rec), nil
+		}
+		return scanRuns(o, orgID, q, keep, func(*runSummary) error {
+			out = append(out, last)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// scanRuns walks run_order from the newest entry and calls collect for
+// each run of q's page: the runs q's filters keep and, when keep is not
+// nil, keep keeps, after skipping those of the pages before. The summary
+// passed to keep and collect is valid only during the call.
+func scanRuns(o *orgTx, orgID string, q RunQuery, keep func(*runSummary) (bool, error), collect func(*runSummary) error) error {
+	page, size := max(q.Page, 1), q.PageSize
+	if size < 1 {
+		size = 10
+	}
+	term := []byte(strings.ToLower(q.SearchKey))
+	var tagged map[string]bool // the workflow runs the tag filter keeps
+	if q.Tags != nil {
+		if tagged = subjectsMatching(o, q.Tags, RunSubject); len(tagged) == 0 {
+			return nil
+		}
+	}
+	if page-1 > math.MaxInt/size {
+		return nil // beyond any page that can exist
+	}
+	skip := (page - 1) * size
+	var after, before int64 = math.MinInt64, math.MaxInt64
+	if q.CreatedFrom != nil {
+		after = q.CreatedFrom.UnixMicro()
+	}
+	if q.CreatedTo != nil {
+		before = q.CreatedTo.UnixMicro()
+	}
+	c := o.runOrder().Cursor()
+	damaged := func(k []byte) error {
+		return fmt.Errorf("store: the run list entry %q of %s is damaged", k, orgID)
+	}
+	n := 0
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		status, typ, rest, ok := readRunHead(v)
+		if !ok {
+			return damaged(k)
+		}
+		if len(q.Statuses) > 0 && !containsBytes(q.Statuses, status) ||
+			len(q.Types) > 0 && !containsBytes(q.Types, typ) {
+			continue
+		}
+		sum, ok := rest.rest(status, typ)
+		if !ok {
+			return damaged(k)
+		}
+		if sum.created < after || sum.created > before {
+			continue
+		}
+		if len(q.AgentIDs) > 0 && !containsBytes(q.AgentIDs, sum.agent) ||
+			tagged != nil && !tagged[string(sum.id)] {
+			continue
+		}
+		if len(term) > 0 && !bytes.Contains(bytes.ToLower(sum.id), term) &&
+			!bytes.Contains(bytes.ToLower(sum.title), term) && !bytes.Contains(bytes.ToLower(sum.agent), term) {
+			continue
+		}
+		if keep != nil {
+			kept, err := keep(&sum)
+			if err != nil {
+				return err
+			}
+			if !kept {
+				continue
+			}
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if err := collect(&sum); err != nil {
+			return err
+		}
+		if n++; n == size {
+			return nil
+		}
+	}
+	return nil
 }
 
 func containsBytes[S ~string](set []S, b []byte) bool {

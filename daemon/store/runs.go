@@ -67,10 +67,13 @@ type RunRecord struct {
 	Task *client.TaskRunRequest `json:"task,omitempty"`
 	// AgentID and AgentVersion name the agent version an agent run
 	// executes; Parameters holds every workflow parameter's value.
-	AgentID      string                     `json:"agent_id,omitempty"`
-	AgentVersion int                        `json:"agent_version,omitempty"`
-	Parameters   map[string]json.RawMessage `json:"parameters,omitempty"`
-	Title        string                     `json:"title,omitempty"`
+	AgentID      string `json:"agent_id,omitempty"`
+	AgentVersion int    `json:"agent_version,omitempty"`
+	// AgentVersionID is that version's id (wf_...), which the agent run
+	// lists answer as workflow_id; "" in runs stored before it was kept.
+	AgentVersionID string                     `json:"agent_version_id,omitempty"`
+	Parameters     map[string]json.RawMessage `json:"parameters,omitempty"`
+	Title          string                     `json:"title,omitempty"`
 	// Trigger says what started the run ("api", "mcp"); "" for runs
 	// stored before it was recorded, which the run list shows as null.
 	Trigger client.RunTriggerType `json:"trigger,omitempty"`
