@@ -217,41 +217,71 @@ func operations(t *testing.T) []operation {
 			},
 		},
 		{
-			// abctl's step entries, and the hosted service's block and
-			// thought entries (kept raw) with an unknown type beside them.
+			// The hosted service's shape: a loop block with an inner block
+			// and a thought under it, members the client does not decode
+			// (actions) beside them.
 			name: "run timeline", route: "GET /v1/runs/{id}/timeline",
-			reply: `[{"type":"step","step":{"number":2,"block_label":"login","url":"http://127.0.0.1:8000/account","thought":"Signed in.","actions":["click [e5] button \"Sign in\": ok, loaded /account.html","type [e2] \"me\": ok"],"decision":"complete","timings_ms":{"settle":12.5,"observe":30,"model":812.25,"act":95},"tokens":{"input":1234,"output":56}},"created_at":"2026-01-31T15:20:44","modified_at":"2026-01-31T15:20:44"},
-				{"type":"step","step":{"number":1,"block_label":null,"url":"http://127.0.0.1:8000/","thought":"","actions":[],"decision":"unusable answer","timings_ms":{"settle":0,"observe":1,"model":2,"act":0},"tokens":{"input":1,"output":2}},"created_at":"2026-01-31T15:20:43.5","modified_at":"2026-01-31T15:20:43.5"},
-				{"type":"block","block":{"workflow_run_block_id":"wrb_1","label":"open"},"children":[{"type":"thought","thought":{"thought":"plan"},"created_at":"2026-01-31T15:20:42","modified_at":"2026-01-31T15:20:42"}],"created_at":"2026-01-31T15:20:41","modified_at":"2026-01-31T15:20:42"},
-				{"type":"dream","created_at":"2026-01-31T15:20:40","modified_at":"2026-01-31T15:20:40"}]`,
+			reply: `[{"type":"block","block":{"workflow_run_block_id":"wrb_2","workflow_run_id":"wr_1","organization_id":"o_1","block_type":"for_loop","label":"each_invoice","status":"completed","output":[{"a":1}],"loop_values":["x","y"],"actions":[],"duration":2.5,"created_at":"2026-01-31T15:20:41","modified_at":"2026-01-31T15:20:44"},
+				"children":[{"type":"block","block":{"workflow_run_block_id":"wrb_3","parent_workflow_run_block_id":"wrb_2","workflow_run_id":"wr_1","organization_id":"o_1","block_type":"navigation","label":"open","status":"failed","failure_reason":"no such page","current_value":"y","current_index":1,"created_at":"2026-01-31T15:20:42","modified_at":"2026-01-31T15:20:43"},
+				"children":[{"type":"thought","thought":{"thought_id":"ot_1","task_id":"tsk_1","organization_id":"o_1","workflow_run_block_id":"wrb_3","thought":"Open the invoice.","answer":"click [e5]","input_token_count":1234,"created_at":"2026-01-31T15:20:42.5","modified_at":"2026-01-31T15:20:42.5"},"children":[],"created_at":"2026-01-31T15:20:42.5","modified_at":"2026-01-31T15:20:42.5"}],
+				"created_at":"2026-01-31T15:20:42","modified_at":"2026-01-31T15:20:43"}],
+				"created_at":"2026-01-31T15:20:41","modified_at":"2026-01-31T15:20:44"}]`,
 			call: func(ctx context.Context, c *client.Client) (any, error) {
 				return c.Runs.Timeline(ctx, "wr_1")
 			},
 			wantPath: "/v1/runs/wr_1/timeline",
 			check: func(t *testing.T, got any) {
 				tl := got.([]*client.TimelineEntry)
-				if len(tl) != 4 {
-					t.Fatalf("%d entries", len(tl))
+				if len(tl) != 1 || tl[0].Type != client.TimelineBlockEntry || tl[0].Block == nil {
+					t.Fatalf("entries: %+v", tl)
 				}
-				s := tl[0].Step
-				if tl[0].Type != client.TimelineStepEntry || s == nil || s.Number != 2 || *s.BlockLabel != "login" || len(s.Actions) != 2 ||
-					s.TimingsMS.Model != 812.25 || s.Tokens.Input != 1234 || tl[0].CreatedAt.String() != "2026-01-31T15:20:44" {
-					t.Errorf("step entry: %+v %+v", tl[0], s)
+				loop := tl[0].Block
+				if loop.WorkflowRunBlockID != "wrb_2" || loop.BlockType != client.BlockTypeForLoop || *loop.Label != "each_invoice" ||
+					*loop.Status != "completed" || string(loop.Output) != `[{"a":1}]` || len(loop.LoopValues) != 2 || *loop.Duration != 2.5 ||
+					tl[0].CreatedAt.String() != "2026-01-31T15:20:41" {
+					t.Errorf("the loop block: %+v", loop)
+				}
+				if len(tl[0].Children) != 1 || tl[0].Children[0].Block == nil {
+					t.Fatalf("the loop's children: %+v", tl[0].Children)
+				}
+				inner := tl[0].Children[0]
+				if b := inner.Block; *b.ParentWorkflowRunBlockID != "wrb_2" || *b.CurrentValue != "y" || *b.CurrentIndex != 1 || *b.FailureReason != "no such page" {
+					t.Errorf("the inner block: %+v", b)
+				}
+				if len(inner.Children) != 1 || inner.Children[0].Type != client.TimelineThoughtEntry {
+					t.Fatalf("the inner block's children: %+v", inner.Children)
+				}
+				th := inner.Children[0].Thought
+				if th == nil || th.ThoughtID != "ot_1" || *th.Thought != "Open the invoice." || *th.Answer != "click [e5]" || *th.InputTokenCount != 1234 {
+					t.Errorf("the thought: %+v", th)
+				}
+			},
+		},
+		{
+			name: "run steps", route: "GET /v1/runs/{id}/steps",
+			reply: `[{"number":2,"block_label":"login","workflow_run_block_id":"wrb_1","url":"http://127.0.0.1:8000/account","thought":"Signed in.","actions":["click [e5] button \"Sign in\": ok, loaded /account.html","type [e2] \"me\": ok"],"decision":"complete","timings_ms":{"settle":12.5,"observe":30,"model":812.25,"act":95},"tokens":{"input":1234,"output":56},"created_at":"2026-01-31T15:20:44"},
+				{"number":1,"block_label":null,"url":"http://127.0.0.1:8000/","thought":"","actions":[],"decision":"unusable answer","timings_ms":{"settle":0,"observe":1,"model":2,"act":0},"tokens":{"input":1,"output":2},"created_at":"2026-01-31T15:20:43.5"}]`,
+			call: func(ctx context.Context, c *client.Client) (any, error) {
+				return c.Runs.Steps(ctx, "wr_1")
+			},
+			wantPath: "/v1/runs/wr_1/steps",
+			check: func(t *testing.T, got any) {
+				steps := got.([]*client.RunStep)
+				if len(steps) != 2 {
+					t.Fatalf("%d steps", len(steps))
+				}
+				s := steps[0]
+				if s.Number != 2 || *s.BlockLabel != "login" || s.WorkflowRunBlockID != "wrb_1" || len(s.Actions) != 2 ||
+					s.TimingsMS.Model != 812.25 || s.Tokens.Input != 1234 || s.CreatedAt.String() != "2026-01-31T15:20:44" {
+					t.Errorf("step 2: %+v", s)
 				}
 				if want := `click [e5] button "Sign in": ok, loaded /account.html (+1 more action) → complete`; s.Summary() != want {
 					t.Errorf("summary %q, want %q", s.Summary(), want)
 				}
-				if tl[1].Step.BlockLabel != nil || tl[1].Step.Summary() != "unusable answer" {
-					t.Errorf("second step: %+v, summary %q", tl[1].Step, tl[1].Step.Summary())
+				if steps[1].BlockLabel != nil || steps[1].Summary() != "unusable answer" {
+					t.Errorf("step 1: %+v, summary %q", steps[1], steps[1].Summary())
 				}
-				if tl[2].Type != client.TimelineBlockEntry || tl[2].Step != nil || !strings.Contains(string(tl[2].Block), "wrb_1") ||
-					len(tl[2].Children) != 1 || tl[2].Children[0].Type != client.TimelineThoughtEntry || string(tl[2].Children[0].Thought) != `{"thought":"plan"}` {
-					t.Errorf("hosted entries: %+v", tl[2])
-				}
-				if tl[3].Type != "dream" || tl[3].Step != nil {
-					t.Errorf("unknown entry type: %+v", tl[3])
-				}
-				if latest := client.LatestStep(tl); latest != s {
+				if latest := client.LatestStep(steps); latest != s {
 					t.Errorf("LatestStep = %+v, want step 2", latest)
 				}
 			},
@@ -788,29 +818,35 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
-// TestTimelineWithoutTheRoute: a service that does not serve timelines
-// (FastAPI's 404 "Not Found" for the path) gives a nil timeline and no
-// error; an unknown run of a service that does is still ErrNotFound.
-func TestTimelineWithoutTheRoute(t *testing.T) {
+// TestStepsWithoutTheRoute: a service that does not serve run steps (the
+// hosted service: FastAPI's 404 "Not Found" for the path) gives nil steps
+// and no error; an unknown run of a service that does is still
+// ErrNotFound.
+func TestStepsWithoutTheRoute(t *testing.T) {
 	ts := newTestServer(t)
-	ts.reply("GET /v1/runs/{id}/timeline", http.StatusNotFound, `{"detail":"Not Found"}`)
-	tl, err := ts.client.Runs.Timeline(t.Context(), "tsk_1")
-	if err != nil || tl != nil {
-		t.Errorf("route missing: %v, %v; want nil, nil", tl, err)
+	ts.reply("GET /v1/runs/{id}/steps", http.StatusNotFound, `{"detail":"Not Found"}`)
+	steps, err := ts.client.Runs.Steps(t.Context(), "tsk_1")
+	if err != nil || steps != nil {
+		t.Errorf("route missing: %v, %v; want nil, nil", steps, err)
 	}
 
 	ts = newTestServer(t)
-	ts.reply("GET /v1/runs/{id}/timeline", http.StatusNotFound, `{"detail":"Run tsk_1 not found"}`)
-	if _, err := ts.client.Runs.Timeline(t.Context(), "tsk_1"); !errors.Is(err, client.ErrNotFound) {
+	ts.reply("GET /v1/runs/{id}/steps", http.StatusNotFound, `{"detail":"Run tsk_1 not found"}`)
+	if _, err := ts.client.Runs.Steps(t.Context(), "tsk_1"); !errors.Is(err, client.ErrNotFound) {
 		t.Errorf("unknown run: %v, want ErrNotFound", err)
 	}
 
 	ts = newTestServer(t)
-	ts.reply("GET /v1/runs/{id}/timeline", http.StatusOK, `[]`)
-	if tl, err := ts.client.Runs.Timeline(t.Context(), "tsk_1"); err != nil || tl == nil || len(tl) != 0 {
-		t.Errorf("empty timeline: %v, %v; want an empty, non-nil list", tl, err)
+	ts.reply("GET /v1/runs/{id}/steps", http.StatusOK, `[]`)
+	if steps, err := ts.client.Runs.Steps(t.Context(), "tsk_1"); err != nil || steps == nil || len(steps) != 0 {
+		t.Errorf("no steps: %v, %v; want an empty, non-nil list", steps, err)
 	}
-	if _, err := ts.client.Runs.Timeline(t.Context(), " "); err == nil {
+	if _, err := ts.client.Runs.Steps(t.Context(), " "); err == nil {
 		t.Error("an empty run id: want an error")
+	}
+	ts = newTestServer(t)
+	ts.reply("GET /v1/runs/{id}/timeline", http.StatusBadRequest, `{"detail":"Timeline not available for this run type"}`)
+	if _, err := ts.client.Runs.Timeline(t.Context(), "tsk_1"); err == nil || !strings.Contains(err.Error(), "not available") {
+		t.Errorf("a run type without a timeline: %v, want the service's 400", err)
 	}
 }

@@ -8,25 +8,18 @@ import (
 )
 
 // TimelineEntry is one entry of a run's timeline
-// (GET /v1/runs/{run_id}/timeline). Type says which member is set, as in
-// the hosted service's timeline, whose entries are "block" (a block of a
-// workflow run, with its nested Children) and "thought" (a task-v2
-// planning note); abctl's daemon answers "step" entries, one per step of
-// the agent loop. Unknown types decode with their members left nil.
-//
-// The hosted service's block and thought objects are kept as raw JSON:
-// their shape is not part of the documented contract.
+// (GET /v1/runs/{run_id}/timeline), the hosted service's
+// WorkflowRunTimeline: Type says which member is set, Block (a block
+// execution of the run) or Thought (a decision of the agent loop, under
+// the block it was taken in). Children are the entries nested under a
+// block: the blocks a loop ran, and the block's thoughts, newest first.
 type TimelineEntry struct {
-	Type TimelineEntryType `json:"type"`
-	// Step is set for TimelineStepEntry (the abctl daemon).
-	Step *TimelineStep `json:"step,omitempty"`
-	// Block and Thought are set by the hosted service for its entry
-	// types; Children are the entries nested under a block.
-	Block      json.RawMessage  `json:"block,omitempty"`
-	Thought    json.RawMessage  `json:"thought,omitempty"`
-	Children   []*TimelineEntry `json:"children,omitempty"`
-	CreatedAt  Time             `json:"created_at"`
-	ModifiedAt Time             `json:"modified_at"`
+	Type       TimelineEntryType `json:"type"`
+	Block      *RunBlock         `json:"block"`
+	Thought    *Thought          `json:"thought"`
+	Children   []*TimelineEntry  `json:"children"`
+	CreatedAt  Time              `json:"created_at"`
+	ModifiedAt Time              `json:"modified_at"`
 }
 
 // TimelineEntryType says what a TimelineEntry describes.
@@ -34,20 +27,77 @@ type TimelineEntryType string
 
 // Timeline entry types.
 const (
-	TimelineStepEntry    TimelineEntryType = "step"    // abctl: one step of the agent loop
-	TimelineBlockEntry   TimelineEntryType = "block"   // hosted service: a block of a workflow run
-	TimelineThoughtEntry TimelineEntryType = "thought" // hosted service: a planning note
+	TimelineBlockEntry   TimelineEntryType = "block"   // a block execution
+	TimelineThoughtEntry TimelineEntryType = "thought" // a decision of the agent loop
 )
 
-// TimelineStep is one step of the agent loop: what the page was, what the
-// model thought and decided, what was done and how it went, and where the
-// time and tokens went.
-type TimelineStep struct {
+// RunBlock is one execution of a block of a run, as the timeline shows it
+// (the hosted service's WorkflowRunBlock). A task run's timeline has one,
+// standing for the task. The hosted service sends more members (actions,
+// descriptors, branch results); they are not decoded here.
+type RunBlock struct {
+	WorkflowRunBlockID string `json:"workflow_run_block_id"`
+	WorkflowRunID      string `json:"workflow_run_id"`
+	OrganizationID     string `json:"organization_id"`
+	// ParentWorkflowRunBlockID is the loop block execution this one ran
+	// in; nil at the top level.
+	ParentWorkflowRunBlockID *string   `json:"parent_workflow_run_block_id"`
+	BlockType                BlockType `json:"block_type"`
+	Label                    *string   `json:"label"`
+	// Status is running while the block runs, then completed, failed,
+	// terminated, canceled or timed_out.
+	Status             *string         `json:"status"`
+	Output             json.RawMessage `json:"output"`
+	ContinueOnFailure  bool            `json:"continue_on_failure"`
+	FailureReason      *string         `json:"failure_reason"`
+	ErrorCodes         []string        `json:"error_codes"`
+	TaskID             *string         `json:"task_id"`
+	URL                *string         `json:"url"`
+	NavigationGoal     *string         `json:"navigation_goal"`
+	DataExtractionGoal *string         `json:"data_extraction_goal"`
+	Prompt             *string         `json:"prompt"`
+	// Duration is how long the block ran, in seconds; nil while it runs.
+	Duration *float64 `json:"duration"`
+	// LoopValues are what a loop block iterated over; CurrentValue and
+	// CurrentIndex the iteration a block inside a loop ran in.
+	LoopValues   []any   `json:"loop_values"`
+	CurrentValue *string `json:"current_value"`
+	CurrentIndex *int    `json:"current_index"`
+	CreatedAt    Time    `json:"created_at"`
+	ModifiedAt   Time    `json:"modified_at"`
+}
+
+// Thought is a decision of the agent loop as the timeline shows it (the
+// hosted service's Thought): the model's note on the page (Thought), what
+// was done and how the step ended (Answer), and the step's tokens.
+type Thought struct {
+	ThoughtID          string  `json:"thought_id"`
+	TaskID             string  `json:"task_id"`
+	OrganizationID     string  `json:"organization_id"`
+	WorkflowRunID      *string `json:"workflow_run_id"`
+	WorkflowRunBlockID *string `json:"workflow_run_block_id"`
+	Observation        *string `json:"observation"`
+	Thought            *string `json:"thought"`
+	Answer             *string `json:"answer"`
+	ThoughtType        *string `json:"thought_type"`
+	InputTokenCount    *int    `json:"input_token_count"`
+	OutputTokenCount   *int    `json:"output_token_count"`
+	CreatedAt          Time    `json:"created_at"`
+	ModifiedAt         Time    `json:"modified_at"`
+}
+
+// RunStep is one step of a run, as the abctl daemon records it
+// (GET /v1/runs/{run_id}/steps): what the page was, what the model thought
+// and decided, what was done and how it went, and where the time and
+// tokens went.
+type RunStep struct {
 	// Number is the run's step count once this step was done (from 1).
 	Number int `json:"number"`
 	// BlockLabel is the label of the block the step belongs to; nil in a
-	// task run.
-	BlockLabel *string `json:"block_label"`
+	// task run. WorkflowRunBlockID is that block execution's id in the
+	// run's timeline ("" outside blocks).
+	BlockLabel         *string `json:"block_label"`
+	WorkflowRunBlockID string  `json:"workflow_run_block_id,omitempty"`
 	// URL is the page the step acted on.
 	URL string `json:"url"`
 	// Thought is the model's note on the page and its plan.
@@ -60,6 +110,8 @@ type TimelineStep struct {
 	Decision  string      `json:"decision"`
 	TimingsMS StepTimings `json:"timings_ms"`
 	Tokens    StepTokens  `json:"tokens"`
+	// CreatedAt is when the step was recorded.
+	CreatedAt Time `json:"created_at"`
 }
 
 // StepTimings are the phases of a step, in milliseconds: waiting for the
@@ -80,7 +132,7 @@ type StepTokens struct {
 // Summary is the step in one line for people: its first action (with a
 // count of the others) and, when it is not "continue", its decision; the
 // decision alone for a step without actions.
-func (s *TimelineStep) Summary() string {
+func (s *RunStep) Summary() string {
 	if s == nil {
 		return ""
 	}
@@ -102,34 +154,52 @@ func (s *TimelineStep) Summary() string {
 	return line
 }
 
-// LatestStep returns the step with the highest number in a timeline, or
-// nil when it has no step entries (a hosted service's timeline, or a run
-// that took no step yet).
-func LatestStep(timeline []*TimelineEntry) *TimelineStep {
-	var latest *TimelineStep
-	for _, e := range timeline {
-		if e != nil && e.Step != nil && (latest == nil || e.Step.Number > latest.Number) {
-			latest = e.Step
+// LatestStep returns the step with the highest number, or nil when there
+// is none.
+func LatestStep(steps []*RunStep) *RunStep {
+	var latest *RunStep
+	for _, s := range steps {
+		if s != nil && (latest == nil || s.Number > latest.Number) {
+			latest = s
 		}
 	}
 	return latest
 }
 
-// Timeline returns a run's timeline, newest first
-// (GET /v1/runs/{run_id}/timeline). The abctl daemon keeps the latest 200
-// steps of every run; the hosted service answers its own entry types for
-// workflow and task-v2 runs (see TimelineEntry).
-//
-// A service without the route (a 404 "Not Found" for the path itself, as
-// FastAPI and the abctl daemon answer unknown routes) gives a nil timeline
-// and no error, so that callers showing progress need not tell services
-// apart; an unknown run is still an *Error matching ErrNotFound.
+// Timeline returns a run's timeline (GET /v1/runs/{run_id}/timeline): its
+// block executions, newest first, each with the blocks it ran (a loop's)
+// and the agent loop's decisions as children. The hosted service answers
+// it for workflow and task-v2 runs (a 400 for the others); the abctl
+// daemon for every run.
 func (s *RunsService) Timeline(ctx context.Context, runID string, opts ...Option) ([]*TimelineEntry, error) {
 	if err := requireID("run id", runID); err != nil {
 		return nil, err
 	}
 	var out []*TimelineEntry
-	_, err := s.client.do(ctx, request{method: "GET", path: pathf("/v1/runs/%s/timeline", runID), idempotent: true}, &out, opts)
+	if _, err := s.client.do(ctx, request{method: "GET", path: pathf("/v1/runs/%s/timeline", runID), idempotent: true}, &out, opts); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = []*TimelineEntry{}
+	}
+	return out, nil
+}
+
+// Steps returns a run's steps, newest first (GET /v1/runs/{run_id}/steps,
+// an abctl daemon route): every step of its agent loop and its model-free
+// blocks, the latest 200 of them.
+//
+// A service without the route (a 404 "Not Found" for the path itself, as
+// FastAPI and the abctl daemon answer unknown routes; the hosted service)
+// gives nil steps and no error, so that callers showing progress need not
+// tell services apart; an unknown run is still an *Error matching
+// ErrNotFound.
+func (s *RunsService) Steps(ctx context.Context, runID string, opts ...Option) ([]*RunStep, error) {
+	if err := requireID("run id", runID); err != nil {
+		return nil, err
+	}
+	var out []*RunStep
+	_, err := s.client.do(ctx, request{method: "GET", path: pathf("/v1/runs/%s/steps", runID), idempotent: true}, &out, opts)
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.StatusCode == 404 && e.Detail == "Not Found" {
@@ -138,7 +208,7 @@ func (s *RunsService) Timeline(ctx context.Context, runID string, opts ...Option
 		return nil, err
 	}
 	if out == nil {
-		out = []*TimelineEntry{}
+		out = []*RunStep{}
 	}
 	return out, nil
 }

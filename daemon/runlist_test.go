@@ -191,10 +191,10 @@ func TestListRunsValidation(t *testing.T) {
 	}
 }
 
-// TestRunTimelineOverHTTP: the details an executor reports are the run's
-// timeline, newest first, in abctl's shape; other organizations and
-// unknown runs get 404.
-func TestRunTimelineOverHTTP(t *testing.T) {
+// TestRunStepsOverHTTP: the details an executor reports are the run's
+// steps, newest first, in abctl's shape; other organizations and unknown
+// runs get 404.
+func TestRunStepsOverHTTP(t *testing.T) {
 	e := newRunsEnv(t, runsEnvConfig{})
 	ctx := t.Context()
 	quiet := e.task("steps=2")
@@ -202,46 +202,128 @@ func TestRunTimelineOverHTTP(t *testing.T) {
 	waitRun(t, e.a, run.RunID)
 	waitRun(t, e.a, quiet.RunID)
 
-	tl, err := e.a.Runs.Timeline(ctx, run.RunID)
+	steps, err := e.a.Runs.Steps(ctx, run.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := scripted.StepDetails(scripted.Script{Steps: 3}, 3, false)
-	if len(tl) != 3 {
-		t.Fatalf("%d entries, want 3", len(tl))
+	if len(steps) != 3 {
+		t.Fatalf("%d steps, want 3", len(steps))
 	}
-	for i, entry := range tl {
-		w, s := want[2-i], entry.Step
-		if entry.Type != client.TimelineStepEntry || s == nil || s.Number != w.Step || s.URL != w.URL || s.Thought != w.Thought ||
-			!slices.Equal(s.Actions, w.Actions) || s.Decision != w.Decision || s.BlockLabel != nil ||
+	for i, s := range steps {
+		w := want[2-i]
+		if s.Number != w.Step || s.URL != w.URL || s.Thought != w.Thought ||
+			!slices.Equal(s.Actions, w.Actions) || s.Decision != w.Decision || s.BlockLabel != nil || s.WorkflowRunBlockID != "" ||
 			s.TimingsMS.Model != float64(w.Model.Microseconds())/1000 || s.TimingsMS.Settle != float64(w.Settle.Microseconds())/1000 ||
-			s.Tokens.Input != w.InputTokens || s.Tokens.Output != w.OutputTokens || entry.CreatedAt.IsZero() {
-			t.Errorf("entry %d: %+v, step %+v; want %+v", i, entry, s, w)
+			s.Tokens.Input != w.InputTokens || s.Tokens.Output != w.OutputTokens || s.CreatedAt.IsZero() {
+			t.Errorf("step %d: %+v; want %+v", i, s, w)
 		}
 	}
-	if latest := client.LatestStep(tl); latest.Summary() != `click [e3] button "Step 3": ok → complete` {
+	if latest := client.LatestStep(steps); latest.Summary() != `click [e3] button "Step 3": ok → complete` {
 		t.Errorf("latest step: %q", latest.Summary())
 	}
 	// The bytes, as documented.
-	_, body := rawGet(t, e.url, e.keyA, "/v1/runs/"+run.RunID+"/timeline")
-	for _, w := range []string{`[{"type":"step","step":{"number":3,"block_label":null,"url":"http://127.0.0.1/step/3"`,
-		`"actions":["click [e3] button \"Step 3\": ok"],"decision":"complete","timings_ms":{"settle":0.3,"observe":0.6,"model":3,"act":0.9},"tokens":{"input":300,"output":30}},"created_at":"`} {
+	_, body := rawGet(t, e.url, e.keyA, "/v1/runs/"+run.RunID+"/steps")
+	for _, w := range []string{`[{"number":3,"block_label":null,"url":"http://127.0.0.1/step/3"`,
+		`"actions":["click [e3] button \"Step 3\": ok"],"decision":"complete","timings_ms":{"settle":0.3,"observe":0.6,"model":3,"act":0.9},"tokens":{"input":300,"output":30},"created_at":"`} {
 		if !strings.Contains(string(body), w) {
-			t.Errorf("timeline %s lacks %s", body, w)
+			t.Errorf("steps %s lack %s", body, w)
 		}
 	}
-	// A run whose executor reports no details has an empty timeline.
-	if tl, err := e.a.Runs.Timeline(ctx, quiet.RunID); err != nil || tl == nil || len(tl) != 0 {
-		t.Errorf("a run without details: %v, %v", tl, err)
+	// A run whose executor reports no details has no steps.
+	if steps, err := e.a.Runs.Steps(ctx, quiet.RunID); err != nil || steps == nil || len(steps) != 0 {
+		t.Errorf("a run without details: %v, %v", steps, err)
 	}
 	for _, tc := range []struct {
 		c  *client.Client
 		id string
 	}{{e.b, run.RunID}, {e.a, "tsk_1"}} {
+		if _, err := tc.c.Runs.Steps(ctx, tc.id); apiStatus(err) != http.StatusNotFound {
+			t.Errorf("steps of %s: %v, want 404", tc.id, err)
+		}
 		if _, err := tc.c.Runs.Timeline(ctx, tc.id); apiStatus(err) != http.StatusNotFound {
 			t.Errorf("timeline of %s: %v, want 404", tc.id, err)
 		}
 	}
+}
+
+// TestRunTimelineOverHTTP: an agent run's timeline is the hosted
+// service's: one block entry per block execution, newest first, with the
+// agent loop's decisions in it as thoughts; a task run's is one task
+// block with its steps as thoughts.
+func TestRunTimelineOverHTTP(t *testing.T) {
+	e := newRunsEnv(t, runsEnvConfig{})
+	ctx := t.Context()
+	def := &client.AgentDefinition{Title: "Two blocks", WorkflowDefinition: client.WorkflowDefinition{
+		Parameters: []client.Parameter{{Key: scripted.ParamKey, ParameterType: client.ParameterTypeWorkflow, WorkflowParameterType: client.WorkflowParameterString}},
+		Blocks: client.Blocks{
+			&client.GotoURLBlock{BlockBase: client.BlockBase{Label: "open"}, URL: "https://example.com/"},
+			&client.NavigationBlock{BlockBase: client.BlockBase{Label: "sign_in"}, NavigationGoal: "Sign in."},
+		},
+	}}
+	agent, err := e.a.Agents.Create(ctx, def, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := e.a.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID,
+		Parameters: map[string]any{scripted.ParamKey: "steps=2;details;status=failed;reason=wrong password"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRun(t, e.a, run.RunID)
+	tl, err := e.a.Runs.Timeline(ctx, run.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tl) != 2 {
+		t.Fatalf("%d entries, want one per block execution: %s", len(tl), mustJSON(tl))
+	}
+	for i, w := range []struct {
+		label, status, reason string
+		step                  int
+	}{{"sign_in", "failed", "wrong password", 2}, {"open", "completed", "", 1}} {
+		entry := tl[i]
+		b := entry.Block
+		if entry.Type != client.TimelineBlockEntry || b == nil || entry.Thought != nil || !strings.HasPrefix(b.WorkflowRunBlockID, "wrb_") ||
+			b.WorkflowRunID != run.RunID || b.OrganizationID != e.orgA || *b.Label != w.label || *b.Status != w.status ||
+			(w.reason != "") != (b.FailureReason != nil) || b.Duration == nil || entry.CreatedAt.IsZero() {
+			t.Errorf("entry %d: %s", i, mustJSON(entry))
+			continue
+		}
+		if len(entry.Children) != 1 || entry.Children[0].Type != client.TimelineThoughtEntry || entry.Children[0].Thought == nil {
+			t.Errorf("entry %d's children: %s", i, mustJSON(entry.Children))
+			continue
+		}
+		th := entry.Children[0].Thought
+		if *th.WorkflowRunBlockID != b.WorkflowRunBlockID || *th.Thought != fmt.Sprintf("Step %d of 2.", w.step) ||
+			!strings.Contains(*th.Answer, fmt.Sprintf(`click [e%d] button "Step %d": ok`, w.step, w.step)) || *th.InputTokenCount != 100*w.step {
+			t.Errorf("entry %d's thought: %s", i, mustJSON(th))
+		}
+	}
+	if tl[0].Block.BlockType != client.BlockTypeNavigation || tl[1].Block.BlockType != client.BlockTypeGotoURL {
+		t.Errorf("block types %s, %s", tl[0].Block.BlockType, tl[1].Block.BlockType)
+	}
+
+	// A task run: one block for the task, its steps under it, newest first.
+	task := e.task("steps=2;details")
+	waitRun(t, e.a, task.RunID)
+	tl, err = e.a.Runs.Timeline(ctx, task.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tl) != 1 || tl[0].Block == nil || tl[0].Block.TaskID == nil || *tl[0].Block.TaskID != task.RunID || *tl[0].Block.Status != "completed" ||
+		len(tl[0].Children) != 2 || *tl[0].Children[0].Thought.Thought != "Step 2 of 2." || *tl[0].Children[1].Thought.Thought != "Step 1 of 2." {
+		t.Errorf("a task run's timeline: %s", mustJSON(tl))
+	}
+}
+
+// mustJSON is v as JSON, for failure messages.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%+v (%v)", v, err)
+	}
+	return string(b)
 }
 
 // TestRunSummaryAndLogs: the executor's summary goes into the webhook's

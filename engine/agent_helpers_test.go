@@ -181,12 +181,25 @@ func callsOf(srv *llmtest.Server, kind string) []*llmtest.Request {
 
 var pageTag = regexp.MustCompile(`<page-([0-9a-f]{8})>`)
 
-// stepDetails records the StepDetail reports of a run beside the basic
-// progress.
+// stepDetails records the StepDetail and Block reports of a run beside
+// the basic progress.
 type stepDetails struct {
 	progress
-	mu    sync.Mutex
-	infos []executor.StepInfo
+	mu     sync.Mutex
+	infos  []executor.StepInfo
+	blocks []executor.BlockInfo
+}
+
+func (p *stepDetails) Block(b executor.BlockInfo) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blocks = append(p.blocks, b)
+}
+
+func (p *stepDetails) blockReports() []executor.BlockInfo {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]executor.BlockInfo(nil), p.blocks...)
 }
 
 func (p *stepDetails) StepDetail(s executor.StepInfo) {

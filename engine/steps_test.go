@@ -8,6 +8,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/testsite"
 )
 
@@ -73,6 +74,61 @@ func TestModelFreeStepsAreReported(t *testing.T) {
 		t.Errorf("the first step's URL is %q", d.URL)
 	}
 
+	// Every block execution is reported as it starts and as it ends, a
+	// loop's inner blocks inside it, each step in its block.
+	type exec struct {
+		label      string
+		status     executor.BlockStatus
+		parent     int
+		index      int // current_index + 1; 0 outside loops
+		firstSteps int // the first step in it; 0 for none
+	}
+	wantBlocks := []exec{
+		{"open_index", executor.BlockCompleted, 0, 0, 1},
+		{"open_and_click", executor.BlockCompleted, 0, 0, 2},
+		{"find_missing", executor.BlockFailed, 0, 0, 4},
+		{"visit_two", executor.BlockCompleted, 0, 0, 0},
+		{"visit", executor.BlockCompleted, 4, 1, 5},
+		{"visit", executor.BlockCompleted, 4, 2, 6},
+		{"fetch_export", executor.BlockCompleted, 0, 0, 7},
+		{"print_form", executor.BlockCompleted, 0, 0, 8},
+		{"download_notes", executor.BlockCompleted, 0, 0, 9},
+		{"pause", executor.BlockCompleted, 0, 0, 10},
+	}
+	ended := map[int]executor.BlockInfo{}
+	started := map[int]executor.BlockInfo{}
+	for _, b := range p.blockReports() {
+		if b.Status == executor.BlockRunning {
+			started[b.Seq] = b
+		} else {
+			ended[b.Seq] = b
+		}
+	}
+	if len(started) != len(wantBlocks) || len(ended) != len(wantBlocks) {
+		t.Fatalf("%d block executions started, %d ended, want %d:\n%s", len(started), len(ended), len(wantBlocks), describeInfos(p.blockReports()))
+	}
+	for i, w := range wantBlocks {
+		seq := i + 1
+		b, s := ended[seq], started[seq]
+		index := 0
+		if b.CurrentIndex != nil {
+			index = *b.CurrentIndex + 1
+		}
+		if b.Label != w.label || s.Label != w.label || b.Status != w.status || b.ParentSeq != w.parent || index != w.index ||
+			s.Started.IsZero() || b.Ended.Before(b.Started) || (w.status == executor.BlockFailed) != (b.FailureReason != "") {
+			t.Errorf("block execution %d: %+v, want %+v", seq, b, w)
+		}
+		if w.firstSteps > 0 && details[w.firstSteps-1].BlockSeq != seq {
+			t.Errorf("step %d is in block execution %d, want %d", w.firstSteps, details[w.firstSteps-1].BlockSeq, seq)
+		}
+	}
+	if loop := ended[4]; fmt.Sprint(loop.LoopValues) != "[a b]" || ended[5].CurrentValue != "a" || ended[6].CurrentValue != "b" {
+		t.Errorf("the loop's values %v, its iterations' values %v, %v", loop.LoopValues, ended[5].CurrentValue, ended[6].CurrentValue)
+	}
+	if out := string(ended[7].Output); !strings.Contains(out, `"status_code":200`) {
+		t.Errorf("fetch_export's output as reported: %s", out)
+	}
+
 	// The step log has them too.
 	logged := readSteps(t, j.Dir).Steps
 	if len(logged) != len(want) {
@@ -93,9 +149,11 @@ func describeInfos[T any](infos []T) string {
 	return b.String()
 }
 
-// TestDaemonTimelineOfModelFreeRun: through the daemon, the timeline of a
-// run of model-free blocks lists each of the steps its step_count counts
-// (what `abctl get run ID --steps` shows), newest first.
+// TestDaemonTimelineOfModelFreeRun: through the daemon, the steps of a
+// run of model-free blocks are each of the steps its step_count counts
+// (what `abctl get run ID --steps` shows), newest first, and its timeline
+// has one block entry per block, newest first, each step a thought in its
+// block.
 func TestDaemonTimelineOfModelFreeRun(t *testing.T) {
 	needBrowser(t)
 	site := testsite.Start(t)
@@ -124,17 +182,38 @@ func TestDaemonTimelineOfModelFreeRun(t *testing.T) {
 	if done.Status != client.RunStatusCompleted || done.GetStepCount() != 3 {
 		t.Fatalf("%s, %d steps: %s", done.Status, done.GetStepCount(), done.GetFailureReason())
 	}
-	tl, err := c.Runs.Timeline(ctx, run.RunID)
+	steps, err := c.Runs.Steps(ctx, run.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, e := range tl {
-		if e.Step != nil && e.Step.BlockLabel != nil {
-			got = append(got, fmt.Sprintf("%d %s %s", e.Step.Number, *e.Step.BlockLabel, e.Step.Decision))
+	for _, s := range steps {
+		if s.BlockLabel != nil {
+			got = append(got, fmt.Sprintf("%d %s %s", s.Number, *s.BlockLabel, s.Decision))
 		}
 	}
 	if want := "3 pause done, 2 open_form done, 1 open_index done"; strings.Join(got, ", ") != want {
+		t.Errorf("steps %q, want %q", strings.Join(got, ", "), want)
+	}
+
+	tl, err := c.Runs.Timeline(ctx, run.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, e := range tl {
+		if e.Type != client.TimelineBlockEntry || e.Block == nil || e.Block.Label == nil || e.Block.Status == nil {
+			t.Fatalf("timeline entry %+v", e)
+		}
+		line := fmt.Sprintf("%s %s %s", *e.Block.Label, e.Block.BlockType, *e.Block.Status)
+		for _, ch := range e.Children {
+			if ch.Thought != nil && ch.Thought.Answer != nil {
+				line += " [" + strings.SplitN(*ch.Thought.Answer, " ", 2)[0] + "]"
+			}
+		}
+		got = append(got, line)
+	}
+	if want := "pause wait completed [wait], open_form action completed [click], open_index goto_url completed [goto_url]"; strings.Join(got, ", ") != want {
 		t.Errorf("timeline %q, want %q", strings.Join(got, ", "), want)
 	}
 }

@@ -70,14 +70,72 @@ type StepReporter interface {
 	StepDetail(StepInfo)
 }
 
+// BlockReporter is implemented by a Progress that also wants to know when
+// each block of an agent run starts and ends (the run's timeline). The
+// executor calls Block as a block starts (Status BlockRunning) and again,
+// with the same Seq, as it ends; a Progress that does not implement it is
+// unaffected.
+type BlockReporter interface {
+	Block(BlockInfo)
+}
+
+// BlockInfo describes one execution of a block of an agent run. A block
+// retried is one execution; a block inside a loop executes once per
+// iteration, each execution with its own Seq.
+type BlockInfo struct {
+	// Seq numbers the run's block executions from 1 in the order they
+	// started; ParentSeq is the loop block execution this one runs in, 0
+	// at the top level.
+	Seq, ParentSeq int
+	Label          string
+	Type           client.BlockType
+	// Status is BlockRunning while the block runs, then how it ended.
+	Status BlockStatus
+	// Output is the block's output once it has one; FailureReason says why
+	// it did not complete.
+	Output        json.RawMessage
+	FailureReason string
+	// ContinueOnFailure is the block's setting: its failure did not end
+	// the run.
+	ContinueOnFailure bool
+	// The block's goals as its definition writes them, templates
+	// unrendered ("" when it has none): the page it starts on, what to do,
+	// what to extract, the prompt of a text prompt or a task v2 block.
+	URL, NavigationGoal, DataExtractionGoal, Prompt string
+	// LoopValues are the values a loop block iterates over; CurrentValue
+	// and CurrentIndex the iteration a block inside a loop runs in (nil
+	// outside loops).
+	LoopValues   []any
+	CurrentValue any
+	CurrentIndex *int
+	// Started is when the block started; Ended when it ended (zero while
+	// it runs).
+	Started, Ended time.Time
+}
+
+// BlockStatus is the state of a block execution, as the hosted service's
+// timeline words it.
+type BlockStatus string
+
+// Block statuses.
+const (
+	BlockRunning    BlockStatus = "running"
+	BlockCompleted  BlockStatus = "completed"
+	BlockFailed     BlockStatus = "failed"
+	BlockTerminated BlockStatus = "terminated"
+	BlockCanceled   BlockStatus = "canceled"
+	BlockTimedOut   BlockStatus = "timed_out"
+)
+
 // StepInfo describes one step of the agent loop: one observation of the
 // page, one model decision and the actions it led to.
 type StepInfo struct {
 	// Step is the run's step count once this step is done.
 	Step int
 	// Block is the label of the block the step belongs to, "" in a task
-	// run.
-	Block string
+	// run; BlockSeq that block execution's BlockInfo.Seq (0 in a task run).
+	Block    string
+	BlockSeq int
 	// URL is the page the step acted on.
 	URL string
 	// Thought is the model's note on the page and its plan.

@@ -42,6 +42,7 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/runs", s.handleListRuns)
 	api.HandleFunc("GET /v1/runs/{id}", s.handleGetRun)
 	api.HandleFunc("GET /v1/runs/{id}/timeline", s.handleRunTimeline)
+	api.HandleFunc("GET /v1/runs/{id}/steps", s.handleRunSteps) // abctl's own
 	api.HandleFunc("POST /v1/runs/{id}/cancel", s.handleCancelRun)
 	api.HandleFunc("POST /v1/runs/cancel", s.handleCancelRuns)
 	api.HandleFunc("POST /v1/runs/{id}/retry_webhook", s.handleRetryWebhook)

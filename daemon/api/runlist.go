@@ -8,22 +8,19 @@ package api
 // first, as TaskRunListItem objects. task_run_id is the run id, since the
 // daemon keeps no separate task-run rows.
 //
-// GET /v1/runs/{id}/timeline is abctl's own shape, because the hosted
-// service's is not part of the documented contract: a JSON array, newest
-// first, of the run's latest steps (store.MaxRunSteps of them), each
+// GET /v1/runs/{id}/timeline answers the hosted service's shape (package
+// daemon/runview builds it): the run's block executions with the agent
+// loop's decisions as thoughts under them. GET /v1/runs/{id}/steps is
+// abctl's own route: the run's steps, newest first, each a client.RunStep
 //
-//	{"type": "step",
-//	 "step": {"number": 3, "block_label": "login" (null in a task run),
-//	          "url": "...", "thought": "...",
-//	          "actions": ["click [e5] button \"Sign in\": ok, loaded /account.html"],
-//	          "decision": "continue",
-//	          "timings_ms": {"settle": 12.5, "observe": 30.1, "model": 812, "act": 95.2},
-//	          "tokens": {"input": 1234, "output": 56}},
-//	 "created_at": "...", "modified_at": "..."}
+//	{"number": 3, "block_label": "login" (null in a task run),
+//	 "workflow_run_block_id": "wrb_...", "url": "...", "thought": "...",
+//	 "actions": ["click [e5] button \"Sign in\": ok, loaded /account.html"],
+//	 "decision": "continue",
+//	 "timings_ms": {"settle": 12.5, "observe": 30.1, "model": 812, "act": 95.2},
+//	 "tokens": {"input": 1234, "output": 56}, "created_at": "..."}
 //
-// which follows the hosted service's entries in form: a "type" naming the
-// one member that is set (there "block" or "thought"). Every run type has
-// one; a run that took no step yet has [].
+// of its latest store.MaxRunSteps steps; a run that took no step yet has [].
 
 import (
 	"fmt"
@@ -32,6 +29,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/tagquery"
 )
@@ -138,10 +136,21 @@ func containsValue[E ~string](set []E, v string) bool {
 	return false
 }
 
-// handleRunTimeline serves GET /v1/runs/{id}/timeline: the run's steps,
-// newest first, as the store keeps them (see the top of this file).
+// handleRunTimeline serves GET /v1/runs/{id}/timeline (see the top of
+// this file).
 func (s *Server) handleRunTimeline(w http.ResponseWriter, r *http.Request) {
-	rows, err := s.store.Runs().TimelineJSON(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	trace, err := s.store.Runs().Trace(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, runview.Timeline(trace))
+}
+
+// handleRunSteps serves GET /v1/runs/{id}/steps: the run's steps, newest
+// first, as the store keeps them.
+func (s *Server) handleRunSteps(w http.ResponseWriter, r *http.Request) {
+	rows, err := s.store.Runs().StepsJSON(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -154,6 +155,7 @@ type progress struct {
 
 	mu       sync.Mutex
 	recorded map[string]bool // screenshot names already recorded
+	blockIDs map[int]string  // the ids (wrb_) of the run's block executions, by Seq
 }
 
 func (p *progress) seen(name string) bool {
@@ -197,19 +199,54 @@ func (p *progress) Screenshot(name string) {
 	p.recorded[name] = true
 }
 
-// StepDetail implements executor.StepReporter: it records the step for the
-// run's timeline. A step that cannot be recorded is logged and the run goes
-// on: the timeline is for people watching, not part of the result.
+// StepDetail implements executor.StepReporter: it records the step, which
+// the run's steps and its timeline show. A step that cannot be recorded is
+// logged and the run goes on: they are for people watching, not part of
+// the result.
 func (p *progress) StepDetail(info executor.StepInfo) {
-	if err := p.r.cfg.Store.Runs().AddStep(p.ctx, p.rec.OrgID, p.rec.ID, timelineStep(info)); err != nil {
+	step := runStep(info)
+	if info.BlockSeq > 0 {
+		step.WorkflowRunBlockID = p.blockID(info.BlockSeq)
+	}
+	if err := p.r.cfg.Store.Runs().AddStep(p.ctx, p.rec.OrgID, p.rec.ID, step); err != nil {
 		p.r.log.Warn("record a step's details", "run_id", p.rec.ID, "step", info.Step, "error", err)
 	}
 }
 
-// timelineStep is a step as the timeline shows it.
-func timelineStep(info executor.StepInfo) *client.TimelineStep {
+// blockID is the id of the run's block execution seq, made the first time
+// it is asked for.
+func (p *progress) blockID(seq int) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	id, ok := p.blockIDs[seq]
+	if !ok {
+		if p.blockIDs == nil {
+			p.blockIDs = map[int]string{}
+		}
+		id = p.r.cfg.Store.Runs().NewBlockID()
+		p.blockIDs[seq] = id
+	}
+	return id
+}
+
+// Block implements executor.BlockReporter: it records the block execution
+// as it starts and again as it ends, for the run's timeline. As with
+// steps, one that cannot be recorded is logged and the run goes on.
+func (p *progress) Block(info executor.BlockInfo) {
+	b := runBlock(info, p.rec)
+	b.WorkflowRunBlockID = p.blockID(info.Seq)
+	if info.ParentSeq > 0 {
+		b.ParentWorkflowRunBlockID = client.Ptr(p.blockID(info.ParentSeq))
+	}
+	if err := p.r.cfg.Store.Runs().PutBlock(p.ctx, p.rec.OrgID, p.rec.ID, info.Seq, b); err != nil {
+		p.r.log.Warn("record a block", "run_id", p.rec.ID, "block", info.Label, "error", err)
+	}
+}
+
+// runStep is a step as the run's steps show it.
+func runStep(info executor.StepInfo) *client.RunStep {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	s := &client.TimelineStep{
+	s := &client.RunStep{
 		Number: info.Step, URL: info.URL, Thought: info.Thought,
 		Actions: info.Actions, Decision: info.Decision,
 		TimingsMS: client.StepTimings{Settle: ms(info.Settle), Observe: ms(info.Observe), Model: ms(info.Model), Act: ms(info.Act)},
@@ -224,4 +261,40 @@ func timelineStep(info executor.StepInfo) *client.TimelineStep {
 	return s
 }
 
-var _ executor.StepReporter = (*progress)(nil)
+// runBlock is a block execution as the run's timeline shows it, without
+// its ids.
+func runBlock(info executor.BlockInfo, rec *store.RunRecord) *client.RunBlock {
+	text := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return client.Ptr(s)
+	}
+	b := &client.RunBlock{
+		WorkflowRunID: rec.ID, OrganizationID: rec.OrgID,
+		BlockType: info.Type, Label: text(info.Label), Status: text(string(info.Status)),
+		Output: info.Output, ContinueOnFailure: info.ContinueOnFailure,
+		FailureReason: text(info.FailureReason), ErrorCodes: []string{},
+		URL: text(info.URL), NavigationGoal: text(info.NavigationGoal),
+		DataExtractionGoal: text(info.DataExtractionGoal), Prompt: text(info.Prompt),
+		LoopValues: info.LoopValues, CurrentIndex: info.CurrentIndex,
+	}
+	if info.CurrentValue != nil {
+		// The service's current_value is text: a string as it is, any
+		// other value as JSON.
+		if s, ok := info.CurrentValue.(string); ok {
+			b.CurrentValue = &s
+		} else if data, err := json.Marshal(info.CurrentValue); err == nil {
+			b.CurrentValue = client.Ptr(string(data))
+		}
+	}
+	if !info.Ended.IsZero() && !info.Started.IsZero() {
+		b.Duration = client.Ptr(info.Ended.Sub(info.Started).Seconds())
+	}
+	return b
+}
+
+var (
+	_ executor.StepReporter  = (*progress)(nil)
+	_ executor.BlockReporter = (*progress)(nil)
+)

@@ -571,7 +571,8 @@ func (f executorFunc) Execute(ctx context.Context, job *executor.Job, p executor
 }
 
 // TestStepDetailsSummaryAndLogs: the runner's progress records the
-// details of each step in the run's timeline (a block's label included),
+// details of each step (a block's label included) and each block as it
+// starts and ends, each step under its block,
 // and the end of the run keeps the executor's summary and records its
 // logs as skyvern_log files.
 func TestStepDetailsSummaryAndLogs(t *testing.T) {
@@ -582,10 +583,21 @@ func TestStepDetailsSummaryAndLogs(t *testing.T) {
 			t.Error("the runner's progress does not take step details")
 			return executor.Result{Status: client.RunStatusFailed}
 		}
+		br, ok := p.(executor.BlockReporter)
+		if !ok {
+			t.Error("the runner's progress does not take blocks")
+			return executor.Result{Status: client.RunStatusFailed}
+		}
+		started := time.Now()
+		login := executor.BlockInfo{Seq: 1, Label: "login", Type: client.BlockTypeNavigation, Status: executor.BlockRunning,
+			URL: "http://127.0.0.1:1/login", NavigationGoal: "Sign in.", Started: started}
+		br.Block(login)
 		p.Step(1)
-		sr.StepDetail(executor.StepInfo{Step: 1, Block: "login", URL: "http://127.0.0.1:1/login", Thought: "Sign in.",
+		sr.StepDetail(executor.StepInfo{Step: 1, Block: "login", BlockSeq: 1, URL: "http://127.0.0.1:1/login", Thought: "Sign in.",
 			Actions: []string{`click [e5] button "Sign in": ok`}, Decision: "continue",
 			Settle: 1500 * time.Microsecond, Model: 2 * time.Second, InputTokens: 10, OutputTokens: 2})
+		login.Status, login.Output, login.Ended = executor.BlockCompleted, json.RawMessage(`{"signed_in":true}`), started.Add(1500*time.Millisecond)
+		br.Block(login)
 		p.Step(2)
 		sr.StepDetail(executor.StepInfo{Step: 2, Decision: "complete"}) // no actions, no block
 		sr.StepDetail(executor.StepInfo{Step: 0})                       // refused by the store: logged, the run goes on
@@ -602,20 +614,34 @@ func TestStepDetailsSummaryAndLogs(t *testing.T) {
 		rec.Files[0].Type != client.ArtifactSkyvernLog || rec.Files[0].Name != "steps.json" {
 		t.Errorf("the ended run: status %s, summary %q, files %+v", rec.Status, rec.Summary, rec.Files)
 	}
-	rows, err := e.st.Runs().TimelineJSON(t.Context(), org, id)
+	rows, err := e.st.Runs().StepsJSON(t.Context(), org, id)
 	if err != nil || len(rows) != 2 {
-		t.Fatalf("timeline %s, %v", rows, err)
+		t.Fatalf("steps %s, %v", rows, err)
 	}
-	var newest, oldest client.TimelineEntry
+	var newest, oldest client.RunStep
 	if json.Unmarshal(rows[0], &newest) != nil || json.Unmarshal(rows[1], &oldest) != nil {
-		t.Fatalf("timeline %s", rows)
+		t.Fatalf("steps %s", rows)
 	}
-	s := oldest.Step
-	if s == nil || s.Number != 1 || s.BlockLabel == nil || *s.BlockLabel != "login" || s.TimingsMS.Settle != 1.5 ||
+	s := &oldest
+	if s.Number != 1 || s.BlockLabel == nil || *s.BlockLabel != "login" || s.TimingsMS.Settle != 1.5 ||
 		s.TimingsMS.Model != 2000 || s.Tokens.Input != 10 || s.Tokens.Output != 2 || len(s.Actions) != 1 {
 		t.Errorf("step 1: %s", rows[1])
 	}
-	if s := newest.Step; s == nil || s.Number != 2 || s.BlockLabel != nil || s.Actions == nil || len(s.Actions) != 0 || s.Decision != "complete" {
+	trace, err := e.st.Runs().Trace(t.Context(), org, id)
+	if err != nil || len(trace.Blocks) != 1 || len(trace.Steps) != 2 {
+		t.Fatalf("trace %+v, %v", trace, err)
+	}
+	b := trace.Blocks[0]
+	if !strings.HasPrefix(b.WorkflowRunBlockID, "wrb_") || b.WorkflowRunID != id || b.OrganizationID != org ||
+		b.BlockType != client.BlockTypeNavigation || *b.Label != "login" || *b.Status != "completed" ||
+		string(b.Output) != `{"signed_in":true}` || *b.NavigationGoal != "Sign in." || b.Duration == nil || *b.Duration != 1.5 ||
+		b.CreatedAt.IsZero() || b.ModifiedAt.Before(b.CreatedAt.Time) || b.ParentWorkflowRunBlockID != nil {
+		t.Errorf("the block, as recorded when it ended: %+v", b)
+	}
+	if trace.Steps[0].WorkflowRunBlockID != b.WorkflowRunBlockID || trace.Steps[1].WorkflowRunBlockID != "" {
+		t.Errorf("the steps' blocks: %q, %q; want %q, \"\"", trace.Steps[0].WorkflowRunBlockID, trace.Steps[1].WorkflowRunBlockID, b.WorkflowRunBlockID)
+	}
+	if s := &newest; s.Number != 2 || s.BlockLabel != nil || s.Actions == nil || len(s.Actions) != 0 || s.Decision != "complete" {
 		t.Errorf("step 2: %s", rows[0])
 	}
 }

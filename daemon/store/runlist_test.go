@@ -272,7 +272,7 @@ func TestRunListMigration(t *testing.T) {
 		t.Errorf("the other organization lists %v", got)
 	}
 	// Steps can be added to the migrated store.
-	if err := f.Runs().AddStep(ctx, f.org.ID, ids[0], &client.TimelineStep{Number: 1}); err != nil {
+	if err := f.Runs().AddStep(ctx, f.org.ID, ids[0], &client.RunStep{Number: 1}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -147,6 +147,9 @@ func (r *Runs) NewID(t client.RunType) string {
 	return r.s.ids.Next(ids.PrefixTask)
 }
 
+// NewBlockID returns a new id for a block execution of a run (wrb_).
+func (r *Runs) NewBlockID() string { return r.s.ids.Next(ids.PrefixWorkflowRunBlock) }
+
 func getRun(o *orgTx, id string) (*RunRecord, error) {
 	var v []byte
 	if validID(id) {

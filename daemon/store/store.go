@@ -54,9 +54,12 @@
 //	                                           list shows and filters on, written with the
 //	                                           record; created_at as in agent_order
 //	        run_steps/
-//	            <run id> 0x00 <step uint32 BE> -> client.TimelineEntry JSON: one step of the
-//	                                           run's agent loop, its newest MaxRunSteps
-//	                                           kept (runsteps.go)
+//	            <run id> 0x00 <step uint32 BE> -> client.RunStep JSON: one step of the run,
+//	                                           its newest MaxRunSteps kept (runsteps.go)
+//	        run_blocks/
+//	            <run id> 0x00 <n uint32 BE> -> client.RunBlock JSON: the run's nth block
+//	                                           execution, its newest MaxRunBlocks kept
+//	                                           (runsteps.go)
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/
@@ -148,6 +151,7 @@ var (
 	bucketRunViews       = []byte("run_views")
 	bucketRunOrder       = []byte("run_order")
 	bucketRunSteps       = []byte("run_steps")
+	bucketRunBlocks      = []byte("run_blocks")
 
 	// orgBuckets are the buckets of every organization (see orgTx).
 	orgBuckets = orgBucketNames[:]
@@ -340,6 +344,22 @@ var migrations = []migration{
 			return nil
 		})
 	}},
+	// The timeline became the hosted service's blocks and thoughts: the
+	// block executions get their bucket, and the steps, stored until now
+	// wrapped in the timeline entry they were answered as, are stored bare.
+	{version: 6, name: "run blocks; run steps stored bare", apply: func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			root := data.Bucket(org)
+			if _, err := root.CreateBucketIfNotExists(bucketRunBlocks); err != nil {
+				return err
+			}
+			if err := unwrapRunSteps(root.Bucket(bucketRunSteps)); err != nil {
+				return fmt.Errorf("organization %s: %w", org, err)
+			}
+			return nil
+		})
+	}},
 }
 
 // SchemaVersion is the schema version this binary writes.
@@ -431,6 +451,7 @@ const (
 	obRunViews
 	obRunOrder
 	obRunSteps
+	obRunBlocks
 )
 
 var orgBucketNames = [...][]byte{
@@ -438,7 +459,7 @@ var orgBucketNames = [...][]byte{
 	obFolders: bucketFolders, obCounts: bucketFolderCounts, obTagKeys: bucketTagKeys,
 	obTagValues: bucketTagValues, obTags: bucketTags, obTagIndex: bucketTagIndex,
 	obTagEvents: bucketTagEvents, obRuns: bucketRuns, obRunViews: bucketRunViews,
-	obRunOrder: bucketRunOrder, obRunSteps: bucketRunSteps,
+	obRunOrder: bucketRunOrder, obRunSteps: bucketRunSteps, obRunBlocks: bucketRunBlocks,
 }
 
 // bucket returns one of the organization's buckets. Every organization has
@@ -471,6 +492,7 @@ func (o *orgTx) runs() *bolt.Bucket      { return o.bucket(obRuns) }
 func (o *orgTx) runViews() *bolt.Bucket  { return o.bucket(obRunViews) }
 func (o *orgTx) runOrder() *bolt.Bucket  { return o.bucket(obRunOrder) }
 func (o *orgTx) runSteps() *bolt.Bucket  { return o.bucket(obRunSteps) }
+func (o *orgTx) runBlocks() *bolt.Bucket { return o.bucket(obRunBlocks) }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
 func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {

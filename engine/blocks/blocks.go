@@ -30,6 +30,7 @@ import (
 	"github.com/abctl/abctl/engine/internal/text"
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/executor"
 )
 
 // maxExecutions bounds the block executions of one run (next_block_label
@@ -74,6 +75,9 @@ type Interpreter struct {
 	params     map[string]any
 	outputs    *outputs
 	execs      int // block executions, a guard against endless routing
+	// current is the block execution running, innermost, as reported to
+	// the run's timeline (see runBlock); a loop block adds its values.
+	current *executor.BlockInfo
 }
 
 // New returns the interpreter of a run.
@@ -203,12 +207,27 @@ func (in *Interpreter) runList(ctx context.Context, bs client.Blocks, sc *scope,
 }
 
 // runBlock runs one block with its retries, stores its output, and takes a
-// screenshot when it touched the page.
-func (in *Interpreter) runBlock(ctx context.Context, b client.Block, sc *scope) *Failure {
+// screenshot when it touched the page. The block's execution is reported
+// to the run's timeline as it starts and ends.
+func (in *Interpreter) runBlock(ctx context.Context, b client.Block, sc *scope) (fail *Failure) {
 	base := b.Base()
+	info := in.steps.BeginBlock(blockInfo(b, sc))
+	prev := in.current
+	in.current = &info
+	var out any
+	defer func() {
+		in.current = prev
+		info.Status = blockStatus(ctx, fail)
+		if fail != nil {
+			info.FailureReason = fail.Reason()
+		}
+		if out != nil {
+			info.Output, _ = json.Marshal(out)
+		}
+		in.steps.EndBlock(info)
+	}()
 	attempts := 1 + max(0, maxRetries(b))
 	var err error
-	var out any
 	n := 0
 	for n < attempts {
 		n++
@@ -236,6 +255,57 @@ func (in *Interpreter) runBlock(ctx context.Context, b client.Block, sc *scope) 
 		return &Failure{Label: base.Label, Type: b.BlockType(), Err: err, Attempts: n}
 	}
 	return nil
+}
+
+// blockInfo describes an execution of b in sc for the run's timeline,
+// before it starts: the goals as the definition writes them, and the loop
+// iteration it runs in.
+func blockInfo(b client.Block, sc *scope) executor.BlockInfo {
+	base := b.Base()
+	info := executor.BlockInfo{Label: base.Label, Type: b.BlockType(), ContinueOnFailure: base.ContinueOnFailure}
+	switch x := b.(type) {
+	case *client.GotoURLBlock:
+		info.URL = x.URL
+	case *client.NavigationBlock:
+		info.URL, info.NavigationGoal = x.URL, x.NavigationGoal
+	case *client.ExtractionBlock:
+		info.URL, info.DataExtractionGoal = x.URL, x.DataExtractionGoal
+	case *client.TaskBlock:
+		info.URL, info.NavigationGoal, info.DataExtractionGoal = x.URL, x.NavigationGoal, x.DataExtractionGoal
+	case *client.LoginBlock:
+		info.URL, info.NavigationGoal = x.URL, x.NavigationGoal
+	case *client.ActionBlock:
+		info.URL, info.NavigationGoal = x.URL, x.NavigationGoal
+	case *client.FileDownloadBlock:
+		info.URL, info.NavigationGoal = x.URL, x.NavigationGoal
+	case *client.TaskV2Block:
+		info.URL, info.Prompt = x.URL, x.Prompt
+	case *client.TextPromptBlock:
+		info.Prompt = x.Prompt
+	}
+	if sc != nil && sc.inLoop() {
+		info.CurrentValue = sc.vals["current_value"]
+		if i, ok := sc.vals["current_index"].(int); ok {
+			info.CurrentIndex = &i
+		}
+	}
+	return info
+}
+
+// blockStatus is how a block execution that ended with fail ended.
+func blockStatus(ctx context.Context, fail *Failure) executor.BlockStatus {
+	var term *agent.TerminatedError
+	switch {
+	case fail == nil:
+		return executor.BlockCompleted
+	case errors.As(fail.Err, &term):
+		return executor.BlockTerminated
+	case errors.Is(fail.Err, steplog.ErrLimit), errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return executor.BlockTimedOut
+	case ctx.Err() != nil:
+		return executor.BlockCanceled
+	}
+	return executor.BlockFailed
 }
 
 func (in *Interpreter) setOutput(label string, v any, sc *scope) {
@@ -309,6 +379,9 @@ func (in *Interpreter) forLoop(ctx context.Context, b *client.ForLoopBlock, sc *
 	items, err := sc.loopValues(b)
 	if err != nil {
 		return nil, err
+	}
+	if in.current != nil {
+		in.current.LoopValues = items
 	}
 	if len(items) == 0 {
 		if b.CompleteIfEmpty {

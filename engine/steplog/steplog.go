@@ -50,6 +50,8 @@ type Log struct {
 	summaries []string          // what the goals did, for the run's summary
 	summary   string            // the run's summary, once it is made
 	errs      []json.RawMessage // the run's errors
+	blockSeq  int               // the block executions begun so far
+	running   []int             // the Seq of the block executions running, innermost last
 }
 
 // New returns the log of a run that reports to progress and logs to
@@ -83,10 +85,64 @@ func (l *Log) Next() (int, error) {
 	return n, nil
 }
 
+// BeginBlock numbers a block execution that starts, reports it to the
+// Progress when it implements executor.BlockReporter, and returns it as
+// reported (with its Seq, ParentSeq, Status and Started). Steps reported
+// until EndBlock belong to it. Blocks run one at a time; a block that
+// begins while another runs (a loop's inner block) runs inside it.
+func (l *Log) BeginBlock(info executor.BlockInfo) executor.BlockInfo {
+	l.mu.Lock()
+	l.blockSeq++
+	info.Seq, info.ParentSeq = l.blockSeq, 0
+	if n := len(l.running); n > 0 {
+		info.ParentSeq = l.running[n-1]
+	}
+	l.running = append(l.running, info.Seq)
+	l.mu.Unlock()
+	info.Status, info.Started, info.Ended = executor.BlockRunning, time.Now(), time.Time{}
+	l.reportBlock(info)
+	return info
+}
+
+// EndBlock reports the end of a block execution BeginBlock returned, with
+// its final Status, Output and FailureReason set by the caller.
+func (l *Log) EndBlock(info executor.BlockInfo) {
+	l.mu.Lock()
+	for i := len(l.running) - 1; i >= 0; i-- {
+		if l.running[i] == info.Seq {
+			l.running = append(l.running[:i], l.running[i+1:]...)
+			break
+		}
+	}
+	l.mu.Unlock()
+	info.Ended = time.Now()
+	l.reportBlock(info)
+}
+
+func (l *Log) reportBlock(info executor.BlockInfo) {
+	if br, ok := l.progress.(executor.BlockReporter); ok {
+		br.Block(info)
+	}
+}
+
+// currentBlock is the Seq of the innermost block execution running, 0
+// when none is (a task run, run_action).
+func (l *Log) currentBlock() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.running); n > 0 {
+		return l.running[n-1]
+	}
+	return 0
+}
+
 // Step is one step of the run.
 type Step struct {
-	Step     int      `json:"step"`
-	Block    string   `json:"block,omitempty"`
+	Step  int    `json:"step"`
+	Block string `json:"block,omitempty"`
+	// BlockSeq is the block execution the step belongs to
+	// (executor.BlockInfo.Seq); 0 outside blocks.
+	BlockSeq int      `json:"block_seq,omitempty"`
 	URL      string   `json:"url"`
 	Thought  string   `json:"thought,omitempty"`
 	Actions  []Action `json:"actions"`
@@ -209,6 +265,9 @@ func (l *Log) Call(kind string, m llm.Model, block string, resp *llm.Response, e
 // Report logs a finished step and hands it to the Progress when it wants
 // step details.
 func (l *Log) Report(s *Step) {
+	if s.BlockSeq == 0 {
+		s.BlockSeq = l.currentBlock()
+	}
 	l.mu.Lock()
 	l.steps = append(l.steps, s)
 	l.mu.Unlock()
@@ -222,7 +281,7 @@ func (l *Log) Report(s *Step) {
 		"input_tokens", s.Usage.InputTokens, "output_tokens", s.Usage.OutputTokens)
 	if sr, ok := l.progress.(executor.StepReporter); ok {
 		sr.StepDetail(executor.StepInfo{
-			Step: s.Step, Block: s.Block, URL: s.URL, Thought: s.Thought, Actions: acts, Decision: s.Decision,
+			Step: s.Step, Block: s.Block, BlockSeq: s.BlockSeq, URL: s.URL, Thought: s.Thought, Actions: acts, Decision: s.Decision,
 			Settle:      time.Duration(s.Timings.Settle * float64(time.Millisecond)),
 			Observe:     time.Duration(s.Timings.Observe * float64(time.Millisecond)),
 			Model:       time.Duration(s.Timings.Model * float64(time.Millisecond)),
@@ -241,7 +300,7 @@ func (l *Log) Start(block string, a Action) (*Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Step{Step: n, Block: block, At: time.Now(), Actions: []Action{a}}, nil
+	return &Step{Step: n, Block: block, BlockSeq: l.currentBlock(), At: time.Now(), Actions: []Action{a}}, nil
 }
 
 // End completes and reports a step Start began, as it ended with err: url

@@ -35,7 +35,11 @@
 //	output={"a":1}           the output: one JSON value
 //	errors=[{"x":1}]         the errors: a JSON array of values
 //	details                  report each step's details (StepDetails) to a
-//	                         Progress that implements executor.StepReporter
+//	                         Progress that implements executor.StepReporter;
+//	                         in an agent run, step i runs in a block
+//	                         execution (Seq i) of the agent's top-level
+//	                         blocks in turn, reported to a Progress that
+//	                         implements executor.BlockReporter
 //	summary=some text        the run's summary (no ';' in it)
 //	log                      write the step log LogName at the end and name
 //	                         it in Result.Logs (also log=true)
@@ -515,8 +519,13 @@ func (e *Executor) run(ctx context.Context, job *executor.Job, progress executor
 		details = StepDetails(s, steps, limited)
 	}
 	reporter, _ := progress.(executor.StepReporter)
+	blocks, _ := progress.(executor.BlockReporter)
 	if !s.Details {
-		reporter = nil
+		reporter, blocks = nil, nil
+	}
+	var agentBlocks client.Blocks
+	if job.Agent != nil {
+		agentBlocks = job.Agent.WorkflowDefinition.Blocks
 	}
 	for i := 1; i <= steps; i++ {
 		if s.Sleep > 0 {
@@ -540,8 +549,29 @@ func (e *Executor) run(ctx context.Context, job *executor.Job, progress executor
 			res.Screenshots = append(res.Screenshots, name)
 			progress.Screenshot(name)
 		}
+		var block executor.BlockInfo
+		if blocks != nil && len(agentBlocks) > 0 {
+			b := agentBlocks[(i-1)%len(agentBlocks)]
+			block = executor.BlockInfo{Seq: i, Label: b.Base().Label, Type: b.BlockType(), Status: executor.BlockRunning, Started: time.Now()}
+			blocks.Block(block)
+			details[i-1].Block, details[i-1].BlockSeq = block.Label, block.Seq
+		}
 		if reporter != nil {
 			reporter.StepDetail(details[i-1])
+		}
+		if block.Seq > 0 {
+			block.Status, block.Ended = executor.BlockCompleted, time.Now()
+			if i == steps {
+				switch {
+				case limited:
+					block.Status = executor.BlockTimedOut
+				case s.Status == client.RunStatusFailed:
+					block.Status, block.FailureReason = executor.BlockFailed, s.Reason
+				case s.Status == client.RunStatusTerminated:
+					block.Status, block.FailureReason = executor.BlockTerminated, s.Reason
+				}
+			}
+			blocks.Block(block)
 		}
 	}
 	if s.Log {

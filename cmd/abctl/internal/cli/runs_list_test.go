@@ -126,7 +126,7 @@ func TestGetRuns(t *testing.T) {
 	contains(t, "stderr", r.stderr, "list the runs", "422", "query.status.0")
 }
 
-// TestGetRunSteps: `abctl get run ID --steps` shows the run's timeline.
+// TestGetRunSteps: `abctl get run ID --steps` shows the run's steps.
 func TestGetRunSteps(t *testing.T) {
 	e := newCLIEnv(t)
 	ids, _ := startedRuns(t, e)
@@ -136,8 +136,8 @@ func TestGetRunSteps(t *testing.T) {
 	r = e.run("", "get", "run", "run/"+terminated, "--steps", "-o", "wide").expect(t, 0)
 	golden(t, "get-run-steps-wide.txt", r.stdout)
 	r = e.run("", "get", "run", terminated, "--steps", "-o", "json").expect(t, 0)
-	var tl []client.TimelineEntry
-	if err := json.Unmarshal([]byte(r.stdout), &tl); err != nil || len(tl) != 3 || tl[0].Step.Number != 3 || tl[0].Step.Decision != "terminate" {
+	var steps []client.RunStep
+	if err := json.Unmarshal([]byte(r.stdout), &steps); err != nil || len(steps) != 3 || steps[0].Number != 3 || steps[0].Decision != "terminate" {
 		t.Errorf("--steps -o json: %v\n%s", err, r.stdout)
 	}
 	r = e.run("", "get", "run", terminated, "--steps", "-o", "name").expect(t, 0)
@@ -189,4 +189,27 @@ func TestRunsCancelAll(t *testing.T) {
 	}
 	r = e.run("", "runs", "cancel-all").expect(t, 2)
 	contains(t, "stderr", r.stderr, "needs --yes")
+}
+
+// TestRunsRetry: `abctl runs retry` starts a new run of an agent run with
+// its parameters and follows it (with --detach, prints its id); a task
+// run is not an agent run.
+func TestRunsRetry(t *testing.T) {
+	e := newCLIEnv(t)
+	ids, agentID := startedRuns(t, e)
+	agentRun, taskRun := ids[0], ids[2]
+	r := e.run("", "runs", "retry", "run/"+agentRun, "--no-tui").expect(t, 0)
+	contains(t, "stderr", r.stderr, "a retry of "+agentRun)
+	r = e.run("", "runs", "retry", agentRun, "--detach").expect(t, 0)
+	newID := strings.TrimSpace(r.stdout)
+	if !strings.HasPrefix(newID, "wr_") || newID == agentRun {
+		t.Fatalf("--detach printed %q, want the new run's id", r.stdout)
+	}
+	done := e.wait(newID)
+	req, err := done.AgentRequest()
+	if err != nil || req.AgentID != agentID || req.Parameters["script"] != "steps=1" {
+		t.Errorf("the retry's request: %+v %v", req, err)
+	}
+	r = e.run("", "runs", "retry", taskRun).expect(t, 1)
+	contains(t, "stderr", r.stderr, "retry run "+taskRun, "404")
 }

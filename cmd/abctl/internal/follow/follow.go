@@ -19,10 +19,10 @@
 // run's id, without colour or cursor movement, ending in "; latest:
 // <action>" when a newer step's action is known.
 //
-// The latest action comes from the run's timeline
-// (client.RunsService.Timeline), read once per change of the step count
+// The latest action comes from the run's steps
+// (client.RunsService.Steps), read once per change of the step count
 // and once more when the run ends, with a short timeout; a failed read
-// shows nothing new, and a service without timelines is not asked again.
+// shows nothing new, and a service without the steps route is not asked again.
 // A step's details are recorded when it is done, so while step n runs the
 // newest one shown is usually step n-1.
 //

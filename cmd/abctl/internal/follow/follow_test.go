@@ -212,7 +212,7 @@ func TestPlainInterrupt(t *testing.T) {
 }
 
 // TestTUIShowsLatestAction: the live view shows the newest step's action,
-// read from the run's timeline, and the scrollback keeps each step's.
+// read from the run's steps, and the scrollback keeps each step's.
 func TestTUIShowsLatestAction(t *testing.T) {
 	e := newEnv(t)
 	id := e.start(t, "steps=2;details;block")
@@ -265,10 +265,11 @@ func TestPlainShowsLatestAction(t *testing.T) {
 	}
 }
 
-// TestPlainWithoutTimeline: against a service without the timeline route
-// (here the daemon behind a proxy that answers it FastAPI's 404), runs are
-// followed as before, with no latest action and a single timeline request.
-func TestPlainWithoutTimeline(t *testing.T) {
+// TestPlainWithoutSteps: against a service without the steps route (the
+// hosted service; here the daemon behind a proxy that answers it FastAPI's
+// 404), runs are followed as before, with no latest action and a single
+// steps request.
+func TestPlainWithoutSteps(t *testing.T) {
 	e := newEnv(t)
 	target, err := url.Parse(e.c.BaseURL())
 	if err != nil {
@@ -278,7 +279,7 @@ func TestPlainWithoutTimeline(t *testing.T) {
 	var mu sync.Mutex
 	asked := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/timeline") {
+		if strings.HasSuffix(r.URL.Path, "/steps") {
 			mu.Lock()
 			asked++
 			mu.Unlock()
@@ -300,11 +301,11 @@ func TestPlainWithoutTimeline(t *testing.T) {
 		t.Fatalf("result %+v\n%s", res, out)
 	}
 	if strings.Contains(out, "latest:") {
-		t.Errorf("a latest action without a timeline:\n%s", out)
+		t.Errorf("a latest action without the steps route:\n%s", out)
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if asked != 1 {
-		t.Errorf("the timeline was asked for %d times, want once", asked)
+		t.Errorf("the steps were asked for %d times, want once", asked)
 	}
 }

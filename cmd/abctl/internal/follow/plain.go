@@ -11,8 +11,8 @@ func followPlain(ctx context.Context, o Options, events <-chan event, timeout <-
 	w := o.IO.ErrOut
 	res := &Result{}
 	interrupted := ctx.Done()
-	timeline := true // false once the service turned out to have no timeline
-	shown := 0       // the number of the newest step shown
+	steps := true // false once the service turned out to have no steps route
+	shown := 0    // the number of the newest step shown
 
 	for {
 		select {
@@ -25,9 +25,9 @@ func followPlain(ctx context.Context, o Options, events <-chan event, timeout <-
 			}
 			res.Run = ev.Run
 			line := changeLine(ev.RunEvent, o.Now())
-			if timeline && wantsLatest(ev.RunEvent) {
+			if steps && wantsLatest(ev.RunEvent) {
 				step, supported := readLatest(ctx, o)
-				timeline = supported
+				steps = supported
 				if step != nil && step.Number > shown {
 					shown = step.Number
 					line += "; latest: " + latestText(step)

@@ -67,7 +67,7 @@ func followTUI(ctx context.Context, o Options, events <-chan event, timeout <-ch
 // counted), the run's id and end, and its links, each whole on a line of
 // its own, where the terminal can wrap them.
 func (m *model) printEnd(w io.Writer, r *client.Run) {
-	if !m.noTimeline {
+	if !m.noSteps {
 		shown := 0
 		if m.latest != nil {
 			shown = m.latest.Number
@@ -143,9 +143,9 @@ type (
 	cancelDoneMsg  struct{ err error }
 	clockMsg       time.Time
 	followStateKey int
-	// latestMsg is a read of the run's timeline (readLatest).
+	// latestMsg is a read of the run's steps (readLatest).
 	latestMsg struct {
-		step      *client.TimelineStep
+		step      *client.RunStep
 		supported bool
 	}
 )
@@ -172,10 +172,10 @@ type model struct {
 	err     error
 	notice  string // a one-line message under the status (a failed cancel)
 	width   int
-	// latest is the newest step of the run's timeline read so far; nil
-	// before one is read or when the service has no timeline (noTimeline).
-	latest     *client.TimelineStep
-	noTimeline bool
+	// latest is the newest of the run's steps read so far; nil
+	// before one is read or when the service has no steps route (noSteps).
+	latest  *client.RunStep
+	noSteps bool
 	// drawn is closed once the first frame is on the terminal (nil: at
 	// once); until then the lines to print above the view are queued.
 	drawn  <-chan struct{}
@@ -265,7 +265,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			print = m.println(m.statusMark(msg.Run.Status) + " " + changeLine(msg.RunEvent, m.o.Now()))
 		}
 		var latest tea.Cmd
-		if !m.noTimeline && wantsLatest(msg.RunEvent) {
+		if !m.noSteps && wantsLatest(msg.RunEvent) {
 			latest = m.readLatest()
 		}
 		return m, tea.Batch(print, latest, m.nextEvent())
@@ -282,7 +282,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil // the run ended: printEnd shows its last step
 		}
 		if !msg.supported {
-			m.noTimeline = true
+			m.noSteps = true
 			return m, nil
 		}
 		if msg.step == nil || (m.latest != nil && msg.step.Number <= m.latest.Number) {
@@ -321,7 +321,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// readLatest reads the run's timeline in the background (latestMsg).
+// readLatest reads the run's steps in the background (latestMsg).
 func (m *model) readLatest() tea.Cmd {
 	ctx, o := m.ctx, m.o
 	return func() tea.Msg {
@@ -331,7 +331,7 @@ func (m *model) readLatest() tea.Cmd {
 }
 
 // stepLine is a step as printed above the live view.
-func (m *model) stepLine(s *client.TimelineStep) string {
+func (m *model) stepLine(s *client.RunStep) string {
 	return "  " + m.cs.Gray(fmt.Sprintf("step %d: %s", s.Number, latestText(s)))
 }
 

@@ -47,7 +47,7 @@ func NewCmdRuns(f *cmdutil.Factory, runF func(*RunsOptions) error) *cobra.Comman
 		Aliases: []string{"run"},
 		Short:   "List runs, newest first, or show some by id",
 		Long: "Without arguments, lists the runs, newest first. With run ids, shows those runs;\n" +
-			"with one id and --steps, shows its steps instead (its timeline, newest first): what\n" +
+			"with one id and --steps, shows its steps instead (newest first): what\n" +
 			"each step did, how it ended, and where its time and tokens went.",
 		Example: "  abctl get runs --status running --status queued\n" +
 			"  abctl get runs --agent contact-form --limit 5 -o json\n" +
@@ -122,14 +122,14 @@ func runRuns(ctx context.Context, opts *RunsOptions) error {
 	wide := opts.Format == printer.Wide
 	if opts.Steps {
 		id := opts.RunIDs[0]
-		tl, err := c.Runs.Timeline(ctx, id)
+		steps, err := c.Runs.Steps(ctx, id)
 		if err != nil {
 			return fmt.Errorf("get the steps of run %s: %w", id, err)
 		}
-		if tl == nil {
-			return fmt.Errorf("get the steps of run %s: the service at %s does not serve run timelines", id, c.BaseURL())
+		if steps == nil {
+			return fmt.Errorf("get the steps of run %s: the service at %s does not serve run steps (an abctl daemon does; see abctl get run %s -o json for the run)", id, c.BaseURL(), id)
 		}
-		return timelineListing(id, tl, wide).Print(opts.IO, opts.Now(), opts.Format)
+		return stepsListing(id, steps, wide).Print(opts.IO, opts.Now(), opts.Format)
 	}
 	if len(opts.RunIDs) > 0 {
 		var runs []*client.Run

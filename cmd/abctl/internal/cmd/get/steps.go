@@ -8,20 +8,13 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 )
 
-// timelineListing shows a run's timeline (get run ID --steps): JSON and
-// YAML as the service answered it, names step/<run id>/<n>, and a table of
-// what each step did, newest first. A step no model decided (a model-free
+// stepsListing shows a run's steps (get run ID --steps): JSON and YAML as
+// the service answered them, names step/<run id>/<n>, and a table of what
+// each step did, newest first. A step no model decided (a model-free
 // block's navigation, click, wait, request...) has empty model and token
-// cells. Entries of other types (the hosted service's blocks and thoughts)
-// are in the JSON and YAML only.
-func timelineListing(runID string, tl []*client.TimelineEntry, wide bool) printer.Listing {
-	var steps []*client.TimelineStep
-	for _, e := range tl {
-		if e != nil && e.Step != nil {
-			steps = append(steps, e.Step)
-		}
-	}
-	l := printer.Listing{Value: tl, Headers: []string{"step", "block", "decision", "action", "model"}}
+// cells.
+func stepsListing(runID string, steps []*client.RunStep, wide bool) printer.Listing {
+	l := printer.Listing{Value: steps, Headers: []string{"step", "block", "decision", "action", "model"}}
 	if wide {
 		l.Headers = append(l.Headers, "settle", "observe", "act", "tokens in", "tokens out", "url", "thought")
 	}

@@ -9,14 +9,14 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 )
 
-// TestTimelineTable: every step of the timeline is a row, newest first,
-// those of model-free blocks too, whose model cells stay empty.
-func TestTimelineTable(t *testing.T) {
-	tl := []*client.TimelineEntry{
-		{Type: client.TimelineStepEntry, Step: &client.TimelineStep{Number: 2, BlockLabel: client.Ptr("sign_in"), Decision: "complete",
-			Actions: []string{`click [e5] button "Sign in": ok`}, TimingsMS: client.StepTimings{Model: 812, Act: 30}, Tokens: client.StepTokens{Input: 900, Output: 20}}},
-		{Type: client.TimelineStepEntry, Step: &client.TimelineStep{Number: 1, BlockLabel: client.Ptr("open"), Decision: "done",
-			Actions: []string{`goto_url "http://127.0.0.1/": ok`}, TimingsMS: client.StepTimings{Act: 64.7}, URL: "http://127.0.0.1/"}},
+// TestStepsTable: every step is a row, newest first, those of model-free
+// blocks too, whose model cells stay empty.
+func TestStepsTable(t *testing.T) {
+	steps := []*client.RunStep{
+		{Number: 2, BlockLabel: client.Ptr("sign_in"), Decision: "complete",
+			Actions: []string{`click [e5] button "Sign in": ok`}, TimingsMS: client.StepTimings{Model: 812, Act: 30}, Tokens: client.StepTokens{Input: 900, Output: 20}},
+		{Number: 1, BlockLabel: client.Ptr("open"), Decision: "done",
+			Actions: []string{`goto_url "http://127.0.0.1/": ok`}, TimingsMS: client.StepTimings{Act: 64.7}, URL: "http://127.0.0.1/"},
 	}
 	for _, tc := range []struct {
 		wide bool
@@ -28,7 +28,7 @@ func TestTimelineTable(t *testing.T) {
 			"1\topen\tdone\tgoto_url \"http://127.0.0.1/\": ok\t\t0.0ms\t0.0ms\t65ms\t\t\thttp://127.0.0.1/\t\n"},
 	} {
 		ios, _, out, _ := iostreams.Test()
-		if err := timelineListing("wr_1", tl, tc.wide).Print(ios, time.Now(), printer.Table); err != nil {
+		if err := stepsListing("wr_1", steps, tc.wide).Print(ios, time.Now(), printer.Table); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != tc.want {

@@ -1,5 +1,5 @@
-// Package runs is `abctl runs`: follow, cancel and re-notify runs that
-// already exist. Starting runs is `abctl run`; listing them is `abctl get
+// Package runs is `abctl runs`: follow, cancel, retry and re-notify runs
+// that already exist. Starting runs is `abctl run`; listing them is `abctl get
 // runs`.
 package runs
 
@@ -26,7 +26,7 @@ import (
 func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "Follow, cancel and re-send the webhooks of runs",
+		Short: "Follow, cancel and retry runs, and re-send their webhooks",
 		Args:  cmdutil.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -37,7 +37,7 @@ func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	webhook.AddCommand(NewCmdRetry(f, nil))
-	cmd.AddCommand(NewCmdWatch(f, nil), NewCmdCancel(f, nil), NewCmdCancelAll(f, nil), webhook, NewCmdArtifacts(f, nil))
+	cmd.AddCommand(NewCmdWatch(f, nil), NewCmdCancel(f, nil), NewCmdCancelAll(f, nil), NewCmdRetryRun(f, nil), webhook, NewCmdArtifacts(f, nil))
 	return cmd
 }
 

@@ -133,7 +133,7 @@ func TestRetryAndArtifacts(t *testing.T) {
 func TestGroup(t *testing.T) {
 	f, _ := cmdtest.NewFactory(t, nil)
 	cmd := NewCmdRuns(f)
-	for _, path := range [][]string{{"watch"}, {"cancel"}, {"cancel-all"}, {"webhook", "retry"}, {"artifacts"}} {
+	for _, path := range [][]string{{"watch"}, {"cancel"}, {"cancel-all"}, {"retry"}, {"webhook", "retry"}, {"artifacts"}} {
 		if c, _, err := cmd.Find(path); err != nil || c.Name() != path[len(path)-1] {
 			t.Errorf("runs %q: %v", path, err)
 		}
