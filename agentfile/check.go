@@ -1,6 +1,7 @@
 package agentfile
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -28,6 +29,12 @@ func (w *walker) validate(root *yaml.Node, def *client.AgentDefinition) {
 			msg = fmt.Sprintf("missing required key %q", c.name())
 		case v.Type == "string_too_short":
 			msg = fmt.Sprintf("%q must not be empty", c.name())
+		case v.Type == "enum" && c.path == "proxy_location":
+			var name string
+			_ = json.Unmarshal(v.Input, &name)
+			known := client.ProxyLocationNames()
+			msg = fmt.Sprintf("unknown proxy_location %q%s; known: %s, or a mapping (country, subdivision, city, or url)",
+				name, suggest(name, known), strings.Join(known, ", "))
 		default:
 			msg = lowerFirst(v.Msg)
 		}
@@ -164,11 +171,19 @@ var builtins = map[string]bool{
 }
 
 // checkReferences checks every {{ reference }} of the block texts against
-// the names the definition defines: its parameter keys, the
-// <label>_output of its blocks, the loop variables inside loops, and the
-// built-ins. Only the name a reference starts with is checked: what
-// follows it (fields, indexes, or a filter the hosted service's Jinja
-// accepts) depends on values known at run time.
+// the names the service defines for a run of the definition: its
+// parameter keys; every block's label (the service registers each label
+// as a variable holding the block's output, and for a loop its
+// current_value, current_index and current_item) and <label>_output; the
+// loop variables inside loops; and the built-ins. Only the name a
+// reference starts with is checked: what follows it (fields, indexes, or a
+// filter the hosted service's Jinja accepts) depends on values known at
+// run time.
+//
+// The service does not check references when it stores an agent (a run
+// fails when one has no value), so a name the definition does not define
+// is unvouched (a warning by default), not an error; a reference that is
+// not closed with }} is an error, as no run could render it.
 func (w *walker) checkReferences(def *client.AgentDefinition) {
 	if len(w.texts) == 0 {
 		return
@@ -179,24 +194,24 @@ func (w *walker) checkReferences(def *client.AgentDefinition) {
 			defined[p.Key] = true
 		}
 	}
-	var addOutputs func(client.Blocks)
-	addOutputs = func(bs client.Blocks) {
+	var addBlocks func(client.Blocks)
+	addBlocks = func(bs client.Blocks) {
 		for _, b := range bs {
 			if b == nil {
 				continue
 			}
 			if l := b.Base().Label; l != "" {
-				defined[l+"_output"] = true
+				defined[l], defined[l+"_output"] = true, true
 			}
 			switch x := b.(type) {
 			case *client.ForLoopBlock:
-				addOutputs(x.LoopBlocks)
+				addBlocks(x.LoopBlocks)
 			case *client.WhileLoopBlock:
-				addOutputs(x.LoopBlocks)
+				addBlocks(x.LoopBlocks)
 			}
 		}
 	}
-	addOutputs(def.WorkflowDefinition.Blocks)
+	addBlocks(def.WorkflowDefinition.Blocks)
 	names := make([]string, 0, len(defined))
 	for k := range defined {
 		names = append(names, k)
@@ -214,14 +229,14 @@ func (w *walker) checkReferences(def *client.AgentDefinition) {
 			case r.Root == "" || defined[r.Root] || builtins[r.Root]:
 			case loopVariables[r.Root]:
 				if t.ctx.loops == 0 {
-					w.problem(pos, t.ctx, "%s in %q: %s is only defined inside the blocks of a loop", r.Text, field, r.Root)
+					w.unvouched(pos, t.ctx, "%s in %q: %s is only defined inside the blocks of a loop", r.Text, field, r.Root)
 				}
 			default:
 				candidates := names
 				if t.ctx.loops > 0 {
 					candidates = append(append([]string{}, names...), "current_value", "current_item", "current_index")
 				}
-				w.problem(pos, t.ctx, "%s in %q is not defined: no parameter key, block output (<label>_output) or loop variable has that name%s",
+				w.unvouched(pos, t.ctx, "%s in %q is not defined: no parameter key, block label, block output (<label>_output) or loop variable has that name%s",
 					r.Text, field, suggest(r.Root, candidates))
 			}
 		}

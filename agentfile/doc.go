@@ -42,31 +42,57 @@
 // agent made elsewhere has an id that no name maps to: its file carries
 // that id instead (see the id key above).
 //
-// # Strict loading
+// # Checked loading
 //
 // Load and Parse report every problem of every file at once, each with
 // its file, line, column, agent name and block label, in the form
 //
 //	agents/x.yaml:12:7: agent "x", block "fill_form": unknown key "navigaton_goal" (did you mean "navigation_goal"?)
+//	agents/x.yaml:14:7: warning: agent "x", block "fill_form": unknown key "cache_actions", which the service ignores
 //
 // A file is read as a YAML node tree (yaml.v3 reads JSON too) and checked
 // against a schema derived by reflection from the json tags of the
 // client's wire types, so a field added to the client is known here with
-// no change: unknown keys (with the closest known one), unknown block
-// types, wrong types, missing required keys (a tag without omitempty),
-// repeated keys, YAML and JSON syntax errors. The checked values are then
-// written as JSON and decoded by the client, and the client's
-// AgentDefinition.Validate, which the daemon runs too, checks what the
-// service checks (identifiers, unique labels and parameter keys, reserved
-// <label>_output keys, the finally block); its locations are mapped back
-// to lines through the node tree. Last, every {{ reference }} in a block's
-// texts must name a parameter, a block's <label>_output, a loop variable
-// (current_value, current_item, current_index) inside a loop, or a
-// built-in (workflow_run_id, workflow_id, workflow_permanent_id,
-// workflow_title). Only the name a reference starts with is checked: the
-// fields after it depend on run-time values, and a filter the hosted
-// service's Jinja accepts ({{ x | upper }}) is left to it. The Python of a
-// code block is not searched.
+// no change: wrong types, missing required keys (a tag without
+// omitempty), repeated keys, YAML and JSON syntax errors are errors. The
+// checked values are then written as JSON and decoded by the client, and
+// the client's AgentDefinition.Validate, which the daemon runs too, checks
+// what the service checks (identifiers, unique labels and parameter keys,
+// reserved <label>_output keys, parameter_keys and loop_over_parameter_key
+// that name a parameter or a block's output, a for_loop with something to
+// loop over, a known proxy_location name, the finally block); its
+// locations are mapped back to lines through the node tree. Those are
+// errors: the agent does not load.
+//
+// What the service accepts but abctl cannot vouch for is reported as the
+// Validation mode says (a warning by default, an error with
+// ValidateStrict, nothing with ValidateIgnore), and the agent loads with
+// its warnings in Agent.Warnings:
+//
+//   - a key no schema object has (error_code_mapping on an extraction
+//     block, a top-level code_artifact_metadata): the service ignores
+//     such keys, so the key is left out of what is sent; a block's
+//     parameters, output_parameter and loop_over, which the service only
+//     writes in its answers, likewise. A key close to a known one is
+//     taken for a typo and is an error with the closest key, as a typo
+//     would otherwise drop a value without a word (but with
+//     ValidateIgnore);
+//   - a block_type abctl does not know (browser_task): the service knows
+//     types newer than abctl, so the block is kept and sent as written,
+//     its label checked with the others. A type close to a known one is a
+//     typo, an error as above;
+//   - a {{ reference }} in a block's texts to a name the definition does
+//     not define. The names defined are the parameter keys, every block's
+//     label (the service registers it as a variable holding the block's
+//     output, and for a loop its current_value, current_index and
+//     current_item) and <label>_output, the loop variables current_value,
+//     current_item and current_index inside a loop, and the built-ins
+//     (workflow_run_id, workflow_id, workflow_permanent_id,
+//     workflow_title). Only the name a reference starts with is checked:
+//     the fields after it depend on run-time values, and a filter the
+//     hosted service's Jinja accepts ({{ x | upper }}) is left to it. The
+//     Python of a code block is not searched. A reference not closed with
+//     }} is an error.
 //
 // Load takes files, directories (their *.yaml, *.yml and *.json files,
 // subdirectories with Recursive; names starting with "." are skipped) and

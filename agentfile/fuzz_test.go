@@ -14,7 +14,7 @@ import (
 // to a form that loads back to itself.
 func FuzzParse(f *testing.F) {
 	// Small seeds: the fuzzer mutates and minimizes them quickly.
-	for _, pattern := range []string{"testdata/agents/*", "testdata/problems/*.yaml", "testdata/problems/*.json", "testdata/hosted/*.yaml"} {
+	for _, pattern := range []string{"testdata/agents/*", "testdata/problems/*.yaml", "testdata/problems/*.json", "testdata/hosted/*.yaml", "testdata/real/*.yaml"} {
 		paths, err := filepath.Glob(pattern)
 		if err != nil {
 			f.Fatal(err)

@@ -20,6 +20,9 @@ type LoadOptions struct {
 	Recursive bool
 	// Stdin is read for the path "-".
 	Stdin io.Reader
+	// Validation is how strictly the files are checked (--validate); the
+	// zero value is ValidateWarn.
+	Validation Validation
 }
 
 // agentFileExts are the extensions of the files a directory is searched
@@ -32,9 +35,11 @@ var agentFileExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 // in lexical order; names starting with "." are skipped in directories.
 //
 // Every problem of every file is collected and returned together as
-// Problems, a name used by two agents included (both places are named).
-// The agents returned with Problems are the ones with no problem of their
-// own, in file order: the caller decides whether to go on with them.
+// Problems, a name used by two agents included (both places are named):
+// the errors, and the warnings of the agents that do not load. The agents
+// returned are the ones with no error of their own, in file order, each
+// with its warnings in Agent.Warnings; with Problems, the caller decides
+// whether to go on with them.
 func Load(paths []string, opts LoadOptions) ([]*Agent, error) {
 	var problems Problems
 	var files []string
@@ -81,7 +86,7 @@ func Load(paths []string, opts LoadOptions) ([]*Agent, error) {
 	}
 
 	var agents, named []*Agent
-	for _, r := range readAll(files, opts.Stdin) {
+	for _, r := range readAll(files, opts.Stdin, opts.Validation) {
 		agents = append(agents, r.valid...)
 		named = append(named, r.named...)
 		problems = append(problems, r.problems...)
@@ -116,7 +121,7 @@ type fileResult struct {
 // readAll reads and parses files on as many goroutines as there are
 // processors (a repository of agents is many small files, each parsed on
 // its own), and returns the results in the order of files.
-func readAll(files []string, stdin io.Reader) []fileResult {
+func readAll(files []string, stdin io.Reader, v Validation) []fileResult {
 	results := make([]fileResult, len(files))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -132,7 +137,7 @@ func readAll(files []string, stdin io.Reader) []fileResult {
 					results[i].problems = Problems{{File: shownName(files[i]), Msg: err.Error()}}
 					continue
 				}
-				results[i].valid, results[i].named, results[i].problems = parseFile(files[i], data)
+				results[i].valid, results[i].named, results[i].problems = parseFile(files[i], data, v)
 			}
 		})
 	}
@@ -234,7 +239,8 @@ func describeFSError(err error) string {
 
 // withoutDuplicateNames reports every name used by more than one of the
 // named agents, at each use after the first, naming the first; it returns
-// the valid agents without the ones of such names.
+// the valid agents without the ones of such names, whose warnings join
+// the problems.
 func withoutDuplicateNames(valid, named []*Agent) ([]*Agent, Problems) {
 	first := map[string]*Agent{}
 	firstID := map[string]*Agent{}
@@ -264,7 +270,9 @@ func withoutDuplicateNames(valid, named []*Agent) ([]*Agent, Problems) {
 	}
 	kept := valid[:0:0]
 	for _, a := range valid {
-		if !dups[a.Name] {
+		if dups[a.Name] {
+			problems = append(problems, a.Warnings...)
+		} else {
 			kept = append(kept, a)
 		}
 	}

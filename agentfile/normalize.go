@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -29,7 +30,8 @@ import (
 //     them in every response (so a change of such a value alone is not
 //     seen);
 //   - URLs the service normalizes are normalized the same way (a missing
-//     scheme becomes https://, a bare host gets its "/");
+//     scheme becomes https://, a bare host gets its "/"); a value that is
+//     not a URL (a template, a parameter key) is kept as written;
 //   - keys of the definition keep the client's order, but for a block's
 //     label and block_type and a parameter's key, which come first as in
 //     the service's exports, and the workflow definition and a loop's
@@ -93,6 +95,10 @@ var derived = map[string]bool{
 // keepEmpty are the keys where an empty string differs from leaving the key
 // out: cache_key "" is not the default cache key.
 var keepEmpty = map[string]bool{"agent.cache_key": true}
+
+// parameterKey is the form of a parameter key: a Python identifier. A URL
+// field holding one names a parameter rather than a host.
+var parameterKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // normalizedURLs are the keys whose URLs the service normalizes.
 var normalizedURLs = map[string]bool{
@@ -221,7 +227,21 @@ func normalizeBlock(v *jvalue) *jvalue {
 			}
 		}
 	}
-	return canonical(v) // a block of a type the client does not know: kept whole
+	// A block of a type the client does not know is kept whole, but for
+	// its members that are null: the service answers null for what was
+	// left out, and a file need not spell those out.
+	out := canonical(v)
+	if out.kind == 'o' {
+		kept := &jvalue{kind: 'o'}
+		for i, k := range out.keys {
+			if out.vals[i].kind != 'z' {
+				kept.keys = append(kept.keys, k)
+				kept.vals = append(kept.vals, out.vals[i])
+			}
+		}
+		out = kept
+	}
+	return out
 }
 
 // normalizeObject reduces the fields of a schema object, in the order they
@@ -313,10 +333,12 @@ func reorder(v *jvalue, first, last []string) *jvalue {
 }
 
 // normalizeURL does to a URL what the service does on input: a missing
-// scheme becomes https://, and a bare host gets a trailing "/". Templated
-// URLs ({{ }}) and anything that does not parse are left alone.
+// scheme becomes https://, and a bare host gets a trailing "/". Only URLs
+// are normalized: templated values ({{ }}), a word that can be a
+// parameter key (url: website_url, which the service reads as that
+// parameter's value) and anything that does not parse are left alone.
 func normalizeURL(s string) string {
-	if s == "" || strings.Contains(s, "{{") {
+	if s == "" || strings.Contains(s, "{{") || parameterKey.MatchString(s) {
 		return s
 	}
 	if !strings.Contains(s, "://") {

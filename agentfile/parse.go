@@ -20,6 +20,9 @@ type Agent struct {
 	File       string                  // path as given ("-" shown as "<stdin>")
 	Line       int                     // line where this agent's document starts
 	Definition *client.AgentDefinition // what is sent to the service
+	// Warnings are what the service accepts in this agent but abctl
+	// cannot vouch for (see Validation), in file order; nil when none.
+	Warnings Problems
 }
 
 const stdinName = "<stdin>"
@@ -34,18 +37,25 @@ func shownName(file string) string {
 
 // Parse reads the agents of one file's content, YAML or JSON; file is the
 // path it came from ("-" for standard input), used in problems and for the
-// default name. It returns the agents that have no problem, and every
-// problem of the file as Problems (nil when there is none).
+// default name. It returns the agents that have no error, each with its
+// warnings, and the problems of the other agents and of the file as
+// Problems (nil when there is none). It validates as ValidateWarn.
 func Parse(file string, data []byte) ([]*Agent, error) {
-	agents, named, problems := parseFile(file, data)
+	return ParseWith(file, data, ValidateWarn)
+}
+
+// ParseWith is Parse with the validation mode v.
+func ParseWith(file string, data []byte, v Validation) ([]*Agent, error) {
+	agents, named, problems := parseFile(file, data, v)
 	agents, dupProblems := withoutDuplicateNames(agents, named)
 	return agents, append(problems, dupProblems...).tidy().errorOrNil()
 }
 
-// parseFile returns the agents of a file that have no problem, every agent
+// parseFile returns the agents of a file that have no error, every agent
 // that has a name (for the check of names across files), and the
-// problems.
-func parseFile(file string, data []byte) (valid, named []*Agent, problems Problems) {
+// problems of the file and of the agents that have an error, their
+// warnings included.
+func parseFile(file string, data []byte, v Validation) (valid, named []*Agent, problems Problems) {
 	shown := shownName(file)
 	docs, syntaxErr := decodeDocuments(data)
 	if syntaxErr != nil {
@@ -64,13 +74,15 @@ func parseFile(file string, data []byte) (valid, named []*Agent, problems Proble
 	// are read as parts of a file with several agents.
 	multi := len(roots) > 1 || syntaxErr != nil
 	for _, root := range roots {
-		a, ps := parseDocument(file, root, multi)
-		problems = append(problems, ps...)
+		a, ps := parseDocument(file, root, multi, v)
 		if a != nil && a.Name != "" {
 			named = append(named, a)
 		}
-		if len(ps) == 0 {
+		if a != nil && !ps.hasErrors() {
+			a.Warnings = ps.tidy()
 			valid = append(valid, a)
+		} else {
+			problems = append(problems, ps...)
 		}
 	}
 	return valid, named, problems.tidy()
@@ -78,9 +90,9 @@ func parseFile(file string, data []byte) (valid, named []*Agent, problems Proble
 
 // parseDocument checks the agent of one document (root is its content;
 // multi tells that the file has several) and returns it, with a name when
-// one is known, and its problems; it is valid when there are none.
-func parseDocument(file string, root *yaml.Node, multi bool) (*Agent, Problems) {
-	w := &walker{schema: loadSchema(), file: shownName(file), budget: maxNodes}
+// one is known, and its problems; it is valid when none is an error.
+func parseDocument(file string, root *yaml.Node, multi bool, v Validation) (*Agent, Problems) {
+	w := &walker{schema: loadSchema(), file: shownName(file), budget: maxNodes, mode: v}
 	root = unalias(root)
 	if root == nil || root.Kind != yaml.MappingNode {
 		w.problem(root, ctx{}, "an agent must be a mapping of the definition's keys (title, workflow_definition, ...), not %s", describe(root))

@@ -6,14 +6,29 @@ import (
 	"strings"
 )
 
+// Severity tells whether a problem keeps its agent from loading.
+type Severity uint8
+
+const (
+	// SeverityError is a problem the service would refuse, or one that
+	// makes the file unreadable: the agent is not loaded.
+	SeverityError Severity = iota
+	// SeverityWarning is something the service accepts but abctl cannot
+	// vouch for: a key it ignores, a block type abctl does not know, a
+	// reference to a name the agent does not define. The agent loads; its
+	// warnings are in Agent.Warnings.
+	SeverityWarning
+)
+
 // Problem is one thing wrong with an agent file, placed as precisely as the
 // file allows.
 type Problem struct {
-	File   string // the path as given ("<stdin>" for standard input)
-	Line   int    // 1-based; 0 when the problem is about the whole file
-	Column int    // 1-based; 0 when unknown
-	Agent  string // the agent's name, when known
-	Block  string // the label of the innermost block the problem is in, if any
+	Severity Severity
+	File     string // the path as given ("<stdin>" for standard input)
+	Line     int    // 1-based; 0 when the problem is about the whole file
+	Column   int    // 1-based; 0 when unknown
+	Agent    string // the agent's name, when known
+	Block    string // the label of the innermost block the problem is in, if any
 	// Path is where in the agent the problem is, in the API's field names:
 	// workflow_definition.blocks[2].url. Empty for problems of the file.
 	Path string
@@ -21,7 +36,8 @@ type Problem struct {
 }
 
 // String formats p as file:line:column: agent "name", block "label": msg,
-// leaving out what is unknown.
+// leaving out what is unknown; a warning has "warning: " after its place,
+// as compilers write theirs.
 func (p Problem) String() string {
 	var b strings.Builder
 	b.WriteString(p.File)
@@ -32,6 +48,9 @@ func (p Problem) String() string {
 		}
 	}
 	b.WriteString(": ")
+	if p.Severity == SeverityWarning {
+		b.WriteString("warning: ")
+	}
 	switch {
 	case p.Agent != "" && p.Block != "":
 		fmt.Fprintf(&b, "agent %q, block %q: ", p.Agent, p.Block)
@@ -45,8 +64,20 @@ func (p Problem) String() string {
 }
 
 // Problems is every problem found in a set of agent files. It is the error
-// Load and Parse return, so that a caller reports all of them at once.
+// Load and Parse return, so that a caller reports all of them at once: the
+// errors, and the warnings of the agents that did not load (the warnings
+// of an agent that loads are in its Agent.Warnings).
 type Problems []Problem
+
+// hasErrors reports whether one of the problems is an error.
+func (ps Problems) hasErrors() bool {
+	for _, p := range ps {
+		if p.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
 
 // Error lists the problems one per line.
 func (ps Problems) Error() string {
@@ -69,12 +100,13 @@ func (ps Problems) tidy() Problems {
 	})
 	type place struct {
 		line, column int
+		severity     Severity
 		msg          string
 	}
 	seen := make(map[place]bool, len(ps))
 	var out Problems
 	for _, p := range ps {
-		k := place{p.Line, p.Column, p.Msg}
+		k := place{p.Line, p.Column, p.Severity, p.Msg}
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, p)

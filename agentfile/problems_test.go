@@ -16,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/pr
 // TestProblemsGolden loads each file of testdata/problems, which holds
 // several problems of one kind or more, and compares the report with the
 // file's .golden: every problem, placed and worded as a user sees it,
-// followed by the agents that loaded without one.
+// followed by the agents that loaded without an error, with their
+// warnings.
 func TestProblemsGolden(t *testing.T) {
 	inputs, err := filepath.Glob("testdata/problems/*")
 	if err != nil {
@@ -48,6 +49,9 @@ func TestProblemsGolden(t *testing.T) {
 			got.WriteString("\n")
 			for _, a := range agents {
 				got.WriteString("loaded: " + a.Name + "\n")
+				for _, w := range a.Warnings {
+					got.WriteString(w.String() + "\n")
+				}
 			}
 			golden := path + ".golden"
 			if *update {

@@ -15,7 +15,8 @@ import (
 // the file), then the normalized definition. Loading the file back gives a definition that normalizes to
 // NormalizeAgent(a), so applying it changes nothing. (A block of a type
 // this package does not know, from a newer service, is written as it is;
-// such a file does not load until the client knows the type.)
+// such a file loads with a warning, and the block is sent back as
+// written.)
 func Render(a *client.Agent, name string, tags map[string]string, format string) ([]byte, error) {
 	return render(a, name, tags, format, true)
 }

@@ -43,6 +43,7 @@ type shape struct {
 // declaration order.
 type object struct {
 	name   string // for messages: "agent", "parameter", "navigation block", ...
+	block  bool   // the object of a block type
 	fields []*field
 	byName map[string]*field
 	names  []string // the keys, for suggestions
@@ -110,7 +111,7 @@ func buildSchema() *schema {
 		}
 		// Each block type gets an object of its own: block_type first, as
 		// the client writes it, then the struct's fields.
-		o := &object{name: string(t) + " block", byName: map[string]*field{}}
+		o := &object{name: string(t) + " block", block: true, byName: map[string]*field{}}
 		o.add(&field{name: "block_type", shape: &shape{kind: kindString}, required: true})
 		for _, f := range b.object(typ, string(t)+" block").fields {
 			o.add(f)

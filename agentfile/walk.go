@@ -44,6 +44,7 @@ type walker struct {
 	reported []string
 	quiet    []string
 	texts    []text // block texts holding references, checked once every name is known
+	mode     Validation
 	budget   int
 	depth    int
 	tooBig   bool
@@ -94,15 +95,45 @@ type text struct {
 
 type pair struct{ key, value *yaml.Node }
 
+// problem reports an error at n.
 func (w *walker) problem(n *yaml.Node, c ctx, format string, args ...any) {
-	p := Problem{File: w.file, Agent: w.agent, Block: c.block, Path: c.path, Msg: fmt.Sprintf(format, args...)}
+	w.report(n, c, SeverityError, fmt.Sprintf(format, args...))
+	if c.path != "" { // a problem of the whole document hides nothing
+		w.reported = append(w.reported, c.path)
+	}
+}
+
+// unvouched reports what the service accepts but abctl cannot vouch for
+// (a key the service ignores, a block type abctl does not know, a
+// reference to a name the agent does not define): an error with
+// ValidateStrict, a warning with ValidateWarn, nothing with
+// ValidateIgnore.
+func (w *walker) unvouched(n *yaml.Node, c ctx, format string, args ...any) {
+	switch w.mode {
+	case ValidateStrict:
+		w.problem(n, c, format, args...)
+	case ValidateWarn:
+		w.report(n, c, SeverityWarning, fmt.Sprintf(format, args...))
+	}
+}
+
+// typo reports an unknown key or block type close to a known one, likelier
+// a typo than something newer than abctl: an error, but with
+// ValidateIgnore, where it is left to the service as any unknown key is.
+func (w *walker) typo(n *yaml.Node, c ctx, format string, args ...any) {
+	if w.mode != ValidateIgnore {
+		w.problem(n, c, format, args...)
+	}
+}
+
+// report adds a problem of severity sev at n (the whole document when n
+// is nil).
+func (w *walker) report(n *yaml.Node, c ctx, sev Severity, msg string) {
+	p := Problem{Severity: sev, File: w.file, Agent: w.agent, Block: c.block, Path: c.path, Msg: msg}
 	if n != nil {
 		p.Line, p.Column = n.Line, n.Column
 	}
 	w.problems = append(w.problems, p)
-	if c.path != "" { // a problem of the whole document hides nothing
-		w.reported = append(w.reported, c.path)
-	}
 }
 
 func (w *walker) mismatch(n *yaml.Node, c ctx, want string) {
@@ -352,8 +383,8 @@ func (w *walker) objectFromPairs(n *yaml.Node, pairs []pair, o *object, c ctx, e
 		key := p.key.Value
 		kc := c.key(key)
 		f := o.byName[key]
-		if f == nil {
-			w.problem(p.key, kc, "unknown key %q%s", key, suggest(key, slices.Concat(o.names, extra)))
+		if f == nil || o.block && responseOnly[key] != "" {
+			w.unknownKey(p.key, kc, o, extra)
 			continue
 		}
 		present[key] = true
@@ -384,6 +415,35 @@ func (w *walker) objectFromPairs(n *yaml.Node, pairs []pair, o *object, c ctx, e
 		}
 	}
 	w.buf.WriteByte('}')
+}
+
+// responseOnly are the keys of blocks that the client reads from the
+// service's answers but that are not part of a definition: the service
+// ignores them in one, so an agent file gives them no meaning either. The
+// value says what to write instead.
+var responseOnly = map[string]string{
+	"parameters":       "list the keys of the parameters the block uses in parameter_keys",
+	"output_parameter": "the service makes every block's <label>_output itself",
+	"loop_over":        "name the parameter to loop over in loop_over_parameter_key",
+}
+
+// unknownKey reports a key that o does not have (c is its place), which
+// the caller leaves out of what is sent, as the service ignores keys it
+// does not know: a likely typo of one of o's keys (or of extra, the
+// abctl-only keys at the top) is a typo, with a suggestion; other keys are
+// unvouched.
+func (w *walker) unknownKey(k *yaml.Node, c ctx, o *object, extra []string) {
+	key := k.Value
+	if hint := responseOnly[key]; o.block && hint != "" {
+		w.unvouched(k, c, "%q is a field of the service's answers, which it ignores in a definition (%s)", key, hint)
+		return
+	}
+	candidates := slices.DeleteFunc(slices.Concat(o.names, extra), func(n string) bool { return o.block && responseOnly[n] != "" })
+	if hint := suggest(key, candidates); hint != "" {
+		w.typo(k, c, "unknown key %q%s", key, hint)
+		return
+	}
+	w.unvouched(k, c, "unknown key %q, which the service ignores", key)
 }
 
 // enums are the values a few keys may take, where a typo would otherwise
@@ -423,9 +483,11 @@ func (w *walker) blocks(n *yaml.Node, c ctx) {
 	w.buf.WriteByte(']')
 }
 
-// block writes one block, the object of its block_type. A block whose type
-// is missing or unknown is reported and written as a placeholder with its
-// label, so that the labels are still checked together.
+// block writes one block, the object of its block_type. A block of a type
+// abctl does not know is unvouched and written as it is (the client keeps
+// it as an UnknownBlock); one whose type is missing, not a string, or a
+// likely typo of a known type is reported and written as a placeholder
+// with its label, so that the labels are still checked together.
 func (w *walker) block(n *yaml.Node, c ctx) {
 	c.inBlock, c.field, c.block, c.blockType = true, "", "", ""
 	if n == nil || n.Kind != yaml.MappingNode {
@@ -453,12 +515,24 @@ func (w *walker) block(n *yaml.Node, c ctx) {
 		w.problem(n, c.key("block_type"), "missing required key \"block_type\"")
 	case !isText(typeNode):
 		w.mismatch(typeNode, c.key("block_type"), "a string")
+	case typeNode.Value == "":
+		w.problem(typeNode, c.key("block_type"), "%q must not be empty", "block_type")
 	default:
 		c.blockType = client.BlockType(typeNode.Value)
-		if o = w.schema.blocks[c.blockType]; o == nil {
-			w.problem(typeNode, c.key("block_type"), "unknown block_type %q%s; known: %s",
-				typeNode.Value, suggest(typeNode.Value, w.schema.blockTypes), strings.Join(w.schema.blockTypes, ", "))
+		if o = w.schema.blocks[c.blockType]; o != nil {
+			break
 		}
+		hint := suggest(typeNode.Value, w.schema.blockTypes)
+		if hint == "" || w.mode == ValidateIgnore {
+			// A type newer than abctl, such as one the service added: the
+			// service takes it, so it is sent as written. Its label is
+			// checked with the others, and its texts' references.
+			w.unvouched(typeNode, c.key("block_type"), "block_type %q is not one abctl knows: only the block's label and references are checked", typeNode.Value)
+			w.raw(n, c)
+			return
+		}
+		w.typo(typeNode, c.key("block_type"), "unknown block_type %q%s; known: %s",
+			typeNode.Value, hint, strings.Join(w.schema.blockTypes, ", "))
 	}
 	if o == nil {
 		w.quiet = append(w.quiet, c.path)

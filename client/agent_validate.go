@@ -3,7 +3,9 @@ package client
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -13,17 +15,21 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Validate checks what the service checks in a definition beyond its
 // shape, before it stores it: a title, max_elapsed_time_minutes in range,
-// parameter keys and block labels that are identifiers, unique keys and
-// labels (loop blocks included), no parameter key taken by a block's
-// <label>_output, no hand-made output parameters, a workflow parameter
-// with its value type, and a finally_block_label that names a top-level
-// block.
+// a proxy_location name the service knows, parameter keys and block labels
+// that are identifiers, unique keys and labels (loop blocks included), no
+// parameter key taken by a block's <label>_output, no hand-made output
+// parameters, a workflow parameter with its value type, parameter_keys and
+// loop_over_parameter_key that name a parameter or a block's output, a
+// for_loop with something to loop over, and a finally_block_label that
+// names a top-level block.
 //
 // It returns every problem at once, nil when there is none. Each Loc is
 // relative to the definition (["workflow_definition", "blocks", 2,
 // "label"]); the daemon prefixes it with where the definition sits in the
 // request body, and the agentfile package maps it to a line of the file.
-// Types and messages are the service's.
+// The types are the service's (missing, value_error, enum, ...), and so is
+// the status the daemon answers them with (422); the messages say what is
+// wrong in the terms of the definition's fields.
 func (d *AgentDefinition) Validate() []ValidationError {
 	var errs []ValidationError
 	add := func(typ, msg string, input any, loc ...any) {
@@ -38,6 +44,9 @@ func (d *AgentDefinition) Validate() []ValidationError {
 	}
 	if m := d.MaxElapsedTimeMinutes; m != nil && (*m < 1 || *m > 480) {
 		add("value_error", "max_elapsed_time_minutes must be between 1 and 480", *m, "max_elapsed_time_minutes")
+	}
+	if p := d.ProxyLocation; p != nil && isProxyName(p) && !slices.Contains(proxyLocationNames, p.Name) {
+		errs = append(errs, unknownProxyLocation(p.Name))
 	}
 
 	wd := &d.WorkflowDefinition
@@ -65,6 +74,24 @@ func (d *AgentDefinition) Validate() []ValidationError {
 		}
 	}
 
+	// What a block may name in parameter_keys or loop_over_parameter_key:
+	// a parameter, or the output parameter of any block (the service
+	// makes every block's <label>_output before it reads the blocks).
+	defined := map[string]bool{}
+	for _, p := range wd.Parameters {
+		if p.Key != "" {
+			defined[p.Key] = true
+		}
+	}
+	walkBlocks(wd.Blocks, func(b Block) {
+		if l := b.Base().Label; l != "" {
+			defined[l+"_output"] = true
+		}
+	})
+	undefined := func(field, key string) string {
+		return fmt.Sprintf("Undefined parameter %q: %s must name a parameter of the workflow or the output of a block (<label>_output)", key, field)
+	}
+
 	labels := map[string]bool{}
 	var walk func(blocks Blocks, path []any)
 	walk = func(blocks Blocks, path []any) {
@@ -85,8 +112,21 @@ func (d *AgentDefinition) Validate() []ValidationError {
 				add("value_error", fmt.Sprintf("Parameter key %q is reserved for the output of block %q", label+"_output", label), label, at("label")...)
 			}
 			labels[label] = true
+			for j, k := range parameterKeysOf(b) {
+				if !defined[k] {
+					add("value_error", undefined("parameter_keys", k), k, at("parameter_keys", j)...)
+				}
+			}
 			switch lb := b.(type) {
 			case *ForLoopBlock:
+				switch k := lb.LoopOverParameterKey; {
+				case k != "" && !defined[k]:
+					add("value_error", undefined("loop_over_parameter_key", k), k, at("loop_over_parameter_key")...)
+				case k == "" && lb.LoopVariableReference == "" && lb.LoopOver == nil:
+					// A response-shaped loop (a fetched agent sent back)
+					// carries the record of its parameter in loop_over.
+					add("value_error", "A for_loop needs something to loop over: set loop_over_parameter_key or loop_variable_reference", nil, at("loop_over_parameter_key")...)
+				}
 				walk(lb.LoopBlocks, at("loop_blocks"))
 			case *WhileLoopBlock:
 				walk(lb.LoopBlocks, at("loop_blocks"))
@@ -105,4 +145,84 @@ func (d *AgentDefinition) Validate() []ValidationError {
 		}
 	}
 	return errs
+}
+
+// proxyLocationNames are the location names proxy_location takes (the
+// service's ProxyLocation enumeration), in the service's order. The five
+// US-* names are deprecated but still accepted. A mapping (a geographic
+// target, a self-hosted proxy, or any other object) is not checked: the
+// service accepts any mapping there.
+var proxyLocationNames = []string{
+	"RESIDENTIAL", "US-CA", "US-NY", "US-TX", "US-FL", "US-WA",
+	"RESIDENTIAL_ES", "RESIDENTIAL_IE", "RESIDENTIAL_GB", "RESIDENTIAL_IN", "RESIDENTIAL_JP",
+	"RESIDENTIAL_FR", "RESIDENTIAL_DE", "RESIDENTIAL_NZ", "RESIDENTIAL_ZA", "RESIDENTIAL_AR",
+	"RESIDENTIAL_AU", "RESIDENTIAL_BR", "RESIDENTIAL_TR", "RESIDENTIAL_CA", "RESIDENTIAL_MX",
+	"RESIDENTIAL_IT", "RESIDENTIAL_NL", "RESIDENTIAL_PH", "RESIDENTIAL_KR", "RESIDENTIAL_SA",
+	ProxyResidentialISP, ProxyNone,
+}
+
+// ProxyLocationNames returns the location names the service accepts as a
+// proxy_location, in its order: what Validate checks a name against.
+func ProxyLocationNames() []string { return slices.Clone(proxyLocationNames) }
+
+// isProxyName reports whether p was given as a name (possibly an empty
+// one) rather than as a mapping.
+func isProxyName(p *ProxyLocation) bool {
+	return p.Country == "" && p.URL == "" && len(p.Raw) == 0
+}
+
+// unknownProxyLocation is the error of a location name the service does
+// not know, in the form of the service's enum errors: the names it
+// expects, quoted, the last after "or".
+func unknownProxyLocation(name string) ValidationError {
+	quoted := make([]string, len(proxyLocationNames))
+	for i, n := range proxyLocationNames {
+		quoted[i] = "'" + n + "'"
+	}
+	expected := strings.Join(quoted[:len(quoted)-1], ", ") + " or " + quoted[len(quoted)-1]
+	v := ValidationError{Type: "enum", Loc: []any{"proxy_location"}, Msg: "Input should be " + expected}
+	v.Input, _ = json.Marshal(name)
+	v.Ctx, _ = json.Marshal(map[string]string{"expected": expected})
+	return v
+}
+
+// walkBlocks calls fn for every block, the blocks of loops included, a
+// loop before its blocks.
+func walkBlocks(bs Blocks, fn func(Block)) {
+	for _, b := range bs {
+		if isNilBlock(b) {
+			continue
+		}
+		fn(b)
+		switch x := b.(type) {
+		case *ForLoopBlock:
+			walkBlocks(x.LoopBlocks, fn)
+		case *WhileLoopBlock:
+			walkBlocks(x.LoopBlocks, fn)
+		}
+	}
+}
+
+// parameterKeysOf returns a block's parameter_keys: the ParameterKeys field
+// of the block types that have one (found by reflection, so that a block
+// type added to this package is covered), or the parameter_keys member of
+// an UnknownBlock's JSON; nil for a block without any.
+func parameterKeysOf(b Block) []string {
+	if u, ok := b.(*UnknownBlock); ok {
+		var v struct {
+			ParameterKeys []string `json:"parameter_keys"`
+		}
+		_ = json.Unmarshal(u.Raw, &v) // a block that is not an object, or keys of another shape: none
+		return v.ParameterKeys
+	}
+	v := reflect.ValueOf(b)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.Elem().FieldByName("ParameterKeys")
+	if !f.IsValid() {
+		return nil
+	}
+	keys, _ := f.Interface().([]string)
+	return keys
 }

@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/abctl/abctl/client"
@@ -19,7 +21,7 @@ func TestValidateAcceptsAValidDefinition(t *testing.T) {
 			},
 			Blocks: client.Blocks{
 				&client.GotoURLBlock{BlockBase: client.BlockBase{Label: "open"}, URL: "{{website_url}}"},
-				&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "each"}, LoopBlocks: client.Blocks{
+				&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "each"}, LoopOverParameterKey: "open_output", LoopBlocks: client.Blocks{
 					&client.WaitBlock{BlockBase: client.BlockBase{Label: "_pause2"}},
 				}},
 				&client.SendEmailBlock{BlockBase: client.BlockBase{Label: "Notify"}},
@@ -117,9 +119,9 @@ func TestValidateFindsEveryProblem(t *testing.T) {
 // the top-level list, not one inside a loop.
 func TestValidateFinallyBlockIsTopLevel(t *testing.T) {
 	def := &client.AgentDefinition{Title: "t", WorkflowDefinition: client.WorkflowDefinition{
-		Blocks: client.Blocks{&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "loop"}, LoopBlocks: client.Blocks{
-			&client.WaitBlock{BlockBase: client.BlockBase{Label: "inner"}},
-		}}},
+		Blocks: client.Blocks{&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "loop"}, LoopVariableReference: "{{ items }}",
+			LoopBlocks: client.Blocks{&client.WaitBlock{BlockBase: client.BlockBase{Label: "inner"}}},
+		}},
 		FinallyBlockLabel: "inner",
 	}}
 	errs := def.Validate()
@@ -129,5 +131,170 @@ func TestValidateFinallyBlockIsTopLevel(t *testing.T) {
 	var input string
 	if err := json.Unmarshal(errs[0].Input, &input); err != nil || input != "inner" {
 		t.Errorf("input %s", errs[0].Input)
+	}
+}
+
+// TestValidateUndefinedParameters: parameter_keys and
+// loop_over_parameter_key must name a parameter or a block's output, as
+// the service requires (it answers WorkflowDefinitionHasUndefinedParameters,
+// 422); every name it knows is accepted, in any block at any depth.
+func TestValidateUndefinedParameters(t *testing.T) {
+	// A block of a type this package does not know is checked from its
+	// JSON, as the service checks every block.
+	var unknown client.Blocks
+	if err := json.Unmarshal([]byte(`[{"block_type":"browser_task","label":"browse","parameter_keys":["portal_url","site"]}]`), &unknown); err != nil {
+		t.Fatal(err)
+	}
+	def := &client.AgentDefinition{Title: "Invoices", WorkflowDefinition: client.WorkflowDefinition{
+		Parameters: []client.Parameter{
+			{ParameterType: client.ParameterTypeWorkflow, Key: "portal_url", WorkflowParameterType: client.WorkflowParameterString},
+			{ParameterType: client.ParameterTypeWorkflow, Key: "suppliers", WorkflowParameterType: client.WorkflowParameterJSON},
+			{ParameterType: client.ParameterTypeContext, Key: "supplier", SourceParameterKey: "suppliers"},
+		},
+		Blocks: client.Blocks{
+			// A login block naming a credential that was never declared.
+			&client.LoginBlock{BlockBase: client.BlockBase{Label: "log_in"}, ParameterKeys: []string{"portal_url", "login_credentials"}},
+			&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "each"}, LoopOverParameterKey: "invoices", LoopBlocks: client.Blocks{
+				// Outputs of blocks before and after, inside and outside
+				// the loop, and a context parameter are all defined.
+				&client.NavigationBlock{BlockBase: client.BlockBase{Label: "open"},
+					ParameterKeys: []string{"supplier", "log_in_output", "summary_output", "open_output", "invoice_date"}},
+			}},
+			&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "again"}, LoopOverParameterKey: "open_output"},
+			&client.TextPromptBlock{BlockBase: client.BlockBase{Label: "summary"}, ParameterKeys: []string{"each_output"}},
+			unknown[0],
+		},
+	}}
+	var got []string
+	for _, e := range def.Validate() {
+		var input string
+		if err := json.Unmarshal(e.Input, &input); err != nil {
+			t.Errorf("%s: input %s", e.Path(), e.Input)
+		}
+		if e.Type != "value_error" || !strings.Contains(e.Msg, strings.Trim(string(e.Input), `"`)) {
+			t.Errorf("%s: %s %q does not name the key", e.Path(), e.Type, e.Msg)
+		}
+		got = append(got, e.Path()+"="+input)
+	}
+	want := []string{
+		"workflow_definition.blocks.0.parameter_keys.1=login_credentials",
+		"workflow_definition.blocks.1.loop_over_parameter_key=invoices",
+		"workflow_definition.blocks.1.loop_blocks.0.parameter_keys.4=invoice_date",
+		"workflow_definition.blocks.4.parameter_keys.1=site",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Validate() found\n%v\nwant\n%v", got, want)
+	}
+	if errs := def.Validate(); len(errs) > 0 && !strings.Contains(errs[0].Msg, "parameter_keys") {
+		t.Errorf("the message does not name the field: %q", errs[0].Msg)
+	}
+}
+
+// TestValidateForLoopNeedsSomethingToLoopOver: the service refuses a
+// for_loop with neither loop_over_parameter_key nor
+// loop_variable_reference; a loop fetched back from a response carries
+// its parameter's record in loop_over instead, which is enough.
+func TestValidateForLoopNeedsSomethingToLoopOver(t *testing.T) {
+	items := client.Parameter{ParameterType: client.ParameterTypeWorkflow, Key: "items", WorkflowParameterType: client.WorkflowParameterJSON}
+	for _, tc := range []struct {
+		name string
+		loop *client.ForLoopBlock
+		ok   bool
+	}{
+		{"nothing", &client.ForLoopBlock{}, false},
+		{"a parameter key", &client.ForLoopBlock{LoopOverParameterKey: "items"}, true},
+		{"a reference", &client.ForLoopBlock{LoopVariableReference: "{{ items }}"}, true},
+		{"a reference to a block's output", &client.ForLoopBlock{LoopVariableReference: "get_data.output"}, true},
+		{"the record of a response", &client.ForLoopBlock{LoopOver: &items}, true},
+	} {
+		tc.loop.Label = "download_invoice"
+		tc.loop.LoopBlocks = client.Blocks{&client.WaitBlock{BlockBase: client.BlockBase{Label: "pause"}}}
+		def := &client.AgentDefinition{Title: "t", WorkflowDefinition: client.WorkflowDefinition{
+			Parameters: []client.Parameter{items},
+			Blocks:     client.Blocks{&client.WaitBlock{BlockBase: client.BlockBase{Label: "first"}}, tc.loop},
+		}}
+		errs := def.Validate()
+		if tc.ok {
+			if errs != nil {
+				t.Errorf("%s: Validate() = %v, want nil", tc.name, errs)
+			}
+			continue
+		}
+		if len(errs) != 1 || errs[0].Path() != "workflow_definition.blocks.1.loop_over_parameter_key" || errs[0].Type != "value_error" ||
+			!strings.Contains(errs[0].Msg, "loop_over_parameter_key") || !strings.Contains(errs[0].Msg, "loop_variable_reference") {
+			t.Errorf("%s: Validate() = %v, want one error at the loop naming both fields", tc.name, errs)
+		}
+	}
+}
+
+// TestValidateProxyLocation: a location name must be one the service
+// knows (an enum error, as the service's); a mapping is not checked, as
+// the service accepts any.
+func TestValidateProxyLocation(t *testing.T) {
+	def := func(p *client.ProxyLocation) *client.AgentDefinition {
+		return &client.AgentDefinition{Title: "t", ProxyLocation: p}
+	}
+	for _, name := range client.ProxyLocationNames() {
+		if errs := def(client.Proxy(name)).Validate(); errs != nil {
+			t.Errorf("%s: %v", name, errs)
+		}
+	}
+	for _, p := range []*client.ProxyLocation{
+		nil,
+		{Country: "US", Subdivision: "CA"},
+		{URL: "http://user:pw@proxy.example.com:3128"},
+		{Raw: json.RawMessage(`{"country":"USA"}`)},
+	} {
+		if errs := def(p).Validate(); errs != nil {
+			t.Errorf("%+v: %v", p, errs)
+		}
+	}
+	for _, name := range []string{"MARS", "residential", ""} {
+		errs := def(client.Proxy(name)).Validate()
+		if len(errs) != 1 {
+			t.Fatalf("%q: Validate() = %v, want one error", name, errs)
+		}
+		e := errs[0]
+		var input string
+		var ctx struct{ Expected string }
+		if e.Type != "enum" || e.Path() != "proxy_location" || json.Unmarshal(e.Input, &input) != nil || input != name ||
+			json.Unmarshal(e.Ctx, &ctx) != nil || !strings.HasPrefix(e.Msg, "Input should be 'RESIDENTIAL', 'US-CA'") ||
+			!strings.HasSuffix(e.Msg, "'RESIDENTIAL_ISP' or 'NONE'") || e.Msg != "Input should be "+ctx.Expected {
+			t.Errorf("%q: %+v (input %s, ctx %s)", name, e, e.Input, e.Ctx)
+		}
+	}
+	// The list is a copy.
+	names := client.ProxyLocationNames()
+	names[0] = "MARS"
+	if errs := def(client.Proxy("MARS")).Validate(); errs == nil {
+		t.Error("changing the returned list changed what Validate accepts")
+	}
+}
+
+// TestValidateAcceptsTheTestdata: the definitions of testdata, which the
+// service accepts, pass.
+func TestValidateAcceptsTheTestdata(t *testing.T) {
+	for _, tc := range []struct{ file, member string }{
+		{"testdata/agent_request.json", "json_definition"},
+		{"testdata/agent_yaml_example.json", ""},
+	} {
+		data, err := os.ReadFile(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.member != "" {
+			var wrapper map[string]json.RawMessage
+			if err := json.Unmarshal(data, &wrapper); err != nil {
+				t.Fatal(err)
+			}
+			data = wrapper[tc.member]
+		}
+		var def client.AgentDefinition
+		if err := json.Unmarshal(data, &def); err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		if errs := def.Validate(); errs != nil {
+			t.Errorf("%s: Validate() = %v", tc.file, errs)
+		}
 	}
 }

@@ -144,8 +144,13 @@ func definitionFromJSON(b []byte, loc ...any) (*client.AgentDefinition, error) {
 // validateDefinition checks what the hosted service checks before it
 // stores a definition (client.AgentDefinition.Validate: a title,
 // identifier keys and labels, unique labels, no hand-made output
-// parameters, a finally block that exists), with the locations placed
-// under loc, where the definition sits in the request.
+// parameters, parameter_keys and loop_over_parameter_key that name a
+// parameter or a block's output, a for_loop with something to loop over,
+// a proxy_location name the service knows, a finally block that exists),
+// with the locations placed under loc, where the definition sits in the
+// request. Like the service, it answers 422. Keys the service ignores
+// were already dropped by decoding, and blocks of types the client does
+// not know are kept as they came.
 func validateDefinition(def *client.AgentDefinition, loc []any) error {
 	errs := def.Validate()
 	for i := range errs {

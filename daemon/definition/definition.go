@@ -32,9 +32,13 @@
 // take the place of the ones that would be added, a block's parameters
 // stand for its parameter_keys, and every id and timestamp is replaced.
 //
-// A reference that names no parameter (the service rejects those; the
-// daemon's validation does not check them) is kept as sent, in the request
-// shape: such a block keeps its parameter_keys and has no parameters.
+// A reference that names no parameter (the service rejects those, and so
+// does the daemon's validation, client.AgentDefinition.Validate, before a
+// definition gets here) is kept as sent, in the request shape: such a
+// block keeps its parameter_keys and has no parameters. A block's
+// parameters that do not all name parameters of the definition are not a
+// fetched agent's records: they are dropped, as the service ignores a
+// block's parameters in a definition.
 package definition
 
 import (
@@ -285,13 +289,22 @@ func (e *expander) block(b client.Block) client.Block {
 		base.OutputParameter = &c
 	}
 	if keys := parameterKeysField(b); keys != nil {
-		names := *keys
+		names, fromRecords := *keys, false
 		if len(names) == 0 {
-			names = keysOf(base.Parameters)
+			names, fromRecords = keysOf(base.Parameters), true
 		}
-		if recs, ok := e.resolve(names); ok {
+		recs, ok := e.resolve(names)
+		switch {
+		case ok:
 			base.Parameters, *keys = recs, nil
-		} else {
+		case fromRecords:
+			// parameters that are not the records of this definition's
+			// parameters are not a fetched agent sent back: the service
+			// ignores a block's parameters in a definition, and so does
+			// the daemon (made into parameter_keys, they would fail the
+			// run on a name that is not defined).
+			base.Parameters, *keys = nil, nil
+		default:
 			base.Parameters, *keys = nil, names
 		}
 	} else {
@@ -330,8 +343,9 @@ func (e *expander) block(b client.Block) client.Block {
 
 // unknown does for a block of a type the client does not know what block
 // does for the others, on its JSON object: output_parameter is set, and
-// parameter_keys (or parameters holding records) become parameters. Other
-// members keep their values and order. A Raw that is not a JSON object is
+// parameter_keys (or parameters holding records) become parameters;
+// records that do not all name parameters of the definition are dropped.
+// Other members keep their values and order. A Raw that is not a JSON object is
 // left alone.
 func (e *expander) unknown(u *client.UnknownBlock) client.Block {
 	members, err := jsonobject.Split(u.Raw)
@@ -341,7 +355,7 @@ func (e *expander) unknown(u *client.UnknownBlock) client.Block {
 	// parameter_keys, when it lists any, else the keys of parameters,
 	// when it holds records.
 	var names []string
-	keysAt, recordsAt := -1, -1
+	keysAt, recordsAt, hasKeys := -1, -1, false
 	for i, m := range members {
 		switch m.Key {
 		case "parameter_keys":
@@ -349,7 +363,7 @@ func (e *expander) unknown(u *client.UnknownBlock) client.Block {
 			if json.Unmarshal(m.Value, &ks) == nil {
 				keysAt = i
 				if len(ks) > 0 {
-					names = ks
+					names, hasKeys = ks, true
 				}
 			}
 		case "parameters":
@@ -377,6 +391,9 @@ func (e *expander) unknown(u *client.UnknownBlock) client.Block {
 	case resolved:
 		v, _ := json.Marshal(recs)
 		out = append(out, jsonobject.Member{Key: "parameters", Value: v})
+	case !hasKeys:
+		// Records that name no parameter of the definition: ignored, as
+		// for a known block type.
 	default:
 		v, _ := json.Marshal(names)
 		out = append(out, jsonobject.Member{Key: "parameter_keys", Value: v})

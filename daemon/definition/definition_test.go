@@ -477,3 +477,56 @@ func findKey(v any, key, path string) string {
 	}
 	return ""
 }
+
+// TestExpandIgnoresBlockParametersOfNoRecord: a block's parameters in a
+// definition, when they are not the records of the definition's own
+// parameters (a login block written with a parameters list, which the
+// service ignores), are dropped, not made into parameter_keys that the run
+// would then fail to find. The same for a block of a type the client does
+// not know.
+func TestExpandIgnoresBlockParametersOfNoRecord(t *testing.T) {
+	const def = `{"title": "Log in", "workflow_definition": {
+	  "parameters": [{"key": "site", "parameter_type": "workflow", "workflow_parameter_type": "string"}],
+	  "blocks": [
+	    {"block_type": "login", "label": "log_in", "url": "{{ site }}", "navigation_goal": "Log in",
+	     "parameters": [{"key": "login_credentials", "parameter_type": "credential", "credential_id": "cred_1"}]},
+	    {"block_type": "login", "label": "again", "url": "{{ site }}",
+	     "parameters": [{"key": "site", "parameter_type": "workflow", "workflow_parameter_type": "string"},
+	                    {"key": "login_credentials", "parameter_type": "credential", "credential_id": "cred_1"}]},
+	    {"block_type": "browser_task", "label": "browse", "prompt": "Look around",
+	     "parameters": [{"key": "login_credentials", "parameter_type": "credential", "credential_id": "cred_1"}]}
+	  ]}}`
+	var in client.Agent
+	if err := json.Unmarshal([]byte(def), &in); err != nil {
+		t.Fatal(err)
+	}
+	a := version(t, &in)
+	for _, i := range []int{0, 1} {
+		login := a.WorkflowDefinition.Blocks[i].(*client.LoginBlock)
+		if login.ParameterKeys != nil || login.Parameters != nil {
+			t.Errorf("%s: parameter_keys %v, parameters %s", login.Label, login.ParameterKeys, mustJSON(t, login.Parameters))
+		}
+		if login.OutputParameter == nil || login.OutputParameter.Key != login.Label+"_output" {
+			t.Errorf("%s: output_parameter %+v", login.Label, login.OutputParameter)
+		}
+	}
+	var browse map[string]any
+	if err := json.Unmarshal(a.WorkflowDefinition.Blocks[2].(*client.UnknownBlock).Raw, &browse); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := browse["parameters"]; ok {
+		t.Errorf("the unknown block kept its parameters: %v", browse)
+	}
+	if _, ok := browse["parameter_keys"]; ok {
+		t.Errorf("the unknown block's parameters became parameter_keys: %v", browse)
+	}
+	if browse["prompt"] != "Look around" || browse["output_parameter"] == nil {
+		t.Errorf("the unknown block lost its members: %v", browse)
+	}
+	// The definition read back has no parameter_keys either: nothing that
+	// a run would look up.
+	back := a.Definition()
+	if keys := back.WorkflowDefinition.Blocks[0].(*client.LoginBlock).ParameterKeys; keys != nil {
+		t.Errorf("Definition() of the stored version has parameter_keys %v", keys)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/applier"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
@@ -21,10 +22,12 @@ type ApplyOptions struct {
 	IO     *iostreams.IOStreams
 	Client func(context.Context) (*client.Client, error)
 
-	Files  cmdutil.FileFlags
-	DryRun bool
-	Prune  bool
-	Yes    bool
+	Files cmdutil.FileFlags
+	// Validation is how strictly the files are checked (--validate).
+	Validation agentfile.Validation
+	DryRun     bool
+	Prune      bool
+	Yes        bool
 }
 
 // NewCmdApply returns `abctl apply`. runF, when not nil, is called with
@@ -44,11 +47,17 @@ func NewCmdApply(f *cmdutil.Factory, runF func(*ApplyOptions) error) *cobra.Comm
 			"Every file is checked before anything is sent; problems are listed with their file\n" +
 			"and line, and nothing is applied (exit status 2). An agent the service rejects is\n" +
 			"reported and the others are still applied (exit status 1).\n\n" +
+			"What the service accepts but abctl does not know (a key the service ignores, a block\n" +
+			"type newer than abctl, a {{ reference }} to a name the agent does not define) is a\n" +
+			"warning on stderr by default; --validate=strict makes it an error, --validate=ignore\n" +
+			"says nothing. A key or block type close to a known one is taken for a typo: an error\n" +
+			"with \"did you mean\", but with --validate=ignore.\n\n" +
 			"--prune also deletes the agents applied earlier (tagged abctl.name) whose names are\n" +
 			"not in these files: give it the whole set. It asks first on a terminal; elsewhere it\n" +
 			"needs --yes.",
 		Example: "  abctl apply -f agents/ -R\n" +
 			"  abctl apply -f contact-form.yaml --dry-run\n" +
+			"  abctl apply -f agents/ -R --validate=strict   # in CI: no warnings either\n" +
 			"  abctl apply -f agents/ -R --prune --yes     # in CI, on merge",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -62,6 +71,8 @@ func NewCmdApply(f *cmdutil.Factory, runF func(*ApplyOptions) error) *cobra.Comm
 		},
 	}
 	opts.Files.Add(cmd)
+	cmd.Flags().Var(&opts.Validation, "validate", applier.ValidateUsage)
+	cmd.Flags().Lookup("validate").NoOptDefVal = agentfile.ValidateStrict.String() // --validate alone, as kubectl's
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "only say what would be done")
 	cmd.Flags().BoolVar(&opts.Prune, "prune", false, "delete the agents applied earlier whose names are not in these files")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask before pruning")
@@ -76,7 +87,7 @@ func (o *ApplyOptions) Validate() error {
 }
 
 func runApply(ctx context.Context, opts *ApplyOptions) error {
-	agents, err := opts.Files.Load(opts.IO.In)
+	agents, err := applier.LoadFiles(opts.Files, opts.IO.In, opts.Validation, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,8 @@ type DiffOptions struct {
 	Client func(context.Context) (*client.Client, error)
 
 	Files cmdutil.FileFlags
+	// Validation is how strictly the files are checked (--validate).
+	Validation agentfile.Validation
 }
 
 // NewCmdDiff returns `abctl diff`. runF, when not nil, is called with the
@@ -37,6 +39,8 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 			"diff of the two normalised definitions (the service's first, the file's second), with\n" +
 			"the tags the file sets as comments at the top. An agent that does not exist yet shows\n" +
 			"as entirely added.\n\n" +
+			"The files are checked as apply checks them: warnings (--validate) go to stderr, so that\n" +
+			"stdout holds only the diff.\n\n" +
 			"Exit status, as diff(1): 0 no differences, 1 differences, 2 or more an error.",
 		Example: "  abctl diff -f agents/ -R           # in review: what merging would change",
 		Args:    cmdutil.NoArgs,
@@ -51,6 +55,8 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 		},
 	}
 	opts.Files.Add(cmd)
+	cmd.Flags().Var(&opts.Validation, "validate", applier.ValidateUsage)
+	cmd.Flags().Lookup("validate").NoOptDefVal = agentfile.ValidateStrict.String() // --validate alone, as kubectl's
 	return cmd
 }
 
@@ -63,7 +69,7 @@ func (o *DiffOptions) Validate() error {
 // runDiff writes the differences. Its errors exit with 2 or more
 // (diffError); differences are Silent(1).
 func runDiff(ctx context.Context, opts *DiffOptions) error {
-	agents, err := opts.Files.Load(opts.IO.In)
+	agents, err := applier.LoadFiles(opts.Files, opts.IO.In, opts.Validation, opts.IO.ErrOut)
 	if err != nil {
 		return diffError(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdtest"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
@@ -76,5 +77,49 @@ func TestRunErrors(t *testing.T) {
 	opts.Client = func(context.Context) (*client.Client, error) { return nil, errors.New("no service here") }
 	if err := runDiff(t.Context(), opts); cmdtest.ExitCode(err) != 2 || err.Error() != "no service here" {
 		t.Errorf("a client that cannot be made: %v (exit %d), want exit 2", err, cmdtest.ExitCode(err))
+	}
+}
+
+// TestValidation: diff checks the files as apply does, with --validate;
+// its warnings go to stderr, so that stdout holds only the diff; strict
+// makes them an error of exit status 2.
+func TestValidation(t *testing.T) {
+	f, _ := cmdtest.NewFactory(t, nil)
+	var got *DiffOptions
+	if err := cmdtest.Exec(NewCmdDiff(f, func(o *DiffOptions) error { got = o; return nil }), "-f", "a.yaml", "--validate=ignore"); err != nil ||
+		got.Validation != agentfile.ValidateIgnore {
+		t.Fatalf("--validate=ignore: %v, %+v", err, got)
+	}
+	if err := cmdtest.Exec(NewCmdDiff(f, func(o *DiffOptions) error { got = o; return nil }), "-f", "a.yaml"); err != nil ||
+		got.Validation != agentfile.ValidateWarn {
+		t.Fatalf("default: %v, %+v", err, got)
+	}
+
+	const exported = "name: open\ntitle: Open\ncode_artifact_metadata: {generated: true}\nworkflow_definition:\n" +
+		"  blocks:\n    - block_type: goto_url\n      label: open\n      url: https://example.com/\n"
+	noService := errors.New("no service here")
+	for _, tc := range []struct {
+		mode       agentfile.Validation
+		wantErr    string
+		wantStderr string
+	}{
+		{agentfile.ValidateWarn, noService.Error(), `<stdin>:3:1: warning: agent "open": unknown key "code_artifact_metadata"`},
+		{agentfile.ValidateStrict, `<stdin>:3:1: agent "open": unknown key "code_artifact_metadata"`, ""},
+		{agentfile.ValidateIgnore, noService.Error(), ""},
+	} {
+		f, s := cmdtest.NewFactory(t, nil)
+		f.IO.In = strings.NewReader(exported)
+		opts := &DiffOptions{IO: f.IO, Files: cmdutil.FileFlags{Files: []string{"-"}}, Validation: tc.mode,
+			Client: func(context.Context) (*client.Client, error) { return nil, noService }}
+		err := runDiff(t.Context(), opts)
+		if err == nil || cmdtest.ExitCode(err) != 2 || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Errorf("%s: %v (exit %d), want exit 2 with %q", tc.mode, err, cmdtest.ExitCode(err), tc.wantErr)
+		}
+		if tc.wantStderr == "" && s.ErrOut.Len() != 0 || !strings.Contains(s.ErrOut.String(), tc.wantStderr) {
+			t.Errorf("%s: stderr %q, want %q", tc.mode, s.ErrOut, tc.wantStderr)
+		}
+		if s.Out.Len() != 0 {
+			t.Errorf("%s: stdout %q", tc.mode, s.Out)
+		}
 	}
 }
