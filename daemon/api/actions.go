@@ -168,10 +168,20 @@ func knownActionType(t client.ActionType) bool {
 	return false
 }
 
+// actionRunRequest is the run_request of a run_action run: the hosted
+// service's workflow run request, whose workflow_id every workflow run
+// carries, empty here because such a run executes no agent, then the
+// first action's request (url, action) for people to read.
+type actionRunRequest struct {
+	WorkflowID string `json:"workflow_id"`
+	Title      string `json:"title"`
+	*client.RunActionRequest
+}
+
 // createActionRun stores the workflow run of a first action: running,
 // titled "SDK Workflow", echoing the request.
 func (s *Server) createActionRun(ctx context.Context, r *http.Request, req *client.RunActionRequest) (*store.RunRecord, error) {
-	echo, _ := json.Marshal(req)
+	echo, _ := json.Marshal(actionRunRequest{Title: sdkRunTitle, RunActionRequest: req})
 	rec := &store.RunRecord{
 		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: organization(ctx).ID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusCreated, RunRequest: echo, Title: sdkRunTitle,
