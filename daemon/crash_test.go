@@ -191,9 +191,41 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	acknowledged := append([]string{completed, executing, canceled, unsent}, queued...)
 
+	// Writers create agents concurrently (their writes are committed in
+	// groups) while the kill lands: every create acknowledged before it
+	// must be in the store after.
+	var (
+		writersMu sync.Mutex
+		created   []string
+		writers   sync.WaitGroup
+	)
+	for range 8 {
+		writers.Add(1)
+		go func() {
+			defer writers.Done()
+			for i := range 5000 { // ended by the kill long before
+				def := &client.AgentDefinition{Title: fmt.Sprint("Crash writer ", i), WorkflowDefinition: client.WorkflowDefinition{
+					Blocks: client.Blocks{&client.WaitBlock{BlockBase: client.BlockBase{Label: "pause"}}}}}
+				a, err := c.Agents.Create(context.WithoutCancel(ctx), def, nil)
+				if err != nil {
+					return
+				}
+				writersMu.Lock()
+				created = append(created, a.WorkflowPermanentID)
+				writersMu.Unlock()
+			}
+		}()
+	}
+	pollFor(t, "the writers to have 40 agents acknowledged", func() bool {
+		writersMu.Lock()
+		defer writersMu.Unlock()
+		return len(created) >= 40
+	})
+
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	writers.Wait()
 	err = cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
@@ -236,6 +268,12 @@ func TestCrashRecovery(t *testing.T) {
 			t.Errorf("after the crash, %s: %v %v, want %s", id, rec, err, status)
 		}
 	}
+	for _, wpid := range created {
+		if _, err := st.Agents().Get(ctx, org.ID, wpid, 0); err != nil {
+			t.Errorf("agent %s was acknowledged before the crash but is not in the store: %v", wpid, err)
+		}
+	}
+	t.Logf("%d agents were acknowledged by concurrent writers before the kill; all are in the store", len(created))
 	pending, err := st.Runs().Pending(ctx)
 	if err != nil || len(pending) != 2+len(queued) {
 		t.Errorf("pending runs after the crash: %v %v", pending, err)

@@ -52,11 +52,14 @@ func (s *Store) view(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	return s.db.View(fn)
 }
 
+// update makes fn's writes durable, committed together with the writes
+// that arrive at the same time (commit.go): fn may run more than once and
+// must change nothing but the transaction and the variables it sets.
 func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.Update(fn)
+	return s.commits.write(fn)
 }
 
 // CreateOrganization creates an organization and a first API key for it,

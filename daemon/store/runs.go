@@ -243,7 +243,8 @@ func (r *Runs) Get(ctx context.Context, orgID, id string) (*RunRecord, error) {
 // FinishedAt when the status enters queued, running or a terminal state
 // and they are not set yet. A change returning an error writes nothing;
 // returning ErrUnchanged (see below) writes nothing either and returns the
-// record as read.
+// record as read. change may be called more than once (the store's writes
+// are committed in groups, commit.go): it must change nothing but rec.
 func (r *Runs) Update(ctx context.Context, orgID, id string, change func(rec *RunRecord) error) (*RunRecord, error) {
 	var out *RunRecord
 	err := r.s.update(ctx, func(tx *bolt.Tx) error {

@@ -87,9 +87,13 @@
 //     are returned: callers may change what they get.
 //   - Every write is durable when the method returns: bbolt fsyncs on
 //     commit and the store never sets NoSync.
-//   - Writes use db.Update, never db.Batch: bbolt's single writer
-//     serialises them, so a check and the write it guards (the idempotent
-//     agent create) are atomic.
+//   - Writes go through Store.update, which commits the writes that arrive
+//     together in one transaction and one fsync (group commit, commit.go)
+//     and returns only once that commit is durable. The write functions of
+//     a group run one after another in that transaction, so a check and
+//     the write it guards (the idempotent agent create) stay atomic; a
+//     write function may run more than once and changes nothing but the
+//     transaction and the variables it sets afresh.
 //   - The summary, the order index and the folder counters of an agent
 //     change in the same transaction as its version rows, all through
 //     putSummary; a run's view, list entry and runs_pending entry change
@@ -193,6 +197,8 @@ type Store struct {
 	ids    *ids.Generator
 	sealer *sealer
 	views  RunViews // nil: runs are stored without views
+	// commits groups concurrent writes into one commit (commit.go).
+	commits *committer
 	// authCache maps the SHA-256 of API keys that authenticated to their
 	// Organization (see Authenticate).
 	authCache sync.Map
@@ -250,7 +256,7 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs, sealer: sl, views: opts.RunViews}
+	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs, sealer: sl, views: opts.RunViews, commits: &committer{db: db}}
 	s.agents, s.folders, s.runs, s.tags = Agents{s}, Folders{s}, Runs{s}, Tags{s}
 	if err := migrate(db, path, migrations); err != nil {
 		db.Close()
