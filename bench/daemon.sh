@@ -11,6 +11,13 @@
 #   daemon "write" abctl daemon on an empty data directory: POST /v1/agents
 #                  (so that the POST runs do not grow the agent list the
 #                  searches walk)
+#   runsd          the daemon with the instant executor (bench/runsd: every
+#                  run completes at once, no browser) on an empty data
+#                  directory: POST /v1/run/tasks, each run then executed
+#
+# The writes are compared with two ceilings: one commit per request
+# (POST /record) and group commit (POST /record-group, db.Batch with a
+# 1 ms delay), the daemon's own way of writing.
 #
 # then runs $ROUNDS rounds of every measurement with wrk (-t2 -c50 -d10s
 # --latency, the searches with -c$SEARCH_CONNS), reversing the order every
@@ -81,6 +88,7 @@ log "building abctl, ceiling and seed into $work/bin"
 go build -o "$work/bin/abctl" ./cmd/abctl
 go build -o "$work/bin/ceiling" ./bench/ceiling
 go build -o "$work/bin/seed" ./bench/seed
+go build -o "$work/bin/runsd" ./bench/runsd
 
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -108,6 +116,11 @@ sleep 5
 read -r rss_seeded rss_seeded_anon rss_seeded_file rss_seeded_db < <(rss "$read_pid")
 log "seeded daemon: VmRSS $(mib "$rss_seeded") MiB after 5 s idle"
 
+"$work/bin/runsd" -data-dir "$work/tasks" -api-key "$KEY" >"$work/tasks.out" 2>>"$work/tasks.log" &
+tasks_pid=$!
+pids+=("$tasks_pid")
+tasks_url="http://$(wait_for "$work/tasks.out" '127\.0\.0\.1:[0-9]+')"
+
 "$work/bin/ceiling" -db "$work/ceiling.db" -records "$RECORDS" >"$work/ceiling.log" 2>&1 &
 ceiling_pid=$!
 pids+=("$ceiling_pid")
@@ -118,6 +131,9 @@ read -r rss_ceiling rss_ceiling_anon rss_ceiling_file rss_ceiling_db < <(rss "$c
 seq -f '/record/%g' 1 "$RECORDS" >"$work/record_paths.txt"
 seq -f '/sized/%g' 1 "$RECORDS" >"$work/sized_paths.txt"
 echo /record >"$work/record_post.txt"
+echo /record-group >"$work/record_group_post.txt"
+echo /v1/run/tasks >"$work/task_post.txt"
+echo '{"prompt":"Find the price of the first product","url":"https://shop.example.com/"}' >"$work/task_body.json"
 echo /v1/agents >"$work/agent_post.txt"
 echo '/v1/agents?search_key=northwind' >"$work/search_hit.txt"
 echo '/v1/agents?search_key=no-such-agent' >"$work/search_miss.txt"
@@ -135,7 +151,9 @@ rows=(
 	"d_agent|read|agent_paths.txt||50"
 	"d_folder|read|folder_paths.txt||50"
 	"c_post|ceiling|record_post.txt|post_body.json|50"
+	"c_group|ceiling|record_group_post.txt|post_body.json|50"
 	"d_post|write|agent_post.txt|post_body.json|50"
+	"d_task|tasks|task_post.txt|task_body.json|50"
 	"d_search|read|search_hit.txt||$SEARCH_CONNS"
 	"d_scan|read|search_miss.txt||$SEARCH_CONNS"
 )
@@ -152,6 +170,7 @@ run_wrk() {
 	ceiling) url=$ceiling_url pid=$ceiling_pid ;;
 	read) url=$read_url pid=$read_pid key=$KEY ;;
 	write) url=$write_url pid=$write_pid key=$KEY ;;
+	tasks) url=$tasks_url pid=$tasks_pid key=$KEY ;;
 	esac
 	b0=$(io "$pid")
 	# A Lua error does not stop wrk (it sends GET / instead): look for one.
@@ -167,6 +186,7 @@ run_wrk() {
 	# Keep the daemons' access logs from filling the disk.
 	: >"$work/read.log"
 	: >"$work/write.log"
+	: >"$work/tasks.log"
 }
 
 
@@ -244,7 +264,10 @@ errors=$(awk -F'\t' 'NR > 1 {s += $5} END {print s + 0}' "$data")
 	row d_agent "  the same, against the 6.5 KiB ceiling (informative)" c_sized "" ""
 	row d_folder "daemon: \`GET /v1/folders/{id}\`, one of 20 at random" c_get "≥ 0.5×, p50 ≤ 1 ms" "r >= 0.5 && p <= 1"
 	row c_post "ceiling: \`POST /record\`, one \`db.Update\` per request" "" "" ""
-	row d_post "daemon: \`POST /v1/agents\`" c_post "≥ 0.5×" "r >= 0.5"
+	row c_group "ceiling: \`POST /record-group\`, group commit (\`db.Batch\`, 1 ms delay)" "" "" ""
+	row d_post "daemon: \`POST /v1/agents\`" c_group "≥ 0.5×" "r >= 0.5"
+	row d_post "  the same, against one commit per request (informative)" c_post "" ""
+	row d_task "daemon: \`POST /v1/run/tasks\`, each run then executed at once (bench/runsd)" c_group "≥ 0.5×" "r >= 0.5"
 	row d_search "daemon: \`GET /v1/agents?search_key=northwind\` (1% match), first page" "" "p50 ≤ 20 ms" "p <= 20"
 	row d_scan "daemon: \`GET /v1/agents?search_key=no-such-agent\` (scans all $AGENTS)" "" "p50 ≤ 20 ms" "p <= 20"
 	echo
