@@ -34,7 +34,9 @@ func TestModelFreeStepsAreReported(t *testing.T) {
 			withURL, // two steps: the page, then the click
 			missing, // fails, and the run goes on
 			&client.ForLoopBlock{BlockBase: base("visit_two"), LoopOverParameterKey: "items",
-				LoopBlocks: client.Blocks{gotoBlock("visit", "{{ site }}"+testsite.PageForm+"?item={{ current_value }}")}},
+				// The loop's iteration read through its label, as the
+				// hosted service registers it.
+				LoopBlocks: client.Blocks{gotoBlock("visit", "{{ site }}"+testsite.PageForm+"?item={{ visit_two.current_value }}")}},
 			&client.HTTPRequestBlock{BlockBase: base("fetch_export"), URL: "{{ site }}" + testsite.FileExport},
 			&client.PrintPageBlock{BlockBase: base("print_form")},
 			&client.FileDownloadBlock{BlockBase: base("download_notes"), URL: "{{ site }}" + testsite.FileNotes},

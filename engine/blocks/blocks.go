@@ -74,7 +74,8 @@ type Interpreter struct {
 	agentModel client.Model
 	params     map[string]any
 	outputs    *outputs
-	execs      int // block executions, a guard against endless routing
+	labels     []string // every block's label, loops' blocks included
+	execs      int      // block executions, a guard against endless routing
 	// current is the block execution running, innermost, as reported to
 	// the run's timeline (see runBlock); a loop block adds its values.
 	current *executor.BlockInfo
@@ -85,7 +86,23 @@ func New(env Env, r Run) *Interpreter {
 	return &Interpreter{
 		env: env, sess: r.Session, files: r.Session.Files(), agent: r.Agent, steps: r.Steps,
 		def: r.Definition, agentModel: r.Model, params: r.Params, outputs: newOutputs(),
+		labels: blockLabels(r.Definition.Blocks),
 	}
+}
+
+// blockLabels returns the labels of bs and of the blocks of their loops.
+func blockLabels(bs client.Blocks) []string {
+	var out []string
+	for _, b := range bs {
+		if b == nil {
+			continue
+		}
+		out = append(out, b.Base().Label)
+		if l, ok := b.(*client.ForLoopBlock); ok {
+			out = append(out, blockLabels(l.LoopBlocks)...)
+		}
+	}
+	return out
 }
 
 // Failure is why a block failed.
@@ -394,7 +411,7 @@ func (in *Interpreter) forLoop(ctx context.Context, b *client.ForLoopBlock, sc *
 		if err := ctx.Err(); err != nil {
 			return results, err
 		}
-		inner := sc.loop(map[string]any{"current_value": item, "current_item": item, "current_index": i})
+		inner := sc.loop(b.Label, map[string]any{"current_value": item, "current_item": item, "current_index": i})
 		fail := in.runList(ctx, b.LoopBlocks, inner, "")
 		// Kept as ordered JSON: templates read it (tmpl decodes it on the
 		// way) and the run's output keeps the blocks' order.

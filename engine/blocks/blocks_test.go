@@ -58,3 +58,53 @@ func TestMergeCodes(t *testing.T) {
 		t.Errorf("mergeCodes = %v", got)
 	}
 }
+
+// TestLabelReferences: templates read a block by its label, as the hosted
+// service registers them: {{ label.output }} once it has an output, and a
+// running loop's {{ label.current_value }}, current_index and
+// current_item; a name nothing defines fails with a reason that names it.
+func TestLabelReferences(t *testing.T) {
+	def := &client.WorkflowDefinition{Blocks: client.Blocks{
+		&client.HTTPRequestBlock{BlockBase: client.BlockBase{Label: "get_data"}},
+		&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "each_invoice"}, LoopBlocks: client.Blocks{
+			&client.GotoURLBlock{BlockBase: client.BlockBase{Label: "open"}},
+		}},
+		&client.WaitBlock{BlockBase: client.BlockBase{Label: "site"}}, // a label a parameter also names
+	}}
+	in := &Interpreter{def: def, params: map[string]any{"site": "http://127.0.0.1:1"}, outputs: newOutputs(), labels: blockLabels(def.Blocks)}
+	top := &scope{in: in}
+	in.setOutput("get_data", map[string]any{"status_code": 200, "body": map[string]any{"id": "inv-7"}}, top)
+	iter := top.loop("each_invoice", map[string]any{"current_value": "inv-7", "current_item": "inv-7", "current_index": 1})
+	for tmplText, want := range map[string]string{
+		"{{ get_data.output.status_code }}":                                 "200",
+		"{{ get_data.output.body.id }}":                                     "inv-7",
+		"{{ get_data_output.status_code }}":                                 "200",
+		"{{ each_invoice.current_value }}/{{ each_invoice.current_index }}": "inv-7/1",
+		"{{ each_invoice.current_item }}":                                   "inv-7",
+		"{{ current_value }}":                                               "inv-7",
+		"{{ site }}":                                                        "http://127.0.0.1:1",
+	} {
+		got, err := iter.render(tmplText)
+		if err != nil || got != want {
+			t.Errorf("%s: %q, %v; want %q", tmplText, got, err, want)
+		}
+	}
+	// Outside the loop its label has no iteration.
+	if _, err := top.render("{{ each_invoice.current_value }}"); err == nil {
+		t.Error("{{ each_invoice.current_value }} outside the loop rendered")
+	}
+	// A block that has not run has no output yet.
+	if _, err := top.render("{{ open.output }}"); err == nil || !strings.Contains(err.Error(), `"open" is not defined`) {
+		t.Errorf("{{ open.output }} before open ran: %v", err)
+	}
+	// A url that is only a parameter's key is its value.
+	for u, want := range map[string]string{"site": "http://127.0.0.1:1", " site ": "http://127.0.0.1:1", "{{ site }}/a": "http://127.0.0.1:1/a"} {
+		if got, err := top.renderURL(u); err != nil || got != want {
+			t.Errorf("url %q: %q, %v; want %q", u, got, err, want)
+		}
+	}
+	_, err := iter.render("Invoices of {{ invoice_date }}")
+	if err == nil || !strings.Contains(err.Error(), `"invoice_date" is not defined`) {
+		t.Errorf("an undeclared name: %v, want an error naming it", err)
+	}
+}

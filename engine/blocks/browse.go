@@ -26,7 +26,7 @@ const MaxWaitSec = 300
 const defaultDownloadTimeout = 60 * time.Second
 
 func (in *Interpreter) gotoURL(ctx context.Context, b *client.GotoURLBlock, sc *scope) (any, bool, error) {
-	url, err := sc.render(b.URL)
+	url, err := sc.renderURL(b.URL)
 	if err != nil {
 		return nil, false, err
 	}
@@ -87,7 +87,7 @@ func (in *Interpreter) action(ctx context.Context, b *client.ActionBlock, sc *sc
 	}
 	touched := false
 	if strings.TrimSpace(b.URL) != "" {
-		url, err := sc.render(b.URL)
+		url, err := sc.renderURL(b.URL)
 		if err != nil {
 			return nil, false, err
 		}
@@ -151,7 +151,7 @@ func (in *Interpreter) fileDownload(ctx context.Context, b *client.FileDownloadB
 	if strings.TrimSpace(b.URL) == "" {
 		return in.modelDownload(ctx, b, sc)
 	}
-	url, err := sc.render(b.URL)
+	url, err := sc.renderURL(b.URL)
 	if err != nil {
 		return nil, false, err
 	}

@@ -45,7 +45,7 @@ func (in *Interpreter) httpRequest(ctx context.Context, b *client.HTTPRequestBlo
 	if method == "" {
 		method = http.MethodGet
 	}
-	rawURL, err := render(b.URL)
+	rawURL, err := sc.renderURL(b.URL)
 	if err != nil {
 		return nil, err
 	}

@@ -126,7 +126,12 @@ func (in *Interpreter) spec(b client.Block, sc *scope) (*blockSpec, error) {
 	default:
 		return nil, fmt.Errorf("block type %s is not driven by a model", b.BlockType())
 	}
-	if err := sc.renderAll(&s.url, &g.Navigation, &g.Extraction, &g.CompleteCriterion, &g.TerminateCriterion); err != nil {
+	url, err := sc.renderURL(s.url)
+	if err != nil {
+		return nil, err
+	}
+	s.url = url
+	if err := sc.renderAll(&g.Navigation, &g.Extraction, &g.CompleteCriterion, &g.TerminateCriterion); err != nil {
 		return nil, err
 	}
 	if g.Details, err = sc.details(keys); err != nil {

@@ -15,20 +15,27 @@ import (
 type scope struct {
 	in     *Interpreter
 	parent *scope
+	label  string         // the loop block's label
 	vals   map[string]any // the loop variables
 	iter   *outputs       // the outputs of the iteration's blocks
 }
 
-// loop returns the scope of a loop iteration with vals inside sc.
-func (sc *scope) loop(vals map[string]any) *scope {
-	return &scope{in: sc.in, parent: sc, vals: vals, iter: newOutputs()}
+// loop returns the scope of an iteration of the loop block label with
+// vals inside sc.
+func (sc *scope) loop(label string, vals map[string]any) *scope {
+	return &scope{in: sc.in, parent: sc, label: label, vals: vals, iter: newOutputs()}
 }
 
 // inLoop reports whether the scope is a loop iteration.
 func (sc *scope) inLoop() bool { return sc.iter != nil }
 
 // vars is what templates see: the parameters, the outputs so far, and the
-// loop variables, inner ones last.
+// loop variables, inner ones last; and, as the hosted service registers
+// them, each block's label: {"output": its output} once it has one, and a
+// running loop's label with its iteration (current_value, current_index,
+// current_item) too, so that {{ get_data.output }} and
+// {{ each_invoice.current_value }} read what they say. A parameter of the
+// same name as a label keeps the name.
 func (sc *scope) vars() map[string]any {
 	v := make(map[string]any, len(sc.in.params)+8)
 	for k, x := range sc.in.params {
@@ -45,6 +52,27 @@ func (sc *scope) vars() map[string]any {
 		}
 		if chain[i].iter != nil {
 			chain[i].iter.each(func(k string, x any) { v[k] = x })
+		}
+	}
+	for _, label := range sc.in.labels {
+		if _, taken := sc.in.params[label]; taken {
+			continue
+		}
+		ref := map[string]any{}
+		if out, ok := v[label+"_output"]; ok {
+			ref["output"] = out
+		}
+		for _, s := range chain {
+			if s.label == label {
+				// The innermost iteration of this loop.
+				for _, k := range []string{"current_value", "current_index", "current_item"} {
+					ref[k] = s.vals[k]
+				}
+				break
+			}
+		}
+		if len(ref) > 0 {
+			v[label] = ref
 		}
 	}
 	return v
@@ -64,6 +92,20 @@ func (sc *scope) render(s string) (string, error) {
 		return "", &templateError{err}
 	}
 	return out, nil
+}
+
+// renderURL renders a block's url. A url that is only the key of a
+// parameter (url: website_url, no braces) is that parameter's value, as
+// the hosted service reads it; anything else is a template.
+func (sc *scope) renderURL(s string) (string, error) {
+	if key := strings.TrimSpace(s); key != "" {
+		if v, ok := sc.in.params[key]; ok {
+			if text, ok := v.(string); ok {
+				return text, nil
+			}
+		}
+	}
+	return sc.render(s)
 }
 
 // renderAll renders template fields in place, stopping at the first that
