@@ -59,42 +59,42 @@ func TestFileFlagsLoad(t *testing.T) {
 		t.Errorf("Require without -f: %v", err)
 	}
 	var ue *UsageError
-	if _, err := none.Load(nil); !errors.As(err, &ue) {
+	if _, err := none.Load(nil, nil); !errors.As(err, &ue) {
 		t.Errorf("Load without -f: %v, want a usage error", err)
 	}
-	if agents, err := none.Read(nil); err != nil || agents != nil {
+	if agents, err := none.Read(nil, nil); err != nil || agents != nil {
 		t.Errorf("Read without -f: %v %v, want nothing", agents, err)
 	}
 
 	flat := FileFlags{Files: []string{dir}}
-	agents, err := flat.Load(nil)
+	agents, err := flat.Load(nil, nil)
 	if err != nil || len(agents) != 1 || agents[0].Name != "open" {
 		t.Fatalf("Load of a directory: %v %v", agents, err)
 	}
 	deep := FileFlags{Files: []string{tree}, Recursive: true}
-	if agents, err := deep.Load(nil); err != nil || len(agents) != 2 {
+	if agents, err := deep.Load(nil, nil); err != nil || len(agents) != 2 {
 		t.Errorf("Load -R: %d agents, %v", len(agents), err)
 	}
 	var ce *CodeError
 	shallow := FileFlags{Files: []string{tree}}
-	if _, err := shallow.Load(nil); !errors.As(err, &ce) || ce.Code != ExitUsage || !strings.Contains(err.Error(), "add -R") {
+	if _, err := shallow.Load(nil, nil); !errors.As(err, &ce) || ce.Code != ExitUsage || !strings.Contains(err.Error(), "add -R") {
 		t.Errorf("Load of subdirectories without -R: %v", err)
 	}
 	stdin := FileFlags{Files: []string{"-"}}
-	if agents, err := stdin.Load(strings.NewReader("name: piped\n" + agentFile)); err != nil || len(agents) != 1 || agents[0].Name != "piped" {
+	if agents, err := stdin.Load(strings.NewReader("name: piped\n"+agentFile), nil); err != nil || len(agents) != 1 || agents[0].Name != "piped" {
 		t.Errorf("Load of stdin: %v %v", agents, err)
 	}
 
 	bad := FileFlags{Files: []string{write(t, t.TempDir(), "bad.yaml", "title: [\n")}}
-	if _, err := bad.Load(nil); !errors.As(err, &ce) || ce.Code != ExitUsage || !strings.Contains(err.Error(), "bad.yaml") {
+	if _, err := bad.Load(nil, nil); !errors.As(err, &ce) || ce.Code != ExitUsage || !strings.Contains(err.Error(), "bad.yaml") {
 		t.Errorf("a broken file: %v, want exit status 2 naming the file", err)
 	}
 	nothing := FileFlags{Files: []string{empty}}
-	if _, err := nothing.Load(nil); !errors.As(err, &ce) || ce.Code != ExitUsage || !strings.Contains(err.Error(), "no agent file") {
+	if _, err := nothing.Load(nil, nil); !errors.As(err, &ce) || ce.Code != ExitUsage || !strings.Contains(err.Error(), "no agent file") {
 		t.Errorf("Load of an empty directory: %v", err)
 	}
 	blank := FileFlags{Files: []string{"-"}}
-	if _, err := blank.Load(strings.NewReader("")); !errors.As(err, &ce) || ce.Code != ExitUsage || !strings.Contains(err.Error(), "<stdin>") {
+	if _, err := blank.Load(strings.NewReader(""), nil); !errors.As(err, &ce) || ce.Code != ExitUsage || !strings.Contains(err.Error(), "<stdin>") {
 		t.Errorf("Load of nothing on stdin: %v", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/applier"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
@@ -22,12 +21,10 @@ type ApplyOptions struct {
 	IO     *iostreams.IOStreams
 	Client func(context.Context) (*client.Client, error)
 
-	Files cmdutil.FileFlags
-	// Validation is how strictly the files are checked (--validate).
-	Validation agentfile.Validation
-	DryRun     bool
-	Prune      bool
-	Yes        bool
+	Files  cmdutil.FileFlags
+	DryRun bool
+	Prune  bool
+	Yes    bool
 }
 
 // NewCmdApply returns `abctl apply`. runF, when not nil, is called with
@@ -71,8 +68,7 @@ func NewCmdApply(f *cmdutil.Factory, runF func(*ApplyOptions) error) *cobra.Comm
 		},
 	}
 	opts.Files.Add(cmd)
-	cmd.Flags().Var(&opts.Validation, "validate", applier.ValidateUsage)
-	cmd.Flags().Lookup("validate").NoOptDefVal = agentfile.ValidateStrict.String() // --validate alone, as kubectl's
+	opts.Files.AddValidate(cmd)
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "only say what would be done")
 	cmd.Flags().BoolVar(&opts.Prune, "prune", false, "delete the agents applied earlier whose names are not in these files")
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask before pruning")
@@ -87,7 +83,7 @@ func (o *ApplyOptions) Validate() error {
 }
 
 func runApply(ctx context.Context, opts *ApplyOptions) error {
-	agents, err := applier.LoadFiles(opts.Files, opts.IO.In, opts.Validation, opts.IO.ErrOut)
+	agents, err := opts.Files.Load(opts.IO.In, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}

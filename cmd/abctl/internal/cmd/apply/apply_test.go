@@ -122,7 +122,7 @@ func TestValidateFlag(t *testing.T) {
 		{[]string{"--validate=warn"}, agentfile.ValidateWarn},
 	} {
 		o, err := parse(t, append([]string{"-f", "a.yaml"}, tc.args...)...)
-		if err != nil || o.Validation != tc.want {
+		if err != nil || o.Files.Validation != tc.want {
 			t.Errorf("apply %q: %v, validation %v; want %v", tc.args, err, o, tc.want)
 		}
 	}
@@ -148,7 +148,7 @@ func TestRunValidation(t *testing.T) {
 	noService := errors.New("no service here")
 	run := func(v agentfile.Validation) (*cmdtest.Streams, error) {
 		f, s := cmdtest.NewFactory(t, nil)
-		opts := &ApplyOptions{IO: f.IO, Files: cmdutil.FileFlags{Files: []string{file}}, Validation: v,
+		opts := &ApplyOptions{IO: f.IO, Files: cmdutil.FileFlags{Files: []string{file}, Validation: v},
 			Client: func(context.Context) (*client.Client, error) { return nil, noService }}
 		if v == agentfile.ValidateStrict {
 			opts.Client = cmdtest.NoClient(t)

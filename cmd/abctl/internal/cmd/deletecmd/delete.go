@@ -99,7 +99,7 @@ func (o *DeleteOptions) Validate() error {
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	refs := opts.Refs
-	loaded, err := opts.Files.Read(opts.IO.In)
+	loaded, err := opts.Files.Read(opts.IO.In, opts.IO.ErrOut)
 	if err != nil {
 		return err
 	}

@@ -24,8 +24,6 @@ type DiffOptions struct {
 	Client func(context.Context) (*client.Client, error)
 
 	Files cmdutil.FileFlags
-	// Validation is how strictly the files are checked (--validate).
-	Validation agentfile.Validation
 }
 
 // NewCmdDiff returns `abctl diff`. runF, when not nil, is called with the
@@ -55,8 +53,7 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 		},
 	}
 	opts.Files.Add(cmd)
-	cmd.Flags().Var(&opts.Validation, "validate", applier.ValidateUsage)
-	cmd.Flags().Lookup("validate").NoOptDefVal = agentfile.ValidateStrict.String() // --validate alone, as kubectl's
+	opts.Files.AddValidate(cmd)
 	return cmd
 }
 
@@ -69,7 +66,7 @@ func (o *DiffOptions) Validate() error {
 // runDiff writes the differences. Its errors exit with 2 or more
 // (diffError); differences are Silent(1).
 func runDiff(ctx context.Context, opts *DiffOptions) error {
-	agents, err := applier.LoadFiles(opts.Files, opts.IO.In, opts.Validation, opts.IO.ErrOut)
+	agents, err := opts.Files.Load(opts.IO.In, opts.IO.ErrOut)
 	if err != nil {
 		return diffError(err)
 	}

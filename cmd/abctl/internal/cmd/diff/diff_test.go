@@ -87,11 +87,11 @@ func TestValidation(t *testing.T) {
 	f, _ := cmdtest.NewFactory(t, nil)
 	var got *DiffOptions
 	if err := cmdtest.Exec(NewCmdDiff(f, func(o *DiffOptions) error { got = o; return nil }), "-f", "a.yaml", "--validate=ignore"); err != nil ||
-		got.Validation != agentfile.ValidateIgnore {
+		got.Files.Validation != agentfile.ValidateIgnore {
 		t.Fatalf("--validate=ignore: %v, %+v", err, got)
 	}
 	if err := cmdtest.Exec(NewCmdDiff(f, func(o *DiffOptions) error { got = o; return nil }), "-f", "a.yaml"); err != nil ||
-		got.Validation != agentfile.ValidateWarn {
+		got.Files.Validation != agentfile.ValidateWarn {
 		t.Fatalf("default: %v, %+v", err, got)
 	}
 
@@ -109,7 +109,7 @@ func TestValidation(t *testing.T) {
 	} {
 		f, s := cmdtest.NewFactory(t, nil)
 		f.IO.In = strings.NewReader(exported)
-		opts := &DiffOptions{IO: f.IO, Files: cmdutil.FileFlags{Files: []string{"-"}}, Validation: tc.mode,
+		opts := &DiffOptions{IO: f.IO, Files: cmdutil.FileFlags{Files: []string{"-"}, Validation: tc.mode},
 			Client: func(context.Context) (*client.Client, error) { return nil, noService }}
 		err := runDiff(t.Context(), opts)
 		if err == nil || cmdtest.ExitCode(err) != 2 || !strings.Contains(err.Error(), tc.wantErr) {

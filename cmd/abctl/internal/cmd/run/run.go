@@ -147,7 +147,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 	var who func() string // the agent, as messages name it
 	if opts.File != "" {
 		ff := cmdutil.FileFlags{Files: []string{opts.File}}
-		agents, err := ff.Load(opts.IO.In)
+		agents, err := ff.Load(opts.IO.In, opts.IO.ErrOut)
 		if err != nil {
 			return err
 		}
