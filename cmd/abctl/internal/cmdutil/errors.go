@@ -105,3 +105,9 @@ func GroupArgs(cmd *cobra.Command, args []string) error {
 	}
 	return &UsageError{CmdPath: cmd.CommandPath(), Err: errors.New(msg)}
 }
+
+// DetachWithEmbeddedDaemon is the usage error of --detach when the daemon
+// runs inside this abctl process, which would stop the run as it exits.
+func DetachWithEmbeddedDaemon() error {
+	return UsageErrorf("--detach needs a daemon that outlives this command: the daemon runs inside abctl here and would stop the run as abctl exits; start 'abctl daemon' first")
+}

@@ -167,7 +167,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		return err
 	}
 	if opts.Detach && opts.Embedded() {
-		return cmdutil.UsageErrorf("--detach needs a daemon that outlives this command: the daemon runs inside abctl here and would stop the run as abctl exits; start 'abctl daemon' first")
+		return cmdutil.DetachWithEmbeddedDaemon()
 	}
 
 	var run *client.Run

@@ -73,7 +73,7 @@ func runRetryRun(ctx context.Context, opts *RetryRunOptions) error {
 		return err
 	}
 	if opts.Detach && opts.Embedded != nil && opts.Embedded() {
-		return cmdutil.UsageErrorf("--detach needs a daemon that outlives this command: the daemon runs inside abctl here and would stop the run as abctl exits; start 'abctl daemon' first")
+		return cmdutil.DetachWithEmbeddedDaemon()
 	}
 	run, err := c.Agents.RetryRun(ctx, opts.RunID)
 	if err != nil {
