@@ -24,7 +24,7 @@ var wantTools = []string{
 	"skyvern_run_action", "skyvern_run_bulk_cancel", "skyvern_run_task", "skyvern_run_webhook_retry",
 	"skyvern_tag_key_list", "skyvern_tag_value_list",
 	"skyvern_workflow_cancel", "skyvern_workflow_create", "skyvern_workflow_delete", "skyvern_workflow_get",
-	"skyvern_workflow_list", "skyvern_workflow_run", "skyvern_workflow_status",
+	"skyvern_workflow_list", "skyvern_workflow_run", "skyvern_workflow_run_retry", "skyvern_workflow_runs", "skyvern_workflow_status",
 	"skyvern_workflow_tag_delete", "skyvern_workflow_tags_get", "skyvern_workflow_tags_set",
 	"skyvern_workflow_update", "skyvern_workflow_update_folder",
 }
@@ -58,7 +58,8 @@ func TestListTools(t *testing.T) {
 			}
 			own := strings.Contains(tool.Description, "abctl's own tool")
 			hosted := !strings.Contains(tool.Name, "tag") && !strings.Contains(tool.Name, "bulk") &&
-				!strings.Contains(tool.Name, "webhook") && tool.Name != "skyvern_run_action"
+				!strings.Contains(tool.Name, "webhook") && tool.Name != "skyvern_run_action" &&
+				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry"
 			if own == hosted {
 				t.Errorf("%s: description says own tool = %v; the hosted service has it = %v", tool.Name, own, hosted)
 			}
@@ -472,6 +473,54 @@ func TestRunAction(t *testing.T) {
 		})
 		if !strings.Contains(msg, "422") {
 			t.Errorf("run_action on a missing element: %s", msg)
+		}
+	})
+}
+
+// TestAgentRuns: skyvern_workflow_runs lists an agent's runs with the
+// service's filters, and skyvern_workflow_run_retry runs one again with
+// its parameters.
+func TestAgentRuns(t *testing.T) {
+	faces(t, false, func(t *testing.T, e *env, s *mcp.ClientSession) {
+		ctx := t.Context()
+		def := &client.AgentDefinition{Title: "Invoices", WorkflowDefinition: client.WorkflowDefinition{
+			Parameters: []client.Parameter{{Key: "script", ParameterType: client.ParameterTypeWorkflow, WorkflowParameterType: client.WorkflowParameterString}},
+			Blocks:     client.Blocks{&client.WaitBlock{BlockBase: client.BlockBase{Label: "pause"}}},
+		}}
+		agent, err := e.c.Agents.Create(ctx, def, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, script := range []string{"steps=1", `steps=1;status=failed;reason=login refused;errors=[{"error_code":"LOGIN_FAILED"}]`} {
+			run, err := e.c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: map[string]any{"script": script}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.c.Runs.Wait(ctx, run.RunID, fastPoll); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, run.RunID)
+		}
+		all := call[mcpserver.AgentRunsResult](t, s, "skyvern_workflow_runs", map[string]any{"workflow_id": agent.WorkflowPermanentID})
+		if len(all.Runs) != 2 || all.Runs[0].RunID != ids[1] || all.Runs[1].RunID != ids[0] || all.Runs[0].Status != "failed" ||
+			all.Runs[0].FailureReason != "login refused" || all.Runs[0].Title != "Invoices" || all.Runs[0].FinishedAt == "" {
+			t.Errorf("workflow_runs = %+v", all)
+		}
+		coded := call[mcpserver.AgentRunsResult](t, s, "skyvern_workflow_runs", map[string]any{"error_code": "LOGIN_FAILED", "status": []string{"failed"}})
+		if len(coded.Runs) != 1 || coded.Runs[0].RunID != ids[1] {
+			t.Errorf("workflow_runs by error code = %+v", coded)
+		}
+		retried := call[mcpserver.RunResult](t, s, "skyvern_workflow_run_retry", map[string]any{"run_id": ids[0]})
+		if retried.RunID == "" || retried.RunID == ids[0] {
+			t.Fatalf("workflow_run_retry = %+v", retried)
+		}
+		done, err := e.c.Runs.Wait(ctx, retried.RunID, fastPoll)
+		if err != nil || done.Status != client.RunStatusCompleted {
+			t.Errorf("the retry ended %v (%v)", done, err)
+		}
+		if msg := callError(t, s, "skyvern_workflow_run_retry", map[string]any{"run_id": "wr_404"}); !strings.Contains(msg, "404") && !strings.Contains(strings.ToLower(msg), "not found") {
+			t.Errorf("retrying an unknown run: %q", msg)
 		}
 	})
 }

@@ -65,6 +65,7 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	t := &tools{c: c, poll: opts.Poll}
 	t.addRunTools(s)
 	t.addAgentTools(s)
+	t.addAgentRunTools(s)
 	t.addFolderTools(s)
 	t.addTagTools(s)
 	return s
