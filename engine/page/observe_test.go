@@ -405,3 +405,68 @@ func TestRerenderStale(t *testing.T) {
 		t.Errorf("id from the previous page: %v", err)
 	}
 }
+
+// TestObserveNames: the names the model is shown on a page that hides
+// them where a careless reader misses them (PageNames): whitespace-padded
+// headlines keep their words, a <noscript> fallback is not text, CSS
+// generated content names a button, an SVG widget with a role is a
+// control, a checkbox in an open shadow root is there and the root's text
+// reaches the page text, a row's checkbox is named by its row, and a
+// multi-select lists all its options.
+func TestObserveNames(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageNames))
+	obs := observe(t, tab, p, ObserveOptions{})
+	byID := func(sel string) *Element { t.Helper(); return find(t, obs, resolve(t, tab, p, sel)) }
+
+	for sel, want := range map[string]string{
+		"#headline-1":     "Markets rally as rates hold",
+		"#headline-2":     "Storm closes the coast road",
+		"#headline-3":     "Library opens on Sundays",
+		"#gallery-link":   "Gallery of the week",
+		"#destroy-button": "×",
+		"#css-search":     "Search",
+	} {
+		if e := byID(sel); e.Text != want {
+			t.Errorf("%s: text %q, want %q", sel, e.Text, want)
+		}
+	}
+	if strings.Contains(obs.Rendered, "<img") || strings.Contains(obs.Rendered, "/content/dam") {
+		t.Errorf("raw HTML from <noscript> reached the prompt:\n%s", obs.Rendered)
+	}
+	if e := byID("#volume-slider"); e.Role != "slider" || e.Label != "Volume" {
+		t.Errorf("the SVG slider: role %q, label %q", e.Role, e.Label)
+	}
+	if e := byID("#toggle-all"); e.Type != "checkbox" || e.Label != "Mark all as complete" {
+		t.Errorf("the checkbox in the shadow root: %+v", e)
+	}
+	for _, want := range []string{"Walk the dog", "Water the plants"} {
+		if !strings.Contains(obs.Text, want) {
+			t.Errorf("the shadow root's text %q is not in the page text:\n%s", want, obs.Text)
+		}
+	}
+	for sel, want := range map[string]string{"#row-1": "Buy milk", "#row-2": "Call the plumber"} {
+		if e := byID(sel); e.Label != want {
+			t.Errorf("%s: label %q, want the row's text %q", sel, e.Label, want)
+		}
+	}
+	toppings := byID("#toppings")
+	line := ""
+	for _, l := range strings.Split(obs.Rendered, "\n") {
+		if strings.Contains(l, "["+toppings.ID+"]") {
+			line = l
+		}
+	}
+	for _, want := range []string{"Topping 01", "Topping 15", "Topping 30", "multiple"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the multi-select's line lacks %q: %s", want, line)
+		}
+	}
+	// Every line of the prompt names its control: no bare "[eN] link".
+	for _, l := range strings.Split(obs.Rendered, "\n") {
+		if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(f[0], "[e") && (f[1] == "link" || f[1] == "button") {
+			t.Errorf("a control without a name: %q", l)
+		}
+	}
+}

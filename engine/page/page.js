@@ -56,10 +56,83 @@
     inputmode: 1,
   };
 
+  // squash collapses whitespace and trims, then keeps at most 600
+  // characters: cut after collapsing, so that text padded with whitespace
+  // (a headline link's markup) keeps its words. The raw text is bounded
+  // first so that a huge one costs little.
   function squash(s) {
     if (!s) return '';
-    if (s.length > 600) s = s.slice(0, 600);
-    return s.replace(/\s+/g, ' ').trim();
+    if (s.length > 20000) s = s.slice(0, 20000);
+    s = s.replace(/\s+/g, ' ').trim();
+    return s.length > 600 ? s.slice(0, 600) : s;
+  }
+
+  // Elements whose content is not text a person reads.
+  const NOTTEXT = { script: 1, style: 1, noscript: 1, template: 1, head: 1, title: 1 };
+
+  // flatText is the text of n as a person reads it: its text nodes in the
+  // flat tree (into open shadow roots, with the nodes slotted where their
+  // slots are), without what scripts, styles, noscript and templates hold
+  // or what aria-hidden hides, whitespace collapsed, at most max characters.
+  function flatText(n, max) {
+    let out = '';
+    let visits = 5000;
+    const add = (data) => {
+      const piece = (data.length > max + 2000 ? data.slice(0, max + 2000) : data).replace(/\s+/g, ' ');
+      if (piece === ' ') {
+        if (out && out[out.length - 1] !== ' ') out += ' ';
+      } else if (piece) {
+        out += out && out[out.length - 1] === ' ' && piece[0] === ' ' ? piece.slice(1) : piece;
+      }
+    };
+    const walk = (x, top) => {
+      if (out.length >= max || --visits < 0) return;
+      if (x.nodeType === 3) {
+        add(x.data);
+        return;
+      }
+      if (x.nodeType === 1) {
+        const t = x.localName;
+        if (NOTTEXT[t] === 1) return;
+        if (!top && x.getAttribute('aria-hidden') === 'true') return;
+        if (t === 'slot' && x.assignedNodes) {
+          const as = x.assignedNodes({ flatten: true });
+          if (as.length) {
+            for (const c of as) walk(c, false);
+            return;
+          }
+        }
+        if (x.shadowRoot) {
+          walk(x.shadowRoot, false);
+          return;
+        }
+      } else if (x.nodeType !== 11) {
+        return;
+      }
+      for (let c = x.firstChild; c; c = c.nextSibling) walk(c, false);
+    };
+    walk(n, true);
+    out = out.trim();
+    return out.length > max ? out.slice(0, max) : out;
+  }
+
+  // pseudoText is the text CSS generates for an element and its first
+  // descendants (::before and ::after content: "×" on a delete button),
+  // which is all the name some controls have.
+  function pseudoText(el) {
+    const W2 = el.ownerDocument.defaultView;
+    if (!W2) return '';
+    let out = '';
+    const one = (x) => {
+      for (const ps of ['::before', '::after']) {
+        const c = W2.getComputedStyle(x, ps).content;
+        if (c && c[0] === '"' && c.length > 2) out += c.slice(1, -1).replace(/\\(.)/g, '$1') + ' ';
+      }
+    };
+    one(el);
+    const kids = el.querySelectorAll('*');
+    for (let k = 0; k < kids.length && k < 10 && !out.trim(); k++) one(kids[k]);
+    return squash(out);
   }
   function cap(s, n) {
     return s.length > n ? s.slice(0, n - 1) + '…' : s;
@@ -323,13 +396,26 @@
   // ---- text and labels ----------------------------------------------------
 
   function textOf(el) {
-    let s = squash(el.textContent);
-    if (!s && el.shadowRoot) s = squash(el.shadowRoot.textContent);
+    let s = flatText(el, 600);
     if (!s) {
       const img = el.querySelector('img[alt],[aria-label],svg title');
       if (img) s = squash(img.getAttribute('alt') || img.getAttribute('aria-label') || img.textContent);
     }
+    if (!s) s = pseudoText(el);
     return cap(s, 150);
+  }
+  // rowText is the text of the row, list item or option a control without
+  // a name of its own sits in (a todo's checkbox): what a person reads as
+  // its label.
+  function rowText(el) {
+    for (let n = el.parentElement, g = 0; n && g < 6; n = n.parentElement, g++) {
+      const t = n.localName;
+      const r = n.getAttribute('role');
+      if (t === 'li' || t === 'tr' || t === 'dt' || t === 'dd' || r === 'row' || r === 'listitem' || r === 'option' || r === 'treeitem') {
+        return cap(flatText(n, 200), 80);
+      }
+    }
+    return '';
   }
   function labelText(lab) {
     let out = '';
@@ -338,7 +424,7 @@
         if (c.nodeType === 3) out += c.data + ' ';
         else if (c.nodeType === 1 && g < 8) {
           const t = c.localName;
-          if (t === 'select' || t === 'textarea' || t === 'input' || t === 'button' || t === 'script' || t === 'style') continue;
+          if (t === 'select' || t === 'textarea' || t === 'input' || t === 'button' || NOTTEXT[t] === 1) continue;
           rec(c, g + 1);
         }
       }
@@ -379,6 +465,7 @@
       if (labs && labs.length) s = labelText(labs[0]);
       if (!s) s = squash(el.getAttribute('title'));
       if (!s) s = nearbyText(el);
+      if (!s && (el.type === 'checkbox' || el.type === 'radio')) s = rowText(el);
     }
     return cap(s, 120);
   }
@@ -513,6 +600,10 @@
       if (t) rec.x = t;
       if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox' || role === 'menuitemradio') {
         if (el.getAttribute('aria-checked') === 'true') rec.c = 1;
+        if (!t && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby')) {
+          const row = rowText(el);
+          if (row) rec.l = row;
+        }
       }
     }
     if (kind === 'click') rec.k = 1;
@@ -550,6 +641,7 @@
     const vw = W.innerWidth;
     const vh = W.innerHeight;
     const texts = [];
+    const shadows = []; // the open shadow roots of the top document, whose text innerText leaves out
     const withText = !a.noText;
     const textMax = a.textMax || 20000;
     let textLen = 0;
@@ -576,10 +668,30 @@
         if (out.length < max) emit(el, tag, kind, cs, c, out);
         else more++;
       }
-      if (tag === 'svg' || tag === 'select' || tag === 'textarea' || depth > 400) return;
+      if (tag === 'svg') {
+        // Drawings are not walked, but the widgets drawn in them are
+        // (<g role="slider">).
+        const ws = el.querySelectorAll('[role]');
+        for (let k = 0; k < ws.length && k < 200; k++) {
+          const w = ws[k];
+          if (WIDGET[w.getAttribute('role')] !== 1) continue;
+          // A widget inside another is reached through that one.
+          let inner = false;
+          for (let a = w.parentElement; a && a !== el; a = a.parentElement) {
+            if (WIDGET[a.getAttribute('role')] === 1) {
+              inner = true;
+              break;
+            }
+          }
+          if (!inner) visit(w, c, inClick || kind !== '', ptr, depth + 1);
+        }
+        return;
+      }
+      if (tag === 'select' || tag === 'textarea' || depth > 400) return;
       const nextIn = inClick || (kind !== '' && kind !== 'ce');
       const sr = el.shadowRoot;
       if (sr) {
+        if (withText && c.fi === 0 && shadows.length < 100) shadows.push(sr);
         for (let ch = sr.firstElementChild; ch; ch = ch.nextElementSibling) visit(ch, c, nextIn, ptr, depth + 1);
       }
       for (let ch = el.firstElementChild; ch; ch = ch.nextElementSibling) visit(ch, c, nextIn, ptr, depth + 1);
@@ -590,6 +702,16 @@
       const b = doc.body || doc.documentElement;
       if (!b) return;
       let t = b.innerText || '';
+      if (!label) {
+        // The text inside shadow roots, which innerText does not reach.
+        for (const sr of shadows) {
+          let st = '';
+          for (let ch = sr.firstElementChild; ch; ch = ch.nextElementSibling) {
+            if (NOTTEXT[ch.localName] !== 1) st += (ch.innerText || '') + '\n';
+          }
+          if (st.trim()) t += '\n' + st;
+        }
+      }
       t = t.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
       if (!t) return;
       if (label) t = '--- ' + label + ' ---\n' + t;

@@ -236,7 +236,14 @@ func elementLine(e *Element, origin string) string {
 	}
 	if len(e.Options) > 0 {
 		b.WriteString(" options=[")
-		n := min(len(e.Options), 8)
+		// A single choice shows its first options; a multi-select, where
+		// the model may pick several anywhere in the list, all of those
+		// the page script read (60).
+		shown := maxOptionsShown
+		if _, multi := e.Attrs["multiple"]; multi {
+			shown = maxMultiOptionsShown
+		}
+		n := min(len(e.Options), shown)
 		for k := 0; k < n; k++ {
 			if k > 0 {
 				b.WriteByte('|')
@@ -289,6 +296,12 @@ func elementLine(e *Element, origin string) string {
 	}
 	return b.String()
 }
+
+// How many options a select's line lists.
+const (
+	maxOptionsShown      = 8
+	maxMultiOptionsShown = 60
+)
 
 var renderAttrs = []string{"aria-expanded", "aria-selected", "aria-pressed", "aria-current", "aria-invalid", "aria-haspopup", "maxlength", "min", "max", "pattern", "accept", "multiple", "target", "download"}
 

@@ -54,6 +54,14 @@
 //     root (#shadow-input, #shadow-button) holding <x-inner id="inner">, a
 //     nested open shadow root (#inner-input, #inner-button); a click reports
 //     Event "shadow-click".
+//   - /names.html (PageNames): controls whose names hide where a careless
+//     reader misses them: links padded with whitespace (#headline-1..3), an
+//     image link with a <noscript> fallback (#gallery-link), buttons named by
+//     CSS ::after/::before content (#destroy-button "×", #css-search), an
+//     SVG slider (<g role="slider"> #volume-slider), an open shadow root
+//     with a "Mark all as complete" checkbox and todo titles (<x-todos>),
+//     row checkboxes without labels (#row-1, #row-2) and a multi-select of
+//     30 options (#toppings).
 //   - /banner.html (PageCookieBanner): a fixed cookie banner covers the
 //     #continue-button until #accept-cookies or #reject-cookies is clicked
 //     (Event "cookie-accept"); a click on Continue reports Event
@@ -158,6 +166,7 @@ const (
 	PageLogin         = "/login.html"
 	PageAccount       = "/account.html"
 	PageProducts      = "/products.html"
+	PageNames         = "/names.html"
 )
 
 // Endpoints the pages post to, and the kinds of the events they record.
