@@ -295,6 +295,15 @@ func (p *Page) InputText(ctx context.Context, id, text string) (Result, error) {
 		return Result{Reason: reason}, nil
 	}
 	secret := loc.typ == "password"
+	// A newline ending the text of a one-line field is the Enter key, as
+	// a keyboard makes it (a todo list adds its item on Enter, a search
+	// box submits): the rest is typed and checked, then Enter is pressed.
+	// In a textarea or an editable element a newline is text.
+	enter := false
+	if loc.tag == "input" {
+		trimmed := strings.TrimRight(text, "\r\n")
+		enter, text = trimmed != text, trimmed
+	}
 	if !loc.focused {
 		if err := press(ctx, loc.x, loc.y); err != nil {
 			return failure(id, err)
@@ -359,6 +368,16 @@ func (p *Page) InputText(ctx context.Context, id, text string) (Result, error) {
 		} else {
 			res.Detail = fmt.Sprintf("typed %d characters", n)
 		}
+	}
+	if res.OK && enter {
+		evs, err := parseKeys("Enter")
+		if err == nil {
+			err = sendKeys(ctx, evs)
+		}
+		if err != nil {
+			return failure(id, err)
+		}
+		res.Detail += ", then pressed Enter"
 	}
 	p.settle(ctx, before, &res)
 	return res, nil

@@ -441,3 +441,30 @@ func TestClickDownloadLink(t *testing.T) {
 		t.Errorf("observe after the download: %v", err)
 	}
 }
+
+// TestInputTextEnter: a newline ending the text of a one-line field is the
+// Enter key, as a keyboard makes it: a todo list that adds items on Enter
+// only gets them, and the result says Enter was pressed.
+func TestInputTextEnter(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageTodos))
+	observe(t, tab, p, ObserveOptions{})
+	field := resolve(t, tab, p, "#new-todo")
+	for _, title := range []string{"Buy milk", "Call the plumber"} {
+		res := ok(t, "type "+title)(p.InputText(tctx(t, tab, 5*time.Second), field, title+"\n"))
+		if !strings.Contains(res.Detail, "then pressed Enter") {
+			t.Errorf("typing %q: detail %q", title, res.Detail)
+		}
+		if ev := waitEventWith(t, site, testsite.EventTodoAdded, "title", title); ev.Form.Get("title") != title {
+			t.Errorf("added %q, want %q", ev.Form.Get("title"), title)
+		}
+	}
+	obs := observe(t, tab, p, ObserveOptions{})
+	if !strings.Contains(obs.Text, "Buy milk") || !strings.Contains(obs.Text, "Call the plumber") || !strings.Contains(obs.Text, "2 items left") {
+		t.Errorf("the list after two Enters:\n%s", obs.Text)
+	}
+	if e := find(t, obs, field); e.Value != "" {
+		t.Errorf("the field holds %q after Enter; the page clears it", e.Value)
+	}
+}

@@ -62,6 +62,9 @@
 //     with a "Mark all as complete" checkbox and todo titles (<x-todos>),
 //     row checkboxes without labels (#row-1, #row-2) and a multi-select of
 //     30 options (#toppings).
+//   - /todos.html (PageTodos): a todo list that adds the text of #new-todo
+//     to #todo-list on the Enter key only (no input or change handler), as
+//     TodoMVC does, clears the field and reports Event "todo-added" (title).
 //   - /banner.html (PageCookieBanner): a fixed cookie banner covers the
 //     #continue-button until #accept-cookies or #reject-cookies is clicked
 //     (Event "cookie-accept"); a click on Continue reports Event
@@ -167,6 +170,7 @@ const (
 	PageAccount       = "/account.html"
 	PageProducts      = "/products.html"
 	PageNames         = "/names.html"
+	PageTodos         = "/todos.html"
 )
 
 // Endpoints the pages post to, and the kinds of the events they record.
@@ -183,6 +187,7 @@ const (
 	EventDialog         = "dialog"
 	EventFrameClick     = "frame-click"
 	EventShadowClick    = "shadow-click"
+	EventTodoAdded      = "todo-added"
 	EventCookieAccept   = "cookie-accept" // Form "choice": "accept" or "reject"
 	EventBannerContinue = "banner-continue"
 	EventSPADetail      = "spa-detail"
