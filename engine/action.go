@@ -72,10 +72,11 @@ func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, t
 	if r.sess.Err() != nil {
 		return nil, closed()
 	}
-	if created || (req.URL != "" && !sameURL(r.sess.CurrentURL(ctx), req.URL)) {
+	if created || (req.URL != "" && !as.onDocument(r.sess.CurrentURL(ctx), req.URL)) {
 		rec, _ := r.steps.Start("", steplog.Action{Type: "goto_url", Text: steplog.ShownURL(req.URL)})
 		res, err := r.sess.Navigate(ctx, req.URL)
 		r.steps.End(rec, res.URL, "", err)
+		as.asked, as.landed = req.URL, res.URL
 		r.sess.Screenshot(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -114,9 +115,18 @@ func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, t
 	return json.Marshal(result)
 }
 
-// sameURL reports whether two URLs name the same page (scheme and host
-// case and an empty path aside).
-func sameURL(a, b string) bool {
+// onDocument reports whether a follow-up asking for url is on the page the
+// tab shows (current): the same document, or the url the session last
+// navigated to while the tab is still where that landed.
+func (as *actionSession) onDocument(current, url string) bool {
+	return sameDocument(current, url) ||
+		as.asked != "" && sameDocument(url, as.asked) && sameDocument(current, as.landed)
+}
+
+// sameDocument reports whether two URLs name the same document: equal but
+// for the case of the scheme and host, an empty path and the fragment (a
+// client-side route).
+func sameDocument(a, b string) bool {
 	if a == "" || b == "" {
 		return false
 	}
@@ -129,6 +139,7 @@ func sameURL(a, b string) bool {
 		if u.Path == "" {
 			u.Path = "/"
 		}
+		u.Fragment, u.RawFragment = "", ""
 		return u.String()
 	}
 	return norm(a) == norm(b)

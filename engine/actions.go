@@ -6,9 +6,12 @@ package engine
 // A request without workflow_run_id opens a browser session for the new
 // workflow run the daemon created (files in Job.Dir), loads the request's
 // url and runs the action. The session stays open for follow-up requests
-// that name the run: each loads url only when the active tab is not already
-// there (the SDKs send the page's current URL), and nothing when url is
-// empty (abctl action --run without --url), then acts on the same page.
+// that name the run: each acts on the page it finds unless its url names
+// another document (url is empty, as abctl action --run without --url
+// sends; the url the tab is on, fragment aside, as the SDKs send it; or
+// the url the tab was last sent to, while it is still on the page that
+// load landed on after redirects): a router changing the fragment or a
+// redirect does not reload the page and lose what was typed.
 // A session closes after Config.ActionIdle without an action, when the
 // browser goes away, or at shutdown; the end function given with the first
 // request then receives the run's result: completed (failed when the browser
@@ -61,6 +64,10 @@ type actionSession struct {
 	timer    *time.Timer
 	lastUsed time.Time
 	ended    bool
+	// asked and landed are the url the last navigation of the session was
+	// asked for and the page it landed on (after redirects): while the tab
+	// is still on that page, a follow-up naming the url asked for is on it.
+	asked, landed string
 }
 
 func (as *actionSession) acquire(ctx context.Context) error {

@@ -323,3 +323,58 @@ func TestDaemonRunAction(t *testing.T) {
 		t.Errorf("detail %q", ae.Detail)
 	}
 }
+
+// TestDaemonRunActionStaysOnThePage: a follow-up run_action acts on the
+// page it finds unless its url names another document: the url the first
+// action asked for (which redirected), the page's url with the fragment a
+// router added, and the page's url without it all keep the page, and what
+// was typed with it; the Enter typed last adds the item. Another document
+// is loaded.
+func TestDaemonRunActionStaysOnThePage(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	c, _ := startDaemon(t, newEngine(t, engine.Config{}))
+	ctx := t.Context()
+	app := site.URL(testsite.PageTodosApp)
+	first, err := c.Actions.Run(ctx, &client.RunActionRequest{URL: app, Action: client.Action{
+		Type: client.ActionInputText, Selector: "#new-todo", Value: "Buy milk",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := first.WorkflowRunID
+	for _, u := range []string{app, site.URL(testsite.PageTodos) + "#/all", site.URL(testsite.PageTodos)} {
+		if _, err := c.Actions.Run(ctx, &client.RunActionRequest{URL: u, WorkflowRunID: wr, Action: client.Action{
+			Type: client.ActionClick, Selector: "#new-todo",
+		}}); err != nil {
+			t.Fatalf("a follow-up on %s: %v", u, err)
+		}
+	}
+	if _, err := c.Actions.Run(ctx, &client.RunActionRequest{URL: app, WorkflowRunID: wr, Action: client.Action{
+		Type: client.ActionInputText, Selector: "#new-todo", Value: "\n",
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := waitEvent(t, site, testsite.EventTodoAdded); ev.Form.Get("title") != "Buy milk" {
+		t.Errorf("added %q: the page was reloaded and lost what was typed", ev.Form.Get("title"))
+	}
+	// Another document is loaded.
+	if _, err := c.Actions.Run(ctx, &client.RunActionRequest{URL: site.URL(testsite.PageForm), WorkflowRunID: wr, Action: client.Action{
+		Type: client.ActionInputText, Selector: "#text", Value: "Ada",
+	}}); err != nil {
+		t.Fatalf("an action on another document: %v", err)
+	}
+	steps, err := c.Runs.Steps(ctx, wr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var loads []string
+	for _, s := range steps {
+		if len(s.Actions) > 0 && strings.HasPrefix(s.Actions[0], "goto_url") {
+			loads = append(loads, s.Actions[0])
+		}
+	}
+	if len(loads) != 2 || !strings.Contains(loads[0], testsite.PageForm) || !strings.Contains(loads[1], testsite.PageTodosApp) {
+		t.Errorf("pages loaded, newest first: %q; want the form, then the todo app once", loads)
+	}
+}

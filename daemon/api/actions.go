@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/ptr"
@@ -97,9 +96,9 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job := &executor.Job{RunID: rec.ID, OrgID: org.ID, RunType: client.RunTypeWorkflowRun, Dir: dir}
-	p := &actionProgress{s: s, orgID: org.ID, runID: rec.ID, recorded: map[string]bool{}}
+	p := s.runs.Runner.NewProgress(rec)
 	result, err := s.runs.Actions.RunAction(ctx, job, req, p, func(res executor.Result) {
-		s.endActionRun(org.ID, rec.ID, res, p)
+		s.endActionRun(rec, res, p)
 	})
 	if err != nil {
 		if req.WorkflowRunID == "" && !s.runs.Actions.ActionSessionOpen(rec.ID) {
@@ -212,27 +211,10 @@ func (s *Server) failActionRun(orgID, runID, reason string) {
 
 // endActionRun records the end of a run_action session: its files, its
 // step count and, unless the run already ended, its status.
-func (s *Server) endActionRun(orgID, runID string, res executor.Result, p *actionProgress) {
+func (s *Server) endActionRun(run *store.RunRecord, res executor.Result, p *runner.Progress) {
 	ctx := context.Background()
-	var files []store.RunFile
-	add := func(name string, typ client.ArtifactType) {
-		if name == "" || p.seen(name) {
-			return
-		}
-		f, err := s.runs.Files.Record(orgID, runID, name, typ)
-		if err != nil {
-			s.logger.Warn("run file not recorded", "run_id", runID, "file", name, "error", err)
-			return
-		}
-		files = append(files, store.RunFile(f))
-	}
-	for _, name := range res.Screenshots {
-		add(name, client.ArtifactScreenshot)
-	}
-	add(res.Recording, client.ArtifactRecording)
-	for _, name := range res.Downloads {
-		add(name, client.ArtifactDownload)
-	}
+	orgID, runID := run.OrgID, run.ID
+	files := s.runs.Runner.ResultFiles(run, res, p)
 	status := res.Status
 	if status == "" {
 		status = client.RunStatusCompleted
@@ -290,59 +272,3 @@ func actionErrorDetail(err error) string {
 	}
 	return "The action could not be run: " + err.Error()
 }
-
-// actionProgress records what a run_action session reports on its run.
-type actionProgress struct {
-	s            *Server
-	orgID, runID string
-
-	mu       sync.Mutex
-	recorded map[string]bool // screenshots recorded
-}
-
-func (p *actionProgress) seen(name string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.recorded[name]
-}
-
-func (p *actionProgress) log() *slog.Logger { return p.s.logger }
-
-// Step implements executor.Progress.
-func (p *actionProgress) Step(count int) {
-	_, err := p.s.store.Runs().Update(context.Background(), p.orgID, p.runID, func(rec *store.RunRecord) error {
-		if rec.StepCount != nil && *rec.StepCount >= count {
-			return store.ErrUnchanged
-		}
-		rec.StepCount = &count
-		return nil
-	})
-	if err != nil {
-		p.log().Warn("record a step", "run_id", p.runID, "error", err)
-	}
-}
-
-// Screenshot implements executor.Progress.
-func (p *actionProgress) Screenshot(name string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.recorded[name] {
-		return
-	}
-	f, err := p.s.runs.Files.Record(p.orgID, p.runID, name, client.ArtifactScreenshot)
-	if err != nil {
-		p.log().Warn("screenshot not recorded", "run_id", p.runID, "file", name, "error", err)
-		return
-	}
-	_, err = p.s.store.Runs().Update(context.Background(), p.orgID, p.runID, func(rec *store.RunRecord) error {
-		rec.Files = append(rec.Files, store.RunFile(f))
-		return nil
-	})
-	if err != nil {
-		p.log().Warn("record a screenshot", "run_id", p.runID, "error", err)
-		return
-	}
-	p.recorded[name] = true
-}
-
-var _ executor.Progress = (*actionProgress)(nil)

@@ -46,7 +46,7 @@ func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(rec.MaxElapsedMinutes)*r.cfg.Minute, errTimeLimit)
 		defer cancel()
 	}
-	p := &progress{r: r, ctx: bg, rec: rec, recorded: map[string]bool{}}
+	p := r.newProgress(bg, rec)
 	res := r.cfg.Executor.Execute(ctx, job, p)
 
 	switch cause := context.Cause(ctx); {
@@ -96,31 +96,8 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 
 // end records the terminal state of an executed run with what it produced,
 // sends its webhook, and logs the run's final status.
-func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Result, p *progress) {
-	var files []store.RunFile
-	record := func(name string, typ client.ArtifactType) {
-		if name == "" || (p != nil && p.seen(name)) {
-			return
-		}
-		f, err := r.cfg.Files.Record(rec.OrgID, rec.ID, name, typ)
-		if err != nil {
-			r.log.Warn("run file not recorded", "run_id", rec.ID, "file", name, "error", err)
-			return
-		}
-		files = append(files, store.RunFile(f))
-	}
-	for _, name := range res.Screenshots {
-		record(name, client.ArtifactScreenshot)
-	}
-	record(res.Recording, client.ArtifactRecording)
-	for _, name := range res.Downloads {
-		record(name, client.ArtifactDownload)
-	}
-	// The executor's logs for people (the agent's steps.json): the
-	// hosted service's name for the agent's log.
-	for _, name := range res.Logs {
-		record(name, client.ArtifactSkyvernLog)
-	}
+func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Result, p *Progress) {
+	files := r.ResultFiles(rec, res, p)
 	final, err := r.cfg.Store.Runs().Update(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
 		rec.Status = res.Status
 		rec.Output = res.Output
@@ -145,10 +122,43 @@ func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Res
 	r.log.Info("run ended", "run_id", final.ID, "status", final.Status)
 }
 
-// progress records what an executing run reports: its step count and
-// screenshots on its record, and the details of its steps (StepDetail) in
-// the store's run steps, which GET /v1/runs/{id}/timeline answers.
-type progress struct {
+// ResultFiles records the files a run's result names (screenshots, the
+// recording, downloads, logs) that p, the run's progress (nil for none),
+// has not recorded yet, and returns their records for the run's record.
+// A file that cannot be recorded is logged and left out.
+func (r *Runner) ResultFiles(rec *store.RunRecord, res executor.Result, p *Progress) []store.RunFile {
+	var files []store.RunFile
+	record := func(name string, typ client.ArtifactType) {
+		if name == "" || (p != nil && p.seen(name)) {
+			return
+		}
+		f, err := r.cfg.Files.Record(rec.OrgID, rec.ID, name, typ)
+		if err != nil {
+			r.log.Warn("run file not recorded", "run_id", rec.ID, "file", name, "error", err)
+			return
+		}
+		files = append(files, store.RunFile(f))
+	}
+	for _, name := range res.Screenshots {
+		record(name, client.ArtifactScreenshot)
+	}
+	record(res.Recording, client.ArtifactRecording)
+	for _, name := range res.Downloads {
+		record(name, client.ArtifactDownload)
+	}
+	// The executor's logs for people (the agent's steps.json): the
+	// hosted service's name for the agent's log.
+	for _, name := range res.Logs {
+		record(name, client.ArtifactSkyvernLog)
+	}
+	return files
+}
+
+// Progress records what a run reports as it executes (an executor's run,
+// or a run_action session's): its step count and screenshots on its
+// record, and its steps (StepDetail) and block executions (Block) in the
+// store, which GET /v1/runs/{id}/steps and /timeline answer.
+type Progress struct {
 	r   *Runner
 	ctx context.Context
 	rec *store.RunRecord
@@ -158,13 +168,24 @@ type progress struct {
 	blockIDs map[int]string  // the ids (wrb_) of the run's block executions, by Seq
 }
 
-func (p *progress) seen(name string) bool {
+// NewProgress returns the progress of a run that is not executed by the
+// runner's executor (a run_action session's), recorded in the background
+// context.
+func (r *Runner) NewProgress(rec *store.RunRecord) *Progress {
+	return r.newProgress(context.Background(), rec)
+}
+
+func (r *Runner) newProgress(ctx context.Context, rec *store.RunRecord) *Progress {
+	return &Progress{r: r, ctx: ctx, rec: rec, recorded: map[string]bool{}}
+}
+
+func (p *Progress) seen(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.recorded[name]
 }
 
-func (p *progress) Step(count int) {
+func (p *Progress) Step(count int) {
 	_, err := p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
 		if rec.StepCount != nil && *rec.StepCount >= count {
 			return store.ErrUnchanged
@@ -177,7 +198,7 @@ func (p *progress) Step(count int) {
 	}
 }
 
-func (p *progress) Screenshot(name string) {
+func (p *Progress) Screenshot(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.recorded[name] {
@@ -203,7 +224,7 @@ func (p *progress) Screenshot(name string) {
 // the run's steps and its timeline show. A step that cannot be recorded is
 // logged and the run goes on: they are for people watching, not part of
 // the result.
-func (p *progress) StepDetail(info executor.StepInfo) {
+func (p *Progress) StepDetail(info executor.StepInfo) {
 	step := runStep(info)
 	if info.BlockSeq > 0 {
 		step.WorkflowRunBlockID = p.blockID(info.BlockSeq)
@@ -215,7 +236,7 @@ func (p *progress) StepDetail(info executor.StepInfo) {
 
 // blockID is the id of the run's block execution seq, made the first time
 // it is asked for.
-func (p *progress) blockID(seq int) string {
+func (p *Progress) blockID(seq int) string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	id, ok := p.blockIDs[seq]
@@ -232,7 +253,7 @@ func (p *progress) blockID(seq int) string {
 // Block implements executor.BlockReporter: it records the block execution
 // as it starts and again as it ends, for the run's timeline. As with
 // steps, one that cannot be recorded is logged and the run goes on.
-func (p *progress) Block(info executor.BlockInfo) {
+func (p *Progress) Block(info executor.BlockInfo) {
 	b := runBlock(info, p.rec)
 	b.WorkflowRunBlockID = p.blockID(info.Seq)
 	if info.ParentSeq > 0 {
@@ -295,6 +316,6 @@ func runBlock(info executor.BlockInfo, rec *store.RunRecord) *client.RunBlock {
 }
 
 var (
-	_ executor.StepReporter  = (*progress)(nil)
-	_ executor.BlockReporter = (*progress)(nil)
+	_ executor.StepReporter  = (*Progress)(nil)
+	_ executor.BlockReporter = (*Progress)(nil)
 )

@@ -309,6 +309,15 @@ func (p *Page) InputText(ctx context.Context, id, text string) (Result, error) {
 			return failure(id, err)
 		}
 	}
+	if enter && text == "" {
+		// Only Enter: what the field holds stays.
+		res := Result{OK: true, Detail: "pressed Enter"}
+		if err := pressEnter(ctx); err != nil {
+			return failure(id, err)
+		}
+		p.settle(ctx, before, &res)
+		return res, nil
+	}
 	args := map[string]any{"tok": ref.tok, "i": loc.local}
 	var fs struct {
 		Stale   string `json:"stale"`
@@ -370,11 +379,7 @@ func (p *Page) InputText(ctx context.Context, id, text string) (Result, error) {
 		}
 	}
 	if res.OK && enter {
-		evs, err := parseKeys("Enter")
-		if err == nil {
-			err = sendKeys(ctx, evs)
-		}
-		if err != nil {
+		if err := pressEnter(ctx); err != nil {
 			return failure(id, err)
 		}
 		res.Detail += ", then pressed Enter"
@@ -430,6 +435,15 @@ func typeText(ctx context.Context, text string, hadValue bool) error {
 		}
 	}
 	return nil
+}
+
+// pressEnter presses and releases the Enter key in the focused element.
+func pressEnter(ctx context.Context) error {
+	evs, err := parseKeys("Enter")
+	if err != nil {
+		return err
+	}
+	return sendKeys(ctx, evs)
 }
 
 func sendKeys(ctx context.Context, evs []input.DispatchKeyEventParams) error {

@@ -52,6 +52,9 @@ func (s *Site) handler(origin, other string) http.Handler {
 	mux.HandleFunc("POST "+PathLogin, s.serveLogin)
 	mux.HandleFunc("POST "+PathEvent, s.serveEvent)
 	mux.HandleFunc("GET /gate", s.serveGate)
+	mux.HandleFunc("GET "+PageTodosApp, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, PageTodos, http.StatusFound)
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Cache-Control", "no-store")

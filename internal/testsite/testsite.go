@@ -64,7 +64,9 @@
 //     30 options (#toppings).
 //   - /todos.html (PageTodos): a todo list that adds the text of #new-todo
 //     to #todo-list on the Enter key only (no input or change handler), as
-//     TodoMVC does, clears the field and reports Event "todo-added" (title).
+//     TodoMVC does, clears the field and reports Event "todo-added" (title);
+//     its router adds #/all to the URL on load. /todos/ (PageTodosApp)
+//     redirects to it, as an app's index to its build.
 //   - /banner.html (PageCookieBanner): a fixed cookie banner covers the
 //     #continue-button until #accept-cookies or #reject-cookies is clicked
 //     (Event "cookie-accept"); a click on Continue reports Event
@@ -171,6 +173,7 @@ const (
 	PageProducts      = "/products.html"
 	PageNames         = "/names.html"
 	PageTodos         = "/todos.html"
+	PageTodosApp      = "/todos/" // redirects to PageTodos
 )
 
 // Endpoints the pages post to, and the kinds of the events they record.
