@@ -161,7 +161,9 @@ func (as *actionSession) single(ctx context.Context, act *client.Action, timeout
 		// The model takes over soon when the selector finds nothing.
 		timeout = min(timeout, 3*time.Second)
 	}
-	out, err := as.bySelector(ctx, act, timeout)
+	// The element, once found, may take the rest of the action's timeout
+	// to become actionable (visible, enabled, still).
+	out, err := as.bySelector(page.WithActionWait(ctx, timeout), act, timeout)
 	var nm *session.NoMatchError
 	if err != nil && errors.As(err, &nm) && canAI && ctx.Err() == nil {
 		as.e.log.Info("the selector matched nothing; the model looks for the element", "selector", act.Selector, "intention", act.Intention)

@@ -70,6 +70,10 @@ func (l *loop) do(ctx context.Context, a planAction, rec *steplog.Action) (res p
 	}
 	actx, cancel := context.WithTimeout(ctx, ActionTimeout)
 	defer cancel()
+	// A control that is about to appear or stop moving is waited for
+	// briefly; one that stays hidden or covered is for the model to deal
+	// with (open the menu, close the banner), so it hears of it soon.
+	actx = page.WithActionWait(actx, ActionWait)
 	res, err := l.a.browser.Act(actx, in)
 	switch a.Type {
 	case "switch_tab", "close_tab":

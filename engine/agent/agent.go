@@ -80,6 +80,10 @@ type Action struct {
 // ActionTimeout bounds one action on a page.
 const ActionTimeout = 30 * time.Second
 
+// ActionWait is how long an action of the agent loop waits for its element
+// to become actionable (see page.WithActionWait).
+const ActionWait = 2 * time.Second
+
 // Agent does the model's work on one run's browser. Its methods are not
 // safe for concurrent use.
 type Agent struct {

@@ -121,6 +121,82 @@ func (p *Page) locate(ctx context.Context, ref *elemRef, mode string) (located, 
 	return loc, "", nil
 }
 
+// DefaultActionWait is how long an action waits for its element to become
+// actionable (visible with a size, enabled, not moving, not covered) when
+// the context does not say otherwise (WithActionWait); never longer than
+// the context allows.
+const DefaultActionWait = 5 * time.Second
+
+// coveredWait bounds the wait for an element covered by another: an overlay
+// that goes away by itself (a spinner, a fading toast) does so quickly,
+// while a banner waits for someone to close it, which the caller must do.
+const coveredWait = time.Second
+
+// actionPoll is how often an element that is not actionable yet is read
+// again.
+const actionPoll = 50 * time.Millisecond
+
+type actionWaitKey struct{}
+
+// WithActionWait returns a context under which actions wait up to d for
+// their element to become actionable (0: not at all).
+func WithActionWait(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, actionWaitKey{}, d)
+}
+
+func actionWait(ctx context.Context) time.Duration {
+	if d, ok := ctx.Value(actionWaitKey{}).(time.Duration); ok {
+		return d
+	}
+	return DefaultActionWait
+}
+
+// locateActionable is locate for an action: it waits, within the action
+// wait and the context, while the element is there but cannot take the
+// action yet (not visible or without a size, disabled, moving, outside
+// the visible area, covered), as a person waits for a control to appear.
+// When the wait ends first, the reason says which condition was not met
+// and for how long it was waited; a reason no wait can change (a read-only
+// field, a stale element) returns at once.
+func (p *Page) locateActionable(ctx context.Context, ref *elemRef, mode string) (located, string, error) {
+	wait := actionWait(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		// Leave the action itself time to run.
+		wait = min(wait, time.Until(dl)-4*actionPoll)
+	}
+	start := time.Now()
+	for {
+		loc, reason, err := p.locate(ctx, ref, mode)
+		if err != nil || reason == "" {
+			return loc, reason, err
+		}
+		waited := time.Since(start)
+		limit := wait
+		if strings.HasPrefix(reason, "covered by ") {
+			limit = min(wait, coveredWait)
+		}
+		if !waitable(reason) || waited+actionPoll > limit {
+			if waited >= actionPoll {
+				reason += fmt.Sprintf(" (waited %s)", waited.Round(100*time.Millisecond))
+			}
+			return loc, reason, nil
+		}
+		if retry.Sleep(ctx, actionPoll) != nil {
+			return loc, reason, nil
+		}
+	}
+}
+
+// waitable reports whether a reason locate gives can change by itself.
+func waitable(reason string) bool {
+	for _, s := range []string{"not visible", "outside the visible", "nothing at its position", "disabled", "moving", "covered by "} {
+		if strings.Contains(reason, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // failure turns an error of an action into its Result and the error to
 // return: stale elements and frames give ErrStaleID, a navigation in the
 // middle gives a failed Result without error.
@@ -195,7 +271,7 @@ func (p *Page) Click(ctx context.Context, id string) (Result, error) {
 // of the top document when it was read on the way.
 func (p *Page) clickRef(ctx context.Context, ref *elemRef) (Result, error) {
 	for attempt := 0; ; attempt++ {
-		loc, reason, err := p.locate(ctx, ref, "click")
+		loc, reason, err := p.locateActionable(ctx, ref, "click")
 		if err != nil {
 			return failure(ref.id, err)
 		}
@@ -250,7 +326,7 @@ func (p *Page) Hover(ctx context.Context, id string) (Result, error) {
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
-	loc, reason, err := p.locate(ctx, ref, "hover")
+	loc, reason, err := p.locateActionable(ctx, ref, "hover")
 	if err != nil {
 		return failure(id, err)
 	}
@@ -287,7 +363,7 @@ func (p *Page) InputText(ctx context.Context, id, text string) (Result, error) {
 		return Result{Reason: err.Error()}, err
 	}
 	before := p.nav.snap()
-	loc, reason, err := p.locate(ctx, ref, "focus")
+	loc, reason, err := p.locateActionable(ctx, ref, "focus")
 	if err != nil {
 		return failure(id, err)
 	}

@@ -468,3 +468,52 @@ func TestInputTextEnter(t *testing.T) {
 		t.Errorf("the field holds %q after Enter; the page clears it", e.Value)
 	}
 }
+
+// TestClickWaitsForActionability: a click waits, within the action wait,
+// for its element to appear, be enabled, stop moving and come into view,
+// as a person waits for a control; when the wait ends first, the reason
+// says which condition was not met and how long it was waited. A cover
+// that stays is reported after a short wait.
+func TestClickWaitsForActionability(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageLate+"?gate=late"))
+	observe(t, tab, p, ObserveOptions{})
+	for _, tc := range []struct {
+		sel, gate, reason string
+	}{
+		{"#late-button", "late-show", "is not visible (it has no size)"},
+		{"#disabled-button", "late-enable", "is disabled"},
+		{"#sliding-button", "late-slide", "is "},
+	} {
+		id := resolve(t, tab, p, tc.sel)
+		short := WithActionWait(tctx(t, tab, 10*time.Second), 300*time.Millisecond)
+		res, err := p.Click(short, id)
+		if err != nil || res.OK || !strings.Contains(res.Reason, tc.reason) || !strings.Contains(res.Reason, "(waited ") {
+			t.Errorf("%s before its gate: %+v %v; want a failure saying %q and how long it waited", tc.sel, res, err, tc.reason)
+		}
+		long := WithActionWait(tctx(t, tab, 45*time.Second), 30*time.Second)
+		done := make(chan Result, 1)
+		go func() {
+			res, err := p.Click(long, id)
+			if err != nil {
+				res.Reason += " (" + err.Error() + ")"
+			}
+			done <- res
+		}()
+		site.OpenGate(tc.gate)
+		if res := <-done; !res.OK {
+			t.Errorf("%s once its gate opened: %+v", tc.sel, res)
+			continue
+		}
+		waitEventWith(t, site, testsite.EventLateClick, "button", strings.TrimPrefix(tc.sel, "#"))
+	}
+	// The overlay never goes by itself: the click reports it after the
+	// short wait for covers, not the whole action wait.
+	id := resolve(t, tab, p, "#covered-button")
+	res, err := p.Click(WithActionWait(tctx(t, tab, 45*time.Second), 30*time.Second), id)
+	if err != nil || res.OK || !strings.Contains(res.Reason, "covered by div#overlay") || !strings.Contains(res.Reason, "(waited 1") {
+		t.Errorf("a covered button: %+v %v", res, err)
+	}
+	site.OpenGate("late-uncover")
+}

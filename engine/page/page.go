@@ -476,6 +476,11 @@ func (p *Page) begin(ctx context.Context) (context.Context, func(), error) {
 		return nil, nil, err
 	}
 	c, cancel := derive(p.tab, ctx, DefaultTimeout)
+	if d, ok := ctx.Value(actionWaitKey{}).(time.Duration); ok {
+		// The caller's action wait goes with it (the derived context
+		// carries the tab's values, not the caller's).
+		c = WithActionWait(c, d)
+	}
 	return c, func() { cancel(); <-p.sem }, nil
 }
 

@@ -857,6 +857,7 @@
       info.i = idOf(el);
     }
     if (a.mode !== 'hover' && isDisabled(el)) return Object.assign(info, { fail: 'disabled' });
+    if (a.mode === 'click' && animating(el)) return Object.assign(info, { fail: 'moving (an animation runs on it)' });
     let p = point(el);
     if (!p.ok) {
       try {
@@ -883,6 +884,23 @@
     if (!accepts(el, h)) info.cover = coverDesc(h);
     else if (a.mode === 'click') arm(el);
     return info;
+  }
+
+  // animating reports whether a CSS animation or transition is running on
+  // the element or one of its near ancestors (a panel sliding in): a click
+  // now could land where it no longer is.
+  function animating(el) {
+    for (let n = el, g = 0; n && n.nodeType === 1 && g < 6; n = n.parentElement, g++) {
+      if (!n.getAnimations) return false;
+      const as = n.getAnimations();
+      for (let k = 0; k < as.length; k++) {
+        if (as[k].playState === 'running' && as[k].effect && as[k].effect.getComputedTiming().progress !== null) {
+          const t = as[k].effect.getComputedTiming();
+          if (t.iterations !== Infinity) return true;
+        }
+      }
+    }
+    return false;
   }
 
   // The content origin of a frame element (a local id) in realm coordinates,

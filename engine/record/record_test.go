@@ -398,19 +398,32 @@ func TestNavigations(t *testing.T) {
 	// First a still page on another site (another renderer process): the
 	// running cast must go on by itself, without a restart. Then back to the
 	// first site, to an animated page.
+	// After each navigation a new picture must come: waited for (bounded,
+	// generously: a busy machine paints late), never assumed after a
+	// fixed sleep.
 	steps := []string{localhostURL(ts) + "/solid/00ff00", ts.URL + "/anim"}
 	counts := []int{}
 	starts := []int64{}
+	newPicture := func(after int) int {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for n := r.Frames(); ; n = r.Frames() {
+			if n > after || time.Now().After(deadline) {
+				return n
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	for _, u := range steps {
-		time.Sleep(time.Second)
-		counts = append(counts, r.Frames())
+		counts = append(counts, newPicture(lastOr(counts, 0)))
 		starts = append(starts, r.castStarts.Load())
 		if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
 			t.Fatalf("navigate %s: %v", u, err)
 		}
 	}
-	time.Sleep(time.Second)
-	counts = append(counts, r.Frames())
+	counts = append(counts, newPicture(lastOr(counts, 0)))
+	// The animated page: let it draw a while, so that the video ends on it.
+	time.Sleep(500 * time.Millisecond)
 	starts = append(starts, r.castStarts.Load())
 	stopCalled := time.Now()
 	path, err := r.Stop(context.Background())
@@ -433,6 +446,14 @@ func TestNavigations(t *testing.T) {
 		t.Errorf("last frame colour %.0f, want white (the page after the second navigation)", last)
 	}
 	checkWindow(t, p, began, started, stopCalled, stopped)
+}
+
+// lastOr returns the last of xs, def when there is none.
+func lastOr(xs []int, def int) int {
+	if len(xs) == 0 {
+		return def
+	}
+	return xs[len(xs)-1]
 }
 
 func TestTabClosed(t *testing.T) {

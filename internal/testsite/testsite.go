@@ -67,6 +67,12 @@
 //     TodoMVC does, clears the field and reports Event "todo-added" (title);
 //     its router adds #/all to the URL on load. /todos/ (PageTodosApp)
 //     redirects to it, as an app's index to its build.
+//   - /late.html (PageLate): controls that become actionable when the
+//     server opens a gate (?gate=NAME; Site.OpenGate(NAME+"-show") and
+//     -enable, -slide, -uncover): #late-button (display: none until then),
+//     #disabled-button, #sliding-button (in a panel that slides in with a
+//     300 ms transition) and #covered-button (under an overlay, #overlay).
+//     A click reports Event "late-click" (button).
 //   - /banner.html (PageCookieBanner): a fixed cookie banner covers the
 //     #continue-button until #accept-cookies or #reject-cookies is clicked
 //     (Event "cookie-accept"); a click on Continue reports Event
@@ -174,6 +180,7 @@ const (
 	PageNames         = "/names.html"
 	PageTodos         = "/todos.html"
 	PageTodosApp      = "/todos/" // redirects to PageTodos
+	PageLate          = "/late.html"
 )
 
 // Endpoints the pages post to, and the kinds of the events they record.
@@ -191,6 +198,7 @@ const (
 	EventFrameClick     = "frame-click"
 	EventShadowClick    = "shadow-click"
 	EventTodoAdded      = "todo-added"
+	EventLateClick      = "late-click"
 	EventCookieAccept   = "cookie-accept" // Form "choice": "accept" or "reject"
 	EventBannerContinue = "banner-continue"
 	EventSPADetail      = "spa-detail"

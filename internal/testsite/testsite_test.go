@@ -56,6 +56,7 @@ var keyIDs = map[string][]string{
 	PageRerender:     {"list-container", "render-count", "selected"},
 	PageLogin:        {"login-form", "username", "password", "login-button", "login-error"},
 	PageProducts:     {"products", "product-SKU-1001", "product-SKU-1008"},
+	PageLate:         {"late-button", "disabled-button", "panel", "sliding-button", "covered-button", "overlay", "clicked"},
 	PageTodos:        {"new-todo", "todo-list", "todo-count"},
 	PageNames:        {"headline-1", "gallery-link", "destroy-button", "css-search", "volume-slider", "todos", "row-1", "toppings"},
 	SlowPath(10):     {"slow-done"},
