@@ -351,15 +351,16 @@ func TestFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Now()
-	time.Sleep(1500 * time.Millisecond)
-	before := r.Frames()
+	// Tab A's picture, then tab B's after Follow: each waited for.
+	before := newPicture(r, 0)
 	f0 := time.Now()
 	if err := r.Follow(tabB); err != nil {
 		t.Fatalf("Follow: %v", err)
 	}
 	t.Logf("Follow took %v", time.Since(f0).Round(time.Millisecond))
-	time.Sleep(1500 * time.Millisecond)
-	after := r.Frames()
+	after := newPicture(r, before)
+	// Let tab B be on screen a while, so that the video ends on it.
+	time.Sleep(500 * time.Millisecond)
 	stopCalled := time.Now()
 	path, err := r.Stop(context.Background())
 	stopped := time.Now()
@@ -404,24 +405,14 @@ func TestNavigations(t *testing.T) {
 	steps := []string{localhostURL(ts) + "/solid/00ff00", ts.URL + "/anim"}
 	counts := []int{}
 	starts := []int64{}
-	newPicture := func(after int) int {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for n := r.Frames(); ; n = r.Frames() {
-			if n > after || time.Now().After(deadline) {
-				return n
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
 	for _, u := range steps {
-		counts = append(counts, newPicture(lastOr(counts, 0)))
+		counts = append(counts, newPicture(r, lastOr(counts, 0)))
 		starts = append(starts, r.castStarts.Load())
 		if err := chromedp.Do(tab, chromedp.Navigate(u)); err != nil {
 			t.Fatalf("navigate %s: %v", u, err)
 		}
 	}
-	counts = append(counts, newPicture(lastOr(counts, 0)))
+	counts = append(counts, newPicture(r, lastOr(counts, 0)))
 	// The animated page: let it draw a while, so that the video ends on it.
 	time.Sleep(500 * time.Millisecond)
 	starts = append(starts, r.castStarts.Load())
@@ -446,6 +437,19 @@ func TestNavigations(t *testing.T) {
 		t.Errorf("last frame colour %.0f, want white (the page after the second navigation)", last)
 	}
 	checkWindow(t, p, began, started, stopCalled, stopped)
+}
+
+// newPicture waits until the recording has more pictures than after and
+// returns how many it has; after a generous bound (a busy machine paints
+// late) it returns the count as it is, which the caller finds no greater.
+func newPicture(r *Recorder, after int) int {
+	deadline := time.Now().Add(30 * time.Second)
+	for n := r.Frames(); ; n = r.Frames() {
+		if n > after || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // lastOr returns the last of xs, def when there is none.
