@@ -308,3 +308,33 @@ func TestDialogsAndTabsInThePrompt(t *testing.T) {
 		t.Errorf("the popup step %+v", popup)
 	}
 }
+
+// TestExtractionNotMatchingTheSchemaIsReported: data that does not match
+// the block's schema is kept, and the step is reported as such to the run
+// (its steps and timeline), not only in the written step log.
+func TestExtractionNotMatchingTheSchemaIsReported(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	// The answer does not match, and neither does the repair asked for.
+	srv := llmtest.New(t,
+		llmtest.Step{Kind: llm.KindExtract, Match: `the welcome message`, Reply: llmtest.JSON(map[string]any{"welcome": 42})},
+		llmtest.Step{Kind: llm.KindRepair, Reply: llmtest.JSON(map[string]any{"welcome": 43})})
+	e := modelEngine(t, srv, engine.Config{})
+	def := client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("site")},
+		Blocks: client.Blocks{
+			gotoBlock("open", "{{ site }}"+testsite.PageIndex),
+			&client.ExtractionBlock{BlockBase: base("read_welcome"), DataExtractionGoal: "the welcome message",
+				DataSchema: json.RawMessage(`{"type":"object","properties":{"welcome":{"type":"string"}},"required":["welcome"]}`)},
+		},
+	}
+	p := &stepDetails{}
+	res := e.Execute(t.Context(), job(t, def, map[string]any{"site": site.URL("")}), p)
+	if res.Status != client.RunStatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.FailureReason)
+	}
+	details := p.details()
+	if len(details) != 2 || details[1].Block != "read_welcome" || details[1].Decision != "extracted (not matching the schema)" {
+		t.Errorf("reported steps: %s", describeInfos(details))
+	}
+}

@@ -242,13 +242,13 @@ func (in *Interpreter) extractBlock(ctx context.Context, s *blockSpec) (any, err
 		what = "the data the schema describes"
 	}
 	data, verrs, resp, err := in.agent.Extract(ctx, g.Model, what, g.Schema, g.Details, obs, g.Label)
-	in.steps.EndCall(rec, resp, "extracted")
+	decision := "extracted"
+	if err == nil && len(verrs) > 0 {
+		decision = "extracted (not matching the schema)"
+	}
+	in.steps.EndCall(rec, resp, decision)
 	if err != nil {
 		return nil, in.goalFailed(ctx, g, nil, err)
-	}
-	if len(verrs) > 0 {
-		// After the report: only the written step log says so.
-		rec.Decision = "extracted (not matching the schema)"
 	}
 	in.steps.AddSummary("Extracted " + text.Clip(text.OneLine(what), 200) + ".")
 	return jsonValue(data), nil
