@@ -147,24 +147,6 @@ func (d *AgentDefinition) Validate() []ValidationError {
 	return errs
 }
 
-// proxyLocationNames are the location names proxy_location takes (the
-// service's ProxyLocation enumeration), in the service's order. The five
-// US-* names are deprecated but still accepted. A mapping (a geographic
-// target, a self-hosted proxy, or any other object) is not checked: the
-// service accepts any mapping there.
-var proxyLocationNames = []string{
-	"RESIDENTIAL", "US-CA", "US-NY", "US-TX", "US-FL", "US-WA",
-	"RESIDENTIAL_ES", "RESIDENTIAL_IE", "RESIDENTIAL_GB", "RESIDENTIAL_IN", "RESIDENTIAL_JP",
-	"RESIDENTIAL_FR", "RESIDENTIAL_DE", "RESIDENTIAL_NZ", "RESIDENTIAL_ZA", "RESIDENTIAL_AR",
-	"RESIDENTIAL_AU", "RESIDENTIAL_BR", "RESIDENTIAL_TR", "RESIDENTIAL_CA", "RESIDENTIAL_MX",
-	"RESIDENTIAL_IT", "RESIDENTIAL_NL", "RESIDENTIAL_PH", "RESIDENTIAL_KR", "RESIDENTIAL_SA",
-	ProxyResidentialISP, ProxyNone,
-}
-
-// ProxyLocationNames returns the location names the service accepts as a
-// proxy_location, in its order: what Validate checks a name against.
-func ProxyLocationNames() []string { return slices.Clone(proxyLocationNames) }
-
 // isProxyName reports whether p was given as a name (possibly an empty
 // one) rather than as a mapping.
 func isProxyName(p *ProxyLocation) bool {

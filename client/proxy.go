@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // ProxyLocation is where the browser's traffic exits. On the wire it is one
@@ -95,3 +96,21 @@ func (p ProxyLocation) String() string {
 	}
 	return string(p.Raw)
 }
+
+// proxyLocationNames are the location names proxy_location takes (the
+// service's ProxyLocation enumeration), in the service's order. The five
+// US-* names are deprecated but still accepted. A mapping (a geographic
+// target, a self-hosted proxy, or any other object) is not checked: the
+// service accepts any mapping there.
+var proxyLocationNames = []string{
+	"RESIDENTIAL", "US-CA", "US-NY", "US-TX", "US-FL", "US-WA",
+	"RESIDENTIAL_ES", "RESIDENTIAL_IE", "RESIDENTIAL_GB", "RESIDENTIAL_IN", "RESIDENTIAL_JP",
+	"RESIDENTIAL_FR", "RESIDENTIAL_DE", "RESIDENTIAL_NZ", "RESIDENTIAL_ZA", "RESIDENTIAL_AR",
+	"RESIDENTIAL_AU", "RESIDENTIAL_BR", "RESIDENTIAL_TR", "RESIDENTIAL_CA", "RESIDENTIAL_MX",
+	"RESIDENTIAL_IT", "RESIDENTIAL_NL", "RESIDENTIAL_PH", "RESIDENTIAL_KR", "RESIDENTIAL_SA",
+	ProxyResidentialISP, ProxyNone,
+}
+
+// ProxyLocationNames returns the location names the service accepts as a
+// proxy_location, in its order: what Validate checks a name against.
+func ProxyLocationNames() []string { return slices.Clone(proxyLocationNames) }
