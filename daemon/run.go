@@ -57,6 +57,9 @@ type Config struct {
 	// WebhookTimeout is how long a webhook receiver has to answer; 0 means
 	// 10 s.
 	WebhookTimeout time.Duration
+	// WebhookClient sends the webhooks; nil means the sender's own (no
+	// proxy, no redirects). Tests give one that reaches loopback only.
+	WebhookClient *http.Client
 	// Minute is how long a minute of a run's time limit lasts; 0 means
 	// time.Minute. Tests shorten it.
 	Minute time.Duration
@@ -200,7 +203,7 @@ func Run(ctx context.Context, cfg Config) error {
 			actions.EndActionSessions(ctx)
 		}()
 	}
-	sender := &webhooks.Sender{Timeout: cfg.WebhookTimeout}
+	sender := &webhooks.Sender{Timeout: cfg.WebhookTimeout, Client: cfg.WebhookClient}
 	// A stopped daemon leaves no connection open to a receiver: kept-alive
 	// ones would hold up the receiver's own graceful shutdown (a server
 	// waits seconds for a connection that never sent a request).

@@ -37,6 +37,7 @@ import (
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/internal/loopback"
 )
 
 // runsDeadline bounds every wait of the run tests. It is generous because
@@ -110,7 +111,7 @@ func newRunsEnv(t testing.TB, cfg runsEnvConfig) *runsEnv {
 	}
 	exec := &scripted.Executor{}
 	links := &runview.Links{Signer: signer}
-	hooks := &runner.Webhooks{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout}, Links: links}
+	hooks := &runner.Webhooks{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout, Client: loopback.Client()}, Links: links}
 	rn := runner.New(runner.Config{
 		Store: st, Executor: exec, Files: files, Notifier: hooks,
 		Workers: max(cfg.Workers, 1), Minute: cfg.Minute,

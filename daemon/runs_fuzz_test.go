@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 // FuzzRunRequests sends arbitrary bodies and step-limit headers to the run
@@ -34,6 +36,12 @@ func FuzzRunRequests(f *testing.F) {
 	f.Add(`{"workflow_id":"WPID","parameters":{"count":2}}`, "x")
 
 	e := newRunsEnv(f, runsEnvConfig{Workers: 2})
+	// The fuzzer judges the answers to run requests, not what runs do: the
+	// runs it starts complete at once, whatever script a mutated prompt or
+	// parameter names (a mutated "steps=3" of millions of steps, a gate
+	// that never opens, thousands of files), which would otherwise pile up
+	// across executions and starve the fuzzing process.
+	e.exec.Choose = func(*executor.Job) *scripted.Script { return &scripted.Script{Steps: 1} }
 	agent := agentForRuns(f, e.a, "")
 	wpid := agent.WorkflowPermanentID
 	done, err := e.a.Runs.StartTask(f.Context(), &client.TaskRunRequest{Prompt: "script: steps=1"})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/internal/loopback"
 )
 
 // Start runs daemon.Run over dataDir on 127.0.0.1:0 and returns the address
@@ -28,6 +29,11 @@ func Start(t testing.TB, dataDir string, cfg daemon.Config) (addr string, stop f
 	}
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
+	}
+	if cfg.WebhookClient == nil {
+		// Whatever a test makes it send to, a test daemon contacts this
+		// machine only, and never looks a name up.
+		cfg.WebhookClient = loopback.Client()
 	}
 	ready := make(chan string, 1)
 	cfg.Ready = func(a string) { ready <- a }
