@@ -1,6 +1,8 @@
 package agentfile_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/abctl/abctl/agentfile"
@@ -63,4 +65,34 @@ func sameTags(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// writeLoaded adds to a report a line per agent that loaded, then its
+// warnings, one per line.
+func writeLoaded(got *strings.Builder, agents []*agentfile.Agent) {
+	for _, a := range agents {
+		got.WriteString("loaded: " + a.Name + "\n")
+		for _, w := range a.Warnings {
+			got.WriteString(w.String() + "\n")
+		}
+	}
+}
+
+// checkGolden compares a report with the file golden, or writes the file
+// with -update; test names the test that -update is given to.
+func checkGolden(t *testing.T, golden, got, test string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to write it)", err, test)
+	}
+	if d := agentfile.Diff(golden, "got", want, []byte(got)); d != "" {
+		t.Errorf("the report differs from %s:\n%s", golden, d)
+	}
 }

@@ -47,26 +47,8 @@ func TestProblemsGolden(t *testing.T) {
 			var got strings.Builder
 			got.WriteString(err.Error())
 			got.WriteString("\n")
-			for _, a := range agents {
-				got.WriteString("loaded: " + a.Name + "\n")
-				for _, w := range a.Warnings {
-					got.WriteString(w.String() + "\n")
-				}
-			}
-			golden := path + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestProblemsGolden -update to write it)", err)
-			}
-			if d := agentfile.Diff(golden, "got", want, []byte(got.String())); d != "" {
-				t.Errorf("the report differs from %s:\n%s", golden, d)
-			}
+			writeLoaded(&got, agents)
+			checkGolden(t, path+".golden", got.String(), "TestProblemsGolden")
 		})
 	}
 	if n < 8 {

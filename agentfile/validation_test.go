@@ -36,27 +36,9 @@ func TestValidationModesGolden(t *testing.T) {
 				if err != nil {
 					got.WriteString(err.Error() + "\n")
 				}
-				for _, a := range agents {
-					got.WriteString("loaded: " + a.Name + "\n")
-					for _, w := range a.Warnings {
-						got.WriteString(w.String() + "\n")
-					}
-				}
+				writeLoaded(&got, agents)
 			}
-			golden := path + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestValidationModesGolden -update to write it)", err)
-			}
-			if d := agentfile.Diff(golden, "got", want, []byte(got.String())); d != "" {
-				t.Errorf("the report differs from %s:\n%s", golden, d)
-			}
+			checkGolden(t, path+".golden", got.String(), "TestValidationModesGolden")
 		})
 	}
 }
