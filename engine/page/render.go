@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// render writes obs.Rendered: a header (title, URL, tabs, dialogs, scroll
-// position) and one line per element, within the budget. When the elements
+// render writes obs.Rendered: a header (title, URL, tabs, dialogs, the
+// scroll position of a page that scrolls) and one line per element, within
+// the budget. When the elements
 // do not all fit, those in the viewport are kept first, then the nearest
 // ones; omitted runs are marked in place and counted at the end.
 func render(obs *Observation, o ObserveOptions) {
@@ -33,8 +34,10 @@ func render(obs *Observation, o ObserveOptions) {
 	for _, d := range obs.Dialogs {
 		fmt.Fprintf(&hb, "Dialog: %s\n", strconv.Quote(oneLine(d, 300)))
 	}
+	// The scroll position, when there is anywhere to scroll: a page that
+	// fits in the viewport has nothing above or below to say.
 	vh := obs.Viewport[1]
-	if vh > 0 {
+	if vh > 0 && (obs.Scroll[1] > 0 || obs.PageSize[1] > vh+1) {
 		above := obs.Scroll[1] / vh
 		below := max(0, obs.PageSize[1]-obs.Scroll[1]-vh) / vh
 		fmt.Fprintf(&hb, "Viewport %.0fx%.0f, scrolled to y=%.0f of %.0f (%.1f pages above, %.1f below)\n",

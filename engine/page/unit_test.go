@@ -108,3 +108,24 @@ func TestRenderBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderScrollLine: the header gives the scroll position of a page that
+// scrolls, and says nothing of it for a page that fits in the viewport.
+func TestRenderScrollLine(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		size, scrollY float64
+		want          bool
+	}{
+		{"fits", 720, 0, false},
+		{"taller", 2000, 0, true},
+		{"scrolled", 2000, 600, true},
+	} {
+		obs := &Observation{URL: "http://h/p", Title: "T", Viewport: [2]float64{1280, 720}, Scroll: [2]float64{0, tc.scrollY}, PageSize: [2]float64{1280, tc.size},
+			Elements: []Element{{ID: "e1", Tag: "button", Text: "Go", InViewport: true}}}
+		render(obs, ObserveOptions{})
+		if got := strings.Contains(obs.Rendered, "Viewport 1280x720, scrolled to y="); got != tc.want {
+			t.Errorf("%s: scroll line shown %v, want %v:\n%s", tc.name, got, tc.want, obs.Rendered)
+		}
+	}
+}
