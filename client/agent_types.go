@@ -116,8 +116,8 @@ type WorkflowDefinition struct {
 	// Version is 2 when the definition routes with conditional blocks or
 	// next_block_label, else 1; nil lets the service compute it.
 	Version    *int        `json:"version,omitempty"`
-	Parameters []Parameter `json:"parameters"` // required; nil is written as []
-	Blocks     Blocks      `json:"blocks"`     // required; nil is written as []
+	Parameters Parameters `json:"parameters"` // required; nil is written as []
+	Blocks     Blocks     `json:"blocks"`     // required; nil is written as []
 	// FinallyBlockLabel names a top-level block that runs last, whatever
 	// happened before.
 	FinallyBlockLabel    string            `json:"finally_block_label,omitempty"`
@@ -128,18 +128,16 @@ type WorkflowDefinition struct {
 	CompletionContract json.RawMessage `json:"completion_contract,omitempty"`
 }
 
-// MarshalJSON writes parameters and blocks as [] when they are nil: the
-// service requires both lists and rejects null.
-func (d WorkflowDefinition) MarshalJSON() ([]byte, error) {
-	type fields WorkflowDefinition
-	f := fields(d)
-	if f.Parameters == nil {
-		f.Parameters = []Parameter{}
+// Parameters is a definition's parameter list. The service requires the
+// list and rejects null, so nil is written as [].
+type Parameters []Parameter
+
+// MarshalJSON writes the list, [] when it is nil.
+func (ps Parameters) MarshalJSON() ([]byte, error) {
+	if ps == nil {
+		return []byte("[]"), nil
 	}
-	if f.Blocks == nil {
-		f.Blocks = Blocks{}
-	}
-	return json.Marshal(f)
+	return json.Marshal([]Parameter(ps))
 }
 
 // AgentDefinition is what creates or updates an agent (upstream

@@ -110,13 +110,24 @@ func (bs Blocks) MarshalJSON() ([]byte, error) {
 		if isNilBlock(b) {
 			return nil, fmt.Errorf("blocks[%d]: nil block", i)
 		}
-		data, err := json.Marshal(b)
+		data, err := marshalOne(b)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", blockPosition(i, b.BlockType(), b.Base().Label), err)
 		}
 		buf = append(buf, data...)
 	}
 	return append(buf, ']'), nil
+}
+
+// marshalOne encodes one block. Every block type has its own MarshalJSON,
+// called directly rather than through json.Marshal: the encoder that called
+// Blocks.MarshalJSON checks and compacts the list once, and each nested
+// json.Marshal would scan the block's bytes again.
+func marshalOne(b Block) ([]byte, error) {
+	if m, ok := b.(json.Marshaler); ok {
+		return m.MarshalJSON()
+	}
+	return json.Marshal(b)
 }
 
 // UnmarshalJSON decodes each element into the struct of its block_type.

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -275,6 +276,49 @@ func BenchmarkCeilingPost(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCreateAgentParallel is BenchmarkCreateAgent from 50
+// goroutines on 2 cores (wrk -c50's concurrency), where the store commits
+// concurrent creates together: compare with BenchmarkCeilingPostGroup.
+func BenchmarkCreateAgentParallel(b *testing.B) {
+	setup(b)
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 50/runtime.GOMAXPROCS(0)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if w := serveAs(env.wkey, "POST", "/v1/agents", bytes.NewReader(env.body)); w.Code != http.StatusOK {
+				b.Errorf("%d %s", w.Code, w.Body)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkCeilingPostGroup is bench/ceiling's POST /record-group without
+// the network: the POST body stored by db.Batch (1 ms delay) from as many
+// goroutines as BenchmarkCreateAgentParallel.
+func BenchmarkCeilingPostGroup(b *testing.B) {
+	setup(b)
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 50/runtime.GOMAXPROCS(0)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			body, _ := io.ReadAll(bytes.NewReader(env.body))
+			err := env.ceiling.Batch(func(tx *bolt.Tx) error {
+				bk, err := tx.CreateBucketIfNotExists([]byte("writes"))
+				if err != nil {
+					return err
+				}
+				n, _ := bk.NextSequence()
+				return bk.Put(binary.BigEndian.AppendUint64(nil, n), body)
+			})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
 
 // The JSON of one stored agent (what GET /v1/agents/{id} sends), decoded

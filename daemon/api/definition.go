@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -36,28 +37,78 @@ func readDefinition(r *http.Request) (*client.AgentDefinition, error) {
 			"Send the definition as JSON (Content-Type: application/json) or YAML (Content-Type: text/plain or application/yaml)", nil, "body")})
 	}
 
-	var top map[string]json.RawMessage
-	if err := decodeJSON(body, &top); err != nil {
+	if def, loc, ok := quickDefinition(body); ok {
+		if err := validateDefinition(def, loc); err != nil {
+			return nil, err
+		}
+		return def, nil
+	}
+	env, err := readEnvelope(body, "body")
+	if err != nil {
 		return nil, err
 	}
-	yamlRaw, hasYAML := top["yaml_definition"]
-	jsonRaw, hasJSON := top["json_definition"]
-	if !hasYAML && !hasJSON {
-		return definitionFromJSON(body, "body")
+	if env.YAMLDefinition == nil && env.JSONDefinition == nil {
+		return definitionFrom(body, env, "body")
 	}
-	if hasYAML && !isNull(yamlRaw) {
+	if !isNull(env.YAMLDefinition) {
 		var text string
-		if err := json.Unmarshal(yamlRaw, &text); err != nil {
-			return nil, invalid([]client.ValidationError{fieldError("string_type", "Input should be a valid string", yamlRaw, "body", "yaml_definition")})
+		if err := json.Unmarshal(env.YAMLDefinition, &text); err != nil {
+			return nil, invalid([]client.ValidationError{fieldError("string_type", "Input should be a valid string", env.YAMLDefinition, "body", "yaml_definition")})
 		}
 		if strings.TrimSpace(text) != "" {
 			return definitionFromYAML([]byte(text), "body", "yaml_definition")
 		}
 	}
-	if hasJSON && !isNull(jsonRaw) {
-		return definitionFromJSON(jsonRaw, "body", "json_definition")
+	if !isNull(env.JSONDefinition) {
+		return definitionFromJSON(env.JSONDefinition, "body", "json_definition")
 	}
 	return nil, errorf(KindInvalid, "Invalid workflow definition. Workflow should be provided in either yaml or json format.")
+}
+
+// anyDefinition decodes, in one pass, either form of a JSON definition
+// request: a bare definition (the embedded fields) or one wrapped in
+// json_definition. yaml_definition is only noticed.
+type anyDefinition struct {
+	client.AgentDefinition
+	YAMLDefinition json.RawMessage `json:"yaml_definition"`
+	JSONDefinition wrappedDefinition `json:"json_definition"`
+}
+
+// wrappedDefinition is a json_definition: whether the key was there, and
+// its definition unless it was null.
+type wrappedDefinition struct {
+	present bool
+	def     *client.AgentDefinition
+}
+
+func (w *wrappedDefinition) UnmarshalJSON(b []byte) error {
+	w.present = true
+	if string(b) == "null" {
+		return nil
+	}
+	w.def = new(client.AgentDefinition)
+	return json.Unmarshal(b, w.def)
+}
+
+// quickDefinition decodes a JSON request in a single pass when it is
+// plainly well formed: no yaml_definition, and a definition (bare or in
+// json_definition) with a title, parameters and blocks that decoded without
+// error. ok is false for anything else, which the careful path (the
+// envelope, then the typed decoding) reads again to make the service's
+// exact error. loc is where the definition sits in the request.
+func quickDefinition(body []byte) (def *client.AgentDefinition, loc []any, ok bool) {
+	var req anyDefinition
+	if err := json.Unmarshal(body, &req); err != nil || req.YAMLDefinition != nil {
+		return nil, nil, false
+	}
+	def, loc = &req.AgentDefinition, []any{"body"}
+	if req.JSONDefinition.present {
+		def, loc = req.JSONDefinition.def, []any{"body", "json_definition"}
+	}
+	if def == nil || def.Title == "" || def.WorkflowDefinition.Parameters == nil || def.WorkflowDefinition.Blocks == nil {
+		return nil, nil, false
+	}
+	return def, loc, true
 }
 
 func isYAMLMediaType(mt string) bool {
@@ -86,38 +137,70 @@ func definitionFromYAML(text []byte, loc ...any) (*client.AgentDefinition, error
 	return definitionFromJSON(b, loc...)
 }
 
-// required is the shape used to tell a missing required field from an
-// empty one, which decoding into the typed definition cannot.
-type required struct {
-	Title              *json.RawMessage `json:"title"`
+// envelope is a first look at a definition object, in one decoding pass
+// that copies none of the values: which required fields are there (a
+// missing required field and an empty one are different errors, which
+// decoding into the typed definition cannot tell apart) and the
+// yaml_definition or json_definition a request may wrap its definition in.
+type envelope struct {
+	Title              presence `json:"title"`
 	WorkflowDefinition *struct {
-		Parameters *json.RawMessage `json:"parameters"`
-		Blocks     *json.RawMessage `json:"blocks"`
+		Parameters presence `json:"parameters"`
+		Blocks     presence `json:"blocks"`
 	} `json:"workflow_definition"`
+	YAMLDefinition json.RawMessage `json:"yaml_definition"`
+	JSONDefinition json.RawMessage `json:"json_definition"`
 }
 
-func definitionFromJSON(b []byte, loc ...any) (*client.AgentDefinition, error) {
+// presence is true when its key is there with a value other than null.
+type presence bool
+
+func (p *presence) UnmarshalJSON(b []byte) error {
+	*p = presence(string(b) != "null")
+	return nil
+}
+
+// readEnvelope decodes the envelope of b, a definition at loc. b must be a
+// JSON object; a value of the wrong type inside it is left for the typed
+// decoding to report.
+func readEnvelope(b []byte, loc ...any) (*envelope, error) {
+	var env envelope
+	err := json.Unmarshal(b, &env)
+	var syntax *json.SyntaxError
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' && !errors.As(err, &syntax) {
+		return &env, nil
+	}
+	// Not an object, or not JSON: decoding it generically makes the error.
 	var probe any
 	if err := decodeJSON(b, &probe, loc[1:]...); err != nil {
 		return nil, err
 	}
-	if _, ok := probe.(map[string]any); !ok {
-		return nil, invalid([]client.ValidationError{fieldError("model_attributes_type", "Input should be a valid dictionary or object", probe, loc...)})
+	return nil, invalid([]client.ValidationError{fieldError("model_attributes_type", "Input should be a valid dictionary or object", probe, loc...)})
+}
+
+func definitionFromJSON(b []byte, loc ...any) (*client.AgentDefinition, error) {
+	env, err := readEnvelope(b, loc...)
+	if err != nil {
+		return nil, err
 	}
-	var req required
-	_ = json.Unmarshal(b, &req)
+	return definitionFrom(b, env, loc...)
+}
+
+// definitionFrom decodes b, a definition object at loc whose envelope is
+// env, and checks it.
+func definitionFrom(b []byte, env *envelope, loc ...any) (*client.AgentDefinition, error) {
 	var errs []client.ValidationError
 	at := func(more ...any) []any { return append(append([]any{}, loc...), more...) }
-	if req.Title == nil {
+	if !env.Title {
 		errs = append(errs, fieldError("missing", "Field required", nil, at("title")...))
 	}
-	if req.WorkflowDefinition == nil {
+	if env.WorkflowDefinition == nil {
 		errs = append(errs, fieldError("missing", "Field required", nil, at("workflow_definition")...))
 	} else {
-		if req.WorkflowDefinition.Parameters == nil {
+		if !env.WorkflowDefinition.Parameters {
 			errs = append(errs, fieldError("missing", "Field required", nil, at("workflow_definition", "parameters")...))
 		}
-		if req.WorkflowDefinition.Blocks == nil {
+		if !env.WorkflowDefinition.Blocks {
 			errs = append(errs, fieldError("missing", "Field required", nil, at("workflow_definition", "blocks")...))
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,5 +121,68 @@ func TestDefinitionsTheServiceAccepts(t *testing.T) {
 	}
 	if url := got.WorkflowDefinition.Blocks[0].(*client.ExtractionBlock).URL; url != "website_url" {
 		t.Errorf("url %q", url)
+	}
+}
+
+// TestQuickDefinitionAgrees: the one-pass reading of a JSON request
+// (quickDefinition) takes only requests the careful path (the envelope,
+// then the typed decoding) reads the same way, and leaves every other
+// request, whose answer is an error or depends on a key it does not read,
+// to the careful path.
+func TestQuickDefinitionAgrees(t *testing.T) {
+	const def = `{"title": "Invoices", "workflow_definition": {"parameters": [
+	    {"key": "portal_url", "parameter_type": "workflow", "workflow_parameter_type": "string"}],
+	  "blocks": [{"block_type": "navigation", "label": "open", "url": "{{ portal_url }}", "navigation_goal": "Open it"}]}}`
+	for _, tc := range []struct {
+		name, body string
+		quick      bool
+		loc        []any
+	}{
+		{"bare", def, true, []any{"body"}},
+		{"wrapped", `{"json_definition": ` + def + `}`, true, []any{"body", "json_definition"}},
+		{"wrapped, with YAML beside it", `{"json_definition": ` + def + `, "yaml_definition": "title: x"}`, false, nil},
+		{"yaml null beside a bare definition", `{"yaml_definition": null, "title": "Invoices", "workflow_definition": {"parameters": [], "blocks": []}}`, false, nil},
+		{"json_definition null beside a bare definition", `{"json_definition": null, "title": "Invoices", "workflow_definition": {"parameters": [], "blocks": []}}`, false, nil},
+		{"no title", `{"workflow_definition": {"parameters": [], "blocks": []}}`, false, nil},
+		{"empty title", `{"title": "", "workflow_definition": {"parameters": [], "blocks": []}}`, false, nil},
+		{"no parameters", `{"title": "Invoices", "workflow_definition": {"blocks": []}}`, false, nil},
+		{"null blocks", `{"title": "Invoices", "workflow_definition": {"parameters": [], "blocks": null}}`, false, nil},
+		{"empty lists", `{"title": "Invoices", "workflow_definition": {"parameters": [], "blocks": []}}`, true, []any{"body"}},
+		{"a title of the wrong type", `{"title": 7, "workflow_definition": {"parameters": [], "blocks": []}}`, false, nil},
+		{"not an object", `[1]`, false, nil},
+		{"not JSON", `{"title": `, false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, loc, ok := quickDefinition([]byte(tc.body))
+			if ok != tc.quick {
+				t.Fatalf("quickDefinition took it: %v, want %v", ok, tc.quick)
+			}
+			if !ok {
+				return
+			}
+			// The careful path, as readDefinition takes it when the quick
+			// one declines.
+			env, err := readEnvelope([]byte(tc.body), "body")
+			if err != nil {
+				t.Fatalf("the careful path refuses what the quick one took: %v", err)
+			}
+			var careful *client.AgentDefinition
+			if env.JSONDefinition != nil {
+				careful, err = definitionFromJSON(env.JSONDefinition, "body", "json_definition")
+			} else {
+				careful, err = definitionFrom([]byte(tc.body), env, "body")
+			}
+			if err != nil {
+				t.Fatalf("the careful path refuses what the quick one took: %v", err)
+			}
+			if !slices.Equal(loc, tc.loc) {
+				t.Errorf("loc = %v, want %v", loc, tc.loc)
+			}
+			a, _ := json.Marshal(got)
+			b, _ := json.Marshal(careful)
+			if string(a) != string(b) {
+				t.Errorf("quick reading:\n%s\ncareful reading:\n%s", a, b)
+			}
+		})
 	}
 }

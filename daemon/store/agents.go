@@ -325,14 +325,13 @@ func agentRows(o *orgTx, wpid string) ([]*client.Agent, error) {
 	return rows, nil
 }
 
-// cloneAgent returns a deep copy of a, through its JSON form (the form it
-// is stored in, so the copy is what a later read returns).
-func cloneAgent(a *client.Agent) (*client.Agent, error) {
-	data, err := json.Marshal(a)
-	if err != nil {
-		return nil, fmt.Errorf("store: encode agent: %w", err)
-	}
-	return decodeAgent(data)
+// copyAgent returns a copy of a for stampVersion to fill: stampVersion
+// sets top-level fields only, so a shallow copy leaves the caller's agent
+// as it was, and the copy shares the caller's definition (which neither
+// the store nor its callers change once it is handed over).
+func copyAgent(a *client.Agent) *client.Agent {
+	c := *a
+	return &c
 }
 
 // stampVersion fills what the store owns in a new version row: its place
@@ -415,10 +414,7 @@ func (a *Agents) prepare(orgID string, def *client.Agent, idempotencyKey string)
 	if def == nil {
 		return nil, fmt.Errorf("store: Agents.Create: nil definition")
 	}
-	ag, err := cloneAgent(def)
-	if err != nil {
-		return nil, err
-	}
+	ag := copyAgent(def)
 	var wpid string
 	if idempotencyKey != "" {
 		wpid = agentid.FromKey(orgID, idempotencyKey)
@@ -465,11 +461,8 @@ func (a *Agents) Update(ctx context.Context, orgID, wpid string, def *client.Age
 	if def == nil {
 		return nil, fmt.Errorf("store: Agents.Update: nil definition")
 	}
-	ag, err := cloneAgent(def)
-	if err != nil {
-		return nil, err
-	}
-	err = a.s.updateOrg(ctx, orgID, func(o *orgTx) error {
+	ag := copyAgent(def)
+	err := a.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		prevSum, err := getSummary(o, wpid)
 		if err != nil {
 			return err

@@ -129,7 +129,11 @@ func agentDef(title string, params ...client.Parameter) *client.Agent {
 // and the definition in the response shape.
 func (f *fixture) version(def *client.Agent) *client.Agent {
 	f.t.Helper()
-	a, err := cloneAgent(def)
+	data, err := json.Marshal(def) // a deep copy: NewVersion changes the definition
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	a, err := decodeAgent(data)
 	if err != nil {
 		f.t.Fatal(err)
 	}
