@@ -115,7 +115,7 @@ func (p *Parameter) ID() string {
 type WorkflowDefinition struct {
 	// Version is 2 when the definition routes with conditional blocks or
 	// next_block_label, else 1; nil lets the service compute it.
-	Version    *int        `json:"version,omitempty"`
+	Version    *int       `json:"version,omitempty"`
 	Parameters Parameters `json:"parameters"` // required; nil is written as []
 	Blocks     Blocks     `json:"blocks"`     // required; nil is written as []
 	// FinallyBlockLabel names a top-level block that runs last, whatever

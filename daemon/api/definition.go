@@ -70,7 +70,7 @@ func readDefinition(r *http.Request) (*client.AgentDefinition, error) {
 // json_definition. yaml_definition is only noticed.
 type anyDefinition struct {
 	client.AgentDefinition
-	YAMLDefinition json.RawMessage `json:"yaml_definition"`
+	YAMLDefinition json.RawMessage   `json:"yaml_definition"`
 	JSONDefinition wrappedDefinition `json:"json_definition"`
 }
 
