@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
 	"github.com/abctl/abctl/internal/testsite"
 )
 
@@ -468,5 +471,56 @@ func TestObserveNames(t *testing.T) {
 		if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(f[0], "[e") && (f[1] == "link" || f[1] == "button") {
 			t.Errorf("a control without a name: %q", l)
 		}
+	}
+}
+
+// TestHostilePage: a page that replaces the built-ins page.js would use
+// (PageHostile: Date.now not a function, JSON.stringify, Array.prototype.map,
+// toJSON on built-in prototypes, querySelectorAll, getBoundingClientRect,
+// getComputedStyle, MutationObserver, Function.prototype.toString) is
+// observed and driven as any other: page.js runs in its own world, where
+// the built-ins are the browser's. The page cannot see page.js either.
+func TestHostilePage(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageHostile))
+	obs := observe(t, tab, p, ObserveOptions{})
+	for sel, want := range map[string]string{"#from": "From", "#to": "To", "#flexible": "Flexible dates"} {
+		if e := find(t, obs, resolve(t, tab, p, sel)); e.Label != want {
+			t.Errorf("%s: label %q, want %q", sel, e.Label, want)
+		}
+	}
+	search := resolve(t, tab, p, "#search-fares")
+	if e := find(t, obs, search); e.Text != "Search fares" || !e.InViewport {
+		t.Errorf("the search button: %+v", e)
+	}
+	if !strings.Contains(obs.Text, "Fares include taxes and fees.") {
+		t.Errorf("the page text:\n%s", obs.Text)
+	}
+	if !strings.Contains(obs.Rendered, `"Search fares"`) {
+		t.Errorf("the prompt lacks the button:\n%s", obs.Rendered)
+	}
+
+	ok(t, "type From")(p.InputText(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#from"), "Lisbon"))
+	ok(t, "type To")(p.InputText(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#to"), "Oslo"))
+	ok(t, "click Search")(p.Click(tctx(t, tab, 5*time.Second), search))
+	if ev := waitEventWith(t, site, testsite.EventFareSearch, "to", "Oslo"); ev.Form.Get("from") != "Lisbon" {
+		t.Errorf("the search reported from=%q", ev.Form.Get("from"))
+	}
+	if obs := observe(t, tab, p, ObserveOptions{}); !strings.Contains(obs.Text, "Searching Lisbon to Oslo") {
+		t.Errorf("the page text after the search:\n%s", obs.Text)
+	}
+
+	// The page's own world (an evaluation without a context id) has no
+	// trace of page.js.
+	res, err := chromedp.Call(tctx(t, tab, 5*time.Second), runtime.Evaluate, runtime.EvaluateParams{
+		Expression:    `(() => { const s = Object.getOwnPropertySymbols(globalThis), o = []; for (let i = 0; i < s.length; i++) o.push(String(s[i])); return o.join(","); })()`,
+		ReturnByValue: new(true),
+	})
+	if err != nil || res.ExceptionDetails != nil {
+		t.Fatalf("evaluating in the page's world: %v %+v", err, res.ExceptionDetails)
+	}
+	if v := string(res.Result.Value); strings.Contains(v, jsKey) {
+		t.Errorf("the page's world holds page.js: %s", v)
 	}
 }

@@ -22,20 +22,28 @@
 //
 // # Ids and epochs
 //
-// The walker runs in the page's main world and keeps its state in a closure
-// reachable only through a Symbol-keyed, non-enumerable global: a counter, a
-// Map from local number to element and a WeakMap from element to number, so a
-// node keeps its local number for as long as it lives. Go maps (realm, realm
-// token, local number) to a short global id ("e12") from a counter that is
-// never reset, so an id is never reused, and ids are stable across
-// re-observations of the same nodes. This was chosen over the alternatives:
-// data attributes written into the DOM are visible to the page, copied by
-// cloneNode (two nodes with one id) and trip MutationObservers; an isolated
-// world (Page.createIsolatedWorld) makes chromedp v0.23 record the isolated
-// context as the frame's context (it does not look at isDefault), which would
-// change what chromedp queries and Poll see for other users of the tab; and
-// backendNodeIds need one DOM.describeNode round trip per element to connect
-// them to the walker's output.
+// The walker runs in an isolated world of each document (Page.
+// createIsolatedWorld, named "abctl"), as Playwright's utility world does:
+// it shares the DOM with the page but not its JavaScript, so a page that
+// replaces built-ins (Date.now, JSON.stringify, Array.prototype.map,
+// Element.prototype methods, MutationObserver) or adds toJSON to built-in
+// prototypes can neither break nor mislead it, and cannot see it. Its state
+// lives in a closure reachable through a Symbol-keyed global of that world:
+// a counter, a Map from local number to element and a WeakMap from element
+// to number, so a node keeps its local number for as long as it lives. Go
+// maps (realm, realm token, local number) to a short global id ("e12")
+// from a counter that is never reset, so an id is never reused, and ids are
+// stable across re-observations of the same nodes. Data attributes written
+// into the DOM were the alternative: visible to the page, copied by
+// cloneNode (two nodes with one id), and noise for MutationObservers.
+//
+// One consequence for other users of the tab: chromedp v0.23 records the
+// last execution context created in a frame as the frame's context, without
+// looking at isDefault, so once a Page has observed a document, chromedp's
+// own Evaluate, Poll and queries on that tab run in the abctl world too.
+// They see the same DOM, but not the page's JavaScript globals; code that
+// needs those evaluates with runtime.Evaluate and no context id (the main
+// world), as this package does for location.href and document.readyState.
 //
 // The epoch changes when the main frame commits a new document (seen through
 // Page.frameNavigated) or when the walker finds a new realm token (a replaced
@@ -343,7 +351,7 @@ func New(tab context.Context) *Page {
 		return p
 	}
 	p.nav.setMain(cdp.FrameID(c.Target.TargetID))
-	p.top = &realm{key: "top", sess: tab}
+	p.top = &realm{key: "top", sess: tab, frameID: cdp.FrameID(c.Target.TargetID)}
 	return p
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/cdproto"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
@@ -29,10 +30,15 @@ type realm struct {
 	cancel context.CancelFunc
 	// targetID is the CDP target of an out-of-process frame.
 	targetID target.ID
-	// docFrame is set for an in-process frame that is evaluated through its
-	// document object (docObj) on the parent's session.
+	// frameID is the frame whose document the realm is.
+	frameID cdp.FrameID
+	// docFrame is set for an in-process frame evaluated on the parent's
+	// session (its frameID).
 	docFrame cdp.FrameID
-	docObj   runtime.RemoteObjectID
+	// world is the execution context of page.js's isolated world in the
+	// frame's current document; 0 until it is made, and again once a
+	// call finds it gone (the frame has a new document).
+	world runtime.ExecutionContextID
 	// parent and host name the frame element that holds the realm.
 	parent    *realm
 	hostTok   string
@@ -74,7 +80,19 @@ func quoteJS(s string) string {
 
 var installExpr = pageJS + "(" + quoteJS(jsKey) + ")"
 
-// eval evaluates an expression in a realm.
+// worldName names page.js's isolated world in the execution contexts a
+// CDP client sees.
+const worldName = "abctl"
+
+// eval evaluates an expression in page.js's isolated world of a realm.
+//
+// page.js runs in an isolated world (Page.createIsolatedWorld), as
+// Playwright's utility world: it shares the DOM with the page but none of
+// its JavaScript, so a page that replaces Date, JSON, Array.prototype,
+// Element.prototype or MutationObserver, or adds toJSON to built-in
+// prototypes, cannot break or mislead the observation, and cannot see
+// page.js. The world lives as long as the frame's document; a call that
+// finds it gone makes it again, once, in the new document.
 func (p *Page) eval(ctx context.Context, r *realm, expr string, byValue, await bool) (*runtime.RemoteObject, error) {
 	if r.gone {
 		return nil, errRealmGone
@@ -84,50 +102,71 @@ func (p *Page) eval(ctx context.Context, r *realm, expr string, byValue, await b
 	}
 	sctx, cancel := derive(r.sess, ctx, 0)
 	defer cancel()
-	var res *runtime.RemoteObject
-	var exc *runtime.ExceptionDetails
-	if r.docFrame != "" {
-		obj, err := p.docObject(ctx, r)
+	for {
+		id, made, err := p.world(sctx, r)
 		if err != nil {
 			return nil, err
 		}
-		out, err := chromedp.Call(sctx, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
-			FunctionDeclaration: "function(){return (" + expr + "\n)}",
-			ObjectID:            obj,
-			ReturnByValue:       &byValue,
-			AwaitPromise:        &await,
-			Silent:              new(true),
-			ObjectGroup:         "abctl-page",
-		})
-		if err != nil {
-			r.docObj = ""
-			return nil, classify(err)
-		}
-		res, exc = out.Result, out.ExceptionDetails
-	} else {
 		out, err := chromedp.Call(sctx, runtime.Evaluate, runtime.EvaluateParams{
 			Expression:    expr,
+			ContextID:     id,
 			ReturnByValue: &byValue,
 			AwaitPromise:  &await,
 			Silent:        new(true),
 			ObjectGroup:   "abctl-page",
 		})
 		if err != nil {
+			r.world = 0
+			if !made && isGoneContext(err) {
+				continue // made for an earlier document of the frame
+			}
 			return nil, classify(err)
 		}
-		res, exc = out.Result, out.ExceptionDetails
-	}
-	if exc != nil {
-		msg := exc.Text
-		if exc.Exception != nil && exc.Exception.Description != "" {
-			msg = exc.Exception.Description
+		if exc := out.ExceptionDetails; exc != nil {
+			msg := exc.Text
+			if exc.Exception != nil && exc.Exception.Description != "" {
+				msg = exc.Exception.Description
+			}
+			if isNavMessage(msg) {
+				return nil, fmt.Errorf("%w (%s)", errNavRace, firstLine(msg))
+			}
+			return nil, fmt.Errorf("page script: %s", firstLine(msg))
 		}
-		if isNavMessage(msg) {
-			return nil, fmt.Errorf("%w (%s)", errNavRace, firstLine(msg))
-		}
-		return nil, fmt.Errorf("page script: %s", firstLine(msg))
+		return out.Result, nil
 	}
-	return res, nil
+}
+
+// world returns the realm's isolated world, making it when there is none
+// (made is then true).
+func (p *Page) world(sctx context.Context, r *realm) (id runtime.ExecutionContextID, made bool, err error) {
+	if r.world != 0 {
+		return r.world, false, nil
+	}
+	out, err := chromedp.Call(sctx, page.CreateIsolatedWorld, page.CreateIsolatedWorldParams{
+		FrameID:   r.frameID,
+		WorldName: worldName,
+	})
+	if err != nil {
+		if isGoneFrame(err) {
+			if r.docFrame != "" {
+				return 0, false, fmt.Errorf("%w: %v", errRealmGone, err)
+			}
+			return 0, false, fmt.Errorf("%w (%v)", errNavRace, err)
+		}
+		return 0, false, classify(err)
+	}
+	r.world = out.ExecutionContextID
+	return r.world, true, nil
+}
+
+// isGoneContext reports an evaluation in a context that no longer exists.
+func isGoneContext(err error) bool {
+	return strings.Contains(err.Error(), "Cannot find context with specified id")
+}
+
+// isGoneFrame reports a frame that no longer exists.
+func isGoneFrame(err error) bool {
+	return strings.Contains(err.Error(), "No frame for given id found")
 }
 
 // classify turns the protocol errors of a document that went away into
@@ -247,45 +286,6 @@ func (p *Page) release(ctx context.Context, r *realm) {
 	_, _ = chromedp.Call(sctx, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: "abctl-page"})
 }
 
-// docObject returns the document object of an in-process frame realm,
-// resolving it through the frame element of the parent when needed.
-func (p *Page) docObject(ctx context.Context, r *realm) (runtime.RemoteObjectID, error) {
-	if r.docObj != "" {
-		return r.docObj, nil
-	}
-	if r.parent == nil {
-		return "", errRealmGone
-	}
-	obj, err := p.object(ctx, r.parent, r.hostTok, r.hostLocal)
-	if err != nil {
-		return "", err
-	}
-	if obj == "" {
-		return "", errRealmGone
-	}
-	sctx, cancel := derive(r.sess, ctx, 0)
-	defer cancel()
-	dn, err := chromedp.Call(sctx, dom.DescribeNode, dom.DescribeNodeParams{ObjectID: obj})
-	if err != nil {
-		return "", classify(err)
-	}
-	if dn.Node == nil || dn.Node.ContentDocument == nil {
-		return "", errRealmGone
-	}
-	rn, err := chromedp.Call(sctx, dom.ResolveNode, dom.ResolveNodeParams{
-		BackendNodeID: dn.Node.ContentDocument.BackendNodeID,
-		ObjectGroup:   "abctl-doc",
-	})
-	if err != nil {
-		return "", classify(err)
-	}
-	if rn.Object == nil || rn.Object.ObjectID == "" {
-		return "", errRealmGone
-	}
-	r.docObj = rn.Object.ObjectID
-	return r.docObj, nil
-}
-
 // childRealm returns the realm of a frame that the walker of parent could
 // not enter, making it (and, for an out-of-process frame, a session to its
 // target) on first use. Callers hold p.sem.
@@ -314,7 +314,7 @@ func (p *Page) childRealm(ctx context.Context, parent *realm, tok string, local 
 	var r *realm
 	if dn.Node.ContentDocument != nil {
 		// In the tab's process, but closed to the parent's scripts.
-		r = &realm{key: "d:" + string(dn.Node.FrameID), sess: parent.sess, docFrame: dn.Node.FrameID}
+		r = &realm{key: "d:" + string(dn.Node.FrameID), sess: parent.sess, frameID: dn.Node.FrameID, docFrame: dn.Node.FrameID}
 	} else {
 		tid := target.ID(dn.Node.FrameID)
 		if s, ok := p.sessions[string(tid)]; ok && !s.gone {
@@ -324,7 +324,7 @@ func (p *Page) childRealm(ctx context.Context, parent *realm, tok string, local 
 			if err != nil {
 				return nil, fmt.Errorf("attach to the frame's target: %w", err)
 			}
-			r = &realm{key: "t:" + string(tid), sess: fctx, cancel: fcancel, targetID: tid}
+			r = &realm{key: "t:" + string(tid), sess: fctx, cancel: fcancel, targetID: tid, frameID: cdp.FrameID(tid)}
 			p.sessions[string(tid)] = r
 		}
 	}

@@ -73,6 +73,14 @@
 //     #disabled-button, #sliding-button (in a panel that slides in with a
 //     300 ms transition) and #covered-button (under an overlay, #overlay).
 //     A click reports Event "late-click" (button).
+//   - /hostile.html (PageHostile): a fare search form (#from, #to,
+//     #flexible, #search-fares, whose click writes "Searching FROM to TO"
+//     into #fare-note and reports Event "fare-search") on a page that
+//     replaces built-ins before anything else runs: Date (whose now is not
+//     a function), JSON.stringify, Array.prototype.map, toJSON on
+//     Array.prototype and Object.prototype, querySelectorAll,
+//     getBoundingClientRect, getComputedStyle, MutationObserver and
+//     Function.prototype.toString.
 //   - /banner.html (PageCookieBanner): a fixed cookie banner covers the
 //     #continue-button until #accept-cookies or #reject-cookies is clicked
 //     (Event "cookie-accept"); a click on Continue reports Event
@@ -181,6 +189,7 @@ const (
 	PageTodos         = "/todos.html"
 	PageTodosApp      = "/todos/" // redirects to PageTodos
 	PageLate          = "/late.html"
+	PageHostile       = "/hostile.html"
 )
 
 // Endpoints the pages post to, and the kinds of the events they record.
@@ -198,6 +207,7 @@ const (
 	EventFrameClick     = "frame-click"
 	EventShadowClick    = "shadow-click"
 	EventTodoAdded      = "todo-added"
+	EventFareSearch     = "fare-search"
 	EventLateClick      = "late-click"
 	EventCookieAccept   = "cookie-accept" // Form "choice": "accept" or "reject"
 	EventBannerContinue = "banner-continue"
