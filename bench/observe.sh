@@ -9,7 +9,8 @@
 # About a minute.
 #
 # Environment: ROUNDS (15), PLAYWRIGHT_VERSION (1.64.1), CHROMIUM
-# (/usr/bin/chromium), BENCH_OUT (a directory to keep the table in).
+# (/usr/bin/chromium), BENCH_OUT (a directory to keep the table in), DUMP (a
+# directory to write what each side would put in a prompt into, per page).
 set -euo pipefail
 ROUNDS=${ROUNDS:-15}
 PLAYWRIGHT_VERSION=${PLAYWRIGHT_VERSION:-1.64.1}
@@ -31,5 +32,5 @@ go build -o "$work/observe" ./bench/observe
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "source: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); $($CHROMIUM --version); playwright-core $PLAYWRIGHT_VERSION; node $(node --version)"
 	echo
-	"$work/observe" -node-dir "$work" -rounds "$ROUNDS" -chromium "$CHROMIUM" -v
+	"$work/observe" -node-dir "$work" -rounds "$ROUNDS" -chromium "$CHROMIUM" -v ${DUMP:+-dump "$DUMP"}
 } | tee "${BENCH_OUT:-$work}/observe.md"

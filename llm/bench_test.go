@@ -20,7 +20,7 @@ import (
 // observation of 120 elements (~7 KB), a schema.
 func benchRequest() *llm.Request {
 	var obs strings.Builder
-	obs.WriteString("Page: Checkout\nURL: http://127.0.0.1/checkout\nInteractive elements ([id] kind \"name\" details):\n")
+	obs.WriteString("Page: Checkout\nURL: http://127.0.0.1/checkout\nInteractive elements:\n")
 	for i := range 120 {
 		fmt.Fprintf(&obs, "[e%d] input \"Field number %d\" placeholder=\"value %d\" required\n", i+1, i+1, i+1)
 	}

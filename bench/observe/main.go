@@ -14,7 +14,10 @@
 // its select's list). The parts a browser draws inside a field (a date
 // input's segments) are not counted.
 //
-//	observe -node-dir DIR [-rounds 15] [-chromium /usr/bin/chromium]
+//	observe -node-dir DIR [-rounds 15] [-chromium /usr/bin/chromium] [-dump DIR]
+//
+// With -dump, what each side would put in a prompt is written there, per
+// page: NAME.abctl.txt and NAME.playwright.yaml.
 //
 // DIR holds node_modules with playwright-core and aria.mjs. It starts the
 // test site (internal/testsite) and Chromium on loopback, prints a Markdown
@@ -68,6 +71,8 @@ type result struct {
 	page                   string
 	abctlMS, pwMS          float64
 	abctlChars, pwChars    int
+	pwMCPChars             int // the snapshot with the page state lines Playwright's MCP server sends
+	abctlText, pwText      string
 	truth                  int
 	abctlFound, pwFound    int
 	abctlMissing, pwMissed []string
@@ -78,6 +83,7 @@ func main() {
 	rounds := flag.Int("rounds", 15, "observations per page and side, after a warm-up")
 	chromium := flag.String("chromium", "/usr/bin/chromium", "the Chromium both sides drive")
 	verbose := flag.Bool("v", false, "list the controls each side missed")
+	dump := flag.String("dump", "", "a directory to write each side's prompt text into, per page")
 	flag.Parse()
 	if *nodeDir == "" {
 		log.Fatal("observe: -node-dir is required")
@@ -125,6 +131,18 @@ func main() {
 		}
 		r.page = path
 		results = append(results, r)
+		if *dump != "" {
+			name := strings.Trim(strings.NewReplacer("/", "_", ".html", "").Replace(path), "_")
+			if name == "" {
+				name = "index"
+			}
+			if err := errors.Join(
+				os.WriteFile(filepath.Join(*dump, name+".abctl.txt"), []byte(r.abctlText), 0o644),
+				os.WriteFile(filepath.Join(*dump, name+".playwright.yaml"), []byte(r.pwText), 0o644),
+			); err != nil {
+				log.Fatal(err)
+			}
+		}
 		fmt.Fprintf(os.Stderr, "%s: abctl %.1f ms, Playwright %.1f ms\n", path, r.abctlMS, r.pwMS)
 	}
 	report(os.Stdout, results, *rounds, *verbose)
@@ -190,7 +208,7 @@ func measure(bctx context.Context, url string, rounds int, toNode io.Writer, fro
 		}
 		ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
 	}
-	r.abctlMS, r.abctlChars = median(ms), len(obs.Rendered)
+	r.abctlMS, r.abctlChars, r.abctlText = median(ms), len(obs.Rendered), obs.Rendered
 
 	truth, err := firstViewportControls(tab)
 	if err != nil {
@@ -214,7 +232,8 @@ func measure(bctx context.Context, url string, rounds int, toNode io.Writer, fro
 	if err := json.Unmarshal(line, &pw); err != nil || pw.Error != "" {
 		return r, fmt.Errorf("the Playwright side: %v %s", err, pw.Error)
 	}
-	r.pwMS, r.pwChars = pw.MedianMS, len(pw.Snapshot)
+	r.pwMS, r.pwChars, r.pwText = pw.MedianMS, len(pw.Snapshot), pw.Snapshot
+	r.pwMCPChars = len(mcpPageState(obs.URL, obs.Title, pw.Snapshot))
 	snap := snapshotControls(pw.Snapshot)
 	for _, c := range truth {
 		if abctlShows(obs, c) {
@@ -357,15 +376,22 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
+// mcpPageState is a snapshot as Playwright's MCP server puts it in a
+// model's context: under the page's URL and title, which abctl's prompt
+// carries too (its first two lines), in a YAML code block.
+func mcpPageState(url, title, snapshot string) string {
+	return "- Page URL: " + url + "\n- Page Title: " + title + "\n- Page Snapshot:\n```yaml\n" + snapshot + "\n```\n"
+}
+
 func report(w io.Writer, rs []result, rounds int, verbose bool) {
 	fmt.Fprintf(w, "Medians of %d observations per page and side, after a warm-up; recall: named interactive controls of the first viewport (the browser's accessibility tree) shown with a matching name.\n\n", rounds)
-	fmt.Fprintln(w, "| page | abctl ms | Playwright ms | speed-up | abctl prompt chars | Playwright snapshot chars | controls | abctl recall | Playwright recall |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| page | abctl ms | Playwright ms | speed-up | abctl prompt chars | Playwright snapshot chars | the same with URL and title, as Playwright's MCP server sends it | controls | abctl recall | Playwright recall |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	var speed, ab, pw []float64
 	var truth, abF, pwF int
 	for _, r := range rs {
-		fmt.Fprintf(w, "| `%s` | %.1f | %.1f | %.1f× | %d | %d | %d | %d | %d |\n", r.page, r.abctlMS, r.pwMS, r.pwMS/r.abctlMS,
-			r.abctlChars, r.pwChars, r.truth, r.abctlFound, r.pwFound)
+		fmt.Fprintf(w, "| `%s` | %.1f | %.1f | %.1f× | %d | %d | %d | %d | %d | %d |\n", r.page, r.abctlMS, r.pwMS, r.pwMS/r.abctlMS,
+			r.abctlChars, r.pwChars, r.pwMCPChars, r.truth, r.abctlFound, r.pwFound)
 		speed = append(speed, r.pwMS/r.abctlMS)
 		ab, pw = append(ab, r.abctlMS), append(pw, r.pwMS)
 		truth, abF, pwF = truth+r.truth, abF+r.abctlFound, pwF+r.pwFound

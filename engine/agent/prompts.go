@@ -43,7 +43,7 @@ const ObserveBudget = planElementBudget
 
 const planSystem = `You operate a web browser for a user, one step at a time, until their goal is reached or cannot be.
 
-Each turn you get the goal, the user's details, the steps taken so far and the current page: its interactive elements, one per line with an id in brackets such as [e12], its visible text and, when you can read images, a screenshot.
+Each turn you get the goal, the user's details, the steps taken so far and the current page: its interactive elements, one per line as [id] kind "name" details (such as [e12] button "Sign in"), its visible text and, when you can read images, a screenshot.
 
 Answer with one JSON object:
 {"thought": "...", "actions": [{"type": "...", "id": "...", "text": "..."}], "data": null}
@@ -147,7 +147,7 @@ var classifySchema = json.RawMessage(`{
  "additionalProperties": false
 }`)
 
-const locateSystem = `You find, on a web page, the one element an instruction is about, for a browser automation. The page lists its interactive elements, one per line with an id in brackets such as [e12].
+const locateSystem = `You find, on a web page, the one element an instruction is about, for a browser automation. The page lists its interactive elements, one per line as [id] kind "name" details (such as [e12] button "Sign in").
 
 Answer with one JSON object: {"id": "...", "text": "...", "reasoning": "..."}
 "id": the element's id from the list, or "" when no element fits.

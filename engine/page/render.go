@@ -46,7 +46,9 @@ func render(obs *Observation, o ObserveOptions) {
 	if len(obs.Elements) == 0 {
 		hb.WriteString("No interactive elements.\n")
 	} else {
-		hb.WriteString("Interactive elements ([id] kind \"name\" details):\n")
+		// The line format ([id] kind "name" details) is explained once, in
+		// the system prompts, not in every observation.
+		hb.WriteString("Interactive elements:\n")
 	}
 	header := hb.String()
 	if len(header) > budget/2 {

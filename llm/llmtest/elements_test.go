@@ -175,7 +175,7 @@ func TestElementIDOnRealRenderings(t *testing.T) {
 
 func TestElementsFromText(t *testing.T) {
 	// A rendering with the markers page writes around element lines.
-	text := "Page: Shop\nURL: http://127.0.0.1/\nInteractive elements ([id] kind \"name\" details):\n" +
+	text := "Page: Shop\nURL: http://127.0.0.1/\nInteractive elements:\n" +
 		"-- top document --\n" +
 		"[e1] link \"Home\" -> /\n" +
 		"[e2] input:search placeholder=\"Search products\" value=\"shoes\"\n" +
