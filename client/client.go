@@ -38,6 +38,8 @@ type Client struct {
 	Folders *FoldersService // folders that group agents
 	Tags    *TagsService    // the tag registry: keys, values and their colours
 	Actions *ActionsService // single browser actions (run_action)
+	// Credentials: passwords, cards and secrets, and one-time codes.
+	Credentials *CredentialsService
 }
 
 type service struct{ client *Client }
@@ -76,6 +78,7 @@ func newClient(cfg *config) *Client {
 	c.Folders = (*FoldersService)(&c.common)
 	c.Tags = (*TagsService)(&c.common)
 	c.Actions = (*ActionsService)(&c.common)
+	c.Credentials = (*CredentialsService)(&c.common)
 	return c
 }
 

@@ -3,9 +3,11 @@ package daemon_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -29,24 +31,39 @@ type env struct {
 	store *store.Store
 	key   string         // organization A's key
 	a, b  *client.Client // clients of organizations A and B
+	orgA  string         // the organizations' ids
+	orgB  string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "abctl.db"), store.Options{})
+	return newEnvLogging(t, nil)
+}
+
+// newEnvLogging is newEnv with the handler's logs (its access log too)
+// written to logs.
+func newEnvLogging(t *testing.T, logs io.Writer) *env {
+	t.Helper()
+	secret := make([]byte, store.SecretSize)
+	rand.Read(secret)
+	st, err := store.Open(filepath.Join(t.TempDir(), "abctl.db"), store.Options{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	_, keyA, err := st.CreateOrganization(t.Context(), "a")
+	orgA, keyA, err := st.CreateOrganization(t.Context(), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, keyB, err := st.CreateOrganization(t.Context(), "b")
+	orgB, keyB, err := st.CreateOrganization(t.Context(), "b")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.NewServer(st, nil))
+	var logger *slog.Logger
+	if logs != nil {
+		logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	srv := httptest.NewServer(api.NewServer(st, logger))
 	t.Cleanup(srv.Close)
 	mk := func(key string) *client.Client {
 		c, err := client.New(client.WithBaseURL(srv.URL), client.WithAPIKey(key), client.WithMaxRetries(0))
@@ -55,7 +72,7 @@ func newEnv(t *testing.T) *env {
 		}
 		return c
 	}
-	return &env{t: t, url: srv.URL, store: st, key: keyA, a: mk(keyA), b: mk(keyB)}
+	return &env{t: t, url: srv.URL, store: st, key: keyA, a: mk(keyA), b: mk(keyB), orgA: orgA.ID, orgB: orgB.ID}
 }
 
 // raw sends a request by hand, for what the client would never send.

@@ -294,6 +294,8 @@ var served = []string{
 	"GET /v1/tag-keys", "PATCH /v1/tag-keys/{key}", "DELETE /v1/tag-keys/{key}",
 	"GET /v1/tag-values", "PATCH /v1/tag-values/{key}", "DELETE /v1/tag-values/{key}", "PATCH /v1/tag-values/{key}/rename",
 	"POST /v1/folders", "GET /v1/folders", "GET /v1/folders/{folder_id}", "PUT /v1/folders/{folder_id}", "DELETE /v1/folders/{folder_id}",
+	"POST /v1/credentials", "GET /v1/credentials", "GET /v1/credentials/{credential_id}",
+	"POST /v1/credentials/{credential_id}/update", "POST /v1/credentials/{credential_id}/delete", "POST /v1/credentials/totp",
 }
 
 func TestResponsesMatchTheUpstreamSchema(t *testing.T) {
@@ -501,6 +503,25 @@ func exerciseEveryOperation(t *testing.T, c *client.Client, raw func(method, pat
 	_, err = c.Tags.DeleteKey(ctx, "env")
 	must(err)
 
+	// Credentials and one-time codes.
+	for _, data := range []client.CredentialData{
+		&client.PasswordCredential{Username: "ada", Password: "correct horse", TOTP: "JBSWY3DPEHPK3PXP", TOTPIdentifier: "ada@example.com"},
+		&client.CreditCardCredential{CardNumber: "4111 1111 1111 1111", CardCVV: "123", CardExpMonth: "12", CardExpYear: "2030", CardBrand: "visa", CardHolderName: "Ada Lovelace"},
+		&client.SecretCredential{SecretValue: "sk-test", SecretLabel: "API key"},
+	} {
+		cred, err := c.Credentials.Create(ctx, &client.CredentialRequest{Name: "Portal", Credential: data})
+		must(err)
+		_, err = c.Credentials.Get(ctx, cred.CredentialID)
+		must(err)
+		_, err = c.Credentials.Update(ctx, cred.CredentialID, &client.CredentialRequest{Name: "Portal (renamed)", Credential: data})
+		must(err)
+	}
+	creds, err := c.Credentials.List(ctx, nil)
+	must(err)
+	must(c.Credentials.Delete(ctx, creds[0].CredentialID))
+	_, err = c.Credentials.SendTOTPCode(ctx, &client.TOTPCodeRequest{TOTPIdentifier: "ada@example.com", Content: "Your code is 123456"})
+	must(err)
+
 	// A single action.
 	action, err := c.Actions.Run(ctx, &client.RunActionRequest{URL: "https://example.com/", Action: client.Action{Type: client.ActionClick, Selector: "#go"}})
 	must(err)
@@ -525,6 +546,12 @@ func exerciseEveryOperation(t *testing.T, c *client.Client, raw func(method, pat
 		{"GET", "/v1/agents/runs?page=0", ""},
 		{"POST", "/v1/agents/runs/wr_404/retry", ""},
 		{"GET", "/v1/folders/fld_404", ""},
+		{"GET", "/v1/credentials/cred_404", ""},
+		{"POST", "/v1/credentials/cred_404/update", `{"name":"x","credential_type":"secret","credential":{"secret_value":"v"}}`},
+		{"POST", "/v1/credentials/cred_404/delete", ""},
+		{"POST", "/v1/credentials", `{"name":"x","credential_type":"token","credential":{}}`},
+		{"GET", "/v1/credentials?page_size=0", ""},
+		{"POST", "/v1/credentials/totp", `{"totp_identifier":"ada@example.com"}`},
 		{"POST", "/v1/folders", `{}`},
 		{"PATCH", "/v1/tag-values/team", `{"value":"x","color":"plaid"}`},
 		{"POST", "/v1/sdk/run_action", `{"url":"https://example.com/"}`},

@@ -125,6 +125,8 @@ func recordNoun(r store.Record) string {
 		return "Workflow run"
 	case store.RecordTagKey:
 		return "Tag key"
+	case store.RecordCredential:
+		return "Credential"
 	}
 	return string(r)
 }

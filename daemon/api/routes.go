@@ -49,6 +49,13 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/runs/{id}/artifacts", s.handleRunArtifacts)
 	api.HandleFunc("POST /v1/sdk/run_action", s.handleRunAction)
 
+	api.HandleFunc("POST /v1/credentials", s.handleCreateCredential)
+	api.HandleFunc("GET /v1/credentials", s.handleListCredentials)
+	api.HandleFunc("POST /v1/credentials/totp", s.handleSendTOTPCode)
+	api.HandleFunc("GET /v1/credentials/{id}", s.handleGetCredential)
+	api.HandleFunc("POST /v1/credentials/{id}/update", s.handleUpdateCredential)
+	api.HandleFunc("POST /v1/credentials/{id}/delete", s.handleDeleteCredential)
+
 	// Only workflow runs (wr_) carry tags.
 	runTags := tagRoutes{s: s, kind: store.RunSubject}
 	api.HandleFunc("POST /v1/runs/{id}/tags", runTags.apply)

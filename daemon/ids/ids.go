@@ -30,6 +30,8 @@ const (
 	PrefixAgent             = agentid.Prefix // an agent (workflow permanent id), the same across versions
 	PrefixAgentVersion      = "w"            // one version row of an agent
 	PrefixFolder            = "fld"          // a folder
+	PrefixCredential        = "cred"         // a credential
+	PrefixTOTPCode          = "totp"         // a pushed one-time code
 	PrefixOrganization      = "o"            // an organization
 	PrefixWorkflowParameter = "wp"           // a parameter record of type workflow
 	PrefixOutputParameter   = "op"           // an output parameter record

@@ -28,6 +28,7 @@ const (
 	RecordOrganization Record = "organization"
 	RecordAgent        Record = "agent"
 	RecordFolder       Record = "folder"
+	RecordCredential   Record = "credential"
 	RecordRun          Record = "run"
 	// RecordWorkflowRun is a run looked up as a tag subject: only workflow
 	// runs (wr_) carry tags.

@@ -12,6 +12,7 @@ package store
 // the keys.
 
 import (
+	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -19,6 +20,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -27,9 +29,24 @@ import (
 // SecretSize is the size of Options.Secret.
 const SecretSize = 32
 
-// sealer seals API keys; nil when the store has no secret, and then keys
-// are not sealed and webhooks cannot be signed.
-type sealer struct{ aead cipher.AEAD }
+// sealer seals API keys and credentials, each under its own key derived
+// from the secret; nil when the store has no secret, and then keys are not
+// sealed, webhooks cannot be signed and credentials cannot be stored.
+type sealer struct {
+	aead  cipher.AEAD // API keys
+	creds cipher.AEAD // credentials' secrets and the secret check
+}
+
+// deriveAEAD makes an AES-256-GCM keyed with HMAC-SHA256(secret, label).
+func deriveAEAD(secret []byte, label string) (cipher.AEAD, error) {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(label))
+	block, err := aes.NewCipher(mac.Sum(nil))
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
 
 func newSealer(secret []byte) (*sealer, error) {
 	if secret == nil {
@@ -38,19 +55,17 @@ func newSealer(secret []byte) (*sealer, error) {
 	if len(secret) != SecretSize {
 		return nil, fmt.Errorf("store: the secret must be %d bytes, not %d", SecretSize, len(secret))
 	}
-	// Derive the sealing key, so that the same secret can key other things
-	// (artifact URLs) without the two uses ever sharing a key.
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte("abctl api key sealing v1"))
-	block, err := aes.NewCipher(mac.Sum(nil))
+	// Derive a key per use, so that the same secret can key other things
+	// (artifact URLs) without two uses ever sharing a key.
+	aead, err := deriveAEAD(secret, "abctl api key sealing v1")
 	if err != nil {
 		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
+	creds, err := deriveAEAD(secret, "abctl credential sealing v1")
 	if err != nil {
 		return nil, err
 	}
-	return &sealer{aead: aead}, nil
+	return &sealer{aead: aead, creds: creds}, nil
 }
 
 // seal returns nonce || ciphertext, bound to the key's hash.
@@ -125,4 +140,80 @@ func (s *Store) SigningKey(ctx context.Context, hash []byte) (string, error) {
 		return err
 	})
 	return key, err
+}
+
+// sealWith returns nonce || the sealed plaintext, bound to ad.
+func sealWith(aead cipher.AEAD, plaintext, ad []byte) ([]byte, error) {
+	nonce := make([]byte, aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("store: seal: %w", err)
+	}
+	return aead.Seal(nonce, nonce, plaintext, ad), nil
+}
+
+// openWith opens what sealWith sealed with the same ad.
+func openWith(aead cipher.AEAD, sealed, ad []byte) ([]byte, error) {
+	n := aead.NonceSize()
+	if len(sealed) < n {
+		return nil, errors.New("store: sealed value too short")
+	}
+	return aead.Open(nil, sealed[:n], sealed[n:], ad)
+}
+
+var (
+	keySecretCheck  = []byte("secret_check")
+	secretCheckText = []byte("abctl: the store's secret")
+)
+
+// verifySecret makes sure the store's secret is the one its sealed values
+// were sealed with: the first Open with a secret seals a known text into
+// meta/secret_check (recordSecret), and every later Open must be able to
+// open it. A replaced secret file (or a new one made for a missing one) is
+// then an error at start, before anything is written or sealed under the
+// wrong key.
+func verifySecret(db *bolt.DB, sl *sealer) error {
+	var sealed []byte
+	if err := db.View(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			sealed = bytes.Clone(meta.Get(keySecretCheck))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if sealed == nil || sl == nil {
+		// Without a secret (the offline organization commands) the store
+		// opens, and cannot seal or unseal.
+		return nil
+	}
+	if _, err := openWith(sl.creds, sealed, keySecretCheck); err != nil {
+		return errors.New("store: the secret does not open this store's sealed values (credentials, API keys): it is not the secret they were sealed with; restore the data directory's original secret file (a new one cannot read them)")
+	}
+	return nil
+}
+
+// recordSecret seals the known text under the store's secret, when the
+// store has a secret and no check yet.
+func recordSecret(db *bolt.DB, sl *sealer) error {
+	if sl == nil {
+		return nil
+	}
+	recorded := false
+	if err := db.View(func(tx *bolt.Tx) error {
+		recorded = tx.Bucket(bucketMeta).Get(keySecretCheck) != nil
+		return nil
+	}); err != nil || recorded {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta.Get(keySecretCheck) != nil {
+			return nil
+		}
+		check, err := sealWith(sl.creds, secretCheckText, keySecretCheck)
+		if err != nil {
+			return err
+		}
+		return meta.Put(keySecretCheck, check)
+	})
 }

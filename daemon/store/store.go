@@ -8,6 +8,8 @@
 //
 //	meta/
 //	    schema_version                      -> uint64 BE: the last migration applied
+//	    secret_check                        -> a known text sealed under Options.Secret: Open
+//	                                           refuses a secret that cannot open it
 //	    run_view_format                     -> the Format of the Options.RunViews that made
 //	                                           the run views (runview.go); Open re-makes
 //	                                           them all when its RunViews' Format differs
@@ -60,6 +62,14 @@
 //	            <run id> 0x00 <n uint32 BE> -> client.RunBlock JSON: the run's nth block
 //	                                           execution, its newest MaxRunBlocks kept
 //	                                           (runsteps.go)
+//	        credentials/
+//	            <credential id>             -> credentialRecord JSON: name, type, what answers
+//	                                           show (username, card's last four and brand,
+//	                                           secret's label) and the secret itself sealed
+//	                                           (credentials.go)
+//	        totp_codes/
+//	            <identifier> 0x00 <created_at int64 BE> <code id> -> client.TOTPCode JSON: a
+//	                                           pushed one-time code not yet used or expired
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/
@@ -156,6 +166,8 @@ var (
 	bucketRunOrder       = []byte("run_order")
 	bucketRunSteps       = []byte("run_steps")
 	bucketRunBlocks      = []byte("run_blocks")
+	bucketCredentials    = []byte("credentials")
+	bucketTOTPCodes      = []byte("totp_codes")
 
 	// orgBuckets are the buckets of every organization (see orgTx).
 	orgBuckets = orgBucketNames[:]
@@ -207,6 +219,8 @@ type Store struct {
 	folders Folders
 	runs    Runs
 	tags    Tags
+
+	credentials Credentials
 }
 
 // Agents returns the agents of the organizations.
@@ -221,6 +235,10 @@ func (s *Store) Runs() *Runs { return &s.runs }
 // Tags returns the tags of agents and runs and the organizations' tag
 // registries.
 func (s *Store) Tags() *Tags { return &s.tags }
+
+// Credentials returns the credentials and one-time codes of the
+// organizations.
+func (s *Store) Credentials() *Credentials { return &s.credentials }
 
 // Open opens (creating if needed) the store file at path and brings its
 // schema up to date. The directory is created with mode 0700 and the file
@@ -257,12 +275,21 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs, sealer: sl, views: opts.RunViews, commits: &committer{db: db}}
-	s.agents, s.folders, s.runs, s.tags = Agents{s}, Folders{s}, Runs{s}, Tags{s}
+	s.agents, s.folders, s.runs, s.tags, s.credentials = Agents{s}, Folders{s}, Runs{s}, Tags{s}, Credentials{s}
+	// A wrong secret stops Open before anything is written.
+	if err := verifySecret(db, sl); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w (%s)", err, path)
+	}
 	if err := migrate(db, path, migrations); err != nil {
 		db.Close()
 		return nil, err
 	}
 	if err := refreshRunViews(db, s.views); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w (%s)", err, path)
+	}
+	if err := recordSecret(db, sl); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%w (%s)", err, path)
 	}
@@ -366,6 +393,18 @@ var migrations = []migration{
 			return nil
 		})
 	}},
+	{version: 7, name: "credentials and one-time codes", apply: func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			root := data.Bucket(org)
+			for _, name := range [][]byte{bucketCredentials, bucketTOTPCodes} {
+				if _, err := root.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}},
 }
 
 // SchemaVersion is the schema version this binary writes.
@@ -458,6 +497,8 @@ const (
 	obRunOrder
 	obRunSteps
 	obRunBlocks
+	obCredentials
+	obTOTPCodes
 )
 
 var orgBucketNames = [...][]byte{
@@ -466,6 +507,7 @@ var orgBucketNames = [...][]byte{
 	obTagValues: bucketTagValues, obTags: bucketTags, obTagIndex: bucketTagIndex,
 	obTagEvents: bucketTagEvents, obRuns: bucketRuns, obRunViews: bucketRunViews,
 	obRunOrder: bucketRunOrder, obRunSteps: bucketRunSteps, obRunBlocks: bucketRunBlocks,
+	obCredentials: bucketCredentials, obTOTPCodes: bucketTOTPCodes,
 }
 
 // bucket returns one of the organization's buckets. Every organization has
@@ -484,21 +526,23 @@ func (o *orgTx) bucket(i int) *bolt.Bucket {
 	return b
 }
 
-func (o *orgTx) agents() *bolt.Bucket    { return o.bucket(obAgents) }
-func (o *orgTx) summaries() *bolt.Bucket { return o.bucket(obSummaries) }
-func (o *orgTx) order() *bolt.Bucket     { return o.bucket(obOrder) }
-func (o *orgTx) folders() *bolt.Bucket   { return o.bucket(obFolders) }
-func (o *orgTx) counts() *bolt.Bucket    { return o.bucket(obCounts) }
-func (o *orgTx) tagKeys() *bolt.Bucket   { return o.bucket(obTagKeys) }
-func (o *orgTx) tagValues() *bolt.Bucket { return o.bucket(obTagValues) }
-func (o *orgTx) tags() *bolt.Bucket      { return o.bucket(obTags) }
-func (o *orgTx) tagIndex() *bolt.Bucket  { return o.bucket(obTagIndex) }
-func (o *orgTx) tagEvents() *bolt.Bucket { return o.bucket(obTagEvents) }
-func (o *orgTx) runs() *bolt.Bucket      { return o.bucket(obRuns) }
-func (o *orgTx) runViews() *bolt.Bucket  { return o.bucket(obRunViews) }
-func (o *orgTx) runOrder() *bolt.Bucket  { return o.bucket(obRunOrder) }
-func (o *orgTx) runSteps() *bolt.Bucket  { return o.bucket(obRunSteps) }
-func (o *orgTx) runBlocks() *bolt.Bucket { return o.bucket(obRunBlocks) }
+func (o *orgTx) agents() *bolt.Bucket      { return o.bucket(obAgents) }
+func (o *orgTx) summaries() *bolt.Bucket   { return o.bucket(obSummaries) }
+func (o *orgTx) order() *bolt.Bucket       { return o.bucket(obOrder) }
+func (o *orgTx) folders() *bolt.Bucket     { return o.bucket(obFolders) }
+func (o *orgTx) counts() *bolt.Bucket      { return o.bucket(obCounts) }
+func (o *orgTx) tagKeys() *bolt.Bucket     { return o.bucket(obTagKeys) }
+func (o *orgTx) tagValues() *bolt.Bucket   { return o.bucket(obTagValues) }
+func (o *orgTx) tags() *bolt.Bucket        { return o.bucket(obTags) }
+func (o *orgTx) tagIndex() *bolt.Bucket    { return o.bucket(obTagIndex) }
+func (o *orgTx) tagEvents() *bolt.Bucket   { return o.bucket(obTagEvents) }
+func (o *orgTx) runs() *bolt.Bucket        { return o.bucket(obRuns) }
+func (o *orgTx) runViews() *bolt.Bucket    { return o.bucket(obRunViews) }
+func (o *orgTx) runOrder() *bolt.Bucket    { return o.bucket(obRunOrder) }
+func (o *orgTx) runSteps() *bolt.Bucket    { return o.bucket(obRunSteps) }
+func (o *orgTx) runBlocks() *bolt.Bucket   { return o.bucket(obRunBlocks) }
+func (o *orgTx) credentials() *bolt.Bucket { return o.bucket(obCredentials) }
+func (o *orgTx) totpCodes() *bolt.Bucket   { return o.bucket(obTOTPCodes) }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
 func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {

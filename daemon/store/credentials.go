@@ -1,0 +1,313 @@
+package store
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/ids"
+)
+
+// Credentials are the organizations' credentials and the one-time codes
+// pushed for their runs. Get it with Store.Credentials.
+//
+// A credential's secret (the password and TOTP secret, the card's number,
+// CVV and expiry, the secret value) is stored sealed with AES-256-GCM
+// under a key derived from Options.Secret, bound to the organization and
+// the credential id, so that a sealed value copied to another record does
+// not open. Only Secret unseals it, for the engine that types it into a
+// page; everything else the store answers is what the API shows.
+type Credentials struct{ s *Store }
+
+// credentialRecord is the stored form of a credential.
+type credentialRecord struct {
+	ID         string                `json:"credential_id"`
+	Name       string                `json:"name"`
+	Type       client.CredentialType `json:"credential_type"`
+	Info       credentialInfo        `json:"info"`
+	CreatedAt  client.Time           `json:"created_at"`
+	ModifiedAt client.Time           `json:"modified_at"`
+	Sealed     []byte                `json:"sealed"`
+}
+
+// credentialInfo is client.CredentialInfo with plain JSON (the client type
+// writes the answer's shape, which drops fields of other types).
+type credentialInfo struct {
+	Username       string          `json:"username,omitempty"`
+	TOTPType       client.TOTPType `json:"totp_type,omitempty"`
+	TOTPIdentifier *string         `json:"totp_identifier,omitempty"`
+	LastFour       string          `json:"last_four,omitempty"`
+	Brand          string          `json:"brand,omitempty"`
+	SecretLabel    *string         `json:"secret_label,omitempty"`
+}
+
+// CredentialInput is a credential to store: what answers show (Info) and
+// the secret, the JSON of the credential's data as the API received it,
+// which the store seals.
+type CredentialInput struct {
+	Name   string
+	Type   client.CredentialType
+	Info   client.CredentialInfo
+	Secret []byte
+}
+
+// CredentialQuery filters and pages a credential list.
+type CredentialQuery struct {
+	Page, PageSize int // 1-based page; PageSize > 0
+	Type           client.CredentialType
+	Search         string // in the name and the username, case aside
+}
+
+func credentialNotFound(id string) error { return notFound(RecordCredential, id) }
+
+func credentialAD(orgID, id string) []byte { return []byte(orgID + "\x00" + id) }
+
+func (rec *credentialRecord) result() *client.Credential {
+	vault := client.CredentialVaultSkyvern
+	return &client.Credential{
+		CredentialID:   rec.ID,
+		Name:           rec.Name,
+		CredentialType: rec.Type,
+		VaultType:      &vault,
+		Credential:     client.CredentialInfo(rec.Info),
+	}
+}
+
+func getCredential(o *orgTx, id string) (*credentialRecord, error) {
+	var v []byte
+	if validID(id) {
+		v = o.credentials().Get([]byte(id))
+	}
+	if v == nil {
+		return nil, credentialNotFound(id)
+	}
+	rec := new(credentialRecord)
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("store: credential %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+func (c *Credentials) seal(orgID, id string, secret []byte) ([]byte, error) {
+	if c.s.sealer == nil {
+		return nil, errorf(ErrInvalid, "this daemon has no secret to seal credentials with")
+	}
+	return sealWith(c.s.sealer.creds, secret, credentialAD(orgID, id))
+}
+
+// Create stores a new credential.
+func (c *Credentials) Create(ctx context.Context, orgID string, in *CredentialInput) (*client.Credential, error) {
+	id := c.s.ids.Next(ids.PrefixCredential)
+	sealed, err := c.seal(orgID, id, in.Secret)
+	if err != nil {
+		return nil, err
+	}
+	now := c.s.clock()
+	rec := &credentialRecord{ID: id, Name: in.Name, Type: in.Type, Info: credentialInfo(in.Info), CreatedAt: now, ModifiedAt: now, Sealed: sealed}
+	err = c.s.updateOrg(ctx, orgID, func(o *orgTx) error {
+		return putJSON(o.credentials(), []byte(id), rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec.result(), nil
+}
+
+// Update replaces a credential's name and data, keeping its id. Its type
+// may not change (ErrInvalid).
+func (c *Credentials) Update(ctx context.Context, orgID, id string, in *CredentialInput) (*client.Credential, error) {
+	sealed, err := c.seal(orgID, id, in.Secret)
+	if err != nil {
+		return nil, err
+	}
+	var rec *credentialRecord
+	err = c.s.updateOrg(ctx, orgID, func(o *orgTx) error {
+		var err error
+		if rec, err = getCredential(o, id); err != nil {
+			return err
+		}
+		if rec.Type != in.Type {
+			return errorf(ErrInvalid, "credential %s is a %s credential; its type cannot change to %s (create a new credential instead)", id, rec.Type, in.Type)
+		}
+		rec.Name, rec.Info, rec.Sealed, rec.ModifiedAt = in.Name, credentialInfo(in.Info), sealed, c.s.clock()
+		return putJSON(o.credentials(), []byte(id), rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec.result(), nil
+}
+
+// Get returns a credential as answers show it.
+func (c *Credentials) Get(ctx context.Context, orgID, id string) (*client.Credential, error) {
+	var out *client.Credential
+	err := c.s.viewOrg(ctx, orgID, func(o *orgTx) error {
+		rec, err := getCredential(o, id)
+		if err == nil {
+			out = rec.result()
+		}
+		return err
+	})
+	return out, err
+}
+
+// Secret returns a credential's type and its unsealed data (the JSON the
+// API received), for the engine to type into a page. Nothing else may see
+// it.
+func (c *Credentials) Secret(ctx context.Context, orgID, id string) (client.CredentialType, []byte, error) {
+	var rec *credentialRecord
+	err := c.s.viewOrg(ctx, orgID, func(o *orgTx) error {
+		var err error
+		rec, err = getCredential(o, id)
+		return err
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if c.s.sealer == nil {
+		return "", nil, errorf(ErrInvalid, "this daemon has no secret to open credentials with")
+	}
+	plain, err := openWith(c.s.sealer.creds, rec.Sealed, credentialAD(orgID, id))
+	if err != nil {
+		return "", nil, fmt.Errorf("store: credential %s cannot be opened with this daemon's secret", id)
+	}
+	return rec.Type, plain, nil
+}
+
+// List returns a page of credentials, newest first.
+func (c *Credentials) List(ctx context.Context, orgID string, q CredentialQuery) ([]*client.Credential, error) {
+	var recs []*credentialRecord
+	term := strings.ToLower(q.Search)
+	err := c.s.viewOrg(ctx, orgID, func(o *orgTx) error {
+		return o.credentials().ForEach(func(k, v []byte) error {
+			rec := new(credentialRecord)
+			if err := json.Unmarshal(v, rec); err != nil {
+				return fmt.Errorf("store: credential %s: %w", k, err)
+			}
+			if q.Type != "" && rec.Type != q.Type {
+				return nil
+			}
+			if term != "" && !strings.Contains(strings.ToLower(rec.Name), term) && !strings.Contains(strings.ToLower(rec.Info.Username), term) {
+				return nil
+			}
+			rec.Sealed = nil
+			recs = append(recs, rec)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(recs, func(a, b *credentialRecord) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt.Time), strings.Compare(b.ID, a.ID))
+	})
+	size := max(q.PageSize, 1)
+	start := (max(q.Page, 1) - 1) * size
+	if start >= len(recs) {
+		return []*client.Credential{}, nil
+	}
+	out := make([]*client.Credential, 0, min(size, len(recs)-start))
+	for _, rec := range recs[start:min(start+size, len(recs))] {
+		out = append(out, rec.result())
+	}
+	return out, nil
+}
+
+// Delete deletes a credential; its sealed secret goes with it.
+func (c *Credentials) Delete(ctx context.Context, orgID, id string) error {
+	return c.s.updateOrg(ctx, orgID, func(o *orgTx) error {
+		if _, err := getCredential(o, id); err != nil {
+			return err
+		}
+		return o.credentials().Delete([]byte(id))
+	})
+}
+
+// totpKey is identifier 0x00 created_at (unix nanoseconds, sign bit
+// flipped) code id.
+func totpKey(identifier string, created time.Time, id string) []byte {
+	k := append([]byte(identifier), 0)
+	k = binary.BigEndian.AppendUint64(k, uint64(created.UnixNano())^(1<<63))
+	return append(k, id...)
+}
+
+// PutTOTPCode stores a pushed one-time code (its TOTPCodeID, Code,
+// CreatedAt and ExpiredAt set by the caller), and drops the identifier's
+// expired codes.
+func (c *Credentials) PutTOTPCode(ctx context.Context, orgID string, code *client.TOTPCode) error {
+	if strings.IndexByte(code.TOTPIdentifier, 0) >= 0 || code.TOTPIdentifier == "" {
+		return errorf(ErrInvalid, "a TOTP identifier must be non-empty text without NUL bytes")
+	}
+	now := c.s.now()
+	return c.s.updateOrg(ctx, orgID, func(o *orgTx) error {
+		if err := dropExpired(o.totpCodes(), code.TOTPIdentifier, now); err != nil {
+			return err
+		}
+		return putJSON(o.totpCodes(), totpKey(code.TOTPIdentifier, code.CreatedAt.Time, code.TOTPCodeID), code)
+	})
+}
+
+// TakeTOTPCode returns the newest code pushed for identifier at or after
+// since that has not expired, and deletes it: a code is used once. It
+// returns nil when there is none.
+func (c *Credentials) TakeTOTPCode(ctx context.Context, orgID, identifier string, since time.Time) (*client.TOTPCode, error) {
+	if identifier == "" || strings.IndexByte(identifier, 0) >= 0 {
+		return nil, nil
+	}
+	now := c.s.now()
+	var out *client.TOTPCode
+	err := c.s.updateOrg(ctx, orgID, func(o *orgTx) error {
+		out = nil
+		b := o.totpCodes()
+		if err := dropExpired(b, identifier, now); err != nil {
+			return err
+		}
+		prefix := append([]byte(identifier), 0)
+		cur := b.Cursor()
+		// The newest is the last key of the identifier: seek past them.
+		cur.Seek(append([]byte(identifier), 1))
+		for k, v := cur.Prev(); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Prev() {
+			code := new(client.TOTPCode)
+			if err := json.Unmarshal(v, code); err != nil {
+				return fmt.Errorf("store: one-time code: %w", err)
+			}
+			if code.CreatedAt.Before(since) {
+				return nil
+			}
+			out = code
+			return b.Delete(k)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// dropExpired deletes the identifier's codes whose ExpiredAt has passed.
+func dropExpired(b *bolt.Bucket, identifier string, now time.Time) error {
+	prefix := append([]byte(identifier), 0)
+	var gone [][]byte
+	cur := b.Cursor()
+	for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+		var code struct {
+			ExpiredAt *client.Time `json:"expired_at"`
+		}
+		if err := json.Unmarshal(v, &code); err != nil || code.ExpiredAt == nil || !code.ExpiredAt.After(now) {
+			gone = append(gone, bytes.Clone(k))
+		}
+	}
+	for _, k := range gone {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
