@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/agent"
 	"github.com/abctl/abctl/engine/blocks"
+	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
 )
@@ -33,10 +35,15 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
+	creds, err := e.credentials(ctx, job, def.Parameters, params)
+	if err != nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
+	}
 	r, err := e.openRun(ctx, job, progress, job.MaxSteps)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
+	r.sess.SetSecrets(creds)
 	in := blocks.New(e.env, blocks.Run{Session: r.sess, Agent: r.agent, Steps: r.steps,
 		Definition: def, Model: job.Agent.Model, Params: params})
 	fail := in.Execute(ctx)
@@ -66,6 +73,50 @@ func agentStatus(ctx context.Context, fail *blocks.Failure, maxSteps int) (clien
 		return client.RunStatusTerminated, fail.Reason()
 	}
 	return client.RunStatusFailed, fail.Reason()
+}
+
+// credentials reads the credentials the agent's parameters name (a
+// credential parameter's credential_id, or the value of a workflow
+// parameter of type credential_id) and gives each parameter its value as
+// templates and the model see it: the credential's fields, its secrets as
+// placeholders (package engine/secrets). It returns nil when there are
+// none. A credential that does not exist fails the run before a browser
+// opens.
+func (e *Engine) credentials(ctx context.Context, job *executor.Job, ps []client.Parameter, params map[string]any) (*secrets.Set, error) {
+	var set *secrets.Set
+	for _, p := range ps {
+		id := ""
+		switch {
+		case p.ParameterType == client.ParameterTypeCredential:
+			id = p.CredentialID
+			if id == "" && len(p.CredentialIDs) > 0 {
+				id = p.CredentialIDs[0]
+			}
+			if id == "" {
+				return nil, fmt.Errorf("credential parameter %q names no credential_id", p.Key)
+			}
+		case p.ParameterType == client.ParameterTypeWorkflow && p.WorkflowParameterType == client.WorkflowParameterCredentialID:
+			v, _ := params[p.Key].(string)
+			if v == "" {
+				continue
+			}
+			id = v
+		default:
+			continue
+		}
+		if e.cfg.Vault == nil {
+			return nil, fmt.Errorf("parameter %q names a credential, and this engine has no credential store", p.Key)
+		}
+		if set == nil {
+			set = secrets.NewSet(e.cfg.Vault, job.OrgID, time.Now())
+		}
+		shown, err := set.Add(ctx, p.Key, id)
+		if err != nil {
+			return nil, err
+		}
+		params[p.Key] = shown
+	}
+	return set, nil
 }
 
 // decodeParameters decodes the run's parameter values.

@@ -58,6 +58,7 @@ import (
 	"github.com/abctl/abctl/engine/blocks"
 	"github.com/abctl/abctl/engine/browser"
 	"github.com/abctl/abctl/engine/record"
+	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
@@ -121,6 +122,9 @@ type Config struct {
 	// without max_steps, a block without max_steps_per_run); 0 means
 	// DefaultMaxSteps.
 	MaxSteps int
+	// Vault reads the organizations' credentials, which agents name in
+	// credential parameters; nil means none can be used.
+	Vault secrets.Vault
 	// AllowPrivateURLs lets the model navigate (goto_url) to loopback,
 	// private and link-local addresses even when the run did not start on
 	// one.

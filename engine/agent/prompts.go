@@ -12,6 +12,7 @@ package agent
 // engine issued, whatever the page says.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -44,6 +45,8 @@ const ObserveBudget = planElementBudget
 const planSystem = `You operate a web browser for a user, one step at a time, until their goal is reached or cannot be.
 
 Each turn you get the goal, the user's details, the steps taken so far and the current page: its interactive elements, one per line as [id] kind "name" details (such as [e12] button "Sign in"), its visible text and, when you can read images, a screenshot.
+
+Values written as <secret:NAME.FIELD> in the user's details are secrets (a password, a one-time code, a card number) that the browser fills in for you: to enter one, type the placeholder exactly as written into the field. Never guess, change or spell out a secret.
 
 Answer with one JSON object:
 {"thought": "...", "actions": [{"type": "...", "id": "...", "text": "..."}], "data": null}
@@ -269,6 +272,18 @@ func withoutIDs(rendered string) string {
 	return b.String()
 }
 
+// marshalPlain is json.Marshal without HTML escaping: a model reads
+// <secret:portal.password> better than \u003csecret:portal.password\u003e.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 // DetailsJSON renders the user's details, sorted, cut to the budget.
 func DetailsJSON(details map[string]any) string {
 	if len(details) == 0 {
@@ -283,7 +298,7 @@ func DetailsJSON(details map[string]any) string {
 	b.WriteString("{")
 	for i, k := range keys {
 		kb, _ := json.Marshal(k)
-		vb, err := json.Marshal(details[k])
+		vb, err := marshalPlain(details[k])
 		if err != nil {
 			vb = []byte(`null`)
 		}

@@ -382,8 +382,10 @@ func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out
 		return out, false, err
 	case *client.FileDownloadBlock:
 		return in.fileDownload(ctx, x, sc)
+	case *client.LoginBlock:
+		return in.login(ctx, x, sc)
 	case *client.NavigationBlock, *client.ExtractionBlock, *client.TaskBlock, *client.ValidationBlock,
-		*client.TaskV2Block, *client.LoginBlock:
+		*client.TaskV2Block:
 		return in.modelBlock(ctx, b, sc)
 	case *client.TextPromptBlock:
 		out, err := in.textPrompt(ctx, x, sc)

@@ -111,7 +111,11 @@ func checkBlock(b client.Block, hasModel bool) error {
 		}
 		return model()
 	case *client.LoginBlock:
-		return model()
+		// Without a model, the sign-in form is filled by its shape
+		// (login.go); a goal of its own needs the model.
+		if !blank(x.NavigationGoal) && !hasModel {
+			return needsModel(b)
+		}
 	case *client.ForLoopBlock:
 		if x.LoopOver == nil && x.LoopOverParameterKey == "" && strings.TrimSpace(x.LoopVariableReference) == "" {
 			return fmt.Errorf("block %q (%s) has nothing to loop over: set loop_over_parameter_key or loop_variable_reference", label, typ)

@@ -330,7 +330,7 @@ func (in *Interpreter) modelAction(ctx context.Context, b *client.ActionBlock, i
 	var res page.Result
 	switch {
 	case isTextField(el) && loc.Text != "":
-		res, err = pg.InputText(actx, el.ID, loc.Text)
+		res, err = in.sess.TypeText(actx, pg, el.ID, loc.Text)
 	case el.Tag == "select" && loc.Text != "":
 		res, err = pg.SelectOption(actx, el.ID, loc.Text)
 	default:

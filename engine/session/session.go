@@ -27,6 +27,7 @@ import (
 	"github.com/abctl/abctl/engine/browser"
 	"github.com/abctl/abctl/engine/page"
 	"github.com/abctl/abctl/engine/record"
+	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/executor"
 )
 
@@ -48,6 +49,60 @@ type Session struct {
 	rec     *record.Recorder
 
 	privateStart bool // the run loaded a local or private address
+
+	// secrets are the run's credentials: placeholders typed are revealed
+	// at the last moment (TypeText), and what the page shows of them is
+	// scrubbed from every observation.
+	secrets *secrets.Set
+}
+
+// SetSecrets gives the session the run's credentials.
+func (s *Session) SetSecrets(set *secrets.Set) { s.secrets = set }
+
+// Secrets returns the run's credentials (nil when it has none).
+func (s *Session) Secrets() *secrets.Set { return s.secrets }
+
+// TypeText types text into the element id of pg (page.InputText), with
+// the placeholders of the run's credentials replaced by their values as
+// the last thing before typing; what the result says is scrubbed of them.
+func (s *Session) TypeText(ctx context.Context, pg *page.Page, id, text string) (page.Result, error) {
+	real, secret, err := s.secrets.Reveal(ctx, text)
+	if err != nil {
+		return page.Result{Reason: err.Error()}, nil
+	}
+	res, err := pg.InputText(ctx, id, real)
+	if secret {
+		res.Reason, res.Detail = s.secrets.Scrub(res.Reason), s.secrets.Scrub(res.Detail)
+		if err != nil {
+			err = scrubbedError{msg: s.secrets.Scrub(err.Error()), err: err}
+		}
+	}
+	return res, err
+}
+
+// scrubbedError is an error whose text had secrets replaced; it unwraps to
+// the original for errors.Is and errors.As.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e scrubbedError) Error() string { return e.msg }
+func (e scrubbedError) Unwrap() error { return e.err }
+
+// scrubObservation replaces, in what an observation shows, the values the
+// run's credentials revealed (a one-time code still in its field, a page
+// that echoes what was typed) with their placeholders.
+func (s *Session) scrubObservation(obs *page.Observation) {
+	if !s.secrets.Revealed() {
+		return
+	}
+	sc := s.secrets.Scrub
+	obs.Rendered, obs.Text, obs.Title, obs.URL = sc(obs.Rendered), sc(obs.Text), sc(obs.Title), sc(obs.URL)
+	for i := range obs.Elements {
+		e := &obs.Elements[i]
+		e.Text, e.Label, e.Value, e.Placeholder, e.Href = sc(e.Text), sc(e.Label), sc(e.Value), sc(e.Placeholder), sc(e.Href)
+	}
 }
 
 // Options configure a Session.
@@ -326,6 +381,7 @@ func (s *Session) look(ctx context.Context, pg *page.Page) (_ *page.Observation,
 	if len(obs.Screenshot) > 0 {
 		s.files.keepScreenshot(obs.Screenshot)
 	}
+	s.scrubObservation(obs)
 	return obs, tabIDs, nil
 }
 

@@ -50,7 +50,7 @@ func (v *view) Act(ctx context.Context, a agent.Action) (page.Result, error) {
 	case "click":
 		res, err = pg.Click(ctx, a.ID)
 	case "input_text":
-		res, err = pg.InputText(ctx, a.ID, a.Text)
+		res, err = v.s.TypeText(ctx, pg, a.ID, a.Text)
 	case "select_option":
 		res, err = pg.SelectOption(ctx, a.ID, a.Text)
 	case "upload_file":

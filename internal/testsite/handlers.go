@@ -52,6 +52,7 @@ func (s *Site) handler(origin, other string) http.Handler {
 	mux.HandleFunc("POST "+PathLogin, s.serveLogin)
 	mux.HandleFunc("POST "+PathEvent, s.serveEvent)
 	mux.HandleFunc("GET /gate", s.serveGate)
+	s.secureRoutes(mux)
 	mux.HandleFunc("GET "+PageTodosApp, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, PageTodos, http.StatusFound)
 	})

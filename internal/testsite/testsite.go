@@ -135,6 +135,11 @@ type Site struct {
 	events  []Event
 	changed chan struct{}            // closed and replaced whenever an event is added
 	gates   map[string]chan struct{} // closed by OpenGate; GET /gate waits on one
+
+	// The secure sign-in (secure.go).
+	accounts map[string]account
+	sessions map[string]string // session token -> user; "pending:" token -> user awaiting a code
+	signIns  map[string]int
 }
 
 // Event is one thing a page sent back to the server.

@@ -1,0 +1,252 @@
+package blocks
+
+// The login block without a model: sign-in forms are regular enough to be
+// filled by their shape. Each page of the sign-in is read and answered in
+// turn, up to maxLoginPages:
+//
+//   - a password field: the username field before it (if the page has one)
+//     gets the credential's username, the password field its password, and
+//     Enter submits;
+//   - a one-time code field (autocomplete="one-time-code", or a field whose
+//     name, id, label or placeholder speaks of a code, OTP, 2FA or
+//     verification) gets the credential's one-time code, and Enter submits;
+//   - a username field alone (sign-ins that ask for the password on a
+//     second page) gets the username, and Enter submits.
+//
+// The sign-in is done when a page has none of these. A form that comes back
+// after its password or code was sent fails the block with what the page
+// says (its alert text), since the credential was refused. Secrets are typed
+// as placeholders and revealed by the session at the last moment
+// (engine/secrets); nothing here sees them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine/agent"
+	"github.com/abctl/abctl/engine/internal/text"
+	"github.com/abctl/abctl/engine/page"
+	"github.com/abctl/abctl/engine/secrets"
+	"github.com/abctl/abctl/engine/steplog"
+)
+
+// maxLoginPages bounds the pages of one sign-in.
+const maxLoginPages = 5
+
+var codeWords = regexp.MustCompile(`(?i)\b(otp|one[- ]?time|2fa|mfa|totp|verification|verify|security code|passcode|auth(entication)? code|code)\b`)
+
+// login runs a login block: a goal of its own goes to the model; otherwise
+// the sign-in forms are filled by their shape, and, when that fails and a
+// model is configured, the model takes over with the default goal.
+func (in *Interpreter) login(ctx context.Context, b *client.LoginBlock, sc *scope) (any, bool, error) {
+	hasModel := in.env.Models.Configured()
+	if hasModel && strings.TrimSpace(b.NavigationGoal) != "" {
+		return in.modelBlock(ctx, b, sc)
+	}
+	out, touched, err := in.loginForm(ctx, b, sc)
+	if err == nil || !hasModel || ctx.Err() != nil {
+		return out, touched, err
+	}
+	in.env.Logger.Info("the sign-in form could not be filled by its shape; the model takes over", "block", b.Label, "error", err)
+	return in.modelBlock(ctx, b, sc)
+}
+
+// loginForm signs in with the credential the block names, by the shape of
+// the sign-in forms.
+func (in *Interpreter) loginForm(ctx context.Context, b *client.LoginBlock, sc *scope) (any, bool, error) {
+	key, err := in.loginCredential(b)
+	if err != nil {
+		return nil, false, err
+	}
+	touched := false
+	if strings.TrimSpace(b.URL) != "" {
+		url, err := sc.renderURL(b.URL)
+		if err != nil {
+			return nil, false, err
+		}
+		rec, err := in.steps.Start(b.Label, steplog.Action{Type: "goto_url", Text: steplog.ShownURL(url)})
+		if err != nil {
+			return nil, false, err
+		}
+		touched = true
+		res, err := in.sess.Navigate(ctx, url)
+		in.steps.End(rec, res.URL, "", err)
+		if err != nil {
+			return nil, true, err
+		}
+	}
+	username := ""
+	if v, ok := in.params[key].(map[string]any); ok {
+		username, _ = v["username"].(string)
+	}
+	sent := "" // what the previous page was answered with
+	for range maxLoginPages {
+		pg, obs, err := in.sess.LookNow(ctx)
+		if err != nil {
+			return nil, true, err
+		}
+		user, pass, code := loginFields(obs)
+		var fills []fill
+		var what string
+		switch {
+		case pass != nil:
+			if sent == "password" {
+				return nil, true, refused(obs, "the sign-in form came back after the password was sent")
+			}
+			if user != nil {
+				fills = append(fills, fill{user, username})
+			}
+			fills, what = append(fills, fill{pass, secrets.Placeholder(key, "password") + "\n"}), "password"
+		case code != nil:
+			if sent == "code" {
+				return nil, true, refused(obs, "the one-time code form came back after a code was sent")
+			}
+			fills, what = []fill{{code, secrets.Placeholder(key, "totp") + "\n"}}, "code"
+		case user != nil && sent == "":
+			fills, what = []fill{{user, username + "\n"}}, "username"
+		default:
+			in.steps.AddSummary("Signed in at " + obs.URL)
+			return map[string]any{"url": obs.URL, "signed_in": true}, true, nil
+		}
+		for _, f := range fills {
+			if err := in.typeLogin(ctx, b.Label, pg, obs, f); err != nil {
+				return nil, true, err
+			}
+		}
+		sent = what
+		touched = true
+	}
+	return nil, touched, fmt.Errorf("the sign-in did not finish within %d pages", maxLoginPages)
+}
+
+type fill struct {
+	el   *page.Element
+	text string
+}
+
+// typeLogin types one field as one step; the step records the placeholder.
+func (in *Interpreter) typeLogin(ctx context.Context, label string, pg *page.Page, obs *page.Observation, f fill) error {
+	rec, err := in.steps.Start(label, steplog.Action{Type: "input_text", ID: f.el.ID, Text: strings.TrimSuffix(f.text, "\n"), Element: agent.ElementLine(obs, f.el)})
+	if err != nil {
+		return err
+	}
+	actx, cancel := context.WithTimeout(ctx, agent.ActionTimeout)
+	res, err := in.sess.TypeText(actx, pg, f.el.ID, f.text)
+	cancel()
+	if err == nil && !res.OK {
+		err = errors.New(res.Reason)
+	}
+	in.steps.End(rec, res.URL, res.Detail, err)
+	if err != nil {
+		return fmt.Errorf("typing into %s: %w", fieldName(f.el), err)
+	}
+	return nil
+}
+
+// loginCredential is the credential parameter a login block signs in
+// with: the one its parameter_keys name, else the run's only one.
+func (in *Interpreter) loginCredential(b *client.LoginBlock) (string, error) {
+	keys := in.sess.Secrets().Keys()
+	for _, k := range b.ParameterKeys {
+		for _, c := range keys {
+			if k == c {
+				return k, nil
+			}
+		}
+	}
+	switch len(keys) {
+	case 0:
+		return "", errors.New("the login block has no credential: add a credential parameter to the agent and name it in the block's parameter_keys")
+	case 1:
+		return keys[0], nil
+	}
+	return "", fmt.Errorf("the run has %d credential parameters (%s): name the one to sign in with in the block's parameter_keys", len(keys), strings.Join(keys, ", "))
+}
+
+// loginFields finds, among the visible fields of a page, the password
+// field, the username field before it (or alone), and a one-time code
+// field.
+func loginFields(obs *page.Observation) (user, pass, code *page.Element) {
+	var lastText *page.Element
+	for i := range obs.Elements {
+		e := &obs.Elements[i]
+		if e.Tag != "input" || e.Disabled || e.ReadOnly || e.Rect[2] < 1 || e.Rect[3] < 1 {
+			continue
+		}
+		ac := strings.ToLower(e.Attrs["autocomplete"])
+		switch {
+		case e.Type == "password":
+			if pass == nil {
+				pass = e
+				if user == nil {
+					user = lastText
+				}
+			}
+		case ac == "one-time-code" || isCodeField(e):
+			if code == nil {
+				code = e
+			}
+		case ac == "username" || ac == "email" || e.Type == "email" || e.Type == "text" || e.Type == "tel" || e.Type == "":
+			if ac == "username" || ac == "email" || e.Type == "email" || looksLikeUser(e) {
+				if pass == nil {
+					user = e
+				}
+			}
+			lastText = e
+		}
+	}
+	if pass != nil && user == nil {
+		user = lastText
+	}
+	return user, pass, code
+}
+
+func isCodeField(e *page.Element) bool {
+	if e.Type != "text" && e.Type != "tel" && e.Type != "number" && e.Type != "" {
+		return false
+	}
+	return codeWords.MatchString(strings.Join([]string{e.Name, e.Label, e.Placeholder, e.Attrs["id"]}, " ")) &&
+		!looksLikeUser(e)
+}
+
+var userWords = regexp.MustCompile(`(?i)user|login|e-?mail|account|phone`)
+
+func looksLikeUser(e *page.Element) bool {
+	return userWords.MatchString(strings.Join([]string{e.Name, e.Label, e.Placeholder}, " "))
+}
+
+func fieldName(e *page.Element) string {
+	for _, s := range []string{e.Label, e.Name, e.Placeholder} {
+		if s != "" {
+			return fmt.Sprintf("the field %q", text.Clip(s, 60))
+		}
+	}
+	return "the field [" + e.ID + "]"
+}
+
+// refused is the error of a sign-in the site refused: what went wrong and
+// what the page says.
+func refused(obs *page.Observation, what string) error {
+	msg := what
+	if alert := alertText(obs); alert != "" {
+		msg += "; the page says: " + alert
+	}
+	return errors.New(msg + " (the credential may be wrong)")
+}
+
+// alertText is the page's first line that reads like an error message.
+func alertText(obs *page.Observation) string {
+	for _, line := range strings.Split(obs.Text, "\n") {
+		l := strings.TrimSpace(line)
+		low := strings.ToLower(l)
+		if l != "" && (strings.Contains(low, "wrong") || strings.Contains(low, "incorrect") || strings.Contains(low, "invalid") ||
+			strings.Contains(low, "not right") || strings.Contains(low, "failed") || strings.Contains(low, "try again")) {
+			return text.Clip(l, 200)
+		}
+	}
+	return ""
+}

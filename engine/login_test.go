@@ -1,0 +1,200 @@
+package engine_test
+
+// Logged-in automation: a credential parameter and a login block on the
+// test site's secure sign-in (a password, then a TOTP second factor), with
+// and without a model; the secrets reach the site and nothing else.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/llm/llmtest"
+)
+
+const (
+	loginUser     = "ada@example.com"
+	loginPassword = "correct-horse-battery-staple"
+	loginTOTP     = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"
+)
+
+// vault is the credentials of a test, as the daemon's store gives them.
+type vault map[string]any
+
+func (v vault) Credential(_ context.Context, _, id string) (client.CredentialType, []byte, error) {
+	c, ok := v[id]
+	if !ok {
+		return "", nil, errors.New("not found")
+	}
+	data, err := json.Marshal(c)
+	return c.(client.CredentialData).CredentialType(), data, err
+}
+
+func (v vault) TakeTOTPCode(context.Context, string, string, time.Time) (*client.TOTPCode, error) {
+	return nil, nil
+}
+
+func loginAgent(site *testsite.Site, goal string) client.WorkflowDefinition {
+	return client.WorkflowDefinition{
+		Parameters: []client.Parameter{{Key: "portal", ParameterType: client.ParameterTypeCredential, CredentialID: "cred_1"}},
+		Blocks: client.Blocks{
+			&client.LoginBlock{BlockBase: base("sign_in"), URL: site.URL(testsite.PageSecureLogin), NavigationGoal: goal, ParameterKeys: []string{"portal"}},
+			gotoBlock("invoices", site.URL(testsite.PageSecureAccount)),
+		},
+	}
+}
+
+// noSecretIn fails the test when a file of dir holds one of the secrets.
+func noSecretIn(t *testing.T, dir string, secrets ...string) {
+	t.Helper()
+	n := 0
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		n++
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds the secret %q", path, s)
+			}
+		}
+		return nil
+	})
+	if n == 0 {
+		t.Errorf("the run wrote no file in %s: the search proves nothing", dir)
+	}
+}
+
+// TestLoginWithoutModel: the login block fills the sign-in by the shape of
+// its forms: the username and the password, then the one-time code made
+// from the credential's authenticator secret. The site receives the real
+// values; the step log shows placeholders.
+func TestLoginWithoutModel(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	if err := site.AddAccount(loginUser, loginPassword, loginTOTP); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, engine.Config{Vault: vault{"cred_1": &client.PasswordCredential{Username: loginUser, Password: loginPassword, TOTP: loginTOTP}}})
+	j := job(t, loginAgent(site, ""), nil)
+	res := e.Execute(t.Context(), j, &progress{})
+	if res.Status != client.RunStatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.FailureReason)
+	}
+	if ev := waitEvent(t, site, testsite.EventSecureLogin); ev.Form.Get("username") != loginUser || ev.Form.Get("password") != loginPassword {
+		t.Errorf("the site received %v", ev.Form)
+	}
+	if ev := waitEvent(t, site, testsite.EventSecureVerify); len(ev.Form.Get("code")) != 6 {
+		t.Errorf("the code sent: %v", ev.Form)
+	}
+	if n := site.SignIns(loginUser); n != 1 {
+		t.Errorf("signed in %d times", n)
+	}
+	out := outputOf(t, res)
+	if o, _ := out["sign_in_output"].(map[string]any); o["signed_in"] != true || !strings.Contains(o["url"].(string), testsite.PageSecureAccount) {
+		t.Errorf("sign_in_output %v", out["sign_in_output"])
+	}
+	steps := readSteps(t, j.Dir)
+	var typed []string
+	for _, s := range steps.Steps {
+		for _, a := range s.Actions {
+			if a.Type == "input_text" {
+				typed = append(typed, a.Text)
+			}
+		}
+	}
+	if got := strings.Join(typed, " | "); got != loginUser+" | <secret:portal.password> | <secret:portal.totp>" {
+		t.Errorf("typed %s", got)
+	}
+	noSecretIn(t, j.Dir, loginPassword, loginTOTP, ev(site).Form.Get("code"))
+}
+
+func ev(site *testsite.Site) testsite.Event {
+	for _, e := range site.Events() {
+		if e.Kind == testsite.EventSecureVerify {
+			return e
+		}
+	}
+	return testsite.Event{}
+}
+
+// TestLoginRefused: a wrong password fails the block with what the page
+// says, and the reason holds no secret.
+func TestLoginRefused(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	if err := site.AddAccount(loginUser, loginPassword, ""); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, engine.Config{Vault: vault{"cred_1": &client.PasswordCredential{Username: loginUser, Password: "not-" + loginPassword}}})
+	j := job(t, loginAgent(site, ""), nil)
+	res := e.Execute(t.Context(), j, &progress{})
+	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, "The username or password is wrong") ||
+		strings.Contains(res.FailureReason, loginPassword) {
+		t.Errorf("status %s: %s", res.Status, res.FailureReason)
+	}
+	if n := site.SignIns(loginUser); n != 0 {
+		t.Errorf("signed in %d times with a wrong password", n)
+	}
+	noSecretIn(t, j.Dir, loginPassword)
+
+	// A credential that does not exist fails the run before a browser
+	// opens.
+	e2 := newEngine(t, engine.Config{Vault: vault{}})
+	res = e2.Execute(t.Context(), job(t, loginAgent(site, ""), nil), &progress{})
+	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, `credential parameter "portal": credential cred_1`) {
+		t.Errorf("an unknown credential: %s %s", res.Status, res.FailureReason)
+	}
+}
+
+// TestLoginWithModel: the model signs in with placeholders it reads in
+// the user's details (the password and the one-time code); it never sees a
+// secret, and the site receives the real values.
+func TestLoginWithModel(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	if err := site.AddAccount(loginUser, loginPassword, loginTOTP); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.New(t,
+		planWhen(`"password":"<secret:portal.password>"`, "Sign in with the details.",
+			typeInto("Email", loginUser), typeInto("Password", "<secret:portal.password>"), clickOn("Sign in")),
+		planWhen(`Two-step verification`, "Enter the one-time code.",
+			typeInto("Verification code", "<secret:portal.totp>"), clickOn("Verify")),
+		decide(`Welcome back, ada@example.com`, "complete", "Signed in.", nil),
+	)
+	e := modelEngine(t, srv, engine.Config{Vault: vault{"cred_1": &client.PasswordCredential{Username: loginUser, Password: loginPassword, TOTP: loginTOTP}}})
+	j := job(t, loginAgent(site, "Sign in to the billing portal with the portal credential."), nil)
+	res := e.Execute(t.Context(), j, &progress{})
+	if res.Status != client.RunStatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.FailureReason)
+	}
+	if ev := waitEvent(t, site, testsite.EventSecureLogin); ev.Form.Get("password") != loginPassword {
+		t.Errorf("the site received %v", ev.Form)
+	}
+	code := ev(site).Form.Get("code")
+	if site.SignIns(loginUser) != 1 || len(code) != 6 {
+		t.Errorf("sign-ins %d, code %q", site.SignIns(loginUser), code)
+	}
+	for _, c := range srv.Calls() {
+		for _, s := range []string{loginPassword, loginTOTP, code} {
+			if strings.Contains(c.Prompt(), s) {
+				t.Errorf("a %s call showed the model the secret %q", c.Kind, s)
+			}
+		}
+	}
+	noSecretIn(t, j.Dir, loginPassword, loginTOTP, code)
+}
