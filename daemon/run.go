@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg Config) error {
 		eng, err := engine.New(ctx, engine.Config{
 			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress,
 			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
-			Models: models, Vault: vault{st},
+			Models: models,
 		})
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
@@ -344,18 +344,6 @@ func loadSecret(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("daemon: write the secret: %w", err)
 	}
 	return b, f.Close()
-}
-
-// vault gives the engine the organizations' credentials and the one-time
-// codes pushed for their runs, from the store.
-type vault struct{ st *store.Store }
-
-func (v vault) Credential(ctx context.Context, orgID, id string) (client.CredentialType, []byte, error) {
-	return v.st.Credentials().Secret(ctx, orgID, id)
-}
-
-func (v vault) TakeTOTPCode(ctx context.Context, orgID, identifier string, since time.Time) (*client.TOTPCode, error) {
-	return v.st.Credentials().TakeTOTPCode(ctx, orgID, identifier, since)
 }
 
 // noEngine is the executor of a daemon built without a browser engine: it

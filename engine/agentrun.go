@@ -104,11 +104,15 @@ func (e *Engine) credentials(ctx context.Context, job *executor.Job, ps []client
 		default:
 			continue
 		}
-		if e.cfg.Vault == nil {
+		vault := job.Vault
+		if vault == nil {
+			vault = e.cfg.Vault
+		}
+		if vault == nil {
 			return nil, fmt.Errorf("parameter %q names a credential, and this engine has no credential store", p.Key)
 		}
 		if set == nil {
-			set = secrets.NewSet(e.cfg.Vault, job.OrgID, time.Now())
+			set = secrets.NewSet(vault, job.OrgID, time.Now())
 		}
 		shown, err := set.Add(ctx, p.Key, id)
 		if err != nil {

@@ -58,7 +58,6 @@ import (
 	"github.com/abctl/abctl/engine/blocks"
 	"github.com/abctl/abctl/engine/browser"
 	"github.com/abctl/abctl/engine/record"
-	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
@@ -123,8 +122,9 @@ type Config struct {
 	// DefaultMaxSteps.
 	MaxSteps int
 	// Vault reads the organizations' credentials, which agents name in
-	// credential parameters; nil means none can be used.
-	Vault secrets.Vault
+	// credential parameters, for jobs that bring none (executor.Job.Vault
+	// wins); nil means such jobs cannot use credentials.
+	Vault executor.Vault
 	// AllowPrivateURLs lets the model navigate (goto_url) to loopback,
 	// private and link-local addresses even when the run did not start on
 	// one.

@@ -9,13 +9,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/engine"
 	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/llm/llmtest"
@@ -197,4 +203,115 @@ func TestLoginWithModel(t *testing.T) {
 		}
 	}
 	noSecretIn(t, j.Dir, loginPassword, loginTOTP, code)
+}
+
+// lockedBuffer collects a daemon's logs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
+}
+
+// answers keeps every response body a client received.
+type answers struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (a *answers) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	a.mu.Lock()
+	a.b.Write(body)
+	a.mu.Unlock()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, err
+}
+
+// TestDaemonLoginLeaksNothing: a credential created with the client, an
+// agent with a credential parameter and a login block, a run through the
+// daemon to the page behind the sign-in; then every byte the daemon wrote
+// (its data directory: store, run files, steps; its logs; every answer
+// the client received, the run, its timeline and its steps included) is
+// searched for the secrets.
+func TestDaemonLoginLeaksNothing(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	if err := site.AddAccount(loginUser, loginPassword, loginTOTP); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	addr, stop := daemontest.Start(t, dir, daemon.Config{APIKey: testKey, Executor: newEngine(t, engine.Config{Logger: logger}),
+		Workers: 1, Logger: logger, Stderr: &logs})
+	rec := &answers{}
+	c, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey(testKey), client.WithMaxRetries(0),
+		client.WithHTTPClient(&http.Client{Transport: rec}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	cred, err := c.Credentials.Create(ctx, &client.CredentialRequest{Name: "Billing portal",
+		Credential: &client.PasswordCredential{Username: loginUser, Password: loginPassword, TOTP: loginTOTP}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := loginAgent(site, "")
+	def.Parameters[0].CredentialID = cred.CredentialID
+	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Invoices behind a sign-in", WorkflowDefinition: def}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.Runs.Wait(ctx, run.RunID, &client.WaitOptions{Interval: 200 * time.Millisecond, MaxInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Status != client.RunStatusCompleted {
+		t.Fatalf("%s: %s", done.Status, done.GetFailureReason())
+	}
+	if site.SignIns(loginUser) != 1 {
+		t.Errorf("signed in %d times", site.SignIns(loginUser))
+	}
+	if _, err := c.Runs.Timeline(ctx, run.RunID); err != nil {
+		t.Fatal(err)
+	}
+	steps, err := c.Runs.Steps(ctx, run.RunID)
+	if err != nil || len(steps) == 0 {
+		t.Fatalf("steps: %v %v", steps, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	code := ev(site).Form.Get("code")
+	noSecretIn(t, dir, loginPassword, loginTOTP, code)
+	for what, data := range map[string][]byte{"the logs": logs.Bytes(), "the answers": rec.b.Bytes()} {
+		for _, s := range []string{loginPassword, loginTOTP, code} {
+			if bytes.Contains(data, []byte(s)) {
+				t.Errorf("%s hold the secret %q", what, s)
+			}
+		}
+	}
+	if !bytes.Contains(rec.b.Bytes(), []byte("<secret:portal.password>")) && !bytes.Contains(rec.b.Bytes(), []byte(`\u003csecret:portal.password\u003e`)) {
+		t.Error("the run's steps do not show the placeholder typed: the search saw nothing of the run")
+	}
 }

@@ -50,6 +50,24 @@ type Job struct {
 	// downloads). It exists and belongs to this run only; the executor
 	// names the files it writes there in Result and in Progress.
 	Dir string
+
+	// Vault reads the organization's credentials and the one-time codes
+	// pushed for its runs; nil when the caller keeps none. The daemon sets
+	// it to its store. The executor asks for a credential only when the
+	// run needs it, and never keeps or writes what it reads.
+	Vault Vault
+}
+
+// Vault gives an executor an organization's credentials (see
+// client.CredentialsService) and the one-time codes pushed for its runs.
+type Vault interface {
+	// Credential returns a credential's type and data, the JSON of a
+	// client.PasswordCredential, CreditCardCredential or SecretCredential.
+	Credential(ctx context.Context, orgID, credentialID string) (client.CredentialType, []byte, error)
+	// TakeTOTPCode returns, and uses up, the newest code pushed for
+	// identifier at or after since that has not expired; nil when there
+	// is none.
+	TakeTOTPCode(ctx context.Context, orgID, identifier string, since time.Time) (*client.TOTPCode, error)
 }
 
 // Progress receives what a run produces while it runs, so that a run read

@@ -79,7 +79,7 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 	job := &executor.Job{
 		RunID: rec.ID, OrgID: rec.OrgID, RunType: rec.Type,
 		Task: rec.Task, Parameters: rec.Parameters,
-		MaxSteps: rec.MaxSteps, Dir: dir,
+		MaxSteps: rec.MaxSteps, Dir: dir, Vault: vault{r.cfg.Store},
 	}
 	if rec.Type == client.RunTypeWorkflowRun {
 		agent, err := r.cfg.Store.Agents().Get(ctx, rec.OrgID, rec.AgentID, rec.AgentVersion)
@@ -92,6 +92,18 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		job.Agent = agent
 	}
 	return job, nil
+}
+
+// vault gives executors the organizations' credentials and the one-time
+// codes pushed for their runs, from the store.
+type vault struct{ st *store.Store }
+
+func (v vault) Credential(ctx context.Context, orgID, id string) (client.CredentialType, []byte, error) {
+	return v.st.Credentials().Secret(ctx, orgID, id)
+}
+
+func (v vault) TakeTOTPCode(ctx context.Context, orgID, identifier string, since time.Time) (*client.TOTPCode, error) {
+	return v.st.Credentials().TakeTOTPCode(ctx, orgID, identifier, since)
 }
 
 // end records the terminal state of an executed run with what it produced,

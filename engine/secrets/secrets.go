@@ -30,20 +30,9 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/totp"
 )
-
-// Vault reads an organization's credentials and the one-time codes pushed
-// for its runs. The daemon's store is one.
-type Vault interface {
-	// Credential returns a credential's type and data, the JSON of a
-	// client.PasswordCredential, CreditCardCredential or SecretCredential.
-	Credential(ctx context.Context, orgID, credentialID string) (client.CredentialType, []byte, error)
-	// TakeTOTPCode returns, and uses up, the newest code pushed for
-	// identifier at or after since that has not expired; nil when there
-	// is none.
-	TakeTOTPCode(ctx context.Context, orgID, identifier string, since time.Time) (*client.TOTPCode, error)
-}
 
 // DefaultCodeWait is how long Reveal waits for a pushed one-time code.
 const DefaultCodeWait = 3 * time.Minute
@@ -65,7 +54,7 @@ var secretFields = map[client.CredentialType][]string{
 // Set is the credentials of one run. A nil *Set has none: Reveal and
 // Scrub give their text back unchanged. A Set is safe for concurrent use.
 type Set struct {
-	vault Vault
+	vault executor.Vault
 	org   string
 	start time.Time
 	// CodeWait bounds the wait for a pushed one-time code; 0 means
@@ -87,7 +76,7 @@ type credential struct {
 
 // NewSet returns the credentials of a run of organization orgID that
 // started at start (pushed codes older than that are not its own).
-func NewSet(v Vault, orgID string, start time.Time) *Set {
+func NewSet(v executor.Vault, orgID string, start time.Time) *Set {
 	return &Set{vault: v, org: orgID, start: start, creds: map[string]*credential{}, revealed: map[string]string{}}
 }
 
