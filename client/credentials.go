@@ -351,3 +351,40 @@ func (s *CredentialsService) SendTOTPCode(ctx context.Context, req *TOTPCodeRequ
 	_, err := s.client.do(ctx, request{method: "POST", path: "/v1/credentials/totp", body: req}, out, opts)
 	return nil2(out, err)
 }
+
+// LoginRequest starts a run that signs in to a site with a stored
+// credential (POST /v1/run/tasks/login). The run is an agent run of one
+// login block, answered as one.
+type LoginRequest struct {
+	// CredentialType is where the credential is kept; "skyvern" (the
+	// default when empty) for the organization's own credentials, the
+	// only kind the daemon has.
+	CredentialType string `json:"credential_type"`
+	CredentialID   string `json:"credential_id,omitempty"`
+	// URL is the sign-in page; Prompt, when given, says how to sign in
+	// (it is then the model's goal).
+	URL              string            `json:"url,omitempty"`
+	Prompt           string            `json:"prompt,omitempty"`
+	WebhookURL       string            `json:"webhook_url,omitempty"`
+	TOTPIdentifier   string            `json:"totp_identifier,omitempty"`
+	TOTPURL          string            `json:"totp_url,omitempty"`
+	BrowserSessionID string            `json:"browser_session_id,omitempty"`
+	BrowserProfileID string            `json:"browser_profile_id,omitempty"`
+	BrowserAddress   string            `json:"browser_address,omitempty"`
+	ExtraHTTPHeaders map[string]string `json:"extra_http_headers,omitempty"`
+}
+
+// Login starts a run that signs in with a stored credential (POST
+// /v1/run/tasks/login); wait for it with Wait.
+func (s *RunsService) Login(ctx context.Context, req *LoginRequest, opts ...Option) (*Run, error) {
+	if req == nil || req.CredentialID == "" {
+		return nil, errors.New("client: Runs.Login: the request's CredentialID is required")
+	}
+	body := *req
+	if body.CredentialType == "" {
+		body.CredentialType = "skyvern"
+	}
+	out := new(Run)
+	_, err := s.client.do(ctx, request{method: "POST", path: "/v1/run/tasks/login", body: &body}, out, opts)
+	return nil2(out, err)
+}

@@ -296,6 +296,7 @@ var served = []string{
 	"POST /v1/folders", "GET /v1/folders", "GET /v1/folders/{folder_id}", "PUT /v1/folders/{folder_id}", "DELETE /v1/folders/{folder_id}",
 	"POST /v1/credentials", "GET /v1/credentials", "GET /v1/credentials/{credential_id}",
 	"POST /v1/credentials/{credential_id}/update", "POST /v1/credentials/{credential_id}/delete", "POST /v1/credentials/totp",
+	"POST /v1/run/tasks/login",
 }
 
 func TestResponsesMatchTheUpstreamSchema(t *testing.T) {
@@ -519,6 +520,11 @@ func exerciseEveryOperation(t *testing.T, c *client.Client, raw func(method, pat
 	creds, err := c.Credentials.List(ctx, nil)
 	must(err)
 	must(c.Credentials.Delete(ctx, creds[0].CredentialID))
+	login, err := c.Runs.Login(ctx, &client.LoginRequest{CredentialID: creds[len(creds)-1].CredentialID, URL: "https://example.com/login"})
+	must(err)
+	wait(login.RunID)
+	_, err = c.Runs.Get(ctx, login.RunID)
+	must(err)
 	_, err = c.Credentials.SendTOTPCode(ctx, &client.TOTPCodeRequest{TOTPIdentifier: "ada@example.com", Content: "Your code is 123456"})
 	must(err)
 
@@ -552,6 +558,7 @@ func exerciseEveryOperation(t *testing.T, c *client.Client, raw func(method, pat
 		{"POST", "/v1/credentials", `{"name":"x","credential_type":"token","credential":{}}`},
 		{"GET", "/v1/credentials?page_size=0", ""},
 		{"POST", "/v1/credentials/totp", `{"totp_identifier":"ada@example.com"}`},
+		{"POST", "/v1/run/tasks/login", `{"credential_type":"bitwarden"}`},
 		{"POST", "/v1/folders", `{}`},
 		{"PATCH", "/v1/tag-values/team", `{"value":"x","color":"plaid"}`},
 		{"POST", "/v1/sdk/run_action", `{"url":"https://example.com/"}`},

@@ -292,6 +292,17 @@ func TestDaemonLoginLeaksNothing(t *testing.T) {
 	if site.SignIns(loginUser) != 1 {
 		t.Errorf("signed in %d times", site.SignIns(loginUser))
 	}
+	// POST /v1/run/tasks/login: the same sign-in without an agent.
+	login, err := c.Runs.Login(ctx, &client.LoginRequest{CredentialID: cred.CredentialID, URL: site.URL(testsite.PageSecureLogin)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done, err := c.Runs.Wait(ctx, login.RunID, &client.WaitOptions{Interval: 200 * time.Millisecond, MaxInterval: time.Second}); err != nil || done.Status != client.RunStatusCompleted {
+		t.Fatalf("the login run: %v %v", done, err)
+	}
+	if site.SignIns(loginUser) != 2 {
+		t.Errorf("signed in %d times after the login run", site.SignIns(loginUser))
+	}
 	if _, err := c.Runs.Timeline(ctx, run.RunID); err != nil {
 		t.Fatal(err)
 	}

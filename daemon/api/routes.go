@@ -52,6 +52,7 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("POST /v1/credentials", s.handleCreateCredential)
 	api.HandleFunc("GET /v1/credentials", s.handleListCredentials)
 	api.HandleFunc("POST /v1/credentials/totp", s.handleSendTOTPCode)
+	api.HandleFunc("POST /v1/run/tasks/login", s.handleStartLogin)
 	api.HandleFunc("GET /v1/credentials/{id}", s.handleGetCredential)
 	api.HandleFunc("POST /v1/credentials/{id}/update", s.handleUpdateCredential)
 	api.HandleFunc("POST /v1/credentials/{id}/delete", s.handleDeleteCredential)

@@ -81,6 +81,10 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		Task: rec.Task, Parameters: rec.Parameters,
 		MaxSteps: rec.MaxSteps, Dir: dir, Vault: vault{r.cfg.Store},
 	}
+	if rec.Type == client.RunTypeWorkflowRun && rec.AgentID == "" && rec.Definition != nil {
+		job.Agent = &client.Agent{Title: rec.Title, WorkflowDefinition: *rec.Definition}
+		return job, nil
+	}
 	if rec.Type == client.RunTypeWorkflowRun {
 		agent, err := r.cfg.Store.Agents().Get(ctx, rec.OrgID, rec.AgentID, rec.AgentVersion)
 		if err != nil {

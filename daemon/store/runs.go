@@ -73,6 +73,10 @@ type RunRecord struct {
 	// lists answer as workflow_id; "" in runs stored before it was kept.
 	AgentVersionID string                     `json:"agent_version_id,omitempty"`
 	Parameters     map[string]json.RawMessage `json:"parameters,omitempty"`
+	// Definition is the definition an agent run executes when no stored
+	// agent backs it (AgentID is then ""): the sign-in of
+	// POST /v1/run/tasks/login.
+	Definition *client.WorkflowDefinition `json:"definition,omitempty"`
 	Title          string                     `json:"title,omitempty"`
 	// Trigger says what started the run ("api", "mcp"); "" for runs
 	// stored before it was recorded, which the run list shows as null.

@@ -62,6 +62,7 @@ func (in *Interpreter) loginForm(ctx context.Context, b *client.LoginBlock, sc *
 	if err != nil {
 		return nil, false, err
 	}
+	in.sess.Secrets().UseIdentifier(key, b.TOTPIdentifier)
 	touched := false
 	if strings.TrimSpace(b.URL) != "" {
 		url, err := sc.renderURL(b.URL)

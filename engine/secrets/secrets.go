@@ -126,6 +126,20 @@ func (s *Set) Add(ctx context.Context, key, id string) (map[string]any, error) {
 	return shown, nil
 }
 
+// UseIdentifier makes identifier where the one-time codes of the
+// credential parameter key are pushed, when the credential names none of
+// its own (a login block's totp_identifier).
+func (s *Set) UseIdentifier(key, identifier string) {
+	if s == nil || identifier == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.creds[key]; c != nil && c.fields["totp"] == "" && c.fields["totp_identifier"] == "" {
+		c.fields["totp_identifier"] = identifier
+	}
+}
+
 // Keys returns the parameter keys of the set's credentials, sorted.
 func (s *Set) Keys() []string {
 	if s == nil {

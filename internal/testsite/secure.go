@@ -41,6 +41,15 @@ const (
 	pendingCookie = "secure_pending"
 )
 
+// The demo account every site has, for trying the secure sign-in by hand
+// and for the examples: DemoUser and DemoPassword, then the code an
+// authenticator app makes from DemoTOTPSecret.
+const (
+	DemoUser       = "demo@example.com"
+	DemoPassword   = "northwind-demo-password"
+	DemoTOTPSecret = "JBSWY3DPEHPK3PXP"
+)
+
 type account struct {
 	password string
 	totp     *totp.Key // nil: no second factor

@@ -81,6 +81,11 @@
 //     Array.prototype and Object.prototype, querySelectorAll,
 //     getBoundingClientRect, getComputedStyle, MutationObserver and
 //     Function.prototype.toString.
+//   - /secure/login, /secure/verify, /secure/account: a sign-in that
+//     checks passwords, with a TOTP second factor, behind which a page
+//     needs the session cookie (secure.go). Every site has the demo account
+//     DemoUser / DemoPassword / DemoTOTPSecret; tests add their own with
+//     AddAccount.
 //   - /banner.html (PageCookieBanner): a fixed cookie banner covers the
 //     #continue-button until #accept-cookies or #reject-cookies is clicked
 //     (Event "cookie-accept"); a click on Continue reports Event
@@ -246,6 +251,9 @@ func Start(t testing.TB) *Site {
 // port, until stop is called.
 func Serve(mainAddr string) (s *Site, stop func(), err error) {
 	s = &Site{changed: make(chan struct{})}
+	if err := s.AddAccount(DemoUser, DemoPassword, DemoTOTPSecret); err != nil {
+		return nil, nil, err
+	}
 	main, err := net.Listen("tcp4", mainAddr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on %s: %w", mainAddr, err)

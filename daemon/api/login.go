@@ -1,0 +1,88 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
+)
+
+// loginCredentialTypes are the credential_type values of a login run; the
+// daemon keeps its credentials itself ("skyvern").
+var loginCredentialTypes = []string{"skyvern", "bitwarden", "1password", "azure_vault"}
+
+// handleStartLogin serves POST /v1/run/tasks/login: an agent run of one
+// login block that signs in with a stored credential, answered as an agent
+// run. The run's definition is kept with the run (no agent is created).
+func (s *Server) handleStartLogin(w http.ResponseWriter, r *http.Request) {
+	if !s.runsEnabled(w, r) {
+		return
+	}
+	var req client.LoginRequest
+	var present struct {
+		CredentialType *string `json:"credential_type"`
+	}
+	body, err := readBody(r)
+	if err == nil {
+		err = decodeJSON(body, &req)
+	}
+	if err == nil {
+		err = decodeJSON(body, &present)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var errs []client.ValidationError
+	switch {
+	case present.CredentialType == nil:
+		errs = append(errs, missingField("body", "credential_type"))
+	case !contains(loginCredentialTypes, req.CredentialType):
+		errs = append(errs, enumError(loginCredentialTypes, req.CredentialType, "body", "credential_type"))
+	case req.CredentialType != "skyvern":
+		errs = append(errs, valueError("this daemon keeps credentials itself: credential_type must be skyvern (external vaults are read by the hosted service only)", req.CredentialType, "body", "credential_type"))
+	case strings.TrimSpace(req.CredentialID) == "":
+		errs = append(errs, valueError("credential_id is required with credential_type skyvern", nil, "body", "credential_id"))
+	}
+	if req.WebhookURL != "" {
+		if msg := checkWebhookURL(req.WebhookURL); msg != "" {
+			errs = append(errs, valueError(msg, req.WebhookURL, "body", "webhook_url"))
+		}
+	}
+	if req.BrowserSessionID != "" || req.BrowserProfileID != "" {
+		errs = append(errs, valueError("browser sessions and profiles are not served by this daemon yet", nil, "body", "browser_session_id"))
+	}
+	if err := invalid(errs); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	org := organization(r.Context())
+	// The credential must exist now, rather than fail the run later.
+	if _, err := s.store.Credentials().Get(r.Context(), org.ID, req.CredentialID); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	def := &client.WorkflowDefinition{
+		Parameters: []client.Parameter{{Key: "credentials", ParameterType: client.ParameterTypeCredential, CredentialID: req.CredentialID}},
+		Blocks: client.Blocks{&client.LoginBlock{
+			BlockBase: client.BlockBase{Label: "login"}, URL: req.URL, NavigationGoal: req.Prompt,
+			ParameterKeys: []string{"credentials"}, TOTPIdentifier: req.TOTPIdentifier, TOTPVerificationURL: req.TOTPURL,
+		}},
+	}
+	// run_request echoes the request with the workflow_id every agent
+	// run's has: none, as no agent backs the run.
+	echo := map[string]any{}
+	raw, _ := json.Marshal(req)
+	json.Unmarshal(raw, &echo)
+	echo["workflow_id"] = ""
+	runRequest, _ := json.Marshal(echo)
+	rec := &store.RunRecord{
+		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: org.ID, Type: client.RunTypeWorkflowRun,
+		Status: client.RunStatusQueued, RunRequest: runRequest, Definition: def, Title: "Login",
+		MaxElapsedMinutes: defaultMaxElapsedMin, WebhookURL: strings.TrimSpace(req.WebhookURL),
+		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
+	}
+	s.startRun(w, r, rec)
+}
