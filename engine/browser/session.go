@@ -79,8 +79,11 @@ type Session struct {
 	addr      string
 	opts      SessionOptions
 	contextID cdp.BrowserContextID
-	dl        *downloads // nil when downloads are denied
-	created   time.Time
+	// initScripts run in every document of the tabs attached after they
+	// are added (Restore).
+	initScripts []string
+	dl          *downloads // nil when downloads are denied
+	created     time.Time
 
 	mu          sync.Mutex
 	tabs        []*tab // activation order: the last live ready tab is active
@@ -272,10 +275,19 @@ func (s *Session) attach(ctx context.Context, tb *tab) error {
 	// context; ctx cancels it instead.
 	stop := context.AfterFunc(ctx, cancel)
 	vw, vh := s.pool.viewport[0], s.pool.viewport[1]
+	s.mu.Lock()
+	scripts := slices.Clone(s.initScripts)
+	s.mu.Unlock()
 	err := chromedp.Do(tctx, chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 		_, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
 			Width: int64(vw), Height: int64(vh), DeviceScaleFactor: 1,
 		})
+		for _, src := range scripts {
+			if err != nil {
+				break
+			}
+			_, err = cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: src})
+		}
 		return err
 	}))
 	if !stop() && err == nil {
