@@ -20,6 +20,7 @@ import (
 )
 
 var wantTools = []string{
+	"skyvern_credential_delete", "skyvern_credential_get", "skyvern_credential_list",
 	"skyvern_folder_create", "skyvern_folder_delete", "skyvern_folder_get", "skyvern_folder_list", "skyvern_folder_update",
 	"skyvern_run_action", "skyvern_run_bulk_cancel", "skyvern_run_task", "skyvern_run_webhook_retry",
 	"skyvern_tag_key_list", "skyvern_tag_value_list",

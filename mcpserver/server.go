@@ -68,6 +68,7 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	t.addAgentRunTools(s)
 	t.addFolderTools(s)
 	t.addTagTools(s)
+	t.addCredentialTools(s)
 	return s
 }
 

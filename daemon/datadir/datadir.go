@@ -17,8 +17,10 @@ const StoreFileName = "abctl.db"
 const KeyFileName = "api-key"
 
 // SecretFileName is the file in the data directory (mode 0600) holding the
-// daemon's secret: it seals the copies of API keys that sign webhooks and
-// signs artifact URLs. Losing it invalidates those, nothing else.
+// daemon's secret: it seals the organizations' credentials and the copies
+// of API keys that sign webhooks, and signs artifact URLs. Without it the
+// credentials cannot be read (the daemon refuses to start with another
+// secret); keep it with the store's backups, apart from them.
 const SecretFileName = "secret"
 
 // ArtifactsDirName is the directory in the data directory holding the

@@ -77,7 +77,7 @@ type RunRecord struct {
 	// agent backs it (AgentID is then ""): the sign-in of
 	// POST /v1/run/tasks/login.
 	Definition *client.WorkflowDefinition `json:"definition,omitempty"`
-	Title          string                     `json:"title,omitempty"`
+	Title      string                     `json:"title,omitempty"`
 	// Trigger says what started the run ("api", "mcp"); "" for runs
 	// stored before it was recorded, which the run list shows as null.
 	Trigger client.RunTriggerType `json:"trigger,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/action"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/apply"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/configcmd"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/credentials"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/daemoncmd"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/deletecmd"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/diff"
@@ -78,7 +79,7 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	}
 	add("agents", apply.NewCmdApply(f, nil), diff.NewCmdDiff(f, nil), get.NewCmdGet(f), deletecmd.NewCmdDelete(f, nil))
 	add("runs", runcmd.NewCmdRun(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f))
-	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
+	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), credentials.NewCmdCredentials(f), configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
 		mcpcmd.NewCmdMCP(f, nil), version.NewCmdVersion(), completion.NewCmdCompletion())
 	root.SetHelpCommandGroupID("manage")
 	root.AddCommand(helpTopics()...)

@@ -1,0 +1,394 @@
+// Package credentials is `abctl credentials`: store the passwords, payment
+// cards and secrets that agents log in and pay with, list, show and delete
+// them, and push the one-time codes that runs wait for.
+//
+// A secret (a password, an authenticator's TOTP secret, a card number and
+// its CVV, a secret value) never comes from the command line, where the
+// shell's history and the process list would keep it. It is typed at a
+// prompt that does not echo when stdin is a terminal, piped on stdin
+// otherwise (one secret a line), or read with the other fields from a YAML
+// or JSON file (--from-file). No flag carries one, and a test checks that
+// none ever does.
+package credentials
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+	"github.com/abctl/abctl/cmd/abctl/internal/listing"
+	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
+)
+
+// NewCmdCredentials returns `abctl credentials`.
+func NewCmdCredentials(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "credentials",
+		Aliases: []string{"credential", "creds"},
+		Short:   "Store passwords, cards and secrets for agents; push one-time codes",
+		Long: "A credential is a login (username, password and an optional second factor), a payment\n" +
+			"card or a single secret, kept by the service for agents to use. Its secret goes in once\n" +
+			"and never comes back: list and get show a username, a card's last four digits, a label.\n\n" +
+			"Secrets are never taken from flags (the shell's history would keep them): create and\n" +
+			"update prompt for them without echo on a terminal, read them from stdin when it is\n" +
+			"piped (one a line), or read every field from a file with --from-file.\n\n" +
+			"CREDENTIAL_ID is an id (cred_...) or credential/ID, as -o name prints it.",
+		Example: "  printf '%s' \"$SHOP_PASSWORD\" | abctl credentials create 'Shop login' --type password --username ada@example.com\n" +
+			"  abctl credentials list --type password\n" +
+			"  abctl credentials delete cred_123 --yes\n" +
+			"  abctl credentials totp send ada@example.com 'Your code is 123456'",
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(NewCmdCreate(f, nil), NewCmdUpdate(f, nil), NewCmdList(f, nil), NewCmdGet(f, nil),
+		NewCmdDelete(f, nil), NewCmdTOTP(f))
+	return cmd
+}
+
+// kind is how -o name prints a credential: credential/ID.
+const kind = resource.Kind("credential")
+
+// otherKinds are the prefixes of -o name that name something else.
+var otherKinds = map[string]string{
+	"agent": "an agent", "agents": "an agent", "run": "a run", "runs": "a run",
+	"folder": "a folder", "folders": "a folder",
+}
+
+// credentialID reads a credential argument: an id as it is, or the id
+// after "credential/" (or "credentials/"), as -o name prints it.
+func credentialID(arg string) (string, error) {
+	const want = "give a credential id (cred_...) or credential/ID, as 'abctl credentials list -o name' prints it"
+	id := arg
+	if prefix, rest, found := strings.Cut(arg, "/"); found {
+		switch {
+		case prefix == "credential" || prefix == "credentials":
+			id = rest
+		case otherKinds[prefix] != "":
+			return "", fmt.Errorf("%q names %s, not a credential: %s", arg, otherKinds[prefix], want)
+		}
+	}
+	if strings.TrimSpace(id) == "" {
+		return "", fmt.Errorf("%q names no credential: %s", arg, want)
+	}
+	return id, nil
+}
+
+// credentialIDs reads credential arguments, as usage errors.
+func credentialIDs(args []string) ([]string, error) {
+	ids := make([]string, 0, len(args))
+	for _, a := range args {
+		id, err := credentialID(a)
+		if err != nil {
+			return nil, cmdutil.UsageErrorf("%v", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// parseType reads the value of --type.
+func parseType(s string) (client.CredentialType, error) {
+	switch t := client.CredentialType(strings.ToLower(strings.TrimSpace(s))); t {
+	case client.CredentialTypePassword, client.CredentialTypeCreditCard, client.CredentialTypeSecret:
+		return t, nil
+	case "":
+		return "", fmt.Errorf("--type is required: password (a login), credit_card or secret")
+	}
+	return "", fmt.Errorf("--type %q is not a kind of credential: use password (a login), credit_card or secret", s)
+}
+
+var credentialTypes = []string{"password", "credit_card", "secret"}
+
+func completeValues(values ...string) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return values, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// credentialsListing shows credentials: ID, NAME, TYPE and DETAILS (what
+// the service shows of the data, never a secret). single means one was
+// asked for by id, which JSON and YAML then show alone.
+func credentialsListing(creds []*client.Credential, single bool) printer.Listing {
+	if creds == nil {
+		creds = []*client.Credential{}
+	}
+	l := printer.Listing{Value: listing.One(creds, single), Headers: []string{"id", "name", "type", "details"}}
+	for _, c := range creds {
+		l.Names = append(l.Names, kind.Name(c.CredentialID))
+	}
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, c := range creds {
+			t.AddRow(c.CredentialID, c.Name, string(c.CredentialType), details(c))
+		}
+	}
+	return l
+}
+
+// details is the DETAILS cell: a login's username (and its second factor),
+// a card's last four digits and brand, a secret's label.
+func details(c *client.Credential) string {
+	info := c.Credential
+	switch {
+	case c.CredentialType == client.CredentialTypeCreditCard || info.LastFour != "":
+		return strings.TrimSpace("•••• " + info.LastFour + " " + info.Brand)
+	case c.CredentialType == client.CredentialTypePassword || info.Username != "":
+		s := info.Username
+		switch info.TOTPType {
+		case "", client.TOTPTypeNone:
+		case client.TOTPTypeEmail, client.TOTPTypeText:
+			s += " (2FA: " + string(info.TOTPType)
+			if info.TOTPIdentifier != nil && *info.TOTPIdentifier != "" {
+				s += " to " + *info.TOTPIdentifier
+			}
+			s += ")"
+		default:
+			s += " (2FA: " + string(info.TOTPType) + ")"
+		}
+		return s
+	case info.SecretLabel != nil:
+		return *info.SecretLabel
+	}
+	return ""
+}
+
+// ListOptions are the inputs of `abctl credentials list`.
+type ListOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Type lists one kind of credential; "" lists all.
+	Type   client.CredentialType
+	Search string
+	// Limit bounds the list; 0 means all.
+	Limit  int
+	Format printer.Format
+}
+
+// NewCmdList returns `abctl credentials list`. runF, when not nil, is
+// called with the validated options instead of listing.
+func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output, typ string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List credentials, newest first (never their secrets)",
+		Example: "  abctl credentials list\n" +
+			"  abctl credentials list --type credit_card -o json\n" +
+			"  abctl credentials list --search shop -o name",
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			opts.Format, opts.Type = format, ""
+			if cmd.Flags().Changed("type") {
+				t, err := parseType(typ)
+				if err != nil {
+					return cmdutil.UsageErrorf("%v", err)
+				}
+				opts.Type = t
+			}
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runList(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&typ, "type", "", "only credentials of this kind: password, credit_card or secret")
+	_ = cmd.RegisterFlagCompletionFunc("type", completeValues(credentialTypes...))
+	cmd.Flags().StringVar(&opts.Search, "search", "", "only credentials whose name (or username, label, card) contains this text")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many credentials (0: all)")
+	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	return cmd
+}
+
+// Validate checks the limit and the search text.
+func (o *ListOptions) Validate() error {
+	if o.Limit < 0 {
+		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	}
+	if n := len([]rune(o.Search)); n > 200 {
+		return cmdutil.UsageErrorf("--search is %d characters long; the service takes at most 200", n)
+	}
+	return nil
+}
+
+func runList(ctx context.Context, opts *ListOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	lo := &client.ListCredentialsOptions{CredentialType: opts.Type, Search: opts.Search, PageSize: 100}
+	if opts.Limit > 0 && opts.Limit < 100 {
+		lo.PageSize = opts.Limit
+	}
+	creds := []*client.Credential{}
+	for cr, err := range c.Credentials.All(ctx, lo) {
+		if err != nil {
+			return fmt.Errorf("list the credentials: %w", err)
+		}
+		creds = append(creds, cr)
+		if opts.Limit > 0 && len(creds) == opts.Limit {
+			break
+		}
+	}
+	return credentialsListing(creds, false).Print(opts.IO, opts.Now(), opts.Format)
+}
+
+// GetOptions are the inputs of `abctl credentials get`.
+type GetOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// CredentialIDs are the credentials to show, without the credential/
+	// of -o name.
+	CredentialIDs []string
+	Format        printer.Format
+}
+
+// NewCmdGet returns `abctl credentials get`. runF, when not nil, is called
+// with the validated options instead of reading the credentials.
+func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
+	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output string
+	cmd := &cobra.Command{
+		Use:     "get CREDENTIAL_ID...",
+		Short:   "Show credentials by id (never their secrets)",
+		Example: "  abctl credentials get cred_123 -o yaml",
+		Args:    cmdutil.MinArgs(1, "one or more credential ids (cred_...)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			ids, err := credentialIDs(args)
+			if err != nil {
+				return err
+			}
+			opts.Format, opts.CredentialIDs = format, ids
+			if runF != nil {
+				return runF(opts)
+			}
+			return runGet(cmd.Context(), opts)
+		},
+	}
+	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	return cmd
+}
+
+func runGet(ctx context.Context, opts *GetOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	var creds []*client.Credential
+	for _, id := range opts.CredentialIDs {
+		cr, err := c.Credentials.Get(ctx, id)
+		if err != nil {
+			return fmt.Errorf("get credential %s: %w", id, err)
+		}
+		creds = append(creds, cr)
+	}
+	return credentialsListing(creds, len(creds) == 1).Print(opts.IO, opts.Now(), opts.Format)
+}
+
+// DeleteOptions are the inputs of `abctl credentials delete`.
+type DeleteOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+
+	// CredentialID is the credential to delete, without the credential/
+	// of -o name.
+	CredentialID string
+	Yes          bool
+}
+
+// NewCmdDelete returns `abctl credentials delete`. runF, when not nil, is
+// called with the validated options instead of deleting.
+func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Command {
+	opts := &DeleteOptions{IO: f.IO, Client: f.Client}
+	cmd := &cobra.Command{
+		Use:   "delete CREDENTIAL_ID",
+		Short: "Delete a credential (agents that use it fail when they need it)",
+		Long: "delete removes a credential and its secret for good. Agents that name it keep their\n" +
+			"definitions, and their runs fail when they need it.\n\n" +
+			"It asks first on a terminal; elsewhere it needs --yes.",
+		Example: "  abctl credentials delete cred_123\n" +
+			"  abctl credentials list --search old -o name | xargs -n1 abctl credentials delete --yes",
+		Args: cmdutil.ExactArgs(1, "a credential id (cred_...)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.CredentialID = args[0]
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDelete(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+// Validate reads the credential id, and checks that the deletion can be
+// confirmed: --yes, or a terminal to ask on.
+func (o *DeleteOptions) Validate() error {
+	id, err := credentialID(o.CredentialID)
+	if err != nil {
+		return cmdutil.UsageErrorf("%v", err)
+	}
+	o.CredentialID = id
+	if !o.Yes && !o.IO.CanPrompt() {
+		return cmdutil.UsageErrorf("deleting a credential cannot be undone: add --yes when no terminal can confirm")
+	}
+	return nil
+}
+
+func runDelete(ctx context.Context, opts *DeleteOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	id, what := opts.CredentialID, opts.CredentialID
+	if !opts.Yes {
+		// Say what is about to go: the id alone is easy to mistype.
+		cr, err := c.Credentials.Get(ctx, id)
+		if err != nil {
+			return fmt.Errorf("get credential %s: %w", id, err)
+		}
+		what = describe(cr)
+		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete credential %s? Agents that use it will fail when they need it.", what))
+		if err != nil || !ok {
+			return cmdutil.Silent(cmdutil.ExitError)
+		}
+	}
+	if err := c.Credentials.Delete(ctx, id); err != nil {
+		return fmt.Errorf("delete credential %s: %w", id, err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Credential %s deleted.\n", what)
+	return nil
+}
+
+// describe names a credential in messages: its id, name, type and details.
+func describe(c *client.Credential) string {
+	s := fmt.Sprintf("%s (%q, %s", c.CredentialID, c.Name, c.CredentialType)
+	if d := details(c); d != "" {
+		s += ", " + d
+	}
+	return s + ")"
+}
