@@ -40,6 +40,8 @@ type Client struct {
 	Actions *ActionsService // single browser actions (run_action)
 	// Credentials: passwords, cards and secrets, and one-time codes.
 	Credentials *CredentialsService
+	// BrowserProfiles: saved browser states that runs start from.
+	BrowserProfiles *BrowserProfilesService
 }
 
 type service struct{ client *Client }
@@ -79,6 +81,7 @@ func newClient(cfg *config) *Client {
 	c.Tags = (*TagsService)(&c.common)
 	c.Actions = (*ActionsService)(&c.common)
 	c.Credentials = (*CredentialsService)(&c.common)
+	c.BrowserProfiles = (*BrowserProfilesService)(&c.common)
 	return c
 }
 

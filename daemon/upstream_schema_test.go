@@ -297,6 +297,9 @@ var served = []string{
 	"POST /v1/credentials", "GET /v1/credentials", "GET /v1/credentials/{credential_id}",
 	"POST /v1/credentials/{credential_id}/update", "POST /v1/credentials/{credential_id}/delete", "POST /v1/credentials/totp",
 	"POST /v1/run/tasks/login",
+	"POST /v1/browser_profiles", "GET /v1/browser_profiles", "GET /v1/browser_profiles/{profile_id}",
+	"PATCH /v1/browser_profiles/{profile_id}", "DELETE /v1/browser_profiles/{profile_id}",
+	"POST /v1/agents/{workflow_permanent_id}/browser_session/reset_profile",
 }
 
 func TestResponsesMatchTheUpstreamSchema(t *testing.T) {
@@ -528,6 +531,19 @@ func exerciseEveryOperation(t *testing.T, c *client.Client, raw func(method, pat
 	_, err = c.Credentials.SendTOTPCode(ctx, &client.TOTPCodeRequest{TOTPIdentifier: "ada@example.com", Content: "Your code is 123456"})
 	must(err)
 
+	// Browser profiles (the scripted executor keeps no browser state: an
+	// empty profile).
+	profile, err := c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: "Billing", Description: "signed in"})
+	must(err)
+	_, err = c.BrowserProfiles.List(ctx, nil)
+	must(err)
+	_, err = c.BrowserProfiles.Get(ctx, profile.BrowserProfileID)
+	must(err)
+	_, err = c.BrowserProfiles.Update(ctx, profile.BrowserProfileID, &client.BrowserProfileUpdateRequest{Name: client.Ptr("Billing portal")})
+	must(err)
+	must(c.BrowserProfiles.Delete(ctx, profile.BrowserProfileID))
+	must(c.Agents.ResetProfile(ctx, wpid))
+
 	// A single action.
 	action, err := c.Actions.Run(ctx, &client.RunActionRequest{URL: "https://example.com/", Action: client.Action{Type: client.ActionClick, Selector: "#go"}})
 	must(err)
@@ -559,6 +575,11 @@ func exerciseEveryOperation(t *testing.T, c *client.Client, raw func(method, pat
 		{"GET", "/v1/credentials?page_size=0", ""},
 		{"POST", "/v1/credentials/totp", `{"totp_identifier":"ada@example.com"}`},
 		{"POST", "/v1/run/tasks/login", `{"credential_type":"bitwarden"}`},
+		{"POST", "/v1/browser_profiles", `{}`},
+		{"GET", "/v1/browser_profiles/bp_404", ""},
+		{"PATCH", "/v1/browser_profiles/bp_404", `{"name":"x"}`},
+		{"DELETE", "/v1/browser_profiles/bp_404", ""},
+		{"POST", "/v1/agents/wpid_404/browser_session/reset_profile", ""},
 		{"POST", "/v1/folders", `{}`},
 		{"PATCH", "/v1/tag-values/team", `{"value":"x","color":"plaid"}`},
 		{"POST", "/v1/sdk/run_action", `{"url":"https://example.com/"}`},

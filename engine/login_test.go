@@ -326,3 +326,107 @@ func TestDaemonLoginLeaksNothing(t *testing.T) {
 		t.Error("the run's steps do not show the placeholder typed: the search saw nothing of the run")
 	}
 }
+
+// TestDaemonKeepsASignIn: an agent with persist_browser_session signs in
+// once; its next run starts signed in (the sign-in page sends it on, and
+// the site sees no new sign-in); a profile made from that run lets another
+// agent start signed in; reset_profile makes the agent sign in again.
+func TestDaemonKeepsASignIn(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	if err := site.AddAccount(loginUser, loginPassword, loginTOTP); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := startDaemon(t, newEngine(t, engine.Config{}))
+	ctx := t.Context()
+	cred, err := c.Credentials.Create(ctx, &client.CredentialRequest{Name: "Billing portal",
+		Credential: &client.PasswordCredential{Username: loginUser, Password: loginPassword, TOTP: loginTOTP}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := loginAgent(site, "")
+	def.Parameters[0].CredentialID = cred.CredentialID
+	keeper, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Invoices, signed in once", PersistBrowserSession: true, WorkflowDefinition: def}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "The account page", WorkflowDefinition: client.WorkflowDefinition{
+		Blocks: client.Blocks{gotoBlock("open_account", site.URL(testsite.PageSecureAccount))},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOf := func(req *client.AgentRunRequest) *client.Run {
+		t.Helper()
+		run, err := c.Runs.StartAgent(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, err := c.Runs.Wait(ctx, run.RunID, &client.WaitOptions{Interval: 200 * time.Millisecond, MaxInterval: time.Second})
+		if err != nil || done.Status != client.RunStatusCompleted {
+			t.Fatalf("run of %s: %v %v", req.AgentID, done, err)
+		}
+		return done
+	}
+	landing := func(r *client.Run) string {
+		t.Helper()
+		var out map[string]map[string]any
+		if err := json.Unmarshal(r.Output, &out); err != nil {
+			t.Fatal(err)
+		}
+		u, _ := out["open_account_output"]["url"].(string)
+		return u
+	}
+
+	runOf(&client.AgentRunRequest{AgentID: keeper.WorkflowPermanentID})
+	second := runOf(&client.AgentRunRequest{AgentID: keeper.WorkflowPermanentID})
+	if n := site.SignIns(loginUser); n != 1 {
+		t.Errorf("after two runs of an agent that keeps its sign-in: %d sign-ins, want 1", n)
+	}
+
+	// Without a profile the account page sends the reader to the sign-in;
+	// with one made from the second run, it is shown.
+	if u := landing(runOf(&client.AgentRunRequest{AgentID: reader.WorkflowPermanentID})); !strings.Contains(u, testsite.PageSecureLogin) {
+		t.Errorf("without a profile the reader landed on %s", u)
+	}
+	profile, err := c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: "Billing, signed in", WorkflowRunID: second.RunID})
+	if err != nil || !strings.HasPrefix(profile.BrowserProfileID, "bp_") || profile.WorkflowPermanentID == nil || *profile.WorkflowPermanentID != keeper.WorkflowPermanentID {
+		t.Fatalf("profile %+v %v", profile, err)
+	}
+	if u := landing(runOf(&client.AgentRunRequest{AgentID: reader.WorkflowPermanentID, BrowserProfileID: profile.BrowserProfileID})); !strings.Contains(u, testsite.PageSecureAccount) {
+		t.Errorf("with the profile the reader landed on %s", u)
+	}
+	if n := site.SignIns(loginUser); n != 1 {
+		t.Errorf("the profile's run signed in again: %d sign-ins", n)
+	}
+	// A run of an agent that keeps nothing makes no profile; an unknown
+	// profile is refused before the run is queued.
+	plain := runOf(&client.AgentRunRequest{AgentID: reader.WorkflowPermanentID})
+	if _, err := c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: "x", WorkflowRunID: plain.RunID}); !isAPIStatus(err, 400, "kept no browser state") {
+		t.Errorf("a profile of a run that kept nothing: %v", err)
+	}
+	if _, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: reader.WorkflowPermanentID, BrowserProfileID: "bp_404"}); !isAPIStatus(err, 404, "Browser profile bp_404 not found") {
+		t.Errorf("an unknown profile: %v", err)
+	}
+
+	// reset_profile: the next run starts signed out and signs in again.
+	if err := c.Agents.ResetProfile(ctx, keeper.WorkflowPermanentID); err != nil {
+		t.Fatal(err)
+	}
+	runOf(&client.AgentRunRequest{AgentID: keeper.WorkflowPermanentID})
+	if n := site.SignIns(loginUser); n != 2 {
+		t.Errorf("after reset_profile: %d sign-ins, want 2", n)
+	}
+	// A deleted profile is gone for runs too.
+	if err := c.BrowserProfiles.Delete(ctx, profile.BrowserProfileID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: reader.WorkflowPermanentID, BrowserProfileID: profile.BrowserProfileID}); !isAPIStatus(err, 404, "not found") {
+		t.Errorf("a deleted profile: %v", err)
+	}
+}
+
+func isAPIStatus(err error, status int, want string) bool {
+	var apiErr *client.Error
+	return errors.As(err, &apiErr) && apiErr.StatusCode == status && strings.Contains(err.Error(), want)
+}

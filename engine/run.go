@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"log/slog"
 
@@ -27,6 +28,9 @@ type run struct {
 	steps *steplog.Log
 	agent *agent.Agent
 	ended bool
+	// keepState: the result carries the browser state the run ends with.
+	keepState bool
+	state     []byte
 }
 
 // newRun assembles a run over a browser session and starts its recording.
@@ -51,7 +55,20 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 	if err != nil {
 		return nil, errors.New("The browser session could not be opened: " + err.Error())
 	}
-	return e.newRun(ctx, job.Dir, bs, progress, limit), nil
+	if len(job.BrowserState) > 0 {
+		var st browser.State
+		err := json.Unmarshal(job.BrowserState, &st)
+		if err == nil {
+			err = bs.Restore(ctx, &st)
+		}
+		if err != nil {
+			bs.Close(context.WithoutCancel(ctx))
+			return nil, errors.New("The browser profile could not be loaded: " + err.Error())
+		}
+	}
+	r := e.newRun(ctx, job.Dir, bs, progress, limit)
+	r.keepState = job.KeepBrowserState
+	return r, nil
 }
 
 // newTag returns the random tag of a run's page markers.
@@ -69,6 +86,15 @@ func (r *run) finish(ctx context.Context) executor.Result {
 		return r.result()
 	}
 	r.ended = true
+	if r.keepState {
+		// Read before the browser context goes; a failure loses the state,
+		// not the run.
+		if st, err := r.sess.BrowserState(context.WithoutCancel(ctx)); err != nil {
+			r.log.Warn("the browser state was not kept", "error", err)
+		} else if r.state, err = json.Marshal(st); err != nil {
+			r.log.Warn("the browser state was not kept", "error", err)
+		}
+	}
 	recording := r.sess.Close(ctx)
 	var logs []string
 	if !r.steps.Empty() {
@@ -98,9 +124,10 @@ func (r *run) stepsName() string {
 
 func (r *run) result() executor.Result {
 	return executor.Result{
-		StepCount:   r.steps.Count(),
-		Screenshots: r.files.Screenshots(),
-		Downloads:   r.files.Downloads(),
-		Errors:      r.steps.Errors(),
+		StepCount:    r.steps.Count(),
+		Screenshots:  r.files.Screenshots(),
+		Downloads:    r.files.Downloads(),
+		Errors:       r.steps.Errors(),
+		BrowserState: r.state,
 	}
 }

@@ -51,6 +51,14 @@ type Job struct {
 	// names the files it writes there in Result and in Progress.
 	Dir string
 
+	// BrowserState is the browser state the run starts from (the JSON of
+	// engine/browser.State: cookies and local storage): a browser
+	// profile's, or the one its agent kept; nil for a fresh browser.
+	BrowserState []byte
+	// KeepBrowserState asks for the state the run ends with, in
+	// Result.BrowserState (an agent with persist_browser_session).
+	KeepBrowserState bool
+
 	// Vault reads the organization's credentials and the one-time codes
 	// pushed for its runs; nil when the caller keeps none. The daemon sets
 	// it to its store. The executor asks for a credential only when the
@@ -200,6 +208,10 @@ type Result struct {
 	// Logs name the other files the run wrote in Job.Dir for people to
 	// read, such as the agent's step log (steps.json).
 	Logs []string
+	// BrowserState is the browser state the run ended with, when
+	// Job.KeepBrowserState asked for it (nil when it could not be read).
+	// It signs whoever holds it in: keep it sealed.
+	BrowserState []byte
 }
 
 // Actions runs single browser actions (POST /v1/sdk/run_action) in browser

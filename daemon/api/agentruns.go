@@ -223,6 +223,7 @@ func (s *Server) handleRetryAgentRun(w http.ResponseWriter, r *http.Request) {
 		AgentID: orig.AgentID, AgentVersion: orig.AgentVersion, AgentVersionID: agent.WorkflowID, Parameters: orig.Parameters,
 		Title: orig.Title, MaxSteps: orig.MaxSteps, MaxElapsedMinutes: orig.MaxElapsedMinutes,
 		WebhookURL: orig.WebhookURL, KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
+		BrowserProfileID: orig.BrowserProfileID,
 	}
 	s.startRun(w, r, rec)
 }

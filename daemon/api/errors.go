@@ -127,6 +127,8 @@ func recordNoun(r store.Record) string {
 		return "Tag key"
 	case store.RecordCredential:
 		return "Credential"
+	case store.RecordProfile:
+		return "Browser profile"
 	}
 	return string(r)
 }

@@ -51,16 +51,21 @@ func (s *Server) handleStartLogin(w http.ResponseWriter, r *http.Request) {
 			errs = append(errs, valueError(msg, req.WebhookURL, "body", "webhook_url"))
 		}
 	}
-	if req.BrowserSessionID != "" || req.BrowserProfileID != "" {
-		errs = append(errs, valueError("browser sessions and profiles are not served by this daemon yet", nil, "body", "browser_session_id"))
+	if req.BrowserSessionID != "" {
+		errs = append(errs, valueError("browser sessions are not served by this daemon yet", req.BrowserSessionID, "body", "browser_session_id"))
 	}
 	if err := invalid(errs); err != nil {
 		s.error(w, r, err)
 		return
 	}
 	org := organization(r.Context())
-	// The credential must exist now, rather than fail the run later.
+	// The credential and the profile must exist now, rather than fail the
+	// run later.
 	if _, err := s.store.Credentials().Get(r.Context(), org.ID, req.CredentialID); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := s.checkProfile(r, req.BrowserProfileID); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -82,7 +87,7 @@ func (s *Server) handleStartLogin(w http.ResponseWriter, r *http.Request) {
 		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: org.ID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusQueued, RunRequest: runRequest, Definition: def, Title: "Login",
 		MaxElapsedMinutes: defaultMaxElapsedMin, WebhookURL: strings.TrimSpace(req.WebhookURL),
-		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
+		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r), BrowserProfileID: req.BrowserProfileID,
 	}
 	s.startRun(w, r, rec)
 }

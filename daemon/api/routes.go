@@ -53,6 +53,13 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/credentials", s.handleListCredentials)
 	api.HandleFunc("POST /v1/credentials/totp", s.handleSendTOTPCode)
 	api.HandleFunc("POST /v1/run/tasks/login", s.handleStartLogin)
+
+	api.HandleFunc("POST /v1/browser_profiles", s.handleCreateProfile)
+	api.HandleFunc("GET /v1/browser_profiles", s.handleListProfiles)
+	api.HandleFunc("GET /v1/browser_profiles/{id}", s.handleGetProfile)
+	api.HandleFunc("PATCH /v1/browser_profiles/{id}", s.handleUpdateProfile)
+	api.HandleFunc("DELETE /v1/browser_profiles/{id}", s.handleDeleteProfile)
+	api.HandleFunc("POST /v1/agents/{id}/browser_session/reset_profile", s.handleResetProfile)
 	api.HandleFunc("GET /v1/credentials/{id}", s.handleGetCredential)
 	api.HandleFunc("POST /v1/credentials/{id}/update", s.handleUpdateCredential)
 	api.HandleFunc("POST /v1/credentials/{id}/delete", s.handleDeleteCredential)

@@ -32,6 +32,7 @@ const (
 	PrefixFolder            = "fld"          // a folder
 	PrefixCredential        = "cred"         // a credential
 	PrefixTOTPCode          = "totp"         // a pushed one-time code
+	PrefixBrowserProfile    = "bp"           // a browser profile
 	PrefixOrganization      = "o"            // an organization
 	PrefixWorkflowParameter = "wp"           // a parameter record of type workflow
 	PrefixOutputParameter   = "op"           // an output parameter record

@@ -95,7 +95,37 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		}
 		job.Agent = agent
 	}
+	if err := r.browserState(ctx, rec, job); err != nil {
+		return nil, err
+	}
 	return job, nil
+}
+
+// browserState gives the job the browser state the run starts from: its
+// browser profile's (the run's, else its agent's default); else, for an
+// agent with persist_browser_session, the state its previous run kept,
+// which the run keeps again.
+func (r *Runner) browserState(ctx context.Context, rec *store.RunRecord, job *executor.Job) error {
+	profile := rec.BrowserProfileID
+	persist := false
+	if a := job.Agent; a != nil && rec.AgentID != "" {
+		persist = a.PersistBrowserSession
+		if profile == "" && a.BrowserProfileID != nil {
+			profile = *a.BrowserProfileID
+		}
+	}
+	job.KeepBrowserState = persist
+	var err error
+	switch {
+	case profile != "":
+		job.BrowserState, err = r.cfg.Store.Profiles().State(ctx, rec.OrgID, profile)
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("The browser profile %s was deleted before the run started.", profile)
+		}
+	case persist:
+		job.BrowserState, err = r.cfg.Store.Profiles().AgentState(ctx, rec.OrgID, rec.AgentID)
+	}
+	return err
 }
 
 // vault gives executors the organizations' credentials and the one-time
@@ -113,6 +143,13 @@ func (v vault) TakeTOTPCode(ctx context.Context, orgID, identifier string, since
 // end records the terminal state of an executed run with what it produced,
 // sends its webhook, and logs the run's final status.
 func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Result, p *Progress) {
+	if len(res.BrowserState) > 0 {
+		// The run's state, for a profile made from it; and its agent's,
+		// which the agent's next run starts from.
+		if err := r.cfg.Store.Profiles().KeepRunState(ctx, rec.OrgID, rec.ID, rec.AgentID, res.BrowserState); err != nil {
+			r.log.Error("keep the browser state of a run", "run_id", rec.ID, "error", err)
+		}
+	}
 	files := r.ResultFiles(rec, res, p)
 	final, err := r.cfg.Store.Runs().Update(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
 		rec.Status = res.Status

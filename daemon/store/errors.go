@@ -29,6 +29,7 @@ const (
 	RecordAgent        Record = "agent"
 	RecordFolder       Record = "folder"
 	RecordCredential   Record = "credential"
+	RecordProfile      Record = "browser profile"
 	RecordRun          Record = "run"
 	// RecordWorkflowRun is a run looked up as a tag subject: only workflow
 	// runs (wr_) carry tags.

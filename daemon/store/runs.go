@@ -73,6 +73,9 @@ type RunRecord struct {
 	// lists answer as workflow_id; "" in runs stored before it was kept.
 	AgentVersionID string                     `json:"agent_version_id,omitempty"`
 	Parameters     map[string]json.RawMessage `json:"parameters,omitempty"`
+	// BrowserProfileID is the browser profile the run starts from ("" for
+	// none: a fresh browser, or the state its agent kept).
+	BrowserProfileID string `json:"browser_profile_id,omitempty"`
 	// Definition is the definition an agent run executes when no stored
 	// agent backs it (AgentID is then ""): the sign-in of
 	// POST /v1/run/tasks/login.

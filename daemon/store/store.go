@@ -70,6 +70,13 @@
 //	        totp_codes/
 //	            <identifier> 0x00 <created_at int64 BE> <code id> -> client.TOTPCode JSON: a
 //	                                           pushed one-time code not yet used or expired
+//	        browser_profiles/
+//	            <profile id>                -> profileRecord JSON: client.BrowserProfile and
+//	                                           its browser state sealed (profiles.go)
+//	        browser_states/
+//	            'r' 0x00 <run id>           -> the browser state a run kept, sealed
+//	            'a' 0x00 <wpid>             -> the browser state an agent with
+//	                                           persist_browser_session starts from, sealed
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/
@@ -168,6 +175,8 @@ var (
 	bucketRunBlocks      = []byte("run_blocks")
 	bucketCredentials    = []byte("credentials")
 	bucketTOTPCodes      = []byte("totp_codes")
+	bucketProfiles       = []byte("browser_profiles")
+	bucketBrowserStates  = []byte("browser_states")
 
 	// orgBuckets are the buckets of every organization (see orgTx).
 	orgBuckets = orgBucketNames[:]
@@ -221,6 +230,7 @@ type Store struct {
 	tags    Tags
 
 	credentials Credentials
+	profiles    Profiles
 }
 
 // Agents returns the agents of the organizations.
@@ -239,6 +249,10 @@ func (s *Store) Tags() *Tags { return &s.tags }
 // Credentials returns the credentials and one-time codes of the
 // organizations.
 func (s *Store) Credentials() *Credentials { return &s.credentials }
+
+// Profiles returns the browser profiles and the browser states runs and
+// agents kept.
+func (s *Store) Profiles() *Profiles { return &s.profiles }
 
 // Open opens (creating if needed) the store file at path and brings its
 // schema up to date. The directory is created with mode 0700 and the file
@@ -275,7 +289,7 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs, sealer: sl, views: opts.RunViews, commits: &committer{db: db}}
-	s.agents, s.folders, s.runs, s.tags, s.credentials = Agents{s}, Folders{s}, Runs{s}, Tags{s}, Credentials{s}
+	s.agents, s.folders, s.runs, s.tags, s.credentials, s.profiles = Agents{s}, Folders{s}, Runs{s}, Tags{s}, Credentials{s}, Profiles{s}
 	// A wrong secret stops Open before anything is written.
 	if err := verifySecret(db, sl); err != nil {
 		db.Close()
@@ -405,6 +419,18 @@ var migrations = []migration{
 			return nil
 		})
 	}},
+	{version: 8, name: "browser profiles and kept browser states", apply: func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			root := data.Bucket(org)
+			for _, name := range [][]byte{bucketProfiles, bucketBrowserStates} {
+				if _, err := root.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}},
 }
 
 // SchemaVersion is the schema version this binary writes.
@@ -499,6 +525,8 @@ const (
 	obRunBlocks
 	obCredentials
 	obTOTPCodes
+	obProfiles
+	obBrowserStates
 )
 
 var orgBucketNames = [...][]byte{
@@ -508,6 +536,7 @@ var orgBucketNames = [...][]byte{
 	obTagEvents: bucketTagEvents, obRuns: bucketRuns, obRunViews: bucketRunViews,
 	obRunOrder: bucketRunOrder, obRunSteps: bucketRunSteps, obRunBlocks: bucketRunBlocks,
 	obCredentials: bucketCredentials, obTOTPCodes: bucketTOTPCodes,
+	obProfiles: bucketProfiles, obBrowserStates: bucketBrowserStates,
 }
 
 // bucket returns one of the organization's buckets. Every organization has
@@ -526,23 +555,25 @@ func (o *orgTx) bucket(i int) *bolt.Bucket {
 	return b
 }
 
-func (o *orgTx) agents() *bolt.Bucket      { return o.bucket(obAgents) }
-func (o *orgTx) summaries() *bolt.Bucket   { return o.bucket(obSummaries) }
-func (o *orgTx) order() *bolt.Bucket       { return o.bucket(obOrder) }
-func (o *orgTx) folders() *bolt.Bucket     { return o.bucket(obFolders) }
-func (o *orgTx) counts() *bolt.Bucket      { return o.bucket(obCounts) }
-func (o *orgTx) tagKeys() *bolt.Bucket     { return o.bucket(obTagKeys) }
-func (o *orgTx) tagValues() *bolt.Bucket   { return o.bucket(obTagValues) }
-func (o *orgTx) tags() *bolt.Bucket        { return o.bucket(obTags) }
-func (o *orgTx) tagIndex() *bolt.Bucket    { return o.bucket(obTagIndex) }
-func (o *orgTx) tagEvents() *bolt.Bucket   { return o.bucket(obTagEvents) }
-func (o *orgTx) runs() *bolt.Bucket        { return o.bucket(obRuns) }
-func (o *orgTx) runViews() *bolt.Bucket    { return o.bucket(obRunViews) }
-func (o *orgTx) runOrder() *bolt.Bucket    { return o.bucket(obRunOrder) }
-func (o *orgTx) runSteps() *bolt.Bucket    { return o.bucket(obRunSteps) }
-func (o *orgTx) runBlocks() *bolt.Bucket   { return o.bucket(obRunBlocks) }
-func (o *orgTx) credentials() *bolt.Bucket { return o.bucket(obCredentials) }
-func (o *orgTx) totpCodes() *bolt.Bucket   { return o.bucket(obTOTPCodes) }
+func (o *orgTx) agents() *bolt.Bucket        { return o.bucket(obAgents) }
+func (o *orgTx) summaries() *bolt.Bucket     { return o.bucket(obSummaries) }
+func (o *orgTx) order() *bolt.Bucket         { return o.bucket(obOrder) }
+func (o *orgTx) folders() *bolt.Bucket       { return o.bucket(obFolders) }
+func (o *orgTx) counts() *bolt.Bucket        { return o.bucket(obCounts) }
+func (o *orgTx) tagKeys() *bolt.Bucket       { return o.bucket(obTagKeys) }
+func (o *orgTx) tagValues() *bolt.Bucket     { return o.bucket(obTagValues) }
+func (o *orgTx) tags() *bolt.Bucket          { return o.bucket(obTags) }
+func (o *orgTx) tagIndex() *bolt.Bucket      { return o.bucket(obTagIndex) }
+func (o *orgTx) tagEvents() *bolt.Bucket     { return o.bucket(obTagEvents) }
+func (o *orgTx) runs() *bolt.Bucket          { return o.bucket(obRuns) }
+func (o *orgTx) runViews() *bolt.Bucket      { return o.bucket(obRunViews) }
+func (o *orgTx) runOrder() *bolt.Bucket      { return o.bucket(obRunOrder) }
+func (o *orgTx) runSteps() *bolt.Bucket      { return o.bucket(obRunSteps) }
+func (o *orgTx) runBlocks() *bolt.Bucket     { return o.bucket(obRunBlocks) }
+func (o *orgTx) credentials() *bolt.Bucket   { return o.bucket(obCredentials) }
+func (o *orgTx) totpCodes() *bolt.Bucket     { return o.bucket(obTOTPCodes) }
+func (o *orgTx) profiles() *bolt.Bucket      { return o.bucket(obProfiles) }
+func (o *orgTx) browserStates() *bolt.Bucket { return o.bucket(obBrowserStates) }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
 func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {

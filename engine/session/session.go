@@ -56,6 +56,14 @@ type Session struct {
 	secrets *secrets.Set
 }
 
+// BrowserState returns the browser state of the run's browser context
+// (its cookies and the local storage of its tabs' origins).
+func (s *Session) BrowserState(ctx context.Context) (*browser.State, error) {
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return s.sess.State(tctx)
+}
+
 // SetSecrets gives the session the run's credentials.
 func (s *Session) SetSecrets(set *secrets.Set) { s.secrets = set }
 

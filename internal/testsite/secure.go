@@ -16,7 +16,8 @@ package testsite
 //     the browser back with ?error=code.
 //   - Signed in, the browser holds the cookie secure_session and GET
 //     /secure/account (PageSecureAccount) shows "Welcome back, USER" in
-//     #secure-welcome; without the cookie it redirects to the login.
+//     #secure-welcome; without the cookie it redirects to the login, and
+//     with it the login redirects to the account.
 
 import (
 	"crypto/rand"
@@ -87,6 +88,12 @@ func (s *Site) SignIns(username string) int {
 
 func (s *Site) secureRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+PageSecureLogin, func(w http.ResponseWriter, r *http.Request) {
+		// Signed in already: the sign-in page sends the browser on, as
+		// sites do.
+		if s.sessionUser(r) != "" {
+			http.Redirect(w, r, PageSecureAccount, http.StatusSeeOther)
+			return
+		}
 		writeHTML(w, http.StatusOK, render(secureLoginTmpl, r.URL.Query().Get("error") != ""))
 	})
 	mux.HandleFunc("POST "+PageSecureLogin, s.serveSecureLogin)
@@ -181,13 +188,20 @@ func (s *Site) signIn(w http.ResponseWriter, r *http.Request, user string) {
 	http.Redirect(w, r, PageSecureAccount, http.StatusSeeOther)
 }
 
-func (s *Site) serveSecureAccount(w http.ResponseWriter, r *http.Request) {
-	user := ""
-	if c, err := r.Cookie(secureCookie); err == nil {
-		s.mu.Lock()
-		user = s.sessions[c.Value]
-		s.mu.Unlock()
+// sessionUser is the user the request's session cookie signs in, "" for
+// none.
+func (s *Site) sessionUser(r *http.Request) string {
+	c, err := r.Cookie(secureCookie)
+	if err != nil {
+		return ""
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[c.Value]
+}
+
+func (s *Site) serveSecureAccount(w http.ResponseWriter, r *http.Request) {
+	user := s.sessionUser(r)
 	if user == "" {
 		http.Redirect(w, r, PageSecureLogin, http.StatusSeeOther)
 		return

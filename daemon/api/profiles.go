@@ -1,0 +1,176 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
+)
+
+// Browser profiles: POST/GET /v1/browser_profiles, GET/PATCH/DELETE
+// /v1/browser_profiles/{id}, and POST
+// /v1/agents/{id}/browser_session/reset_profile. A profile's browser state
+// (cookies, local storage) is sealed in the store and never answered.
+
+// handleCreateProfile serves POST /v1/browser_profiles: an empty profile,
+// or the browser state an agent run kept.
+func (s *Server) handleCreateProfile(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name             *string `json:"name"`
+		Description      *string `json:"description"`
+		BrowserSessionID *string `json:"browser_session_id"`
+		WorkflowRunID    *string `json:"workflow_run_id"`
+	}
+	if err := decodeJSONBody(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var errs []client.ValidationError
+	switch {
+	case body.Name == nil:
+		errs = append(errs, missingField("body", "name"))
+	case *body.Name == "":
+		errs = append(errs, fieldError("string_too_short", "String should have at least 1 character", "", "body", "name"))
+	}
+	if body.BrowserSessionID != nil && *body.BrowserSessionID != "" {
+		errs = append(errs, valueError("browser sessions are not served by this daemon yet: make the profile from a workflow run of an agent with persist_browser_session", *body.BrowserSessionID, "body", "browser_session_id"))
+	}
+	if err := invalid(errs); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	org := organization(r.Context())
+	desc := ""
+	if body.Description != nil {
+		desc = *body.Description
+	}
+	var state []byte
+	wpid := ""
+	if id := strings.TrimSpace(deref(body.WorkflowRunID)); id != "" {
+		run, err := s.store.Runs().Get(r.Context(), org.ID, id)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if state, err = s.store.Profiles().RunState(r.Context(), org.ID, id); err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if state == nil {
+			s.error(w, r, errorf(KindBadRequest, "Workflow run %s kept no browser state: only the runs of an agent with persist_browser_session keep theirs, when they end", id))
+			return
+		}
+		wpid = run.AgentID
+	}
+	out, err := s.store.Profiles().Create(r.Context(), org.ID, *body.Name, desc, state, wpid)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// handleListProfiles serves GET /v1/browser_profiles.
+func (s *Server) handleListProfiles(w http.ResponseWriter, r *http.Request) {
+	qr := newQueryReader(r)
+	page := qr.int("page", 1, 1, 0)
+	size := qr.int("page_size", 10, 1, 0)
+	deleted := qr.bool("include_deleted")
+	search := qr.string("search_key")
+	managed := qr.string("managed")
+	if err := qr.err(); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out := []*client.BrowserProfile{}
+	// The daemon has no managed profiles: managed=true lists none.
+	if managed != "true" {
+		var err error
+		out, err = s.store.Profiles().List(r.Context(), organization(r.Context()).ID,
+			store.ProfileQuery{Page: page, PageSize: size, Search: search, IncludeDeleted: deleted})
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleGetProfile serves GET /v1/browser_profiles/{id}.
+func (s *Server) handleGetProfile(w http.ResponseWriter, r *http.Request) {
+	out, err := s.store.Profiles().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleUpdateProfile serves PATCH /v1/browser_profiles/{id}.
+func (s *Server) handleUpdateProfile(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Name        *string `json:"name"`
+		Description *string `json:"description"`
+	}
+	if err := decodeJSONBody(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if body.Name != nil && *body.Name == "" {
+		s.error(w, r, invalid([]client.ValidationError{fieldError("string_too_short", "String should have at least 1 character", "", "body", "name")}))
+		return
+	}
+	out, err := s.store.Profiles().Update(r.Context(), organization(r.Context()).ID, r.PathValue("id"), body.Name, body.Description)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleDeleteProfile serves DELETE /v1/browser_profiles/{id}.
+func (s *Server) handleDeleteProfile(w http.ResponseWriter, r *http.Request) {
+	if err := s.store.Profiles().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleResetProfile serves POST /v1/agents/{id}/browser_session/reset_profile:
+// the agent's next run starts from a fresh browser.
+func (s *Server) handleResetProfile(w http.ResponseWriter, r *http.Request) {
+	org := organization(r.Context())
+	id := r.PathValue("id")
+	if _, err := s.store.Agents().Get(r.Context(), org.ID, id, 0); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := s.store.Profiles().ResetAgentState(r.Context(), org.ID, id); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// checkProfile makes sure a run's browser_profile_id names a profile of the
+// organization: 404 otherwise, before the run is queued.
+func (s *Server) checkProfile(r *http.Request, id string) error {
+	if id == "" {
+		return nil
+	}
+	_, err := s.store.Profiles().Get(r.Context(), organization(r.Context()).ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return errorf(KindNotFound, "Browser profile %s not found", id)
+	}
+	return err
+}
