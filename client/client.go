@@ -42,6 +42,8 @@ type Client struct {
 	Credentials *CredentialsService
 	// BrowserProfiles: saved browser states that runs start from.
 	BrowserProfiles *BrowserProfilesService
+	// BrowserSessions: browsers kept open between runs.
+	BrowserSessions *BrowserSessionsService
 }
 
 type service struct{ client *Client }
@@ -82,6 +84,7 @@ func newClient(cfg *config) *Client {
 	c.Actions = (*ActionsService)(&c.common)
 	c.Credentials = (*CredentialsService)(&c.common)
 	c.BrowserProfiles = (*BrowserProfilesService)(&c.common)
+	c.BrowserSessions = (*BrowserSessionsService)(&c.common)
 	return c
 }
 

@@ -292,3 +292,54 @@ func locJSON(dotted string) string {
 	b, _ := json.Marshal(parts)
 	return `"loc":` + string(b)
 }
+
+// TestProfilesAndSessionsAreTheirOrganizations: another organization's
+// browser profile, browser session or agent answers 404 on every route, and
+// its lists show none of them.
+func TestProfilesAndSessionsAreTheirOrganizations(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	profile, err := e.a.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: "Billing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := store.SessionRunning
+	session := &client.BrowserSession{BrowserSessionID: e.store.BrowserSessions().NewID(), Status: &running}
+	if err := e.store.BrowserSessions().Create(ctx, e.orgA, session); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := e.a.Agents.Create(ctx, definition("Billing"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, sid := profile.BrowserProfileID, session.BrowserSessionID
+	for name, call := range map[string]func() error{
+		"get profile": func() error { _, err := e.b.BrowserProfiles.Get(ctx, pid); return err },
+		"update profile": func() error {
+			_, err := e.b.BrowserProfiles.Update(ctx, pid, &client.BrowserProfileUpdateRequest{Name: client.Ptr("x")})
+			return err
+		},
+		"delete profile": func() error { return e.b.BrowserProfiles.Delete(ctx, pid) },
+		"get session":    func() error { _, err := e.b.BrowserSessions.Get(ctx, sid); return err },
+		"update session": func() error { _, err := e.b.BrowserSessions.SetGenerateProfile(ctx, sid, true); return err },
+		"close session":  func() error { return e.b.BrowserSessions.Close(ctx, sid) },
+		"reset profile":  func() error { return e.b.Agents.ResetProfile(ctx, agent.WorkflowPermanentID) },
+	} {
+		if err := call(); !isStatus(err, 404, "not found") {
+			t.Errorf("organization B's %s of A's: %v", name, err)
+		}
+	}
+	if ps, err := e.b.BrowserProfiles.List(ctx, nil); err != nil || len(ps) != 0 {
+		t.Errorf("B lists profiles %v %v", ps, err)
+	}
+	if ss, err := e.b.BrowserSessions.List(ctx); err != nil || len(ss) != 0 {
+		t.Errorf("B lists sessions %v %v", ss, err)
+	}
+	// A's own are there, untouched.
+	if got, err := e.a.BrowserSessions.Get(ctx, sid); err != nil || *got.Status != store.SessionRunning {
+		t.Errorf("A's session: %+v %v", got, err)
+	}
+	if got, err := e.a.BrowserProfiles.Get(ctx, pid); err != nil || got.Name != "Billing" {
+		t.Errorf("A's profile: %+v %v", got, err)
+	}
+}

@@ -52,6 +52,10 @@ type Config struct {
 	// Actions runs single actions (POST /v1/sdk/run_action); nil means the
 	// executor, when it implements Actions (the local engine does).
 	Actions executor.Actions
+	// Sessions keeps browser sessions (POST /v1/browser_sessions); nil
+	// means the executor, when it implements BrowserSessions (the local
+	// engine does).
+	Sessions executor.BrowserSessions
 	// Workers is how many runs execute at once; 0 means one per CPU core.
 	Workers int
 	// WebhookTimeout is how long a webhook receiver has to answer; 0 means
@@ -60,8 +64,8 @@ type Config struct {
 	// WebhookClient sends the webhooks; nil means the sender's own (no
 	// proxy, no redirects). Tests give one that reaches loopback only.
 	WebhookClient *http.Client
-	// Minute is how long a minute of a run's time limit lasts; 0 means
-	// time.Minute. Tests shorten it.
+	// Minute is how long a minute of a run's time limit and of a browser
+	// session's timeout lasts; 0 means time.Minute. Tests shorten it.
 	Minute time.Duration
 }
 
@@ -216,8 +220,19 @@ func Run(ctx context.Context, cfg Config) error {
 		Store: st, Executor: exec, Files: files, Notifier: hooks,
 		Workers: cfg.Workers, Logger: cfg.Logger, Minute: cfg.Minute,
 	})
-	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks, Actions: actions}
-	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog))
+	sessions := cfg.Sessions
+	if sessions == nil {
+		sessions, _ = exec.(executor.BrowserSessions)
+	}
+	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks, Actions: actions, Sessions: sessions}
+	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog), api.WithMinute(cfg.Minute))
+	defer handler.StopSessionTimers()
+	// The browsers of the sessions a previous daemon left open are gone.
+	if n, err := st.BrowserSessions().EndOpen(ctx, store.SessionEndedByRestart); err != nil {
+		return err
+	} else if n > 0 {
+		cfg.Logger.Info("browser sessions of the previous daemon ended", "count", n)
+	}
 	// Resume or end what a previous daemon left unfinished before taking
 	// new requests.
 	if err := rn.Start(ctx); err != nil {

@@ -27,6 +27,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/executor/scripted"
 )
 
@@ -300,6 +301,33 @@ var served = []string{
 	"POST /v1/browser_profiles", "GET /v1/browser_profiles", "GET /v1/browser_profiles/{profile_id}",
 	"PATCH /v1/browser_profiles/{profile_id}", "DELETE /v1/browser_profiles/{profile_id}",
 	"POST /v1/agents/{workflow_permanent_id}/browser_session/reset_profile",
+	"POST /v1/browser_sessions", "GET /v1/browser_sessions", "GET /v1/browser_sessions/{browser_session_id}",
+	"PATCH /v1/browser_sessions/{browser_session_id}", "POST /v1/browser_sessions/{browser_session_id}/close",
+}
+
+// openedSessions is the executor side of browser sessions for this test,
+// which checks the API's answers (the engine's tests drive real browsers):
+// it records which sessions are open.
+type openedSessions struct {
+	mu   sync.Mutex
+	open map[string]bool
+}
+
+func (o *openedSessions) OpenBrowserSession(_ context.Context, _, id string, _ executor.BrowserSessionOptions) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.open == nil {
+		o.open = map[string]bool{}
+	}
+	o.open[id] = true
+	return nil
+}
+
+func (o *openedSessions) CloseBrowserSession(_ context.Context, _, id string, _ bool) ([]byte, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.open, id)
+	return nil, nil
 }
 
 func TestResponsesMatchTheUpstreamSchema(t *testing.T) {
@@ -327,7 +355,7 @@ func TestResponsesMatchTheUpstreamSchema(t *testing.T) {
 	chk := &checker{t: t, up: up, seen: map[string]map[int]int{}}
 	const key = "abk_upstream_schema_test_key"
 	acts := &fakeActions{open: map[string]*fakeSession{}}
-	addr, _ := daemontest.Start(t, t.TempDir(), daemon.Config{APIKey: key, Executor: &scripted.Executor{}, Actions: acts, Workers: 2})
+	addr, _ := daemontest.Start(t, t.TempDir(), daemon.Config{APIKey: key, Executor: &scripted.Executor{}, Actions: acts, Sessions: &openedSessions{}, Workers: 2})
 	base := "http://" + addr
 	hc := &http.Client{Transport: chk}
 	c, err := client.New(client.WithBaseURL(base), client.WithAPIKey(key), client.WithMaxRetries(0), client.WithHTTPClient(hc))
@@ -544,6 +572,17 @@ func exerciseEveryOperation(t *testing.T, c *client.Client, raw func(method, pat
 	must(c.BrowserProfiles.Delete(ctx, profile.BrowserProfileID))
 	must(c.Agents.ResetProfile(ctx, wpid))
 
+	// Browser sessions.
+	session, err := c.BrowserSessions.Create(ctx, &client.BrowserSessionCreateRequest{URL: "https://example.com/", Timeout: 30})
+	must(err)
+	_, err = c.BrowserSessions.List(ctx)
+	must(err)
+	_, err = c.BrowserSessions.Get(ctx, session.BrowserSessionID)
+	must(err)
+	_, err = c.BrowserSessions.SetGenerateProfile(ctx, session.BrowserSessionID, true)
+	must(err)
+	must(c.BrowserSessions.Close(ctx, session.BrowserSessionID))
+
 	// A single action.
 	action, err := c.Actions.Run(ctx, &client.RunActionRequest{URL: "https://example.com/", Action: client.Action{Type: client.ActionClick, Selector: "#go"}})
 	must(err)
@@ -580,6 +619,10 @@ func exerciseEveryOperation(t *testing.T, c *client.Client, raw func(method, pat
 		{"PATCH", "/v1/browser_profiles/bp_404", `{"name":"x"}`},
 		{"DELETE", "/v1/browser_profiles/bp_404", ""},
 		{"POST", "/v1/agents/wpid_404/browser_session/reset_profile", ""},
+		{"POST", "/v1/browser_sessions", `{"timeout":1}`},
+		{"GET", "/v1/browser_sessions/pbs_404", ""},
+		{"PATCH", "/v1/browser_sessions/pbs_404", `{"generate_browser_profile":true}`},
+		{"POST", "/v1/browser_sessions/pbs_404/close", ""},
 		{"POST", "/v1/folders", `{}`},
 		{"PATCH", "/v1/tag-values/team", `{"value":"x","color":"plaid"}`},
 		{"POST", "/v1/sdk/run_action", `{"url":"https://example.com/"}`},

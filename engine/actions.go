@@ -240,7 +240,7 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 		}
 		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: "The browser session could not be opened: " + err.Error()}
 	}
-	r := e.newRun(ctx, job.Dir, bs, progress, 0)
+	r := e.newRun(ctx, job.Dir, bs, progress, 0, false)
 	as := &actionSession{e: e, runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}
 	as.lock <- struct{}{}
 	e.actMu.Lock()

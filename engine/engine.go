@@ -150,6 +150,9 @@ type Engine struct {
 	actMu sync.Mutex
 	acts  map[string]*actionSession // open run_action sessions by run id
 	wg    sync.WaitGroup            // session endings in the background
+
+	keptMu sync.Mutex
+	kept   map[string]*keptSession // open browser sessions by id (browsersessions.go)
 }
 
 var (
@@ -224,6 +227,7 @@ func (e *Engine) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	e.EndActionSessions(ctx)
+	e.closeKept(ctx)
 	e.poolMu.Lock()
 	e.closed = true
 	p := e.pool

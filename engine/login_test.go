@@ -430,3 +430,148 @@ func isAPIStatus(err error, status int, want string) bool {
 	var apiErr *client.Error
 	return errors.As(err, &apiErr) && apiErr.StatusCode == status && strings.Contains(err.Error(), want)
 }
+
+// TestDaemonBrowserSession: a browser session opened on the daemon keeps
+// its browser between runs: a login run in it signs in, an agent run in it
+// afterwards is signed in; a session closed with generate_browser_profile
+// becomes a profile that another run starts from. Runs cannot use a closed
+// or unknown session, and a session closes at its timeout.
+func TestDaemonBrowserSession(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	if err := site.AddAccount(loginUser, loginPassword, loginTOTP); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := startDaemon(t, newEngine(t, engine.Config{}))
+	ctx := t.Context()
+	cred, err := c.Credentials.Create(ctx, &client.CredentialRequest{Name: "Billing portal",
+		Credential: &client.PasswordCredential{Username: loginUser, Password: loginPassword, TOTP: loginTOTP}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "The account page", WorkflowDefinition: client.WorkflowDefinition{
+		Blocks: client.Blocks{gotoBlock("open_account", site.URL(testsite.PageSecureAccount))},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(id string) *client.Run {
+		t.Helper()
+		done, err := c.Runs.Wait(ctx, id, &client.WaitOptions{Interval: 200 * time.Millisecond, MaxInterval: time.Second})
+		if err != nil || done.Status != client.RunStatusCompleted {
+			t.Fatalf("run %s: %v %v", id, done, err)
+		}
+		return done
+	}
+	landing := func(r *client.Run) string {
+		var out map[string]map[string]any
+		json.Unmarshal(r.Output, &out)
+		u, _ := out["open_account_output"]["url"].(string)
+		return u
+	}
+
+	sess, err := c.BrowserSessions.Create(ctx, &client.BrowserSessionCreateRequest{URL: site.URL(testsite.PageSecureLogin), GenerateBrowserProfile: true})
+	if err != nil || !strings.HasPrefix(sess.BrowserSessionID, "pbs_") || sess.Status == nil || *sess.Status != "running" || *sess.Timeout != 60 {
+		t.Fatalf("session %+v %v", sess, err)
+	}
+	login, err := c.Runs.Login(ctx, &client.LoginRequest{CredentialID: cred.CredentialID, URL: site.URL(testsite.PageSecureLogin), BrowserSessionID: sess.BrowserSessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(login.RunID)
+	run, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: reader.WorkflowPermanentID, BrowserSessionID: sess.BrowserSessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := landing(wait(run.RunID)); !strings.Contains(u, testsite.PageSecureAccount) {
+		t.Errorf("a run in the signed-in session landed on %s", u)
+	}
+	if n := site.SignIns(loginUser); n != 1 {
+		t.Errorf("%d sign-ins", n)
+	}
+	if err := c.BrowserSessions.Close(ctx, sess.BrowserSessionID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.BrowserSessions.Get(ctx, sess.BrowserSessionID); err != nil || *got.Status != "closed" || got.CompletedAt == nil {
+		t.Errorf("after close: %+v %v", got, err)
+	}
+	if _, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: reader.WorkflowPermanentID, BrowserSessionID: sess.BrowserSessionID}); !isAPIStatus(err, 409, "is closed") {
+		t.Errorf("a run in a closed session: %v", err)
+	}
+	if _, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: reader.WorkflowPermanentID, BrowserSessionID: "pbs_404"}); !isAPIStatus(err, 404, "Browser session pbs_404 not found") {
+		t.Errorf("a run in an unknown session: %v", err)
+	}
+	profile, err := c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: "From the session", BrowserSessionID: sess.BrowserSessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err = c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: reader.WorkflowPermanentID, BrowserProfileID: profile.BrowserProfileID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := landing(wait(run.RunID)); !strings.Contains(u, testsite.PageSecureAccount) {
+		t.Errorf("a run from the session's profile landed on %s", u)
+	}
+	// A session without generate_browser_profile keeps nothing; bad
+	// timeouts are refused.
+	plain, err := c.BrowserSessions.Create(ctx, &client.BrowserSessionCreateRequest{Timeout: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: "x", BrowserSessionID: plain.BrowserSessionID}); !isAPIStatus(err, 409, "still open") {
+		t.Errorf("a profile of an open session: %v", err)
+	}
+	c.BrowserSessions.Close(ctx, plain.BrowserSessionID)
+	if _, err := c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: "x", BrowserSessionID: plain.BrowserSessionID}); !isAPIStatus(err, 400, "kept no browser state") {
+		t.Errorf("a profile of a session that kept nothing: %v", err)
+	}
+	if _, err := c.BrowserSessions.Create(ctx, &client.BrowserSessionCreateRequest{Timeout: 1}); !isAPIStatus(err, 422, "from 5 to 240") {
+		t.Errorf("a timeout of 1 minute: %v", err)
+	}
+}
+
+// TestBrowserSessionEnds: a session closes at its timeout (minutes made
+// short for the test) as timed_out, and one left open when the daemon
+// stops is ended_by_restart when it starts again.
+func TestBrowserSessionEnds(t *testing.T) {
+	needBrowser(t)
+	dir := t.TempDir()
+	e := newEngine(t, engine.Config{})
+	addr, stop := daemontest.Start(t, dir, daemon.Config{APIKey: testKey, Executor: e, Workers: 1, Minute: 20 * time.Millisecond})
+	c, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey(testKey), client.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	short, err := c.BrowserSessions.Create(ctx, &client.BrowserSessionCreateRequest{Timeout: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := c.BrowserSessions.Get(ctx, short.BrowserSessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if *got.Status == "timed_out" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session is still %s 30 s after its timeout of 5 short minutes", *got.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	long, err := c.BrowserSessions.Create(ctx, &client.BrowserSessionCreateRequest{Timeout: 240})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	addr, _ = daemontest.Start(t, dir, daemon.Config{APIKey: testKey, Executor: e, Workers: 1})
+	c, _ = client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey(testKey), client.WithMaxRetries(0))
+	got, err := c.BrowserSessions.Get(ctx, long.BrowserSessionID)
+	if err != nil || *got.Status != "ended_by_restart" || got.CompletedAt == nil {
+		t.Errorf("a session left open by the daemon that stopped: %+v %v", got, err)
+	}
+}

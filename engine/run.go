@@ -31,14 +31,18 @@ type run struct {
 	// keepState: the result carries the browser state the run ends with.
 	keepState bool
 	state     []byte
+	// release gives a kept browser session back when the run ends.
+	release func()
 }
 
 // newRun assembles a run over a browser session and starts its recording.
 // limit bounds the steps of the whole run (0: none).
-func (e *Engine) newRun(ctx context.Context, dir string, bs *browser.Session, progress executor.Progress, limit int) *run {
+// shared: the browser session outlives the run (a kept browser session),
+// which leaves it open when it ends.
+func (e *Engine) newRun(ctx context.Context, dir string, bs *browser.Session, progress executor.Progress, limit int, shared bool) *run {
 	r := &run{log: e.log, dir: dir, tag: newTag()}
 	r.steps = steplog.New(progress, e.log, limit)
-	r.sess = session.Open(ctx, bs, session.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http})
+	r.sess = session.Open(ctx, bs, session.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared})
 	r.files = r.sess.Files()
 	r.agent = agent.New(r.sess.Browser(), r.steps, agent.Config{Tag: r.tag, Logger: e.log, AllowPrivateURLs: e.cfg.AllowPrivateURLs})
 	return r
@@ -50,6 +54,16 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 	pool, err := e.browserPool(ctx)
 	if err != nil {
 		return nil, errors.New(text.UpperFirst(err.Error()))
+	}
+	if job.BrowserSessionID != "" {
+		bs, release, err := e.useKept(ctx, job.OrgID, job.BrowserSessionID)
+		if err != nil {
+			return nil, err
+		}
+		r := e.newRun(ctx, job.Dir, bs, progress, limit, true)
+		r.release = release
+		r.keepState = job.KeepBrowserState
+		return r, nil
 	}
 	bs, err := pool.Acquire(ctx, browser.SessionOptions{RunID: job.RunID, DownloadDir: job.Dir})
 	if err != nil {
@@ -66,7 +80,7 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 			return nil, errors.New("The browser profile could not be loaded: " + err.Error())
 		}
 	}
-	r := e.newRun(ctx, job.Dir, bs, progress, limit)
+	r := e.newRun(ctx, job.Dir, bs, progress, limit, false)
 	r.keepState = job.KeepBrowserState
 	return r, nil
 }
@@ -96,6 +110,9 @@ func (r *run) finish(ctx context.Context) executor.Result {
 		}
 	}
 	recording := r.sess.Close(ctx)
+	if r.release != nil {
+		r.release()
+	}
 	var logs []string
 	if !r.steps.Empty() {
 		name := r.stepsName()

@@ -51,6 +51,11 @@ type Job struct {
 	// names the files it writes there in Result and in Progress.
 	Dir string
 
+	// BrowserSessionID names the browser session (BrowserSessions) the
+	// run executes in, "" for a browser of its own. Runs of one session
+	// execute one at a time; the session outlives them.
+	BrowserSessionID string
+
 	// BrowserState is the browser state the run starts from (the JSON of
 	// engine/browser.State: cookies and local storage): a browser
 	// profile's, or the one its agent kept; nil for a fresh browser.
@@ -64,6 +69,25 @@ type Job struct {
 	// it to its store. The executor asks for a credential only when the
 	// run needs it, and never keeps or writes what it reads.
 	Vault Vault
+}
+
+// BrowserSessions is implemented by an executor that keeps browser
+// sessions open between runs (POST /v1/browser_sessions): a browser context
+// with its cookies and tabs, in which runs that name it execute.
+type BrowserSessions interface {
+	// OpenBrowserSession opens the session id of the organization.
+	OpenBrowserSession(ctx context.Context, orgID, id string, o BrowserSessionOptions) error
+	// CloseBrowserSession closes it, waiting for a run in it to end; with
+	// keepState, it returns the browser state (as Result.BrowserState) the
+	// session ended with. Closing a session that is not open is not an
+	// error.
+	CloseBrowserSession(ctx context.Context, orgID, id string, keepState bool) ([]byte, error)
+}
+
+// BrowserSessionOptions configure a browser session.
+type BrowserSessionOptions struct {
+	URL   string // a page to open, "" for none
+	State []byte // a browser state to start from (Job.BrowserState), nil for none
 }
 
 // Vault gives an executor an organization's credentials (see

@@ -129,6 +129,8 @@ func recordNoun(r store.Record) string {
 		return "Credential"
 	case store.RecordProfile:
 		return "Browser profile"
+	case store.RecordSession:
+		return "Browser session"
 	}
 	return string(r)
 }

@@ -51,9 +51,6 @@ func (s *Server) handleStartLogin(w http.ResponseWriter, r *http.Request) {
 			errs = append(errs, valueError(msg, req.WebhookURL, "body", "webhook_url"))
 		}
 	}
-	if req.BrowserSessionID != "" {
-		errs = append(errs, valueError("browser sessions are not served by this daemon yet", req.BrowserSessionID, "body", "browser_session_id"))
-	}
 	if err := invalid(errs); err != nil {
 		s.error(w, r, err)
 		return
@@ -66,6 +63,10 @@ func (s *Server) handleStartLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.checkProfile(r, req.BrowserProfileID); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := s.checkSession(r, req.BrowserSessionID); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -88,6 +89,7 @@ func (s *Server) handleStartLogin(w http.ResponseWriter, r *http.Request) {
 		Status: client.RunStatusQueued, RunRequest: runRequest, Definition: def, Title: "Login",
 		MaxElapsedMinutes: defaultMaxElapsedMin, WebhookURL: strings.TrimSpace(req.WebhookURL),
 		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r), BrowserProfileID: req.BrowserProfileID,
+		BrowserSessionID: req.BrowserSessionID,
 	}
 	s.startRun(w, r, rec)
 }

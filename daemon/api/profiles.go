@@ -34,8 +34,9 @@ func (s *Server) handleCreateProfile(w http.ResponseWriter, r *http.Request) {
 	case *body.Name == "":
 		errs = append(errs, fieldError("string_too_short", "String should have at least 1 character", "", "body", "name"))
 	}
-	if body.BrowserSessionID != nil && *body.BrowserSessionID != "" {
-		errs = append(errs, valueError("browser sessions are not served by this daemon yet: make the profile from a workflow run of an agent with persist_browser_session", *body.BrowserSessionID, "body", "browser_session_id"))
+	sessionID, runID := strings.TrimSpace(deref(body.BrowserSessionID)), strings.TrimSpace(deref(body.WorkflowRunID))
+	if sessionID != "" && runID != "" {
+		errs = append(errs, valueError("give browser_session_id or workflow_run_id, not both", nil, "body", "browser_session_id"))
 	}
 	if err := invalid(errs); err != nil {
 		s.error(w, r, err)
@@ -48,7 +49,26 @@ func (s *Server) handleCreateProfile(w http.ResponseWriter, r *http.Request) {
 	}
 	var state []byte
 	wpid := ""
-	if id := strings.TrimSpace(deref(body.WorkflowRunID)); id != "" {
+	if sessionID != "" {
+		bs, err := s.store.BrowserSessions().Get(r.Context(), org.ID, sessionID)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if bs.Status != nil && *bs.Status == store.SessionRunning {
+			s.error(w, r, errorf(KindConflict, "Browser session %s is still open: close it first (with generate_browser_profile true), then make the profile", sessionID))
+			return
+		}
+		if state, err = s.store.Profiles().SessionState(r.Context(), org.ID, sessionID); err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if state == nil {
+			s.error(w, r, errorf(KindBadRequest, "Browser session %s kept no browser state: set generate_browser_profile to true before it closes", sessionID))
+			return
+		}
+	}
+	if id := runID; id != "" {
 		run, err := s.store.Runs().Get(r.Context(), org.ID, id)
 		if err != nil {
 			s.error(w, r, err)

@@ -60,6 +60,12 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("PATCH /v1/browser_profiles/{id}", s.handleUpdateProfile)
 	api.HandleFunc("DELETE /v1/browser_profiles/{id}", s.handleDeleteProfile)
 	api.HandleFunc("POST /v1/agents/{id}/browser_session/reset_profile", s.handleResetProfile)
+
+	api.HandleFunc("POST /v1/browser_sessions", s.handleCreateSession)
+	api.HandleFunc("GET /v1/browser_sessions", s.handleListSessions)
+	api.HandleFunc("GET /v1/browser_sessions/{id}", s.handleGetSession)
+	api.HandleFunc("PATCH /v1/browser_sessions/{id}", s.handleUpdateSession)
+	api.HandleFunc("POST /v1/browser_sessions/{id}/close", s.handleCloseSession)
 	api.HandleFunc("GET /v1/credentials/{id}", s.handleGetCredential)
 	api.HandleFunc("POST /v1/credentials/{id}/update", s.handleUpdateCredential)
 	api.HandleFunc("POST /v1/credentials/{id}/delete", s.handleDeleteCredential)

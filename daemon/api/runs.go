@@ -147,12 +147,16 @@ func (s *Server) handleStartTask(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
+	if err := s.checkSession(r, req.BrowserSessionID); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	rec := &store.RunRecord{
 		ID: s.store.Runs().NewID(runType), OrgID: org.ID, Type: runType,
 		Status: client.RunStatusQueued, RunRequest: runRequest, Task: &req,
 		Title: req.Title, WebhookURL: strings.TrimSpace(req.WebhookURL),
 		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
-		BrowserProfileID: req.BrowserProfileID,
+		BrowserProfileID: req.BrowserProfileID, BrowserSessionID: req.BrowserSessionID,
 	}
 	if req.MaxSteps != nil {
 		rec.MaxSteps = *req.MaxSteps
@@ -246,6 +250,10 @@ func (s *Server) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
+	if err := s.checkSession(r, req.BrowserSessionID); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	webhook := strings.TrimSpace(req.WebhookURL)
 	if webhook == "" && agent.WebhookCallbackURL != nil {
 		webhook = strings.TrimSpace(*agent.WebhookCallbackURL)
@@ -266,7 +274,7 @@ func (s *Server) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 		AgentID: agent.WorkflowPermanentID, AgentVersion: agent.Version, AgentVersionID: agent.WorkflowID, Parameters: params,
 		Title: req.Title, MaxSteps: maxStepsOverride, MaxElapsedMinutes: elapsed,
 		WebhookURL: webhook, KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
-		BrowserProfileID: req.BrowserProfileID,
+		BrowserProfileID: req.BrowserProfileID, BrowserSessionID: req.BrowserSessionID,
 	}
 	if rec.Title == "" {
 		rec.Title = agent.Title

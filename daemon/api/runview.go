@@ -26,6 +26,9 @@ type Runs struct {
 	// Actions runs single actions (POST /v1/sdk/run_action); nil answers
 	// 503 to them.
 	Actions executor.Actions
+	// Sessions keeps browser sessions (POST /v1/browser_sessions); nil
+	// answers 503 to opening one.
+	Sessions executor.BrowserSessions
 }
 
 // links makes the URLs of run answers; nil (a server without runs) makes

@@ -45,6 +45,10 @@ type Server struct {
 	runs *Runs
 	// accessLog receives one record per request; the logger by default.
 	accessLog *slog.Logger
+	// timers close browser sessions at their timeout (browsersessions.go);
+	// minute is how long one of their minutes lasts (tests shorten it).
+	timers sessionTimers
+	minute time.Duration
 }
 
 // NewServer returns the daemon's handler over st. logger receives the access
@@ -53,7 +57,7 @@ func NewServer(st *store.Store, logger *slog.Logger, opts ...ServerOption) *Serv
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, logger: logger, now: time.Now}
+	s := &Server{store: st, logger: logger, now: time.Now, minute: time.Minute}
 	for _, o := range opts {
 		o(s)
 	}
@@ -82,6 +86,16 @@ func WithAccessLog(logger *slog.Logger) ServerOption {
 // files. Without it the run routes that need a runner answer 503.
 func WithRuns(rs *Runs) ServerOption {
 	return func(s *Server) { s.runs = rs }
+}
+
+// WithMinute makes a minute of a browser session's timeout last d (tests
+// shorten it); the default is time.Minute.
+func WithMinute(d time.Duration) ServerOption {
+	return func(s *Server) {
+		if d > 0 {
+			s.minute = d
+		}
+	}
 }
 
 // WithIDs makes the server take the ids it makes (those of agent versions

@@ -33,6 +33,7 @@ const (
 	PrefixCredential        = "cred"         // a credential
 	PrefixTOTPCode          = "totp"         // a pushed one-time code
 	PrefixBrowserProfile    = "bp"           // a browser profile
+	PrefixBrowserSession    = "pbs"          // a browser session
 	PrefixOrganization      = "o"            // an organization
 	PrefixWorkflowParameter = "wp"           // a parameter record of type workflow
 	PrefixOutputParameter   = "op"           // an output parameter record

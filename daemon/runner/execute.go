@@ -80,6 +80,7 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		RunID: rec.ID, OrgID: rec.OrgID, RunType: rec.Type,
 		Task: rec.Task, Parameters: rec.Parameters,
 		MaxSteps: rec.MaxSteps, Dir: dir, Vault: vault{r.cfg.Store},
+		BrowserSessionID: rec.BrowserSessionID,
 	}
 	if rec.Type == client.RunTypeWorkflowRun && rec.AgentID == "" && rec.Definition != nil {
 		job.Agent = &client.Agent{Title: rec.Title, WorkflowDefinition: *rec.Definition}
@@ -115,6 +116,9 @@ func (r *Runner) browserState(ctx context.Context, rec *store.RunRecord, job *ex
 		}
 	}
 	job.KeepBrowserState = persist
+	if rec.BrowserSessionID != "" {
+		return nil // the session's browser has its own state
+	}
 	var err error
 	switch {
 	case profile != "":

@@ -30,6 +30,7 @@ const (
 	RecordFolder       Record = "folder"
 	RecordCredential   Record = "credential"
 	RecordProfile      Record = "browser profile"
+	RecordSession      Record = "browser session"
 	RecordRun          Record = "run"
 	// RecordWorkflowRun is a run looked up as a tag subject: only workflow
 	// runs (wr_) carry tags.

@@ -260,6 +260,23 @@ func (p *Profiles) kept(ctx context.Context, orgID string, key []byte) ([]byte, 
 	return p.open(sealed, stateAD(orgID, key))
 }
 
+// KeepSessionState stores the browser state a browser session closed
+// with, for a profile made from it.
+func (p *Profiles) KeepSessionState(ctx context.Context, orgID, sessionID string, state []byte) error {
+	key := stateKey('s', sessionID)
+	sealed, err := p.seal(state, stateAD(orgID, key))
+	if err != nil {
+		return err
+	}
+	return p.s.updateOrg(ctx, orgID, func(o *orgTx) error { return o.browserStates().Put(key, sealed) })
+}
+
+// SessionState returns the browser state a browser session closed with,
+// nil when it kept none.
+func (p *Profiles) SessionState(ctx context.Context, orgID, sessionID string) ([]byte, error) {
+	return p.kept(ctx, orgID, stateKey('s', sessionID))
+}
+
 // RunState returns the browser state a run kept, nil when it kept none.
 func (p *Profiles) RunState(ctx context.Context, orgID, runID string) ([]byte, error) {
 	return p.kept(ctx, orgID, stateKey('r', runID))

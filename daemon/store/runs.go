@@ -76,6 +76,9 @@ type RunRecord struct {
 	// BrowserProfileID is the browser profile the run starts from ("" for
 	// none: a fresh browser, or the state its agent kept).
 	BrowserProfileID string `json:"browser_profile_id,omitempty"`
+	// BrowserSessionID is the browser session the run executes in ("" for
+	// a browser of its own).
+	BrowserSessionID string `json:"browser_session_id,omitempty"`
 	// Definition is the definition an agent run executes when no stored
 	// agent backs it (AgentID is then ""): the sign-in of
 	// POST /v1/run/tasks/login.

@@ -77,6 +77,10 @@
 //	            'r' 0x00 <run id>           -> the browser state a run kept, sealed
 //	            'a' 0x00 <wpid>             -> the browser state an agent with
 //	                                           persist_browser_session starts from, sealed
+//	            's' 0x00 <session id>       -> the browser state a browser session with
+//	                                           generate_browser_profile closed with, sealed
+//	        browser_sessions/
+//	            <session id>                -> client.BrowserSession JSON (browsersessions.go)
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/
@@ -158,25 +162,26 @@ var (
 	bucketRunsPending   = []byte("runs_pending")
 
 	// Per organization, under org_data/<org id>/.
-	bucketAgents         = []byte("agents")
-	bucketAgentSummaries = []byte("agent_summaries")
-	bucketAgentOrder     = []byte("agent_order")
-	bucketFolders        = []byte("folders")
-	bucketFolderCounts   = []byte("folder_counts")
-	bucketTagKeys        = []byte("tag_keys")
-	bucketTagValues      = []byte("tag_values")
-	bucketTags           = []byte("tags")
-	bucketTagIndex       = []byte("tag_index")
-	bucketTagEvents      = []byte("tag_events")
-	bucketRuns           = []byte("runs")
-	bucketRunViews       = []byte("run_views")
-	bucketRunOrder       = []byte("run_order")
-	bucketRunSteps       = []byte("run_steps")
-	bucketRunBlocks      = []byte("run_blocks")
-	bucketCredentials    = []byte("credentials")
-	bucketTOTPCodes      = []byte("totp_codes")
-	bucketProfiles       = []byte("browser_profiles")
-	bucketBrowserStates  = []byte("browser_states")
+	bucketAgents          = []byte("agents")
+	bucketAgentSummaries  = []byte("agent_summaries")
+	bucketAgentOrder      = []byte("agent_order")
+	bucketFolders         = []byte("folders")
+	bucketFolderCounts    = []byte("folder_counts")
+	bucketTagKeys         = []byte("tag_keys")
+	bucketTagValues       = []byte("tag_values")
+	bucketTags            = []byte("tags")
+	bucketTagIndex        = []byte("tag_index")
+	bucketTagEvents       = []byte("tag_events")
+	bucketRuns            = []byte("runs")
+	bucketRunViews        = []byte("run_views")
+	bucketRunOrder        = []byte("run_order")
+	bucketRunSteps        = []byte("run_steps")
+	bucketRunBlocks       = []byte("run_blocks")
+	bucketCredentials     = []byte("credentials")
+	bucketTOTPCodes       = []byte("totp_codes")
+	bucketProfiles        = []byte("browser_profiles")
+	bucketBrowserStates   = []byte("browser_states")
+	bucketBrowserSessions = []byte("browser_sessions")
 
 	// orgBuckets are the buckets of every organization (see orgTx).
 	orgBuckets = orgBucketNames[:]
@@ -231,6 +236,7 @@ type Store struct {
 
 	credentials Credentials
 	profiles    Profiles
+	sessions    BrowserSessions
 }
 
 // Agents returns the agents of the organizations.
@@ -253,6 +259,9 @@ func (s *Store) Credentials() *Credentials { return &s.credentials }
 // Profiles returns the browser profiles and the browser states runs and
 // agents kept.
 func (s *Store) Profiles() *Profiles { return &s.profiles }
+
+// BrowserSessions returns the browser sessions of the organizations.
+func (s *Store) BrowserSessions() *BrowserSessions { return &s.sessions }
 
 // Open opens (creating if needed) the store file at path and brings its
 // schema up to date. The directory is created with mode 0700 and the file
@@ -290,6 +299,7 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path, now: opts.Now, ids: opts.IDs, sealer: sl, views: opts.RunViews, commits: &committer{db: db}}
 	s.agents, s.folders, s.runs, s.tags, s.credentials, s.profiles = Agents{s}, Folders{s}, Runs{s}, Tags{s}, Credentials{s}, Profiles{s}
+	s.sessions = BrowserSessions{s}
 	// A wrong secret stops Open before anything is written.
 	if err := verifySecret(db, sl); err != nil {
 		db.Close()
@@ -430,6 +440,12 @@ var migrations = []migration{
 			}
 			return nil
 		})
+	}}, {version: 9, name: "browser sessions", apply: func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			_, err := data.Bucket(org).CreateBucketIfNotExists(bucketBrowserSessions)
+			return err
+		})
 	}},
 }
 
@@ -527,6 +543,7 @@ const (
 	obTOTPCodes
 	obProfiles
 	obBrowserStates
+	obBrowserSessions
 )
 
 var orgBucketNames = [...][]byte{
@@ -536,7 +553,7 @@ var orgBucketNames = [...][]byte{
 	obTagEvents: bucketTagEvents, obRuns: bucketRuns, obRunViews: bucketRunViews,
 	obRunOrder: bucketRunOrder, obRunSteps: bucketRunSteps, obRunBlocks: bucketRunBlocks,
 	obCredentials: bucketCredentials, obTOTPCodes: bucketTOTPCodes,
-	obProfiles: bucketProfiles, obBrowserStates: bucketBrowserStates,
+	obProfiles: bucketProfiles, obBrowserStates: bucketBrowserStates, obBrowserSessions: bucketBrowserSessions,
 }
 
 // bucket returns one of the organization's buckets. Every organization has
@@ -555,25 +572,26 @@ func (o *orgTx) bucket(i int) *bolt.Bucket {
 	return b
 }
 
-func (o *orgTx) agents() *bolt.Bucket        { return o.bucket(obAgents) }
-func (o *orgTx) summaries() *bolt.Bucket     { return o.bucket(obSummaries) }
-func (o *orgTx) order() *bolt.Bucket         { return o.bucket(obOrder) }
-func (o *orgTx) folders() *bolt.Bucket       { return o.bucket(obFolders) }
-func (o *orgTx) counts() *bolt.Bucket        { return o.bucket(obCounts) }
-func (o *orgTx) tagKeys() *bolt.Bucket       { return o.bucket(obTagKeys) }
-func (o *orgTx) tagValues() *bolt.Bucket     { return o.bucket(obTagValues) }
-func (o *orgTx) tags() *bolt.Bucket          { return o.bucket(obTags) }
-func (o *orgTx) tagIndex() *bolt.Bucket      { return o.bucket(obTagIndex) }
-func (o *orgTx) tagEvents() *bolt.Bucket     { return o.bucket(obTagEvents) }
-func (o *orgTx) runs() *bolt.Bucket          { return o.bucket(obRuns) }
-func (o *orgTx) runViews() *bolt.Bucket      { return o.bucket(obRunViews) }
-func (o *orgTx) runOrder() *bolt.Bucket      { return o.bucket(obRunOrder) }
-func (o *orgTx) runSteps() *bolt.Bucket      { return o.bucket(obRunSteps) }
-func (o *orgTx) runBlocks() *bolt.Bucket     { return o.bucket(obRunBlocks) }
-func (o *orgTx) credentials() *bolt.Bucket   { return o.bucket(obCredentials) }
-func (o *orgTx) totpCodes() *bolt.Bucket     { return o.bucket(obTOTPCodes) }
-func (o *orgTx) profiles() *bolt.Bucket      { return o.bucket(obProfiles) }
-func (o *orgTx) browserStates() *bolt.Bucket { return o.bucket(obBrowserStates) }
+func (o *orgTx) agents() *bolt.Bucket          { return o.bucket(obAgents) }
+func (o *orgTx) summaries() *bolt.Bucket       { return o.bucket(obSummaries) }
+func (o *orgTx) order() *bolt.Bucket           { return o.bucket(obOrder) }
+func (o *orgTx) folders() *bolt.Bucket         { return o.bucket(obFolders) }
+func (o *orgTx) counts() *bolt.Bucket          { return o.bucket(obCounts) }
+func (o *orgTx) tagKeys() *bolt.Bucket         { return o.bucket(obTagKeys) }
+func (o *orgTx) tagValues() *bolt.Bucket       { return o.bucket(obTagValues) }
+func (o *orgTx) tags() *bolt.Bucket            { return o.bucket(obTags) }
+func (o *orgTx) tagIndex() *bolt.Bucket        { return o.bucket(obTagIndex) }
+func (o *orgTx) tagEvents() *bolt.Bucket       { return o.bucket(obTagEvents) }
+func (o *orgTx) runs() *bolt.Bucket            { return o.bucket(obRuns) }
+func (o *orgTx) runViews() *bolt.Bucket        { return o.bucket(obRunViews) }
+func (o *orgTx) runOrder() *bolt.Bucket        { return o.bucket(obRunOrder) }
+func (o *orgTx) runSteps() *bolt.Bucket        { return o.bucket(obRunSteps) }
+func (o *orgTx) runBlocks() *bolt.Bucket       { return o.bucket(obRunBlocks) }
+func (o *orgTx) credentials() *bolt.Bucket     { return o.bucket(obCredentials) }
+func (o *orgTx) totpCodes() *bolt.Bucket       { return o.bucket(obTOTPCodes) }
+func (o *orgTx) profiles() *bolt.Bucket        { return o.bucket(obProfiles) }
+func (o *orgTx) browserStates() *bolt.Bucket   { return o.bucket(obBrowserStates) }
+func (o *orgTx) browserSessions() *bolt.Bucket { return o.bucket(obBrowserSessions) }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
 func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {

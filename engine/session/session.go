@@ -50,6 +50,9 @@ type Session struct {
 
 	privateStart bool // the run loaded a local or private address
 
+	// shared: the browser session outlives the run; Close leaves it open.
+	shared bool
+
 	// secrets are the run's credentials: placeholders typed are revealed
 	// at the last moment (TypeText), and what the page shows of them is
 	// scrubbed from every observation.
@@ -124,6 +127,9 @@ type Options struct {
 	FFmpeg string
 	// HTTP fetches the files to upload.
 	HTTP *http.Client
+	// Shared: the browser session outlives the run (a kept browser
+	// session): Close leaves it open.
+	Shared bool
 }
 
 // Open returns the Session of a run over its browser session, and starts
@@ -131,7 +137,7 @@ type Options struct {
 // logged; the run goes on.
 func Open(ctx context.Context, bs *browser.Session, o Options) *Session {
 	s := &Session{
-		log: o.Logger, sess: bs,
+		log: o.Logger, sess: bs, shared: o.Shared,
 		files:   newFiles(o.Dir, o.Progress, o.Logger, o.HTTP),
 		pages:   map[context.Context]*page.Page{},
 		watches: map[context.Context]*tabWatch{},
@@ -553,8 +559,10 @@ func (s *Session) Close(ctx context.Context) (recording string) {
 	for _, pg := range s.pages {
 		pg.Close()
 	}
-	if err := s.sess.Close(cctx); err != nil {
-		s.log.Debug("closing the browser session", "error", err)
+	if !s.shared {
+		if err := s.sess.Close(cctx); err != nil {
+			s.log.Debug("closing the browser session", "error", err)
+		}
 	}
 	s.files.removeTemp()
 	return recording
