@@ -20,6 +20,7 @@ import (
 )
 
 var wantTools = []string{
+	"skyvern_browser_profile_create", "skyvern_browser_profile_delete", "skyvern_browser_profile_get", "skyvern_browser_profile_list",
 	"skyvern_credential_delete", "skyvern_credential_get", "skyvern_credential_list",
 	"skyvern_folder_create", "skyvern_folder_delete", "skyvern_folder_get", "skyvern_folder_list", "skyvern_folder_update",
 	"skyvern_run_action", "skyvern_run_bulk_cancel", "skyvern_run_task", "skyvern_run_webhook_retry",

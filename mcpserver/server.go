@@ -69,6 +69,7 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	t.addFolderTools(s)
 	t.addTagTools(s)
 	t.addCredentialTools(s)
+	t.addBrowserProfileTools(s)
 	return s
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/folders"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/mcpcmd"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/profiles"
 	runcmd "github.com/abctl/abctl/cmd/abctl/internal/cmd/run"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/tags"
@@ -79,7 +80,7 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	}
 	add("agents", apply.NewCmdApply(f, nil), diff.NewCmdDiff(f, nil), get.NewCmdGet(f), deletecmd.NewCmdDelete(f, nil))
 	add("runs", runcmd.NewCmdRun(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f))
-	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), credentials.NewCmdCredentials(f), configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
+	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), credentials.NewCmdCredentials(f), profiles.NewCmdProfiles(f), configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
 		mcpcmd.NewCmdMCP(f, nil), version.NewCmdVersion(), completion.NewCmdCompletion())
 	root.SetHelpCommandGroupID("manage")
 	root.AddCommand(helpTopics()...)

@@ -52,6 +52,9 @@ type RunOptions struct {
 	// Title, WebhookURL and MaxSteps go with any run.
 	Title, WebhookURL string
 	MaxSteps          int
+	// BrowserProfile is the browser profile the run starts from
+	// (--browser-profile), without the profile/ of -o name; "" for none.
+	BrowserProfile string
 	// Detach prints the run id and returns instead of following the run.
 	Detach bool
 	Follow follow.Flags
@@ -81,6 +84,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 			"running when --timeout expired or you left it; 2 a wrong command line or agent file.",
 		Example: "  abctl run agents/contact-form.yaml --param url=https://example.com/contact --param urgent=true\n" +
 			"  abctl run --agent contact-form --params-file params.json --no-tui > output.json\n" +
+			"  abctl run --agent monthly-invoices --browser-profile bp_123    # start signed in ('abctl browser-profiles')\n" +
 			"  abctl run --prompt 'Find the price of the first product' --url https://shop.example.com --schema price.json\n" +
 			"  RUN=$(abctl run agent.yaml --detach) && abctl runs watch \"$RUN\"",
 		Args: cobra.MaximumNArgs(1),
@@ -114,6 +118,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 	fl.IntVar(&opts.MaxSteps, "max-steps", 0, "the run's step limit")
 	fl.StringVar(&opts.Title, "title", "", "the run's title")
 	fl.StringVar(&opts.WebhookURL, "webhook-url", "", "where the run's result is sent when it ends")
+	fl.StringVar(&opts.BrowserProfile, "browser-profile", "", "start the run from this browser profile (bp_..., see 'abctl browser-profiles'); a task with one runs on engine skyvern-2.0")
 	fl.BoolVar(&opts.Detach, "detach", false, "print the run id and return without following the run")
 	opts.Follow.Add(cmd)
 	cmd.MarkFlagsMutuallyExclusive("agent", "prompt")
@@ -138,7 +143,38 @@ func (o *RunOptions) Validate() error {
 	case o.MaxSteps < 0:
 		return cmdutil.UsageErrorf("--max-steps must be positive, not %d", o.MaxSteps)
 	}
+	if o.BrowserProfile != "" {
+		id, err := browserProfileID(o.BrowserProfile)
+		if err != nil {
+			return cmdutil.UsageErrorf("%v", err)
+		}
+		o.BrowserProfile = id
+		if taskMode && o.Engine != "" && client.RunEngine(o.Engine) != client.EngineSkyvernV2 {
+			return cmdutil.UsageErrorf("--browser-profile works with tasks on engine %s, not %s: leave --engine out, or give --engine %s",
+				client.EngineSkyvernV2, o.Engine, client.EngineSkyvernV2)
+		}
+	}
 	return nil
+}
+
+// browserProfileID reads --browser-profile: a profile id (bp_...), or
+// profile/ID as 'abctl browser-profiles list -o name' prints it.
+func browserProfileID(arg string) (string, error) {
+	const want = "give a browser profile id (bp_...) or profile/ID, as 'abctl browser-profiles list -o name' prints it"
+	id := arg
+	if prefix, rest, found := strings.Cut(arg, "/"); found {
+		other := map[string]string{"agent": "an agent", "run": "a run", "folder": "a folder", "credential": "a credential"}[strings.TrimSuffix(prefix, "s")]
+		switch {
+		case prefix == "profile" || prefix == "profiles":
+			id = rest
+		case other != "":
+			return "", fmt.Errorf("--browser-profile %q names %s, not a browser profile: %s", arg, other, want)
+		}
+	}
+	if strings.TrimSpace(id) == "" {
+		return "", fmt.Errorf("--browser-profile %q names no browser profile: %s", arg, want)
+	}
+	return id, nil
 }
 
 func runRun(ctx context.Context, opts *RunOptions) error {
@@ -203,7 +239,8 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 				return err
 			}
 		}
-		req := &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: params, Title: opts.Title, WebhookURL: opts.WebhookURL}
+		req := &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: params, Title: opts.Title, WebhookURL: opts.WebhookURL,
+			BrowserProfileID: opts.BrowserProfile}
 		if opts.MaxSteps > 0 {
 			req.MaxStepsOverride = new(opts.MaxSteps)
 		}
@@ -247,7 +284,11 @@ func names(agents []*agentfile.Agent) string {
 // taskRequest builds the request of a task run; a --schema that cannot be
 // read or a malformed --error-code is a usage error.
 func (o *RunOptions) taskRequest() (*client.TaskRunRequest, error) {
-	req := &client.TaskRunRequest{Prompt: o.Prompt, URL: o.URL, Title: o.Title, WebhookURL: o.WebhookURL, Engine: client.RunEngine(o.Engine)}
+	req := &client.TaskRunRequest{Prompt: o.Prompt, URL: o.URL, Title: o.Title, WebhookURL: o.WebhookURL, Engine: client.RunEngine(o.Engine),
+		BrowserProfileID: o.BrowserProfile}
+	if req.BrowserProfileID != "" && req.Engine == "" {
+		req.Engine = client.EngineSkyvernV2 // the engine that starts tasks from a profile
+	}
 	if o.MaxSteps > 0 {
 		req.MaxSteps = new(o.MaxSteps)
 	}

@@ -1,7 +1,11 @@
 package run
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +50,13 @@ func TestFlags(t *testing.T) {
 	if o, err := parse(t, "--agent", "contact-form"); err != nil || o.Agent != "contact-form" {
 		t.Errorf("--agent: %+v %v", o, err)
 	}
+	// --browser-profile takes an id, or profile/ID as -o name prints it.
+	if o, err := parse(t, "--agent", "contact-form", "--browser-profile", "profile/bp_1"); err != nil || o.BrowserProfile != "bp_1" {
+		t.Errorf("--browser-profile: %+v %v", o, err)
+	}
+	if o, err := parse(t, "--prompt", "p", "--browser-profile", "bp_1", "--engine", "skyvern-2.0"); err != nil || o.BrowserProfile != "bp_1" {
+		t.Errorf("a task with --browser-profile: %+v %v", o, err)
+	}
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -61,6 +72,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--agent", "x", "--url", "https://x"}, "are for tasks (--prompt)"},
 		{[]string{"a.yaml", "--error-code", "A=b"}, "are for tasks (--prompt)"},
 		{[]string{"--agent", "x", "--max-steps", "-1"}, "--max-steps must be positive, not -1"},
+		{[]string{"--agent", "x", "--browser-profile", "run/wr_1"}, `--browser-profile "run/wr_1" names a run, not a browser profile`},
+		{[]string{"--agent", "x", "--browser-profile", "profile/"}, `--browser-profile "profile/" names no browser profile`},
+		{[]string{"--prompt", "p", "--browser-profile", "bp_1", "--engine", "skyvern-1.0"}, "--browser-profile works with tasks on engine skyvern-2.0, not skyvern-1.0"},
 	} {
 		o, err := parse(t, tc.args...)
 		if o != nil || !cmdtest.IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
@@ -169,6 +183,11 @@ func TestTaskRequest(t *testing.T) {
 	if string(req.DataExtractionSchema) != `{"properties":{"price":{"type":"number"}},"type":"object"}` {
 		t.Errorf("schema from YAML: %s", req.DataExtractionSchema)
 	}
+	// A profile: the engine that starts tasks from one, unless given.
+	o = &RunOptions{Prompt: "p", BrowserProfile: "bp_1"}
+	if req, err := o.taskRequest(); err != nil || req.BrowserProfileID != "bp_1" || req.Engine != client.EngineSkyvernV2 {
+		t.Errorf("a task from a profile: %+v %v", req, err)
+	}
 	o = &RunOptions{Prompt: "p", Schema: ` {"type": "object"} `}
 	if req, err := o.taskRequest(); err != nil || string(req.DataExtractionSchema) != `{"type": "object"}` || req.MaxSteps != nil {
 		t.Errorf("inline schema: %s %v", req.DataExtractionSchema, err)
@@ -215,5 +234,42 @@ func TestRunChecksBeforeTheService(t *testing.T) {
 	err := runRun(t.Context(), opts)
 	if !cmdtest.IsUsage(err) || !strings.Contains(err.Error(), `parameters of agent "form"`) || !strings.Contains(err.Error(), "count (integer)") {
 		t.Errorf("%v", err)
+	}
+}
+
+// TestAgentRunFromAProfile: --browser-profile reaches the agent run's
+// request as browser_profile_id.
+func TestAgentRunFromAProfile(t *testing.T) {
+	var body []byte
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/agents/wpid_1", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"workflow_id":"w_1","organization_id":"o_1","title":"Invoices","workflow_permanent_id":"wpid_1","version":1,
+			"workflow_definition":{"parameters":[],"blocks":[]}}`)
+	})
+	mux.HandleFunc("POST /v1/run/agents", func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		io.WriteString(w, `{"run_id":"wr_1","status":"queued","run_type":"workflow_run"}`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.WithBaseURL(srv.URL), client.WithAPIKey("abk_test"), client.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, streams := cmdtest.NewFactory(t, nil)
+	err = cmdtest.Exec(NewCmdRun(f, func(o *RunOptions) error {
+		o.Client = func(context.Context) (*client.Client, error) { return c, nil }
+		o.Embedded = func() bool { return false }
+		return runRun(t.Context(), o)
+	}), "--agent", "wpid_1", "--browser-profile", "bp_1", "--detach")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req map[string]any
+	if err := json.Unmarshal(body, &req); err != nil || req["workflow_id"] != "wpid_1" || req["browser_profile_id"] != "bp_1" {
+		t.Errorf("request %s %v", body, err)
+	}
+	if streams.Out.String() != "wr_1\n" {
+		t.Errorf("stdout %q", streams.Out.String())
 	}
 }
