@@ -20,6 +20,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/executor"
 )
 
 // The plaintexts the tests put in and then look for everywhere.
@@ -186,7 +187,7 @@ func TestCredentials(t *testing.T) {
 		t.Errorf("a magic link: %+v %v", link, err)
 	}
 	org := e.orgA
-	since := time.Now().Add(-time.Minute)
+	since := executor.CodeFilter{Since: time.Now().Add(-time.Minute), RunID: "wr_1"}
 	if got, err := e.store.Credentials().TakeTOTPCode(ctx, org, "ada@example.com", since); err != nil || got == nil || got.Code != "482913" {
 		t.Errorf("take: %+v %v", got, err)
 	}
@@ -199,6 +200,19 @@ func TestCredentials(t *testing.T) {
 	}
 	if got, _ := e.store.Credentials().TakeTOTPCode(ctx, org, "ada@example.com", since); got != nil {
 		t.Errorf("an expired code was handed out: %+v", got)
+	}
+	// A code tied to another run is not this run's.
+	other := "wr_other"
+	if _, err := a.Credentials.SendTOTPCode(ctx, &client.TOTPCodeRequest{TOTPIdentifier: "ada@example.com", Content: "333444", WorkflowRunID: other}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.store.Credentials().TakeTOTPCode(ctx, org, "ada@example.com", since); got != nil {
+		t.Errorf("a code of run %s went to run %s: %+v", other, since.RunID, got)
+	}
+	mine := since
+	mine.RunID = other
+	if got, _ := e.store.Credentials().TakeTOTPCode(ctx, org, "ada@example.com", mine); got == nil || got.Code != "333444" {
+		t.Errorf("the run the code was pushed for: %+v", got)
 	}
 	if got, _ := e.store.Credentials().TakeTOTPCode(ctx, e.orgB, "bob@example.com", since); got != nil {
 		t.Errorf("organization B took A's code: %+v", got)

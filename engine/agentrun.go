@@ -112,7 +112,14 @@ func (e *Engine) credentials(ctx context.Context, job *executor.Job, ps []client
 			return nil, fmt.Errorf("parameter %q names a credential, and this engine has no credential store", p.Key)
 		}
 		if set == nil {
-			set = secrets.NewSet(vault, job.OrgID, time.Now())
+			run := secrets.Run{OrgID: job.OrgID, RunID: job.RunID, Start: time.Now()}
+			if a := job.Agent; a != nil {
+				run.AgentID = a.WorkflowPermanentID
+				if a.TOTPVerificationURL != nil {
+					run.TOTPURL = *a.TOTPVerificationURL
+				}
+			}
+			set = secrets.NewSet(vault, run)
 		}
 		shown, err := set.Add(ctx, p.Key, id)
 		if err != nil {

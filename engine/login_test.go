@@ -9,9 +9,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,10 +22,13 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/client/webhook"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/internal/totp"
 	"github.com/abctl/abctl/llm/llmtest"
 )
 
@@ -45,8 +50,12 @@ func (v vault) Credential(_ context.Context, _, id string) (client.CredentialTyp
 	return c.(client.CredentialData).CredentialType(), data, err
 }
 
-func (v vault) TakeTOTPCode(context.Context, string, string, time.Time) (*client.TOTPCode, error) {
+func (v vault) TakeTOTPCode(context.Context, string, string, executor.CodeFilter) (*client.TOTPCode, error) {
 	return nil, nil
+}
+
+func (v vault) FetchTOTPCode(context.Context, string, string, string) (string, error) {
+	return "", nil
 }
 
 func loginAgent(site *testsite.Site, goal string) client.WorkflowDefinition {
@@ -573,5 +582,69 @@ func TestBrowserSessionEnds(t *testing.T) {
 	got, err := c.BrowserSessions.Get(ctx, long.BrowserSessionID)
 	if err != nil || *got.Status != "ended_by_restart" || got.CompletedAt == nil {
 		t.Errorf("a session left open by the daemon that stopped: %+v %v", got, err)
+	}
+}
+
+// TestDaemonTOTPVerificationURL: a credential without a second factor of
+// its own, an agent with a totp_verification_url: the daemon asks the
+// endpoint with a request signed as its webhooks are, naming the run, and
+// types the code it answers.
+func TestDaemonTOTPVerificationURL(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	if err := site.AddAccount(loginUser, loginPassword, loginTOTP); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := totp.Parse(loginTOTP)
+	var mu sync.Mutex
+	var asked []map[string]string
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if err := webhook.Verify(testKey, body, r.Header.Get(webhook.SignatureHeader)); err != nil {
+			http.Error(w, "bad signature: "+err.Error(), http.StatusUnauthorized)
+			return
+		}
+		var req map[string]string
+		json.Unmarshal(body, &req)
+		mu.Lock()
+		asked = append(asked, req)
+		first := len(asked) == 1
+		mu.Unlock()
+		if first {
+			fmt.Fprint(w, `{"verification_code": null}`) // not arrived yet
+			return
+		}
+		fmt.Fprintf(w, `{"verification_code": "Your code is %s"}`, key.Code(time.Now()))
+	}))
+	t.Cleanup(endpoint.Close)
+
+	c, _ := startDaemon(t, newEngine(t, engine.Config{}))
+	ctx := t.Context()
+	cred, err := c.Credentials.Create(ctx, &client.CredentialRequest{Name: "Billing portal",
+		Credential: &client.PasswordCredential{Username: loginUser, Password: loginPassword}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := loginAgent(site, "")
+	def.Parameters[0].CredentialID = cred.CredentialID
+	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Codes from an endpoint", TOTPVerificationURL: endpoint.URL, WorkflowDefinition: def}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.Runs.Wait(ctx, run.RunID, &client.WaitOptions{Interval: 200 * time.Millisecond, MaxInterval: time.Second})
+	if err != nil || done.Status != client.RunStatusCompleted {
+		t.Fatalf("run: %v %v", done, err)
+	}
+	if site.SignIns(loginUser) != 1 {
+		t.Errorf("%d sign-ins", site.SignIns(loginUser))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 || asked[1]["workflow_run_id"] != run.RunID || asked[1]["workflow_permanent_id"] != agent.WorkflowPermanentID {
+		t.Errorf("the endpoint was asked %v", asked)
 	}
 }

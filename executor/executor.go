@@ -97,9 +97,22 @@ type Vault interface {
 	// client.PasswordCredential, CreditCardCredential or SecretCredential.
 	Credential(ctx context.Context, orgID, credentialID string) (client.CredentialType, []byte, error)
 	// TakeTOTPCode returns, and uses up, the newest code pushed for
-	// identifier at or after since that has not expired; nil when there
-	// is none.
-	TakeTOTPCode(ctx context.Context, orgID, identifier string, since time.Time) (*client.TOTPCode, error)
+	// identifier that f admits and that has not expired; nil when there is
+	// none.
+	TakeTOTPCode(ctx context.Context, orgID, identifier string, f CodeFilter) (*client.TOTPCode, error)
+	// FetchTOTPCode asks a run's totp_verification_url for a code, as the
+	// hosted service does: a signed POST naming the run; "" when it has
+	// none yet.
+	FetchTOTPCode(ctx context.Context, orgID, runID, url string) (string, error)
+}
+
+// CodeFilter says which pushed codes a run may take: those pushed at or
+// after Since, and not tied (by their workflow_run_id, task_id or
+// workflow_id) to another run or agent.
+type CodeFilter struct {
+	Since   time.Time
+	RunID   string // the run's id (wr_..., tsk_...)
+	AgentID string // the run's agent (wpid_...), "" for none
 }
 
 // Progress receives what a run produces while it runs, so that a run read

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -318,33 +317,6 @@ func (s *Server) handleDeleteCredential(w http.ResponseWriter, r *http.Request) 
 // not say.
 const totpLifetime = 10 * time.Minute
 
-var (
-	wholeCode = regexp.MustCompile(`^[0-9]{4,10}$`)
-	sixDigits = regexp.MustCompile(`(?:^|[^0-9])([0-9]{6})(?:[^0-9]|$)`)
-	someCode  = regexp.MustCompile(`(?:^|[^0-9])([0-9]{4,8})(?:[^0-9]|$)`)
-	aLink     = regexp.MustCompile(`https?://[^\s"'<>]+`)
-)
-
-// readCode finds the one-time code in a pushed message: the whole message
-// when it is a code; else its first six-digit number, else its first
-// number of 4 to 8 digits; else its first link (a magic link).
-func readCode(content string) (string, client.OTPType, bool) {
-	c := strings.TrimSpace(content)
-	if wholeCode.MatchString(c) {
-		return c, client.OTPTypeTOTP, true
-	}
-	if m := sixDigits.FindStringSubmatch(c); m != nil {
-		return m[1], client.OTPTypeTOTP, true
-	}
-	if m := someCode.FindStringSubmatch(c); m != nil {
-		return m[1], client.OTPTypeTOTP, true
-	}
-	if m := aLink.FindString(c); m != "" {
-		return m, client.OTPTypeMagicLink, true
-	}
-	return "", "", false
-}
-
 // handleSendTOTPCode serves POST /v1/credentials/totp: a one-time code,
 // or the message holding one, pushed for the run waiting on its
 // totp_identifier.
@@ -373,8 +345,13 @@ func (s *Server) handleSendTOTPCode(w http.ResponseWriter, r *http.Request) {
 	if body.Content == nil {
 		errs = append(errs, missingField("body", "content"))
 	} else {
-		var ok bool
-		if code, otp, ok = readCode(*body.Content); !ok {
+		link, ok := false, false
+		code, link, ok = totp.FindCode(*body.Content)
+		otp = client.OTPTypeTOTP
+		if link {
+			otp = client.OTPTypeMagicLink
+		}
+		if !ok {
 			errs = append(errs, valueError("no one-time code in content: send the code itself, or a message holding a code of 4 to 8 digits or a link", nil, "body", "content"))
 		}
 	}

@@ -79,7 +79,7 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 	job := &executor.Job{
 		RunID: rec.ID, OrgID: rec.OrgID, RunType: rec.Type,
 		Task: rec.Task, Parameters: rec.Parameters,
-		MaxSteps: rec.MaxSteps, Dir: dir, Vault: vault{r.cfg.Store},
+		MaxSteps: rec.MaxSteps, Dir: dir, Vault: r.vault(),
 		BrowserSessionID: rec.BrowserSessionID,
 	}
 	if rec.Type == client.RunTypeWorkflowRun && rec.AgentID == "" && rec.Definition != nil {
@@ -100,6 +100,11 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		return nil, err
 	}
 	return job, nil
+}
+
+func (r *Runner) vault() vault {
+	hooks, _ := r.cfg.Notifier.(*Webhooks)
+	return vault{st: r.cfg.Store, hooks: hooks}
 }
 
 // browserState gives the job the browser state the run starts from: its
@@ -133,15 +138,30 @@ func (r *Runner) browserState(ctx context.Context, rec *store.RunRecord, job *ex
 }
 
 // vault gives executors the organizations' credentials and the one-time
-// codes pushed for their runs, from the store.
-type vault struct{ st *store.Store }
+// codes pushed for their runs, from the store, and asks runs'
+// totp_verification_url for codes (through the webhooks' sender).
+type vault struct {
+	st    *store.Store
+	hooks *Webhooks // nil: no totp_verification_url is asked
+}
 
 func (v vault) Credential(ctx context.Context, orgID, id string) (client.CredentialType, []byte, error) {
 	return v.st.Credentials().Secret(ctx, orgID, id)
 }
 
-func (v vault) TakeTOTPCode(ctx context.Context, orgID, identifier string, since time.Time) (*client.TOTPCode, error) {
-	return v.st.Credentials().TakeTOTPCode(ctx, orgID, identifier, since)
+func (v vault) TakeTOTPCode(ctx context.Context, orgID, identifier string, f executor.CodeFilter) (*client.TOTPCode, error) {
+	return v.st.Credentials().TakeTOTPCode(ctx, orgID, identifier, f)
+}
+
+func (v vault) FetchTOTPCode(ctx context.Context, orgID, runID, url string) (string, error) {
+	if v.hooks == nil {
+		return "", errors.New("this daemon sends no requests to a totp_verification_url")
+	}
+	rec, err := v.st.Runs().Get(ctx, orgID, runID)
+	if err != nil {
+		return "", err
+	}
+	return v.hooks.FetchCode(ctx, rec, url)
 }
 
 // end records the terminal state of an executed run with what it produced,

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
+	"github.com/abctl/abctl/internal/totp"
 )
 
 // Webhooks sends runs' webhooks: the run as GET /v1/runs/{id} answers it
@@ -135,3 +138,54 @@ func delivery(d webhooks.Delivery) store.WebhookDelivery {
 }
 
 var _ Notifier = (*Webhooks)(nil)
+
+// FetchCode asks a run's totp_verification_url for a one-time code, as the
+// hosted service does: a POST of {"workflow_run_id" or "task_id",
+// "workflow_permanent_id"}, signed with the key that started the run as its
+// webhooks are; the answer's "verification_code" is the code, or a message
+// holding one. It returns "" while the endpoint has none.
+func (n *Webhooks) FetchCode(ctx context.Context, rec *store.RunRecord, url string) (string, error) {
+	key, err := n.Store.SigningKey(ctx, rec.KeyHash)
+	if err != nil {
+		return "", fmt.Errorf("no API key to sign the request to %s with: %w", url, err)
+	}
+	body := map[string]string{}
+	if rec.Type == client.RunTypeWorkflowRun {
+		body["workflow_run_id"] = rec.ID
+	} else {
+		body["task_id"] = rec.ID
+	}
+	if rec.AgentID != "" {
+		body["workflow_permanent_id"] = rec.AgentID
+	}
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return "", err
+	}
+	d := n.Sender.Send(ctx, url, key, payload)
+	if !d.OK() {
+		return "", fmt.Errorf("the totp_verification_url %s: %s", url, d.Err)
+	}
+	var answer struct {
+		Code json.RawMessage `json:"verification_code"`
+	}
+	if err := json.Unmarshal([]byte(d.ResponseBody), &answer); err != nil {
+		return "", fmt.Errorf("the totp_verification_url %s answered something other than JSON with a verification_code", url)
+	}
+	var text string
+	if err := json.Unmarshal(answer.Code, &text); err != nil {
+		var num json.Number
+		if json.Unmarshal(answer.Code, &num) != nil {
+			return "", nil // null or absent: no code yet
+		}
+		text = num.String()
+	}
+	if text == "" {
+		return "", nil
+	}
+	code, _, ok := totp.FindCode(text)
+	if !ok {
+		return "", fmt.Errorf("the totp_verification_url %s answered a verification_code holding no code", url)
+	}
+	return code, nil
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/executor"
 )
 
 // Credentials are the organizations' credentials and the one-time codes
@@ -256,10 +257,10 @@ func (c *Credentials) PutTOTPCode(ctx context.Context, orgID string, code *clien
 	})
 }
 
-// TakeTOTPCode returns the newest code pushed for identifier at or after
-// since that has not expired, and deletes it: a code is used once. It
+// TakeTOTPCode returns the newest code pushed for identifier that f
+// admits and that has not expired, and deletes it: a code is used once. It
 // returns nil when there is none.
-func (c *Credentials) TakeTOTPCode(ctx context.Context, orgID, identifier string, since time.Time) (*client.TOTPCode, error) {
+func (c *Credentials) TakeTOTPCode(ctx context.Context, orgID, identifier string, f executor.CodeFilter) (*client.TOTPCode, error) {
 	if identifier == "" || strings.IndexByte(identifier, 0) >= 0 {
 		return nil, nil
 	}
@@ -280,8 +281,11 @@ func (c *Credentials) TakeTOTPCode(ctx context.Context, orgID, identifier string
 			if err := json.Unmarshal(v, code); err != nil {
 				return fmt.Errorf("store: one-time code: %w", err)
 			}
-			if code.CreatedAt.Before(since) {
+			if code.CreatedAt.Before(f.Since) {
 				return nil
+			}
+			if !admits(f, code) {
+				continue
 			}
 			out = code
 			return b.Delete(k)
@@ -289,6 +293,13 @@ func (c *Credentials) TakeTOTPCode(ctx context.Context, orgID, identifier string
 		return nil
 	})
 	return out, err
+}
+
+// admits reports whether a code may go to the run f describes: one tied to
+// another run, task or agent may not.
+func admits(f executor.CodeFilter, code *client.TOTPCode) bool {
+	other := func(tied *string, own string) bool { return tied != nil && *tied != "" && *tied != own }
+	return !other(code.WorkflowRunID, f.RunID) && !other(code.TaskID, f.RunID) && !other(code.WorkflowID, f.AgentID)
 }
 
 // dropExpired deletes the identifier's codes whose ExpiredAt has passed.

@@ -63,6 +63,7 @@ func (in *Interpreter) loginForm(ctx context.Context, b *client.LoginBlock, sc *
 		return nil, false, err
 	}
 	in.sess.Secrets().UseIdentifier(key, b.TOTPIdentifier)
+	in.sess.Secrets().UseVerificationURL(b.TOTPVerificationURL)
 	touched := false
 	if strings.TrimSpace(b.URL) != "" {
 		url, err := sc.renderURL(b.URL)

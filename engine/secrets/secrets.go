@@ -19,6 +19,7 @@
 package secrets
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -55,11 +56,13 @@ var secretFields = map[client.CredentialType][]string{
 // Scrub give their text back unchanged. A Set is safe for concurrent use.
 type Set struct {
 	vault executor.Vault
-	org   string
-	start time.Time
+	run   Run
 	// CodeWait bounds the wait for a pushed one-time code; 0 means
 	// DefaultCodeWait.
 	CodeWait time.Duration
+	// URLInterval is how often the totp_verification_url is asked (it is
+	// an endpoint of the user's); 0 means DefaultURLInterval.
+	URLInterval time.Duration
 	// Now is the clock of one-time codes; nil means time.Now.
 	Now func() time.Time
 
@@ -74,10 +77,20 @@ type credential struct {
 	fields map[string]string
 }
 
-// NewSet returns the credentials of a run of organization orgID that
-// started at start (pushed codes older than that are not its own).
-func NewSet(v executor.Vault, orgID string, start time.Time) *Set {
-	return &Set{vault: v, org: orgID, start: start, creds: map[string]*credential{}, revealed: map[string]string{}}
+// Run is the run a Set belongs to: where its one-time codes come from.
+type Run struct {
+	OrgID   string
+	RunID   string
+	AgentID string    // the run's agent, "" for none
+	Start   time.Time // pushed codes older than this are not the run's
+	// TOTPURL is the run's totp_verification_url, asked for codes the
+	// credentials do not make themselves; "" for none.
+	TOTPURL string
+}
+
+// NewSet returns the credentials of a run.
+func NewSet(v executor.Vault, run Run) *Set {
+	return &Set{vault: v, run: run, creds: map[string]*credential{}, revealed: map[string]string{}}
 }
 
 // Add makes the credential id the value of the parameter key, reading it
@@ -88,7 +101,7 @@ func (s *Set) Add(ctx context.Context, key, id string) (map[string]any, error) {
 	if s == nil || s.vault == nil {
 		return nil, errors.New("this engine has no credential store")
 	}
-	typ, data, err := s.vault.Credential(ctx, s.org, id)
+	typ, data, err := s.vault.Credential(ctx, s.run.OrgID, id)
 	if err != nil {
 		return nil, fmt.Errorf("credential parameter %q: credential %s: %w", key, id, err)
 	}
@@ -117,7 +130,7 @@ func (s *Set) Add(ctx context.Context, key, id string) (map[string]any, error) {
 			shown[k] = v
 		}
 	}
-	if typ == client.CredentialTypePassword && (c.fields["totp"] != "" || c.fields["totp_identifier"] != "") {
+	if typ == client.CredentialTypePassword && (c.fields["totp"] != "" || c.fields["totp_identifier"] != "" || s.run.TOTPURL != "") {
 		shown["totp"] = Placeholder(key, "totp")
 	}
 	s.mu.Lock()
@@ -138,6 +151,17 @@ func (s *Set) UseIdentifier(key, identifier string) {
 	if c := s.creds[key]; c != nil && c.fields["totp"] == "" && c.fields["totp_identifier"] == "" {
 		c.fields["totp_identifier"] = identifier
 	}
+}
+
+// UseVerificationURL makes url the run's totp_verification_url (a login
+// block's), asked for codes the credentials do not make themselves.
+func (s *Set) UseVerificationURL(url string) {
+	if s == nil || url == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.run.TOTPURL = url
 }
 
 // Keys returns the parameter keys of the set's credentials, sorted.
@@ -237,9 +261,12 @@ func (s *Set) code(ctx context.Context, key string, c *credential) (string, erro
 		}
 		return k.Code(now), nil
 	}
+	s.mu.Lock()
 	id := c.fields["totp_identifier"]
-	if id == "" {
-		return "", fmt.Errorf("%s: credential %s has no second factor (neither an authenticator secret nor a totp_identifier)", Placeholder(key, "totp"), c.id)
+	url := s.run.TOTPURL
+	s.mu.Unlock()
+	if id == "" && url == "" {
+		return "", fmt.Errorf("%s: credential %s has no second factor (neither an authenticator secret nor a totp_identifier), and the run has no totp_verification_url", Placeholder(key, "totp"), c.id)
 	}
 	wait := s.CodeWait
 	if wait <= 0 {
@@ -249,23 +276,54 @@ func (s *Set) code(ctx context.Context, key string, c *credential) (string, erro
 	defer deadline.Stop()
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
+	filter := executor.CodeFilter{Since: s.run.Start, RunID: s.run.RunID, AgentID: s.run.AgentID}
+	var lastAsked time.Time
+	var urlErr error
 	for {
-		code, err := s.vault.TakeTOTPCode(ctx, s.org, id, s.start)
-		if err != nil {
-			return "", err
+		if id != "" {
+			code, err := s.vault.TakeTOTPCode(ctx, s.run.OrgID, id, filter)
+			if err != nil {
+				return "", err
+			}
+			if code != nil {
+				return code.Code, nil
+			}
 		}
-		if code != nil {
-			return code.Code, nil
+		// The verification URL is an endpoint of the user's: asked every
+		// few seconds, not at every tick.
+		if url != "" && (lastAsked.IsZero() || time.Since(lastAsked) >= cmp.Or(s.URLInterval, DefaultURLInterval)) {
+			lastAsked = time.Now()
+			code, err := s.vault.FetchTOTPCode(ctx, s.run.OrgID, s.run.RunID, url)
+			switch {
+			case err != nil:
+				urlErr = err
+			case code != "":
+				return code, nil
+			}
 		}
 		select {
 		case <-tick.C:
 		case <-deadline.C:
-			return "", fmt.Errorf("no one-time code was pushed for %s within %v (POST /v1/credentials/totp, or `abctl credentials totp send`)", id, wait)
+			var from []string
+			if id != "" {
+				from = append(from, "was pushed for "+id+" (POST /v1/credentials/totp, or `abctl credentials totp send`)")
+			}
+			if url != "" {
+				msg := "came from the totp_verification_url"
+				if urlErr != nil {
+					msg += " (its last answer: " + urlErr.Error() + ")"
+				}
+				from = append(from, msg)
+			}
+			return "", fmt.Errorf("no one-time code %s within %v", strings.Join(from, ", nor "), wait)
 		case <-ctx.Done():
 			return "", ctx.Err()
 		}
 	}
 }
+
+// DefaultURLInterval is how often a totp_verification_url is asked.
+const DefaultURLInterval = 3 * time.Second
 
 // Scrub returns text with every value Reveal gave out replaced by its
 // placeholder.

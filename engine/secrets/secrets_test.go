@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/totp"
 )
 
@@ -21,6 +22,9 @@ type vault struct {
 	asks  int
 	// onAsk runs as TakeTOTPCode is called for the nth time.
 	onAsk func(n int)
+	// onFetch answers the nth FetchTOTPCode.
+	onFetch func(n int) (string, error)
+	fetches int
 }
 
 func (v *vault) Credential(_ context.Context, org, id string) (client.CredentialType, []byte, error) {
@@ -32,7 +36,18 @@ func (v *vault) Credential(_ context.Context, org, id string) (client.Credential
 	return c.CredentialType(), b, err
 }
 
-func (v *vault) TakeTOTPCode(_ context.Context, org, identifier string, since time.Time) (*client.TOTPCode, error) {
+func (v *vault) FetchTOTPCode(_ context.Context, org, runID, url string) (string, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.fetches++
+	if v.onFetch != nil {
+		return v.onFetch(v.fetches)
+	}
+	return "", nil
+}
+
+func (v *vault) TakeTOTPCode(_ context.Context, org, identifier string, f executor.CodeFilter) (*client.TOTPCode, error) {
+	since := f.Since
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.asks++
@@ -54,7 +69,7 @@ func TestPlaceholdersRevealAndScrub(t *testing.T) {
 		"o_1/cred_card": &client.CreditCardCredential{CardNumber: "4111111111111111", CardCVV: "737", CardExpMonth: "12", CardExpYear: "2030", CardBrand: "visa", CardHolderName: "Ada"},
 	}}
 	now := time.Unix(1_700_000_000, 0) // 20 s into its 30 s step
-	set := NewSet(v, "o_1", now)
+	set := NewSet(v, Run{OrgID: "o_1", RunID: "wr_1", Start: now})
 	set.Now = func() time.Time { return now }
 	shown, err := set.Add(t.Context(), "portal", "cred_pw")
 	if err != nil {
@@ -118,7 +133,7 @@ func TestPushedCodes(t *testing.T) {
 			v.codes = append(v.codes, &client.TOTPCode{TOTPIdentifier: "ada@example.com", Code: "482913", CreatedAt: client.NewTime(time.Now())})
 		}
 	}
-	set := NewSet(v, "o_1", start)
+	set := NewSet(v, Run{OrgID: "o_1", RunID: "wr_1", Start: start})
 	set.CodeWait = time.Minute
 	if _, err := set.Add(t.Context(), "mail", "cred_mail"); err != nil {
 		t.Fatal(err)
@@ -130,6 +145,35 @@ func TestPushedCodes(t *testing.T) {
 	set.CodeWait = time.Millisecond
 	if _, _, err := set.Reveal(t.Context(), "<secret:mail.totp>"); err == nil || !strings.Contains(err.Error(), "no one-time code was pushed for ada@example.com") {
 		t.Errorf("a code used twice, or a wait that did not end: %v", err)
+	}
+}
+
+// TestVerificationURL: a credential without a second factor of its own
+// gets its code from the run's totp_verification_url, asked until it has
+// one; an endpoint that keeps failing is named when the wait ends.
+func TestVerificationURL(t *testing.T) {
+	v := &vault{creds: map[string]client.CredentialData{
+		"o_1/cred_pw": &client.PasswordCredential{Username: "ada", Password: "pw-secret"},
+	}}
+	v.onFetch = func(n int) (string, error) {
+		if n < 3 {
+			return "", nil // no code yet
+		}
+		return "771204", nil
+	}
+	set := NewSet(v, Run{OrgID: "o_1", RunID: "wr_1", Start: time.Now(), TOTPURL: "http://127.0.0.1:9/codes"})
+	set.URLInterval, set.CodeWait = time.Nanosecond, time.Minute
+	shown, err := set.Add(t.Context(), "portal", "cred_pw")
+	if err != nil || shown["totp"] != "<secret:portal.totp>" {
+		t.Fatalf("shown %v %v", shown, err)
+	}
+	if out, _, err := set.Reveal(t.Context(), "<secret:portal.totp>"); err != nil || out != "771204" || v.fetches != 3 {
+		t.Errorf("the code from the URL: %q %v (asked %d times)", out, err, v.fetches)
+	}
+	v.onFetch = func(int) (string, error) { return "", errors.New("status 500") }
+	set.CodeWait = time.Millisecond
+	if _, _, err := set.Reveal(t.Context(), "<secret:portal.totp>"); err == nil || !strings.Contains(err.Error(), "its last answer: status 500") {
+		t.Errorf("a failing endpoint: %v", err)
 	}
 }
 
