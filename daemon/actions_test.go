@@ -91,6 +91,16 @@ func (f *fakeActions) EndActionSessions(ctx context.Context) {
 	}
 }
 
+func (f *fakeActions) EndActionSession(ctx context.Context, runID string, status client.RunStatus, reason string) {
+	f.mu.Lock()
+	s := f.open[runID]
+	delete(f.open, runID)
+	f.mu.Unlock()
+	if s != nil {
+		s.end(executor.Result{Status: status, FailureReason: reason, StepCount: s.shots})
+	}
+}
+
 // close ends one session as the idle period would, with a recording.
 func (f *fakeActions) close(t *testing.T, runID string, status client.RunStatus, reason string) {
 	t.Helper()

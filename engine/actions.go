@@ -163,6 +163,23 @@ func (e *Engine) EndActionSessions(ctx context.Context) {
 	}
 }
 
+// EndActionSession implements executor.Actions: it closes the session of
+// runID after the action in progress, if any.
+func (e *Engine) EndActionSession(ctx context.Context, runID string, status client.RunStatus, reason string) {
+	e.actMu.Lock()
+	as := e.acts[runID]
+	e.actMu.Unlock()
+	if as == nil {
+		return
+	}
+	if err := as.acquire(ctx); err != nil {
+		e.log.Warn("a run_action session did not end in time", "run_id", runID, "error", err)
+		return
+	}
+	as.close(status, reason)
+	<-as.lock
+}
+
 func sessionEnded(runID string, idle time.Duration) error {
 	return &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf(
 		"The browser session of workflow run %s has ended (a session closes after %s without an action, or when its browser goes away). Leave workflow_run_id out to start a new one.",
@@ -233,14 +250,24 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 		}
 		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: text.UpperFirst(err.Error())}
 	}
-	bs, err := pool.Acquire(ctx, browser.SessionOptions{RunID: job.RunID, BrowserAddress: req.BrowserAddress, DownloadDir: job.Dir})
-	if err != nil {
+	var bs *browser.Session
+	var release func()
+	if job.BrowserSessionID != "" {
+		// In a kept browser session, held until this action session ends.
+		if bs, release, err = e.useKept(ctx, job.OrgID, job.BrowserSessionID); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, &ActionError{Status: http.StatusConflict, Msg: err.Error()}
+		}
+	} else if bs, err = pool.Acquire(ctx, browser.SessionOptions{RunID: job.RunID, BrowserAddress: req.BrowserAddress, DownloadDir: job.Dir}); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: "The browser session could not be opened: " + err.Error()}
 	}
-	r := e.newRun(ctx, job.Dir, bs, progress, 0, false)
+	r := e.newRun(ctx, job.Dir, bs, progress, 0, release != nil)
+	r.release = release
 	as := &actionSession{e: e, runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}
 	as.lock <- struct{}{}
 	e.actMu.Lock()

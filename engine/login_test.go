@@ -498,6 +498,17 @@ func TestDaemonBrowserSession(t *testing.T) {
 	if n := site.SignIns(loginUser); n != 1 {
 		t.Errorf("%d sign-ins", n)
 	}
+	// A single action in the session acts on its signed-in browser: the
+	// welcome heading is only on the page behind the sign-in.
+	act, err := c.Actions.Run(ctx, &client.RunActionRequest{URL: site.URL(testsite.PageSecureAccount), BrowserSessionID: sess.BrowserSessionID,
+		Action: client.Action{Type: client.ActionClick, Selector: "#secure-welcome"}})
+	if err != nil {
+		t.Fatalf("run_action in the session: %v", err)
+	}
+	// Its run holds the session until it ends: end it.
+	if err := c.Runs.Cancel(ctx, act.WorkflowRunID); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.BrowserSessions.Close(ctx, sess.BrowserSessionID); err != nil {
 		t.Fatal(err)
 	}

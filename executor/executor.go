@@ -267,6 +267,10 @@ type Actions interface {
 	RunAction(ctx context.Context, job *Job, req *client.RunActionRequest, progress Progress, end func(Result)) (json.RawMessage, error)
 	// ActionSessionOpen reports whether the run's session is open.
 	ActionSessionOpen(runID string) bool
+	// EndActionSession closes the run's session now (the run was
+	// canceled): its end function gets status and reason. A session that
+	// is not open is left alone.
+	EndActionSession(ctx context.Context, runID string, status client.RunStatus, reason string)
 	// EndActionSessions closes every open session (their end functions
 	// are called), bounded by ctx. The daemon calls it as it shuts down.
 	EndActionSessions(ctx context.Context)

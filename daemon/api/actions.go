@@ -55,9 +55,12 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if id := ptr.Value(body.BrowserSessionID); id != "" {
-		s.error(w, r, errorf(KindNotFound, "Browser session %s not found: the local daemon keeps no persistent browser sessions; leave browser_session_id out", id))
-		return
+	sessionID := strings.TrimSpace(ptr.Value(body.BrowserSessionID))
+	if sessionID != "" && strings.TrimSpace(ptr.Value(body.WorkflowRunID)) == "" {
+		if err := s.checkSession(r, sessionID); err != nil {
+			s.error(w, r, err)
+			return
+		}
 	}
 	req := &client.RunActionRequest{
 		URL: normalizeURL(ptr.Value(body.URL)), Action: *body.Action,
@@ -96,6 +99,9 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job := &executor.Job{RunID: rec.ID, OrgID: org.ID, RunType: client.RunTypeWorkflowRun, Dir: dir}
+	if req.WorkflowRunID == "" {
+		job.BrowserSessionID = sessionID // a follow-up acts in the browser its run already has
+	}
 	p := s.runs.Runner.NewProgress(rec)
 	result, err := s.runs.Actions.RunAction(ctx, job, req, p, func(res executor.Result) {
 		s.endActionRun(rec, res, p)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -332,11 +333,25 @@ func (s *Server) handleCancelRun(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
 	}
-	if _, err := s.runs.Runner.Cancel(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
+	if err := s.cancelRun(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
 		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, nil)
+}
+
+// cancelRun cancels a run and, for a run_action workflow run, closes its
+// browser session now rather than at its idle timeout.
+func (s *Server) cancelRun(ctx context.Context, orgID, id string) error {
+	if _, err := s.runs.Runner.Cancel(ctx, orgID, id); err != nil {
+		return err
+	}
+	if a := s.runs.Actions; a != nil && a.ActionSessionOpen(id) {
+		// The session is the run's only if the run is the organization's:
+		// Cancel found it.
+		a.EndActionSession(ctx, id, client.RunStatusCanceled, "The run was canceled.")
+	}
+	return nil
 }
 
 // handleCancelRuns serves POST /v1/runs/cancel: up to 100 ids, each either
@@ -369,7 +384,7 @@ func (s *Server) handleCancelRuns(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		seen[id] = true
-		if _, err := s.runs.Runner.Cancel(r.Context(), org, id); err != nil {
+		if err := s.cancelRun(r.Context(), org, id); err != nil {
 			out.Failed = append(out.Failed, id)
 			continue
 		}
