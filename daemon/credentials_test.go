@@ -6,10 +6,12 @@ package daemon_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +21,9 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/executor"
 )
@@ -355,5 +360,38 @@ func TestProfilesAndSessionsAreTheirOrganizations(t *testing.T) {
 	}
 	if got, err := e.a.BrowserProfiles.Get(ctx, pid); err != nil || got.Name != "Billing" {
 		t.Errorf("A's profile: %+v %v", got, err)
+	}
+}
+
+// TestGivenSecret: a daemon given its secret (as the environment gives it)
+// keeps no secret file, seals its credentials with it, and refuses to start
+// on the same data directory with another secret, saying so.
+func TestGivenSecret(t *testing.T) {
+	dir := t.TempDir()
+	secret := bytes.Repeat([]byte{0x5a}, store.SecretSize)
+	const key = "abk_given_secret_test_key_0123456789"
+	addr, stop := daemontest.Start(t, dir, daemon.Config{APIKey: key, Secret: secret})
+	c, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey(key), client.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Credentials.Create(t.Context(), &client.CredentialRequest{Name: "n", Credential: &client.SecretCredential{SecretValue: leakSecret}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, datadir.SecretFileName)); !os.IsNotExist(err) {
+		t.Errorf("a secret file was written beside a given secret: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	err = daemon.Run(ctx, daemon.Config{DataDir: dir, Addr: "127.0.0.1:0", Secret: bytes.Repeat([]byte{0x11}, store.SecretSize),
+		Logger: slog.New(slog.DiscardHandler), Stderr: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "not the secret they were sealed with") {
+		t.Errorf("another secret: %v", err)
+	}
+	if err := daemon.Run(ctx, daemon.Config{DataDir: dir, Addr: "127.0.0.1:0", Secret: []byte("short"), Stderr: io.Discard}); err == nil || !strings.Contains(err.Error(), "must be 32") {
+		t.Errorf("a short secret: %v", err)
 	}
 }

@@ -37,6 +37,11 @@ type Config struct {
 	// APIKey, when set, is registered for the default organization, so that
 	// scripts and CI can choose the key instead of reading it back.
 	APIKey string
+	// Secret, when set (store.SecretSize bytes), is the daemon's secret,
+	// given (by the environment, say) instead of kept in the data
+	// directory's file: it seals credentials and browser states, the
+	// copies of API keys that sign webhooks, and signs file URLs.
+	Secret []byte
 	Logger *slog.Logger // nil: text records on Stderr
 	Stderr io.Writer    // where the first key is announced; nil: os.Stderr
 	// Ready, when set, is called with the address actually listened on
@@ -138,9 +143,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("daemon: create data directory: %w", err)
 	}
-	secret, err := loadSecret(cfg.DataDir)
-	if err != nil {
-		return err
+	secret := cfg.Secret
+	if secret == nil {
+		var err error
+		if secret, err = loadSecret(cfg.DataDir); err != nil {
+			return err
+		}
+	} else if len(secret) != store.SecretSize {
+		return fmt.Errorf("daemon: the secret given is %d bytes long; it must be %d", len(secret), store.SecretSize)
 	}
 	// One generator makes the ids of the store, the run files and the
 	// agent versions the API hands to the store.

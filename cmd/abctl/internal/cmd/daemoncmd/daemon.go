@@ -7,6 +7,7 @@ package daemoncmd
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/datadir"
+	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/llm"
 )
@@ -56,6 +58,10 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			"On first start it creates an organization and an API key, prints the key once on\n" +
 			"stderr and writes it to <data-dir>/" + datadir.KeyFileName + " (mode 0600). --api-key registers a\n" +
 			"key of your choosing for that organization, for scripts and CI.\n\n" +
+			"Credentials and browser profiles are sealed with the daemon's secret: the file\n" +
+			"<data-dir>/" + datadir.SecretFileName + " (mode 0600, made on first start), or " + EnvSecret + "\n" +
+			"(64 hexadecimal digits) when set. Keep it apart from the store's backups; a daemon\n" +
+			"given another secret than the one its store was sealed with refuses to start.\n\n" +
 			"It listens on loopback unless --addr says otherwise, and stops cleanly on Ctrl-C or\n" +
 			"SIGTERM: requests in flight finish, then the store closes.\n\n" +
 			"Runs execute in Chromium (found on PATH or given with --chromium, or a remote one\n" +
@@ -93,6 +99,9 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 				return &cmdutil.UsageError{Err: err}
 			}
 			engine.LLM, engine.Getenv = model, f.Getenv
+			if cfg.Secret, err = secretFromEnv(f.Getenv); err != nil {
+				return &cmdutil.UsageError{Err: err}
+			}
 			cfg.Stderr = opts.IO.ErrOut
 			if runF != nil {
 				return runF(opts)
@@ -113,6 +122,25 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	lf.register(cmd)
 	cmd.AddCommand(NewCmdOrgs(f, &cfg.DataDir))
 	return cmd
+}
+
+// EnvSecret names the variable that gives the daemon its secret instead
+// of the data directory's file: 64 hexadecimal digits (32 bytes).
+const EnvSecret = "ABCTL_DAEMON_SECRET"
+
+// secretFromEnv reads EnvSecret; nil when it is not set. The error never
+// repeats the value.
+func secretFromEnv(getenv func(string) string) ([]byte, error) {
+	v := strings.TrimSpace(getenv(EnvSecret))
+	if v == "" {
+		return nil, nil
+	}
+	b, err := hex.DecodeString(v)
+	if err != nil || len(b) != store.SecretSize {
+		return nil, fmt.Errorf("%s must be %d hexadecimal digits (%d random bytes, as `openssl rand -hex %d` makes them); it is %d characters long%s",
+			EnvSecret, 2*store.SecretSize, store.SecretSize, store.SecretSize, len(v), map[bool]string{true: " and not hexadecimal", false: ""}[err != nil])
+	}
+	return b, nil
 }
 
 // Validate checks the daemon's flags and its browser engine's. The model's
