@@ -34,8 +34,9 @@ type BrowserProfile struct {
 }
 
 // BrowserProfileCreateRequest creates a profile: from the browser state an
-// agent run kept (WorkflowRunID), from a browser session
-// (BrowserSessionID, which the daemon does not serve yet), or empty.
+// agent run kept (WorkflowRunID), from the one a browser session closed
+// with (BrowserSessionID; the session must have had
+// GenerateBrowserProfile), or empty.
 type BrowserProfileCreateRequest struct {
 	Name             string `json:"name"`
 	Description      string `json:"description,omitempty"`

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 )
 
 // BrowserSessionsService manages browser sessions: a browser kept open
@@ -99,8 +98,8 @@ func (s *BrowserSessionsService) SetGenerateProfile(ctx context.Context, session
 // Close closes a browser session, after the run executing in it, if any
 // (POST /v1/browser_sessions/{id}/close).
 func (s *BrowserSessionsService) Close(ctx context.Context, sessionID string, opts ...Option) error {
-	if sessionID == "" {
-		return errors.New("client: BrowserSessions.Close: the browser session id is required")
+	if err := requireID("browser session id", sessionID); err != nil {
+		return err
 	}
 	_, err := s.client.do(ctx, request{method: "POST", path: pathf("/v1/browser_sessions/%s/close", sessionID), idempotent: true}, nil, opts)
 	return err

@@ -41,7 +41,9 @@ An agent (also called a workflow, id wpid_...) is a saved, versioned definition 
 blocks; create it with skyvern_workflow_create from YAML or JSON text and start it with
 skyvern_workflow_run and its parameters. Runs have ids tsk_... (tasks) or wr_... (agent runs); follow
 them with skyvern_workflow_status until the status is completed, failed, terminated, timed_out or
-canceled, then read their output. Errors carry the service's own explanation (detail).`
+canceled, then read their output. A browser session (skyvern_browser_session_create) keeps a browser
+open between runs: sign in once with skyvern_login, then run agents in it signed in.
+Errors carry the service's own explanation (detail).`
 
 // New returns an MCP server whose tools call the v1 API through c. The
 // server is not yet connected to anything: run it over a transport
@@ -70,6 +72,7 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	t.addTagTools(s)
 	t.addCredentialTools(s)
 	t.addBrowserProfileTools(s)
+	t.addBrowserSessionTools(s)
 	return s
 }
 

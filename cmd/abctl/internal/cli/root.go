@@ -16,6 +16,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/profiles"
 	runcmd "github.com/abctl/abctl/cmd/abctl/internal/cmd/run"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/sessions"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/tags"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/version"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
@@ -79,8 +80,9 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	add("agents", apply.NewCmdApply(f, nil), diff.NewCmdDiff(f, nil), get.NewCmdGet(f), deletecmd.NewCmdDelete(f, nil))
-	add("runs", runcmd.NewCmdRun(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f))
-	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), credentials.NewCmdCredentials(f), profiles.NewCmdProfiles(f), configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
+	add("runs", runcmd.NewCmdRun(f, nil), runcmd.NewCmdLogin(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f))
+	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), credentials.NewCmdCredentials(f), profiles.NewCmdProfiles(f), sessions.NewCmdSessions(f),
+		configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
 		mcpcmd.NewCmdMCP(f, nil), version.NewCmdVersion(), completion.NewCmdCompletion())
 	root.SetHelpCommandGroupID("manage")
 	root.AddCommand(helpTopics()...)

@@ -1,5 +1,6 @@
 // Package run is `abctl run`: start an agent (from its file or by name) or a
-// task, follow it live, and print its output.
+// task, follow it live, and print its output; and `abctl login`, which
+// starts a login run with a stored credential and follows it the same way.
 package run
 
 import (
@@ -55,6 +56,10 @@ type RunOptions struct {
 	// BrowserProfile is the browser profile the run starts from
 	// (--browser-profile), without the profile/ of -o name; "" for none.
 	BrowserProfile string
+	// BrowserSession is the open browser session the run executes in
+	// (--browser-session), without the session/ of -o name; "" for a
+	// browser of the run's own.
+	BrowserSession string
 	// Detach prints the run id and returns instead of following the run.
 	Detach bool
 	Follow follow.Flags
@@ -85,6 +90,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 		Example: "  abctl run agents/contact-form.yaml --param url=https://example.com/contact --param urgent=true\n" +
 			"  abctl run --agent contact-form --params-file params.json --no-tui > output.json\n" +
 			"  abctl run --agent monthly-invoices --browser-profile bp_123    # start signed in ('abctl browser-profiles')\n" +
+			"  abctl run --agent monthly-invoices --browser-session pbs_123   # in a browser kept open ('abctl browser-sessions')\n" +
 			"  abctl run --prompt 'Find the price of the first product' --url https://shop.example.com --schema price.json\n" +
 			"  RUN=$(abctl run agent.yaml --detach) && abctl runs watch \"$RUN\"",
 		Args: cobra.MaximumNArgs(1),
@@ -119,6 +125,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 	fl.StringVar(&opts.Title, "title", "", "the run's title")
 	fl.StringVar(&opts.WebhookURL, "webhook-url", "", "where the run's result is sent when it ends")
 	fl.StringVar(&opts.BrowserProfile, "browser-profile", "", "start the run from this browser profile (bp_..., see 'abctl browser-profiles'); a task with one runs on engine skyvern-2.0")
+	fl.StringVar(&opts.BrowserSession, "browser-session", "", "run in this open browser session (pbs_..., see 'abctl browser-sessions'), after the runs already in it")
 	fl.BoolVar(&opts.Detach, "detach", false, "print the run id and return without following the run")
 	opts.Follow.Add(cmd)
 	cmd.MarkFlagsMutuallyExclusive("agent", "prompt")
@@ -143,36 +150,79 @@ func (o *RunOptions) Validate() error {
 	case o.MaxSteps < 0:
 		return cmdutil.UsageErrorf("--max-steps must be positive, not %d", o.MaxSteps)
 	}
-	if o.BrowserProfile != "" {
-		id, err := browserProfileID(o.BrowserProfile)
-		if err != nil {
-			return cmdutil.UsageErrorf("%v", err)
-		}
-		o.BrowserProfile = id
-		if taskMode && o.Engine != "" && client.RunEngine(o.Engine) != client.EngineSkyvernV2 {
-			return cmdutil.UsageErrorf("--browser-profile works with tasks on engine %s, not %s: leave --engine out, or give --engine %s",
-				client.EngineSkyvernV2, o.Engine, client.EngineSkyvernV2)
-		}
+	if err := readBrowserFlags(&o.BrowserProfile, &o.BrowserSession); err != nil {
+		return err
+	}
+	if o.BrowserProfile != "" && taskMode && o.Engine != "" && client.RunEngine(o.Engine) != client.EngineSkyvernV2 {
+		return cmdutil.UsageErrorf("--browser-profile works with tasks on engine %s, not %s: leave --engine out, or give --engine %s",
+			client.EngineSkyvernV2, o.Engine, client.EngineSkyvernV2)
 	}
 	return nil
 }
 
-// browserProfileID reads --browser-profile: a profile id (bp_...), or
-// profile/ID as 'abctl browser-profiles list -o name' prints it.
-func browserProfileID(arg string) (string, error) {
-	const want = "give a browser profile id (bp_...) or profile/ID, as 'abctl browser-profiles list -o name' prints it"
+// readBrowserFlags reads --browser-profile and --browser-session in
+// place, as usage errors, and refuses the two together: a run in a
+// session uses the session's browser as it is, so a profile would be
+// left unused.
+func readBrowserFlags(profile, session *string) error {
+	if *profile != "" && *session != "" {
+		return cmdutil.UsageErrorf("give --browser-profile or --browser-session, not both: a run in a browser session uses the session's browser " +
+			"as it is; to start a session from a profile, open it with 'abctl browser-sessions create --browser-profile ID'")
+	}
+	for _, f := range []struct {
+		flag string
+		val  *string
+		kind flagKind
+	}{{"--browser-profile", profile, profileKind}, {"--browser-session", session, sessionKind}} {
+		if *f.val == "" {
+			continue
+		}
+		id, err := flagID(f.flag, *f.val, f.kind)
+		if err != nil {
+			return cmdutil.UsageErrorf("%v", err)
+		}
+		*f.val = id
+	}
+	return nil
+}
+
+// flagKind is a kind of resource a flag names: the prefix -o name prints
+// before its ids, what messages call it, and what to give instead of a
+// wrong value.
+type flagKind struct{ prefix, name, want string }
+
+var (
+	profileKind = flagKind{"profile", "browser profile",
+		"give a browser profile id (bp_...) or profile/ID, as 'abctl browser-profiles list -o name' prints it"}
+	sessionKind = flagKind{"session", "browser session",
+		"give a browser session id (pbs_...) or session/ID, as 'abctl browser-sessions list -o name' prints it"}
+	credentialKind = flagKind{"credential", "credential",
+		"give a credential id (cred_...) or credential/ID, as 'abctl credentials list -o name' prints it"}
+)
+
+// kindNames are the prefixes of -o name, as messages call what they name.
+var kindNames = map[string]string{
+	"agent": "an agent", "run": "a run", "folder": "a folder", "credential": "a credential",
+	"profile": "a browser profile", "session": "a browser session",
+}
+
+// flagID reads the value of flag, which names a resource of kind k: an id
+// as it is, or the id after k's prefix (singular or plural), as -o name
+// prints it. A value that starts with another kind's prefix, or names
+// nothing, is an error saying what to give.
+func flagID(flag, arg string, k flagKind) (string, error) {
 	id := arg
 	if prefix, rest, found := strings.Cut(arg, "/"); found {
-		other := map[string]string{"agent": "an agent", "run": "a run", "folder": "a folder", "credential": "a credential"}[strings.TrimSuffix(prefix, "s")]
+		p := strings.TrimSuffix(prefix, "s")
 		switch {
-		case prefix == "profile" || prefix == "profiles":
+		case p == k.prefix:
 			id = rest
-		case other != "":
-			return "", fmt.Errorf("--browser-profile %q names %s, not a browser profile: %s", arg, other, want)
+		case kindNames[p] != "":
+			return "", fmt.Errorf("%s %q names %s, not a %s: %s", flag, arg, kindNames[p], k.name, k.want)
 		}
 	}
 	if strings.TrimSpace(id) == "" {
-		return "", fmt.Errorf("--browser-profile %q names no browser profile: %s", arg, want)
+		return "", fmt.Errorf("%s %q names no %s: %s", flag, arg, k.name, k.want)
 	}
 	return id, nil
 }
@@ -240,7 +290,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			}
 		}
 		req := &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: params, Title: opts.Title, WebhookURL: opts.WebhookURL,
-			BrowserProfileID: opts.BrowserProfile}
+			BrowserProfileID: opts.BrowserProfile, BrowserSessionID: opts.BrowserSession}
 		if opts.MaxSteps > 0 {
 			req.MaxStepsOverride = new(opts.MaxSteps)
 		}
@@ -249,12 +299,20 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return fmt.Errorf("start %s: %w", who(), err)
 		}
 	}
-	if opts.Detach {
-		_, err := fmt.Fprintln(opts.IO.Out, run.RunID)
+	return started(ctx, opts.IO, c, run, "Run", opts.Detach, opts.Watch, opts.Follow)
+}
+
+// started finishes a command that started run: with detach it prints the
+// run id alone on stdout; otherwise it says the run started (what names
+// it: "Run", "Login run") and follows it with watch until it ends.
+func started(ctx context.Context, ios *iostreams.IOStreams, c *client.Client, run *client.Run, what string,
+	detach bool, watch follow.Watcher, fl follow.Flags) error {
+	if detach {
+		_, err := fmt.Fprintln(ios.Out, run.RunID)
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "Run %s started (%s).\n", run.RunID, run.Status)
-	return opts.Watch(ctx, c, run.RunID, opts.Follow)
+	fmt.Fprintf(ios.ErrOut, "%s %s started (%s).\n", what, run.RunID, run.Status)
+	return watch(ctx, c, run.RunID, fl)
 }
 
 // pick chooses the agent to run from a file's agents.
@@ -285,7 +343,7 @@ func names(agents []*agentfile.Agent) string {
 // read or a malformed --error-code is a usage error.
 func (o *RunOptions) taskRequest() (*client.TaskRunRequest, error) {
 	req := &client.TaskRunRequest{Prompt: o.Prompt, URL: o.URL, Title: o.Title, WebhookURL: o.WebhookURL, Engine: client.RunEngine(o.Engine),
-		BrowserProfileID: o.BrowserProfile}
+		BrowserProfileID: o.BrowserProfile, BrowserSessionID: o.BrowserSession}
 	if req.BrowserProfileID != "" && req.Engine == "" {
 		req.Engine = client.EngineSkyvernV2 // the engine that starts tasks from a profile
 	}

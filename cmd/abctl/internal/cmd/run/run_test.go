@@ -15,6 +15,7 @@ import (
 	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdtest"
+	"github.com/abctl/abctl/cmd/abctl/internal/follow"
 )
 
 func parse(t *testing.T, args ...string) (*RunOptions, error) {
@@ -57,6 +58,14 @@ func TestFlags(t *testing.T) {
 	if o, err := parse(t, "--prompt", "p", "--browser-profile", "bp_1", "--engine", "skyvern-2.0"); err != nil || o.BrowserProfile != "bp_1" {
 		t.Errorf("a task with --browser-profile: %+v %v", o, err)
 	}
+	// --browser-session takes an id, or session/ID; a task in a session
+	// keeps any engine.
+	if o, err := parse(t, "--agent", "contact-form", "--browser-session", "session/pbs_1"); err != nil || o.BrowserSession != "pbs_1" {
+		t.Errorf("--browser-session: %+v %v", o, err)
+	}
+	if o, err := parse(t, "--prompt", "p", "--browser-session", "sessions/pbs_1", "--engine", "skyvern-1.0"); err != nil || o.BrowserSession != "pbs_1" {
+		t.Errorf("a task with --browser-session: %+v %v", o, err)
+	}
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -75,6 +84,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--agent", "x", "--browser-profile", "run/wr_1"}, `--browser-profile "run/wr_1" names a run, not a browser profile`},
 		{[]string{"--agent", "x", "--browser-profile", "profile/"}, `--browser-profile "profile/" names no browser profile`},
 		{[]string{"--prompt", "p", "--browser-profile", "bp_1", "--engine", "skyvern-1.0"}, "--browser-profile works with tasks on engine skyvern-2.0, not skyvern-1.0"},
+		{[]string{"--agent", "x", "--browser-profile", "session/pbs_1"}, `--browser-profile "session/pbs_1" names a browser session, not a browser profile`},
+		{[]string{"--agent", "x", "--browser-session", "profile/bp_1"}, `--browser-session "profile/bp_1" names a browser profile, not a browser session`},
+		{[]string{"--agent", "x", "--browser-session", "run/wr_1"}, `--browser-session "run/wr_1" names a run, not a browser session: give a browser session id (pbs_...)`},
+		{[]string{"--agent", "x", "--browser-session", "session/"}, `--browser-session "session/" names no browser session`},
+		{[]string{"--agent", "x", "--browser-session", "pbs_1", "--browser-profile", "bp_1"}, "give --browser-profile or --browser-session, not both"},
 	} {
 		o, err := parse(t, tc.args...)
 		if o != nil || !cmdtest.IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
@@ -188,6 +202,11 @@ func TestTaskRequest(t *testing.T) {
 	if req, err := o.taskRequest(); err != nil || req.BrowserProfileID != "bp_1" || req.Engine != client.EngineSkyvernV2 {
 		t.Errorf("a task from a profile: %+v %v", req, err)
 	}
+	// A session: no engine is chosen for it.
+	o = &RunOptions{Prompt: "p", BrowserSession: "pbs_1"}
+	if req, err := o.taskRequest(); err != nil || req.BrowserSessionID != "pbs_1" || req.Engine != "" || req.BrowserProfileID != "" {
+		t.Errorf("a task in a session: %+v %v", req, err)
+	}
 	o = &RunOptions{Prompt: "p", Schema: ` {"type": "object"} `}
 	if req, err := o.taskRequest(); err != nil || string(req.DataExtractionSchema) != `{"type": "object"}` || req.MaxSteps != nil {
 		t.Errorf("inline schema: %s %v", req.DataExtractionSchema, err)
@@ -271,5 +290,65 @@ func TestAgentRunFromAProfile(t *testing.T) {
 	}
 	if streams.Out.String() != "wr_1\n" {
 		t.Errorf("stdout %q", streams.Out.String())
+	}
+}
+
+// TestRunsInASession: --browser-session reaches the agent run's and the
+// task's requests as browser_session_id, and the run is followed.
+func TestRunsInASession(t *testing.T) {
+	bodies := map[string][]byte{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/agents/wpid_1", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"workflow_id":"w_1","organization_id":"o_1","title":"Invoices","workflow_permanent_id":"wpid_1","version":1,
+			"workflow_definition":{"parameters":[],"blocks":[]}}`)
+	})
+	mux.HandleFunc("POST /v1/run/agents", func(w http.ResponseWriter, r *http.Request) {
+		bodies["agent"], _ = io.ReadAll(r.Body)
+		io.WriteString(w, `{"run_id":"wr_1","status":"queued","run_type":"workflow_run"}`)
+	})
+	mux.HandleFunc("POST /v1/run/tasks", func(w http.ResponseWriter, r *http.Request) {
+		bodies["task"], _ = io.ReadAll(r.Body)
+		io.WriteString(w, `{"run_id":"tsk_1","status":"queued","run_type":"task_v1"}`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.WithBaseURL(srv.URL), client.WithAPIKey("abk_test"), client.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var followed []string
+	exec := func(args ...string) (*cmdtest.Streams, error) {
+		f, streams := cmdtest.NewFactory(t, nil)
+		err := cmdtest.Exec(NewCmdRun(f, func(o *RunOptions) error {
+			o.Client = func(context.Context) (*client.Client, error) { return c, nil }
+			o.Embedded = func() bool { return false }
+			o.Watch = func(_ context.Context, _ *client.Client, runID string, _ follow.Flags) error {
+				followed = append(followed, runID)
+				return nil
+			}
+			return runRun(t.Context(), o)
+		}), args...)
+		return streams, err
+	}
+	streams, err := exec("--agent", "wpid_1", "--browser-session", "session/pbs_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req map[string]any
+	if err := json.Unmarshal(bodies["agent"], &req); err != nil || req["workflow_id"] != "wpid_1" || req["browser_session_id"] != "pbs_1" || req["browser_profile_id"] != nil {
+		t.Errorf("agent run request %s %v", bodies["agent"], err)
+	}
+	if strings.Join(followed, ",") != "wr_1" || streams.ErrOut.String() != "Run wr_1 started (queued).\n" {
+		t.Errorf("followed %v, stderr %q", followed, streams.ErrOut.String())
+	}
+	if _, err := exec("--prompt", "Read the balance", "--browser-session", "pbs_1", "--detach"); err != nil {
+		t.Fatal(err)
+	}
+	req = nil
+	if err := json.Unmarshal(bodies["task"], &req); err != nil || req["prompt"] != "Read the balance" || req["browser_session_id"] != "pbs_1" || req["engine"] != nil {
+		t.Errorf("task request %s %v", bodies["task"], err)
+	}
+	if len(followed) != 1 {
+		t.Errorf("--detach followed the run: %v", followed)
 	}
 }
