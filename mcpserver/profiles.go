@@ -53,6 +53,8 @@ type BrowserProfileCreateInput struct {
 	Name          string `json:"name" jsonschema:"the profile's name"`
 	Description   string `json:"description,omitempty" jsonschema:"what the profile is for"`
 	WorkflowRunID string `json:"workflow_run_id,omitempty" jsonschema:"an agent run (wr_...) whose kept browser state the profile holds; left out, the profile is empty"`
+	// BrowserSessionID is the hosted tool's argument too.
+	BrowserSessionID string `json:"browser_session_id,omitempty" jsonschema:"a closed browser session (pbs_...) that kept its state (generate_browser_profile); instead of workflow_run_id"`
 }
 
 // BrowserProfileIDInput names one profile.
@@ -92,8 +94,9 @@ func (t *tools) addBrowserProfileTools(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_browser_profile_create",
 		title: "Create a browser profile",
-		description: "Save the browser state an agent run kept (workflow_run_id) as a browser profile, so that other runs " +
-			"start signed in where that run was; without workflow_run_id the profile is empty. Only the runs of an agent with " +
+		description: "Save the browser state an agent run kept (workflow_run_id), or the one a closed browser session kept " +
+			"(browser_session_id, when it had generate_browser_profile), as a browser profile, so that other runs " +
+			"start signed in where that run was; without either the profile is empty. Only the runs of an agent with " +
 			"persist_browser_session: true keep their state (when they end): another run is refused with 400 \"kept no browser state\".",
 		annotations: writes(false),
 		refine: func(p map[string]*jsonschema.Schema) {
@@ -141,7 +144,11 @@ func (t *tools) browserProfileCreate(ctx context.Context, in BrowserProfileCreat
 	if strings.HasPrefix(in.WorkflowRunID, "tsk_") {
 		return nil, argError("workflow_run_id", "%s is a task run, and task runs keep no browser state: give a run (wr_...) of an agent with persist_browser_session: true", in.WorkflowRunID)
 	}
-	p, err := t.c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: in.Name, Description: in.Description, WorkflowRunID: in.WorkflowRunID})
+	if in.WorkflowRunID != "" && in.BrowserSessionID != "" {
+		return nil, argError("browser_session_id", "give workflow_run_id or browser_session_id, not both")
+	}
+	p, err := t.c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: in.Name, Description: in.Description,
+		WorkflowRunID: in.WorkflowRunID, BrowserSessionID: in.BrowserSessionID})
 	if err != nil {
 		return nil, err
 	}

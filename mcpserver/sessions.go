@@ -184,8 +184,8 @@ func (t *tools) browserSessionClose(ctx context.Context, in BrowserSessionIDInpu
 	}
 	info := browserSessionInfo(bs)
 	if bs.GenerateBrowserProfile {
-		info.Note = fmt.Sprintf("The session kept its browser state: the user can save it as a browser profile with "+
-			"'abctl browser-sessions close %s --save-profile NAME'.", bs.BrowserSessionID)
+		info.Note = fmt.Sprintf("The session kept its browser state: skyvern_browser_profile_create with browser_session_id %s "+
+			"saves it as a browser profile.", bs.BrowserSessionID)
 	}
 	return &info, nil
 }

@@ -165,7 +165,7 @@ func TestBrowserSessions(t *testing.T) {
 
 		// Closing: the executor keeps the state it was asked to keep.
 		closed := call[mcpserver.BrowserSessionInfo](t, s, "skyvern_browser_session_close", map[string]any{"session_id": id})
-		if closed.Status != "closed" || closed.Open || closed.CompletedAt == "" || !strings.Contains(closed.Note, "--save-profile") {
+		if closed.Status != "closed" || closed.Open || closed.CompletedAt == "" || !strings.Contains(closed.Note, "skyvern_browser_profile_create with browser_session_id "+id) {
 			t.Errorf("browser_session_close = %+v", closed)
 		}
 		if closes := rec.closes(); len(closes) != 1 || closes[0].id != id || !closes[0].keepState {
@@ -186,8 +186,10 @@ func TestBrowserSessions(t *testing.T) {
 			t.Errorf("a login in a closed session: %q", msg)
 		}
 
-		// Its state becomes a profile, which a new session starts from.
-		profile, err := e.c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: "Portal, signed in", BrowserSessionID: id})
+		// Its state becomes a profile (through the tool the close's note
+		// names), which a new session starts from.
+		made := call[mcpserver.BrowserProfileInfo](t, s, "skyvern_browser_profile_create", map[string]any{"name": "Portal, signed in", "browser_session_id": id})
+		profile, err := e.c.BrowserProfiles.Get(ctx, made.BrowserProfileID)
 		if err != nil {
 			t.Fatalf("a profile from the closed session: %v", err)
 		}
