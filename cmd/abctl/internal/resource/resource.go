@@ -26,12 +26,15 @@ type Kind string
 
 // The kinds -o name prints.
 const (
-	Agent  Kind = "agent"
-	Run    Kind = "run"
-	Folder Kind = "folder"
+	Agent      Kind = "agent"
+	Run        Kind = "run"
+	Folder     Kind = "folder"
+	Credential Kind = "credential"
+	Profile    Kind = "profile" // a browser profile
+	Session    Kind = "session" // a browser session
 )
 
-var kinds = []Kind{Agent, Run, Folder}
+var kinds = []Kind{Agent, Run, Folder, Credential, Profile, Session}
 
 // Name is the -o name form of the resource of kind k called id: "run/wr_1".
 func (k Kind) Name(id string) string { return string(k) + "/" + id }
@@ -43,8 +46,25 @@ func (k Kind) what() string {
 		return "a run id (wr_..., tsk_...) or run/ID"
 	case Folder:
 		return "a folder id (fld_...) or folder/ID"
+	case Credential:
+		return "a credential id (cred_...) or credential/ID, as 'abctl credentials list -o name' prints it"
+	case Profile:
+		return "a browser profile id (bp_...) or profile/ID, as 'abctl browser-profiles list -o name' prints it"
+	case Session:
+		return "a browser session id (pbs_...) or session/ID, as 'abctl browser-sessions list -o name' prints it"
 	}
 	return "an agent name or id (wpid_...), or agent/NAME"
+}
+
+// noun is how messages call a resource of kind k.
+func (k Kind) noun() string {
+	switch k {
+	case Profile:
+		return "browser profile"
+	case Session:
+		return "browser session"
+	}
+	return string(k)
 }
 
 // ID returns the ID arg names as a resource of kind k: arg without its
@@ -61,13 +81,26 @@ func (k Kind) ID(arg string) (string, error) {
 		}
 		switch {
 		case other != k:
-			return "", fmt.Errorf("%q names %s %s, not %s %s: give %s", arg, article(other), other, article(k), k, k.what())
-		case rest == "":
-			return "", fmt.Errorf("%q names no %s: give %s", arg, k, k.what())
+			return "", fmt.Errorf("%q names %s %s, not %s %s: give %s", arg, article(other), other.noun(), article(k), k.noun(), k.what())
+		case strings.TrimSpace(rest) == "":
+			return "", fmt.Errorf("%q names no %s: give %s", arg, k.noun(), k.what())
 		}
 		return rest, nil
 	}
 	return arg, nil // not a kind: an id (or a name) that holds a "/", left to the service
+}
+
+// Flag is ID for the value of a flag (--browser-profile): its errors name
+// the flag.
+func (k Kind) Flag(flag, value string) (string, error) {
+	id, err := k.ID(value)
+	if err != nil {
+		return "", fmt.Errorf("%s %w", flag, err)
+	}
+	if strings.TrimSpace(id) == "" {
+		return "", fmt.Errorf("%s %q names no %s: give %s", flag, value, k.noun(), k.what())
+	}
+	return id, nil
 }
 
 // Arg is ID for an argument of cmd: a wrong kind is a usage error (exit 2).

@@ -393,7 +393,7 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 // Validate reads the credential id. The fields are checked once the
 // credential's kind is known.
 func (o *UpdateOptions) Validate() error {
-	id, err := credentialID(o.CredentialID)
+	id, err := kind.ID(o.CredentialID)
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}

@@ -53,45 +53,7 @@ func NewCmdCredentials(f *cmdutil.Factory) *cobra.Command {
 }
 
 // kind is how -o name prints a credential: credential/ID.
-const kind = resource.Kind("credential")
-
-// otherKinds are the prefixes of -o name that name something else.
-var otherKinds = map[string]string{
-	"agent": "an agent", "agents": "an agent", "run": "a run", "runs": "a run",
-	"folder": "a folder", "folders": "a folder",
-}
-
-// credentialID reads a credential argument: an id as it is, or the id
-// after "credential/" (or "credentials/"), as -o name prints it.
-func credentialID(arg string) (string, error) {
-	const want = "give a credential id (cred_...) or credential/ID, as 'abctl credentials list -o name' prints it"
-	id := arg
-	if prefix, rest, found := strings.Cut(arg, "/"); found {
-		switch {
-		case prefix == "credential" || prefix == "credentials":
-			id = rest
-		case otherKinds[prefix] != "":
-			return "", fmt.Errorf("%q names %s, not a credential: %s", arg, otherKinds[prefix], want)
-		}
-	}
-	if strings.TrimSpace(id) == "" {
-		return "", fmt.Errorf("%q names no credential: %s", arg, want)
-	}
-	return id, nil
-}
-
-// credentialIDs reads credential arguments, as usage errors.
-func credentialIDs(args []string) ([]string, error) {
-	ids := make([]string, 0, len(args))
-	for _, a := range args {
-		id, err := credentialID(a)
-		if err != nil {
-			return nil, cmdutil.UsageErrorf("%v", err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
-}
+const kind = resource.Credential
 
 // parseType reads the value of --type.
 func parseType(s string) (client.CredentialType, error) {
@@ -275,7 +237,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 			if err != nil {
 				return err
 			}
-			ids, err := credentialIDs(args)
+			ids, err := kind.Args(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -348,7 +310,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 // Validate reads the credential id, and checks that the deletion can be
 // confirmed: --yes, or a terminal to ask on.
 func (o *DeleteOptions) Validate() error {
-	id, err := credentialID(o.CredentialID)
+	id, err := kind.ID(o.CredentialID)
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}

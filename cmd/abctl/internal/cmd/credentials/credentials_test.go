@@ -701,25 +701,6 @@ func TestTOTPSend(t *testing.T) {
 	}
 }
 
-func TestCredentialID(t *testing.T) {
-	for arg, want := range map[string]string{
-		"cred_1": "cred_1", "credential/cred_1": "cred_1", "credentials/cred_1": "cred_1",
-		"x/y":         "x/y", // not a kind: left to the service
-		"run/wr_1":    `error: "run/wr_1" names a run, not a credential`,
-		"":            `error: "" names no credential`,
-		"credential/": `error: "credential/" names no credential`,
-	} {
-		got, err := credentialID(arg)
-		if w, ok := strings.CutPrefix(want, "error: "); ok {
-			if err == nil || !strings.Contains(err.Error(), w) {
-				t.Errorf("%q: %q, %v; want an error with %q", arg, got, err, w)
-			}
-		} else if err != nil || got != want {
-			t.Errorf("%q: %q, %v; want %q", arg, got, err, want)
-		}
-	}
-}
-
 func TestNormalizeTOTP(t *testing.T) {
 	for in, want := range map[string]string{
 		"JBSWY3DPEHPK3PXP":       "JBSWY3DPEHPK3PXP",

@@ -56,45 +56,7 @@ func NewCmdProfiles(f *cmdutil.Factory) *cobra.Command {
 }
 
 // kind is how -o name prints a profile: profile/ID.
-const kind = resource.Kind("profile")
-
-// otherKinds are the prefixes of -o name that name something else.
-var otherKinds = map[string]string{
-	"agent": "an agent", "agents": "an agent", "run": "a run", "runs": "a run",
-	"folder": "a folder", "folders": "a folder", "credential": "a credential", "credentials": "a credential",
-}
-
-// profileID reads a profile argument: an id as it is, or the id after
-// "profile/" (or "profiles/"), as -o name prints it.
-func profileID(arg string) (string, error) {
-	const want = "give a browser profile id (bp_...) or profile/ID, as 'abctl browser-profiles list -o name' prints it"
-	id := arg
-	if prefix, rest, found := strings.Cut(arg, "/"); found {
-		switch {
-		case prefix == "profile" || prefix == "profiles":
-			id = rest
-		case otherKinds[prefix] != "":
-			return "", fmt.Errorf("%q names %s, not a browser profile: %s", arg, otherKinds[prefix], want)
-		}
-	}
-	if strings.TrimSpace(id) == "" {
-		return "", fmt.Errorf("%q names no browser profile: %s", arg, want)
-	}
-	return id, nil
-}
-
-// profileIDs reads profile arguments, as usage errors.
-func profileIDs(args []string) ([]string, error) {
-	ids := make([]string, 0, len(args))
-	for _, a := range args {
-		id, err := profileID(a)
-		if err != nil {
-			return nil, cmdutil.UsageErrorf("%v", err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
-}
+const kind = resource.Profile
 
 // profilesListing shows profiles: ID, NAME, AGENT (the agent whose run the
 // profile was made from, or -) and CREATED. single means one was asked for
@@ -329,7 +291,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 			if err != nil {
 				return err
 			}
-			ids, err := profileIDs(args)
+			ids, err := kind.Args(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -422,7 +384,7 @@ func (o *UpdateOptions) Validate() error {
 	if o.Name != nil && strings.TrimSpace(*o.Name) == "" {
 		return cmdutil.UsageErrorf("--name is empty: a profile needs a name")
 	}
-	id, err := profileID(o.ProfileID)
+	id, err := kind.ID(o.ProfileID)
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}
@@ -484,7 +446,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 // Validate reads the profile id, and checks that the deletion can be
 // confirmed: --yes, or a terminal to ask on.
 func (o *DeleteOptions) Validate() error {
-	id, err := profileID(o.ProfileID)
+	id, err := kind.ID(o.ProfileID)
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}

@@ -450,24 +450,3 @@ func TestResetAgent(t *testing.T) {
 		}
 	}
 }
-
-func TestProfileID(t *testing.T) {
-	for arg, want := range map[string]string{
-		"bp_1": "bp_1", "profile/bp_1": "bp_1", "profiles/bp_1": "bp_1",
-		"x/y":           "x/y", // not a kind: left to the service
-		"run/wr_1":      `error: "run/wr_1" names a run, not a browser profile`,
-		"folder/fld_1":  `error: "folder/fld_1" names a folder, not a browser profile`,
-		"":              `error: "" names no browser profile`,
-		"profile/":      `error: "profile/" names no browser profile`,
-		"credentials/x": `error: "credentials/x" names a credential`,
-	} {
-		got, err := profileID(arg)
-		if w, ok := strings.CutPrefix(want, "error: "); ok {
-			if err == nil || !strings.Contains(err.Error(), w) {
-				t.Errorf("%q: %q, %v; want an error with %q", arg, got, err, w)
-			}
-		} else if err != nil || got != want {
-			t.Errorf("%q: %q, %v; want %q", arg, got, err, want)
-		}
-	}
-}

@@ -10,6 +10,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/follow"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
 
 // LoginOptions are the inputs of `abctl login`.
@@ -89,7 +90,7 @@ func (o *LoginOptions) Validate() error {
 	if o.Credential == "" {
 		return cmdutil.UsageErrorf("--credential is required: give the stored credential (cred_...) to sign in with; 'abctl credentials list' shows them")
 	}
-	id, err := flagID("--credential", o.Credential, credentialKind)
+	id, err := resource.Credential.Flag("--credential", o.Credential)
 	if err != nil {
 		return cmdutil.UsageErrorf("%v", err)
 	}

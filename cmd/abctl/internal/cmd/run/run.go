@@ -172,59 +172,18 @@ func readBrowserFlags(profile, session *string) error {
 	for _, f := range []struct {
 		flag string
 		val  *string
-		kind flagKind
-	}{{"--browser-profile", profile, profileKind}, {"--browser-session", session, sessionKind}} {
+		kind resource.Kind
+	}{{"--browser-profile", profile, resource.Profile}, {"--browser-session", session, resource.Session}} {
 		if *f.val == "" {
 			continue
 		}
-		id, err := flagID(f.flag, *f.val, f.kind)
+		id, err := f.kind.Flag(f.flag, *f.val)
 		if err != nil {
 			return cmdutil.UsageErrorf("%v", err)
 		}
 		*f.val = id
 	}
 	return nil
-}
-
-// flagKind is a kind of resource a flag names: the prefix -o name prints
-// before its ids, what messages call it, and what to give instead of a
-// wrong value.
-type flagKind struct{ prefix, name, want string }
-
-var (
-	profileKind = flagKind{"profile", "browser profile",
-		"give a browser profile id (bp_...) or profile/ID, as 'abctl browser-profiles list -o name' prints it"}
-	sessionKind = flagKind{"session", "browser session",
-		"give a browser session id (pbs_...) or session/ID, as 'abctl browser-sessions list -o name' prints it"}
-	credentialKind = flagKind{"credential", "credential",
-		"give a credential id (cred_...) or credential/ID, as 'abctl credentials list -o name' prints it"}
-)
-
-// kindNames are the prefixes of -o name, as messages call what they name.
-var kindNames = map[string]string{
-	"agent": "an agent", "run": "a run", "folder": "a folder", "credential": "a credential",
-	"profile": "a browser profile", "session": "a browser session",
-}
-
-// flagID reads the value of flag, which names a resource of kind k: an id
-// as it is, or the id after k's prefix (singular or plural), as -o name
-// prints it. A value that starts with another kind's prefix, or names
-// nothing, is an error saying what to give.
-func flagID(flag, arg string, k flagKind) (string, error) {
-	id := arg
-	if prefix, rest, found := strings.Cut(arg, "/"); found {
-		p := strings.TrimSuffix(prefix, "s")
-		switch {
-		case p == k.prefix:
-			id = rest
-		case kindNames[p] != "":
-			return "", fmt.Errorf("%s %q names %s, not a %s: %s", flag, arg, kindNames[p], k.name, k.want)
-		}
-	}
-	if strings.TrimSpace(id) == "" {
-		return "", fmt.Errorf("%s %q names no %s: %s", flag, arg, k.name, k.want)
-	}
-	return id, nil
 }
 
 func runRun(ctx context.Context, opts *RunOptions) error {

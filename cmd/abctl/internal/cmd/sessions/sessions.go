@@ -65,68 +65,7 @@ func NewCmdSessions(f *cmdutil.Factory) *cobra.Command {
 }
 
 // kind is how -o name prints a session: session/ID.
-const kind = resource.Kind("session")
-
-// otherKinds are the prefixes of -o name that name something else.
-var otherKinds = map[string]string{
-	"agent": "an agent", "run": "a run", "folder": "a folder", "credential": "a credential", "profile": "a browser profile",
-}
-
-// sessionWant says what a session argument may be.
-const sessionWant = "give a browser session id (pbs_...) or session/ID, as 'abctl browser-sessions list -o name' prints it"
-
-// sessionID reads a session argument: an id as it is, or the id after
-// "session/" (or "sessions/"), as -o name prints it.
-func sessionID(arg string) (string, error) {
-	id := arg
-	if prefix, rest, found := strings.Cut(arg, "/"); found {
-		p := strings.TrimSuffix(prefix, "s")
-		switch {
-		case p == "session":
-			id = rest
-		case otherKinds[p] != "":
-			return "", fmt.Errorf("%q names %s, not a browser session: %s", arg, otherKinds[p], sessionWant)
-		}
-	}
-	if strings.TrimSpace(id) == "" {
-		return "", fmt.Errorf("%q names no browser session: %s", arg, sessionWant)
-	}
-	return id, nil
-}
-
-// sessionIDs reads session arguments, as usage errors.
-func sessionIDs(args []string) ([]string, error) {
-	ids := make([]string, 0, len(args))
-	for _, a := range args {
-		id, err := sessionID(a)
-		if err != nil {
-			return nil, cmdutil.UsageErrorf("%v", err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, nil
-}
-
-// profileID reads --browser-profile: a profile id (bp_...), or profile/ID.
-func profileID(arg string) (string, error) {
-	const want = "give a browser profile id (bp_...) or profile/ID, as 'abctl browser-profiles list -o name' prints it"
-	id := arg
-	if prefix, rest, found := strings.Cut(arg, "/"); found {
-		p := strings.TrimSuffix(prefix, "s")
-		switch {
-		case p == "profile":
-			id = rest
-		case p == "session":
-			return "", fmt.Errorf("--browser-profile %q names a browser session, not a browser profile: %s", arg, want)
-		case otherKinds[p] != "":
-			return "", fmt.Errorf("--browser-profile %q names %s, not a browser profile: %s", arg, otherKinds[p], want)
-		}
-	}
-	if strings.TrimSpace(id) == "" {
-		return "", fmt.Errorf("--browser-profile %q names no browser profile: %s", arg, want)
-	}
-	return id, nil
-}
+const kind = resource.Session
 
 // parseMinutes reads --timeout: whole minutes (30), or a duration of
 // whole minutes (90m, 2h).
@@ -288,7 +227,7 @@ func (o *CreateOptions) Validate() error {
 		return cmdutil.UsageErrorf("--url is blank: give the page to open, or leave --url out")
 	}
 	if o.BrowserProfile != "" {
-		id, err := profileID(o.BrowserProfile)
+		id, err := resource.Profile.Flag("--browser-profile", o.BrowserProfile)
 		if err != nil {
 			return cmdutil.UsageErrorf("%v", err)
 		}
@@ -402,7 +341,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 			if err != nil {
 				return err
 			}
-			ids, err := sessionIDs(args)
+			ids, err := kind.Args(cmd, args)
 			if err != nil {
 				return err
 			}
@@ -467,7 +406,7 @@ func NewCmdKeepProfile(f *cmdutil.Factory, runF func(*KeepProfileOptions) error)
 			if err != nil {
 				return err
 			}
-			id, err := sessionID(args[0])
+			id, err := kind.Arg(cmd, args[0])
 			if err != nil {
 				return cmdutil.UsageErrorf("%v", err)
 			}
@@ -533,7 +472,7 @@ func NewCmdClose(f *cmdutil.Factory, runF func(*CloseOptions) error) *cobra.Comm
 			"  abctl browser-sessions close pbs_123 --save-profile 'Portal, signed in'",
 		Args: cmdutil.ExactArgs(1, "a browser session id (pbs_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := sessionID(args[0])
+			id, err := kind.Arg(cmd, args[0])
 			if err != nil {
 				return cmdutil.UsageErrorf("%v", err)
 			}

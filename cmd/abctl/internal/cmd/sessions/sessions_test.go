@@ -486,27 +486,6 @@ func TestClose(t *testing.T) {
 	}
 }
 
-func TestSessionID(t *testing.T) {
-	for arg, want := range map[string]string{
-		"pbs_1": "pbs_1", "session/pbs_1": "pbs_1", "sessions/pbs_1": "pbs_1",
-		"x/y":              "x/y", // not a kind: left to the service
-		"run/wr_1":         `error: "run/wr_1" names a run, not a browser session`,
-		"profiles/bp_1":    `error: "profiles/bp_1" names a browser profile, not a browser session`,
-		"credential/cred1": `error: "credential/cred1" names a credential`,
-		"":                 `error: "" names no browser session`,
-		"session/":         `error: "session/" names no browser session`,
-	} {
-		got, err := sessionID(arg)
-		if w, ok := strings.CutPrefix(want, "error: "); ok {
-			if err == nil || !strings.Contains(err.Error(), w) {
-				t.Errorf("%q: %q, %v; want an error with %q", arg, got, err, w)
-			}
-		} else if err != nil || got != want {
-			t.Errorf("%q: %q, %v; want %q", arg, got, err, want)
-		}
-	}
-}
-
 // TestNewCmdSessions: the group's names and subcommands.
 func TestNewCmdSessions(t *testing.T) {
 	f, _ := cmdtest.NewFactory(t, nil)
