@@ -5,7 +5,9 @@
 package listing
 
 import (
+	"context"
 	"fmt"
+	"iter"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
@@ -64,4 +66,43 @@ func TagValues(values []*client.TagValue) printer.Listing {
 		}
 	}
 	return l
+}
+
+// PageSize is the page size that reads up to limit items (0: all) in as
+// few requests as the service allows (at most 100 a page).
+func PageSize(limit int) int {
+	if limit > 0 && limit < 100 {
+		return limit
+	}
+	return 100
+}
+
+// Collect reads up to limit items of seq (0: all of them); an error says
+// what was being listed ("list the credentials: ...").
+func Collect[T any](seq iter.Seq2[T, error], limit int, what string) ([]T, error) {
+	out := []T{}
+	for item, err := range seq {
+		if err != nil {
+			return nil, fmt.Errorf("list the %s: %w", what, err)
+		}
+		out = append(out, item)
+		if limit > 0 && len(out) == limit {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Each gets every id, in order; an error names the one that failed ("get
+// credential cred_1: ...").
+func Each[T any](ctx context.Context, ids []string, get func(context.Context, string) (T, error), what string) ([]T, error) {
+	out := make([]T, 0, len(ids))
+	for _, id := range ids {
+		item, err := get(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("get %s %s: %w", what, id, err)
+		}
+		out = append(out, item)
+	}
+	return out, nil
 }

@@ -1,6 +1,10 @@
 package listing
 
 import (
+	"context"
+	"errors"
+	"iter"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +72,48 @@ func TestTagValues(t *testing.T) {
 		if out.String() != tc.want {
 			t.Errorf("%s: %q, want %q", tc.format, out.String(), tc.want)
 		}
+	}
+}
+
+// TestCollectAndEach: Collect stops at its limit and names what it listed
+// in an error; Each keeps the order of the ids and names the one that
+// failed.
+func TestCollectAndEach(t *testing.T) {
+	seq := func(n int, failAt int) iter.Seq2[int, error] {
+		return func(yield func(int, error) bool) {
+			for i := 1; i <= n; i++ {
+				var err error
+				if i == failAt {
+					err = errors.New("boom")
+				}
+				if !yield(i, err) {
+					return
+				}
+			}
+		}
+	}
+	if got, err := Collect(seq(5, 0), 3, "things"); err != nil || len(got) != 3 || got[2] != 3 {
+		t.Errorf("limit 3: %v %v", got, err)
+	}
+	if got, err := Collect(seq(5, 0), 0, "things"); err != nil || len(got) != 5 {
+		t.Errorf("no limit: %v %v", got, err)
+	}
+	if _, err := Collect(seq(5, 2), 0, "things"); err == nil || err.Error() != "list the things: boom" {
+		t.Errorf("a failing page: %v", err)
+	}
+	if PageSize(0) != 100 || PageSize(7) != 7 || PageSize(500) != 100 {
+		t.Errorf("page sizes %d %d %d", PageSize(0), PageSize(7), PageSize(500))
+	}
+	get := func(_ context.Context, id string) (string, error) {
+		if id == "bad" {
+			return "", errors.New("not found")
+		}
+		return "<" + id + ">", nil
+	}
+	if got, err := Each(t.Context(), []string{"b", "a"}, get, "thing"); err != nil || strings.Join(got, "") != "<b><a>" {
+		t.Errorf("each: %v %v", got, err)
+	}
+	if _, err := Each(t.Context(), []string{"a", "bad"}, get, "thing"); err == nil || err.Error() != "get thing bad: not found" {
+		t.Errorf("a failing get: %v", err)
 	}
 }

@@ -193,19 +193,10 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	lo := &client.ListCredentialsOptions{CredentialType: opts.Type, Search: opts.Search, PageSize: 100}
-	if opts.Limit > 0 && opts.Limit < 100 {
-		lo.PageSize = opts.Limit
-	}
-	creds := []*client.Credential{}
-	for cr, err := range c.Credentials.All(ctx, lo) {
-		if err != nil {
-			return fmt.Errorf("list the credentials: %w", err)
-		}
-		creds = append(creds, cr)
-		if opts.Limit > 0 && len(creds) == opts.Limit {
-			break
-		}
+	lo := &client.ListCredentialsOptions{CredentialType: opts.Type, Search: opts.Search, PageSize: listing.PageSize(opts.Limit)}
+	creds, err := listing.Collect(c.Credentials.All(ctx, lo), opts.Limit, "credentials")
+	if err != nil {
+		return err
 	}
 	return credentialsListing(creds, false).Print(opts.IO, opts.Now(), opts.Format)
 }
@@ -257,13 +248,9 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	var creds []*client.Credential
-	for _, id := range opts.CredentialIDs {
-		cr, err := c.Credentials.Get(ctx, id)
-		if err != nil {
-			return fmt.Errorf("get credential %s: %w", id, err)
-		}
-		creds = append(creds, cr)
+	creds, err := listing.Each(ctx, opts.CredentialIDs, func(ctx context.Context, id string) (*client.Credential, error) { return c.Credentials.Get(ctx, id) }, "credential")
+	if err != nil {
+		return err
 	}
 	return credentialsListing(creds, len(creds) == 1).Print(opts.IO, opts.Now(), opts.Format)
 }

@@ -248,19 +248,10 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	lo := &client.ListBrowserProfilesOptions{SearchKey: opts.Search, IncludeDeleted: opts.IncludeDeleted, PageSize: 100}
-	if opts.Limit > 0 && opts.Limit < 100 {
-		lo.PageSize = opts.Limit
-	}
-	ps := []*client.BrowserProfile{}
-	for p, err := range c.BrowserProfiles.All(ctx, lo) {
-		if err != nil {
-			return fmt.Errorf("list the browser profiles: %w", err)
-		}
-		ps = append(ps, p)
-		if opts.Limit > 0 && len(ps) == opts.Limit {
-			break
-		}
+	lo := &client.ListBrowserProfilesOptions{SearchKey: opts.Search, IncludeDeleted: opts.IncludeDeleted, PageSize: listing.PageSize(opts.Limit)}
+	ps, err := listing.Collect(c.BrowserProfiles.All(ctx, lo), opts.Limit, "browser profiles")
+	if err != nil {
+		return err
 	}
 	return profilesListing(ps, false).Print(opts.IO, opts.Now(), opts.Format)
 }
@@ -311,13 +302,11 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	var ps []*client.BrowserProfile
-	for _, id := range opts.ProfileIDs {
-		p, err := c.BrowserProfiles.Get(ctx, id)
-		if err != nil {
-			return fmt.Errorf("get browser profile %s: %w", id, err)
-		}
-		ps = append(ps, p)
+	ps, err := listing.Each(ctx, opts.ProfileIDs, func(ctx context.Context, id string) (*client.BrowserProfile, error) {
+		return c.BrowserProfiles.Get(ctx, id)
+	}, "browser profile")
+	if err != nil {
+		return err
 	}
 	return profilesListing(ps, len(ps) == 1).Print(opts.IO, opts.Now(), opts.Format)
 }

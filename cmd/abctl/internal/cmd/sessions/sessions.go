@@ -361,13 +361,11 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	var ss []*client.BrowserSession
-	for _, id := range opts.SessionIDs {
-		s, err := c.BrowserSessions.Get(ctx, id)
-		if err != nil {
-			return fmt.Errorf("get browser session %s: %w", id, err)
-		}
-		ss = append(ss, s)
+	ss, err := listing.Each(ctx, opts.SessionIDs, func(ctx context.Context, id string) (*client.BrowserSession, error) {
+		return c.BrowserSessions.Get(ctx, id)
+	}, "browser session")
+	if err != nil {
+		return err
 	}
 	return sessionsListing(ss, len(ss) == 1, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
 }
