@@ -4,9 +4,11 @@
 // ({{ login_output }}, {{ extract_output.items[0].price }}).
 //
 // The hosted service renders these with Jinja2. Agents use the simple
-// form, a dotted path with list indexes, and that is all this renderer
-// accepts; anything else (filters, expressions, statements) is an error
-// that names the reference, as is a path that names nothing. An error is
+// form, a dotted path with list indexes, and that is all Render accepts;
+// anything else (filters, expressions, statements) is an error that names
+// the reference, as is a path that names nothing. The criteria of
+// conditional blocks are expressions: Truth and Eval (expr.go) evaluate
+// the part of Jinja2 they use. An error is
 // better than Jinja's silent empty string: a URL rendered as "" sends the
 // browser nowhere, far from the typo that caused it.
 package tmpl

@@ -76,6 +76,9 @@ type Interpreter struct {
 	outputs    *outputs
 	labels     []string // every block's label, loops' blocks included
 	execs      int      // block executions, a guard against endless routing
+	// jump is the label a conditional block chose to run next, taken by
+	// the list that runs it.
+	jump string
 	// current is the block execution running, innermost, as reported to
 	// the run's timeline (see runBlock); a loop block adds its values.
 	current *executor.BlockInfo
@@ -213,6 +216,15 @@ func (in *Interpreter) runList(ctx context.Context, bs client.Blocks, sc *scope,
 			default:
 				return fail
 			}
+		}
+		if jump := in.jump; jump != "" {
+			in.jump = ""
+			k, ok := index[jump]
+			if !ok {
+				return &Failure{Label: base.Label, Type: b.BlockType(), Err: fmt.Errorf("next_block_label %q names no block of the same list", jump)}
+			}
+			i = k
+			continue
 		}
 		if next := base.NextBlockLabel; next != "" {
 			i = index[next]
@@ -379,6 +391,9 @@ func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out
 		return out, false, err
 	case *client.PrintPageBlock:
 		out, err := in.printPage(ctx, x, sc)
+		return out, false, err
+	case *client.ConditionalBlock:
+		out, err := in.conditional(ctx, x, sc)
 		return out, false, err
 	case *client.FileDownloadBlock:
 		return in.fileDownload(ctx, x, sc)

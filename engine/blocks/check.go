@@ -42,6 +42,13 @@ func checkBlocks(bs client.Blocks, hasModel bool) error {
 		if next := b.Base().NextBlockLabel; next != "" && !labels[next] {
 			return fmt.Errorf("block %q (%s): next_block_label %q names no block of the same list", b.Base().Label, b.BlockType(), next)
 		}
+		if c, ok := b.(*client.ConditionalBlock); ok {
+			for j, bc := range c.BranchConditions {
+				if bc.NextBlockLabel != "" && !labels[bc.NextBlockLabel] {
+					return fmt.Errorf("block %q (%s): branch %d: next_block_label %q names no block of the same list", c.Label, c.BlockType(), j+1, bc.NextBlockLabel)
+				}
+			}
+		}
 	}
 	return nil
 }
@@ -134,6 +141,8 @@ func checkBlock(b client.Block, hasModel bool) error {
 		default:
 			return fmt.Errorf("block %q (%s): format %q is not one of A4, Letter, Legal, Tabloid", label, typ, x.Format)
 		}
+	case *client.ConditionalBlock:
+		return checkConditional(x)
 	case *client.FileDownloadBlock:
 		if x.DownloadTarget != "" && x.DownloadTarget != "website" {
 			return fmt.Errorf("block %q (%s): download_target %q is not supported by this daemon's engine", label, typ, x.DownloadTarget)

@@ -1,0 +1,133 @@
+package blocks
+
+// The conditional block: its branches' criteria, in order, are evaluated
+// against the parameters and the outputs so far (package tmpl's
+// expressions, the Jinja2 subset branch conditions use), without a model;
+// the first that holds, else the default branch, names the block that runs
+// next. A branch without a next_block_label, or no branch at all that
+// holds, goes on with the block after the conditional.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/tmpl"
+)
+
+func criteriaOf(bc client.BranchCondition) (client.BranchCriteria, error) {
+	var c client.BranchCriteria
+	if len(bc.Criteria) == 0 || string(bc.Criteria) == "null" {
+		return c, nil
+	}
+	if err := json.Unmarshal(bc.Criteria, &c); err != nil {
+		return c, fmt.Errorf("its criteria are not an object with criteria_type and expression: %v", err)
+	}
+	if c.CriteriaType == "" {
+		c.CriteriaType = "jinja2_template"
+	}
+	return c, nil
+}
+
+// conditional runs a conditional block: it picks the branch and sets the
+// interpreter's jump.
+func (in *Interpreter) conditional(ctx context.Context, b *client.ConditionalBlock, sc *scope) (any, error) {
+	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "conditional", Text: fmt.Sprintf("%d branches", len(b.BranchConditions))})
+	if err != nil {
+		return nil, err
+	}
+	vars := sc.vars()
+	chosen, index, held := -1, 0, ""
+	for i, bc := range b.BranchConditions {
+		if bc.IsDefault {
+			continue
+		}
+		c, err := criteriaOf(bc)
+		if err != nil {
+			in.steps.End(rec, "", "", err)
+			return nil, fmt.Errorf("branch %d: %w", i+1, err)
+		}
+		ok, err := tmpl.Truth(c.Expression, vars)
+		if err != nil {
+			err = fmt.Errorf("branch %d: %w", i+1, err)
+			in.steps.End(rec, "", "", err)
+			return nil, err
+		}
+		if ok {
+			chosen, held = i, c.Expression
+			break
+		}
+	}
+	if chosen < 0 {
+		for i, bc := range b.BranchConditions {
+			if bc.IsDefault {
+				chosen = i
+			}
+		}
+	}
+	out := map[string]any{"branch_index": nil, "next_block_label": nil, "is_default": false, "criteria": nil}
+	result := "no branch holds; the next block runs"
+	if chosen >= 0 {
+		bc := b.BranchConditions[chosen]
+		index = chosen + 1
+		out["branch_index"], out["is_default"] = index, bc.IsDefault
+		if held != "" {
+			out["criteria"] = held
+		}
+		if bc.NextBlockLabel != "" {
+			out["next_block_label"] = bc.NextBlockLabel
+			in.jump = bc.NextBlockLabel
+		}
+		what := fmt.Sprintf("branch %d", index)
+		if bc.IsDefault {
+			what = "the default branch"
+		}
+		if bc.Description != "" {
+			what += " (" + bc.Description + ")"
+		}
+		result = what + " holds; "
+		if bc.NextBlockLabel != "" {
+			result += "next: " + bc.NextBlockLabel
+		} else {
+			result += "the next block runs"
+		}
+	}
+	in.steps.End(rec, "", strings.TrimSpace(result), nil)
+	return out, nil
+}
+
+// checkConditional checks a conditional block before the run: one default
+// branch at most, criteria on every other branch, with an expression; a
+// criterion in prose (criteria_type prompt) is judged by a model, which
+// this engine does not ask for branches yet.
+func checkConditional(b *client.ConditionalBlock) error {
+	label, typ := b.Label, b.BlockType()
+	if len(b.BranchConditions) == 0 {
+		return fmt.Errorf("block %q (%s) has no branch_conditions", label, typ)
+	}
+	defaults := 0
+	for i, bc := range b.BranchConditions {
+		if bc.IsDefault {
+			defaults++
+			continue
+		}
+		c, err := criteriaOf(bc)
+		switch {
+		case err != nil:
+			return fmt.Errorf("block %q (%s): branch %d: %w", label, typ, i+1, err)
+		case strings.TrimSpace(c.Expression) == "":
+			return fmt.Errorf("block %q (%s): branch %d has no criteria expression (only the default branch may have none)", label, typ, i+1)
+		case c.CriteriaType == "prompt":
+			return fmt.Errorf("block %q (%s): branch %d has criteria in prose (criteria_type prompt), which this daemon's engine cannot judge yet: write it as an expression over parameters and outputs (criteria_type jinja2_template), such as {{ total > 100 }}", label, typ, i+1)
+		case c.CriteriaType != "jinja2_template":
+			return fmt.Errorf("block %q (%s): branch %d: criteria_type %q is not jinja2_template or prompt", label, typ, i+1, c.CriteriaType)
+		}
+	}
+	if defaults > 1 {
+		return fmt.Errorf("block %q (%s) has %d default branches; at most one may be", label, typ, defaults)
+	}
+	return nil
+}

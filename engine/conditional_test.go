@@ -1,0 +1,79 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/internal/testsite"
+)
+
+// TestConditionalBranches: a conditional block picks its branch by
+// expressions over parameters and outputs, without a model; the chosen
+// block runs, the others do not, and routing goes on from there.
+func TestConditionalBranches(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	e := newEngine(t, engine.Config{})
+	crit := func(expr string) json.RawMessage {
+		b, _ := json.Marshal(map[string]string{"criteria_type": "jinja2_template", "expression": expr})
+		return b
+	}
+	def := client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("site"), {Key: "total", ParameterType: client.ParameterTypeWorkflow, WorkflowParameterType: client.WorkflowParameterInteger}},
+		Blocks: client.Blocks{
+			gotoBlock("open", "{{ site }}"+testsite.PageProducts),
+			&client.ConditionalBlock{BlockBase: base("route"), BranchConditions: []client.BranchCondition{
+				{Criteria: crit(`{{ total > 100 and "products" in open_output.url }}`), NextBlockLabel: "big", Description: "a large order"},
+				{Criteria: crit(`{{ total < 0 }}`), NextBlockLabel: "refund"},
+				{IsDefault: true, NextBlockLabel: "small"},
+			}},
+			&client.GotoURLBlock{BlockBase: client.BlockBase{Label: "big", NextBlockLabel: "done"}, URL: "{{ site }}" + testsite.PageForm},
+			&client.GotoURLBlock{BlockBase: client.BlockBase{Label: "refund", NextBlockLabel: "done"}, URL: "{{ site }}" + testsite.PageLogin},
+			&client.GotoURLBlock{BlockBase: client.BlockBase{Label: "small"}, URL: "{{ site }}" + testsite.PageTodos},
+			gotoBlock("done", "{{ site }}/"),
+		},
+	}
+	for _, tc := range []struct {
+		total int
+		ran   string
+		not   []string
+	}{
+		{250, "big", []string{"refund", "small"}},
+		{-5, "refund", []string{"big", "small"}},
+		{20, "small", []string{"big", "refund"}},
+	} {
+		res := e.Execute(t.Context(), job(t, def, map[string]any{"site": site.URL(""), "total": tc.total}), &progress{})
+		if res.Status != client.RunStatusCompleted {
+			t.Fatalf("total %d: %s %s", tc.total, res.Status, res.FailureReason)
+		}
+		out := outputOf(t, res)
+		if out[tc.ran+"_output"] == nil || out["done_output"] == nil {
+			t.Errorf("total %d: %s or done did not run: %s", tc.total, tc.ran, res.Output)
+		}
+		for _, l := range tc.not {
+			if out[l+"_output"] != nil {
+				t.Errorf("total %d: %s ran too: %s", tc.total, l, res.Output)
+			}
+		}
+		route, _ := out["route_output"].(map[string]any)
+		if route["next_block_label"] != tc.ran {
+			t.Errorf("total %d: route_output %v", tc.total, route)
+		}
+	}
+	// Criteria in prose, and a branch to nowhere, fail before a browser
+	// opens.
+	prose := def
+	prose.Blocks = client.Blocks{&client.ConditionalBlock{BlockBase: base("route"), BranchConditions: []client.BranchCondition{
+		{Criteria: json.RawMessage(`{"criteria_type":"prompt","expression":"the cart is full"}`), NextBlockLabel: "route"}}}}
+	if res := e.Execute(t.Context(), job(t, prose, map[string]any{"site": "x", "total": 1}), &progress{}); !strings.Contains(res.FailureReason, "criteria in prose") {
+		t.Errorf("prose criteria: %s", res.FailureReason)
+	}
+	nowhere := def
+	nowhere.Blocks = client.Blocks{&client.ConditionalBlock{BlockBase: base("route"), BranchConditions: []client.BranchCondition{{IsDefault: true, NextBlockLabel: "gone"}}}}
+	if res := e.Execute(t.Context(), job(t, nowhere, map[string]any{"site": "x", "total": 1}), &progress{}); !strings.Contains(res.FailureReason, `next_block_label "gone" names no block`) {
+		t.Errorf("a branch to nowhere: %s", res.FailureReason)
+	}
+}
