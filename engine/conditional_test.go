@@ -77,3 +77,45 @@ func TestConditionalBranches(t *testing.T) {
 		t.Errorf("a branch to nowhere: %s", res.FailureReason)
 	}
 }
+
+// TestWhileLoop: a while_loop runs its blocks while its condition holds,
+// the condition reading what the last iteration did; a condition that
+// never turns false stops at the bound, failing the block with a reason
+// that says so.
+func TestWhileLoop(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	e := newEngine(t, engine.Config{})
+	// The products page has rows; each iteration requests the page again
+	// and the condition counts the iterations through current_index.
+	def := client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("site")},
+		Blocks: client.Blocks{
+			&client.WhileLoopBlock{BlockBase: base("pages"),
+				Condition: client.BranchCriteria{Expression: "{{ pages.current_index | default(-1) < 2 }}"},
+				LoopBlocks: client.Blocks{gotoBlock("visit", "{{ site }}"+testsite.PageProducts+"?page={{ current_index }}")}},
+		},
+	}
+	res := e.Execute(t.Context(), job(t, def, map[string]any{"site": site.URL("")}), &progress{})
+	if res.Status != client.RunStatusCompleted {
+		t.Fatalf("%s: %s", res.Status, res.FailureReason)
+	}
+	var out struct {
+		Pages []struct {
+			Visit struct{ URL string } `json:"visit_output"`
+		} `json:"pages_output"`
+	}
+	if err := json.Unmarshal(res.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Pages) != 3 || !strings.HasSuffix(out.Pages[2].Visit.URL, "?page=2") {
+		t.Errorf("iterations %s", res.Output)
+	}
+	forever := def
+	forever.Blocks = client.Blocks{&client.WhileLoopBlock{BlockBase: base("pages"), Condition: client.BranchCriteria{Expression: "{{ true }}"},
+		LoopBlocks: client.Blocks{&client.WaitBlock{BlockBase: base("pause")}}}}
+	res = e.Execute(t.Context(), job(t, forever, map[string]any{"site": site.URL("")}), &progress{})
+	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, "stopped after 100 iterations") {
+		t.Errorf("an endless loop: %s %s", res.Status, res.FailureReason)
+	}
+}

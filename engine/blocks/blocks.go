@@ -101,7 +101,10 @@ func blockLabels(bs client.Blocks) []string {
 			continue
 		}
 		out = append(out, b.Base().Label)
-		if l, ok := b.(*client.ForLoopBlock); ok {
+		switch l := b.(type) {
+		case *client.ForLoopBlock:
+			out = append(out, blockLabels(l.LoopBlocks)...)
+		case *client.WhileLoopBlock:
 			out = append(out, blockLabels(l.LoopBlocks)...)
 		}
 	}
@@ -394,6 +397,9 @@ func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out
 		return out, false, err
 	case *client.ConditionalBlock:
 		out, err := in.conditional(ctx, x, sc)
+		return out, false, err
+	case *client.WhileLoopBlock:
+		out, err := in.whileLoop(ctx, x, sc)
 		return out, false, err
 	case *client.FileDownloadBlock:
 		return in.fileDownload(ctx, x, sc)

@@ -143,6 +143,11 @@ func checkBlock(b client.Block, hasModel bool) error {
 		}
 	case *client.ConditionalBlock:
 		return checkConditional(x)
+	case *client.WhileLoopBlock:
+		if err := checkWhile(x); err != nil {
+			return err
+		}
+		return checkBlocks(x.LoopBlocks, hasModel)
 	case *client.FileDownloadBlock:
 		if x.DownloadTarget != "" && x.DownloadTarget != "website" {
 			return fmt.Errorf("block %q (%s): download_target %q is not supported by this daemon's engine", label, typ, x.DownloadTarget)
@@ -181,10 +186,15 @@ func CheckModels(a *client.Agent, models agent.Models) error {
 					return fmt.Errorf("block %q: %w", b.Base().Label, err)
 				}
 			}
-			if l, ok := b.(*client.ForLoopBlock); ok {
-				if err := walk(l.LoopBlocks); err != nil {
-					return err
-				}
+			var inner client.Blocks
+			switch l := b.(type) {
+			case *client.ForLoopBlock:
+				inner = l.LoopBlocks
+			case *client.WhileLoopBlock:
+				inner = l.LoopBlocks
+			}
+			if err := walk(inner); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -131,3 +131,55 @@ func checkConditional(b *client.ConditionalBlock) error {
 	}
 	return nil
 }
+
+// MaxWhileIterations bounds the iterations of a while_loop block: a loop
+// whose condition still holds after them stops, and the block fails saying
+// so.
+const MaxWhileIterations = 100
+
+// whileLoop runs a while_loop block: its condition (an expression, as a
+// branch criterion) is evaluated before each iteration, with the loop's
+// previous iteration's outputs visible; the loop blocks run while it holds.
+// {{ current_index }} is the iteration's index.
+func (in *Interpreter) whileLoop(ctx context.Context, b *client.WhileLoopBlock, sc *scope) (any, error) {
+	results := []any{}
+	inner := sc
+	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return results, err
+		}
+		holds, err := tmpl.Truth(b.Condition.Expression, inner.vars())
+		if err != nil {
+			return results, fmt.Errorf("the condition: %w", err)
+		}
+		if !holds {
+			return results, nil
+		}
+		if i == MaxWhileIterations {
+			return results, fmt.Errorf("the loop stopped after %d iterations with its condition still holding (%s): the most a while_loop runs", MaxWhileIterations, b.Condition.Expression)
+		}
+		inner = sc.loop(b.Label, map[string]any{"current_index": i})
+		fail := in.runList(ctx, b.LoopBlocks, inner, "")
+		results = append(results, inner.iter.rawObject())
+		if fail != nil {
+			if fail.nextLoop {
+				continue
+			}
+			return results, fmt.Errorf("iteration %d (current_index %d): block %q (%s) failed: %w", i+1, i, fail.Label, fail.Type, fail.Err)
+		}
+	}
+}
+
+// checkWhile checks a while_loop block before the run.
+func checkWhile(b *client.WhileLoopBlock) error {
+	c := b.Condition
+	switch {
+	case strings.TrimSpace(c.Expression) == "":
+		return fmt.Errorf("block %q (%s) has no condition expression", b.Label, b.BlockType())
+	case c.CriteriaType == "prompt":
+		return fmt.Errorf("block %q (%s) has a condition in prose (criteria_type prompt), which this daemon's engine cannot judge yet: write it as an expression, such as {{ page_output.has_next }}", b.Label, b.BlockType())
+	case c.CriteriaType != "" && c.CriteriaType != "jinja2_template":
+		return fmt.Errorf("block %q (%s): criteria_type %q is not jinja2_template or prompt", b.Label, b.BlockType(), c.CriteriaType)
+	}
+	return nil
+}
