@@ -92,7 +92,7 @@ func TestWhileLoop(t *testing.T) {
 		Parameters: []client.Parameter{stringParam("site")},
 		Blocks: client.Blocks{
 			&client.WhileLoopBlock{BlockBase: base("pages"),
-				Condition: client.BranchCriteria{Expression: "{{ pages.current_index | default(-1) < 2 }}"},
+				Condition:  client.BranchCriteria{Expression: "{{ pages.current_index | default(-1) < 2 }}"},
 				LoopBlocks: client.Blocks{gotoBlock("visit", "{{ site }}"+testsite.PageProducts+"?page={{ current_index }}")}},
 		},
 	}
