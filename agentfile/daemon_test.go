@@ -1,6 +1,7 @@
 package agentfile_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/abctl/abctl/agentfile"
@@ -55,8 +56,23 @@ func TestNormalizeAgainstDaemon(t *testing.T) {
 			// block less.
 			upd := *a.Definition
 			upd.Title += " (v2)"
-			upd.WorkflowDefinition.Blocks = upd.WorkflowDefinition.Blocks[:len(upd.WorkflowDefinition.Blocks)-1]
+			blocks := upd.WorkflowDefinition.Blocks
+			gone := blocks[len(blocks)-1].Base().Label
+			upd.WorkflowDefinition.Blocks = slices.Clone(blocks[:len(blocks)-1])
 			upd.WorkflowDefinition.FinallyBlockLabel = ""
+			// A branch that routed to the removed block goes on instead.
+			for i, b := range upd.WorkflowDefinition.Blocks {
+				if c, ok := b.(*client.ConditionalBlock); ok {
+					cp := *c
+					cp.BranchConditions = slices.Clone(c.BranchConditions)
+					for j := range cp.BranchConditions {
+						if cp.BranchConditions[j].NextBlockLabel == gone {
+							cp.BranchConditions[j].NextBlockLabel = ""
+						}
+					}
+					upd.WorkflowDefinition.Blocks[i] = &cp
+				}
+			}
 			if _, err := c.Agents.Update(ctx, created.WorkflowPermanentID, &upd); err != nil {
 				t.Fatal(err)
 			}

@@ -298,3 +298,49 @@ func TestValidateAcceptsTheTestdata(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateRouting: next_block_label (of a block, or of a conditional's
+// branch) must name a block of the same list, and the routes may not make
+// a cycle; forward jumps and branches are fine.
+func TestValidateRouting(t *testing.T) {
+	wait := func(label, next string) client.Block {
+		return &client.WaitBlock{BlockBase: client.BlockBase{Label: label, NextBlockLabel: next}}
+	}
+	branch := func(next string, def bool) client.BranchCondition {
+		if def {
+			return client.BranchCondition{IsDefault: true, NextBlockLabel: next}
+		}
+		return client.BranchCondition{Criteria: json.RawMessage(`{"expression":"{{ x }}"}`), NextBlockLabel: next}
+	}
+	def := func(bs ...client.Block) *client.AgentDefinition {
+		return &client.AgentDefinition{Title: "t", WorkflowDefinition: client.WorkflowDefinition{Blocks: bs}}
+	}
+	for name, tc := range map[string]struct {
+		d    *client.AgentDefinition
+		want string // "" for valid
+	}{
+		"forward jumps": {def(wait("a", "c"), wait("b", ""), wait("c", "")), ""},
+		"branches forward": {def(&client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("c", false), branch("", true)}},
+			wait("b", ""), wait("c", "")), ""},
+		"a label that names nothing": {def(wait("a", "nowhere")), `next_block_label "nowhere" names no block of the same list`},
+		"a branch to nowhere": {def(&client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("gone", true)}}),
+			`"gone" names no block`},
+		"a jump back": {def(wait("a", ""), wait("b", "a")), "route in a cycle (a -> b -> a)"},
+		"a branch back": {def(wait("a", ""), &client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("a", false), branch("", true)}}),
+			"route in a cycle (a -> route -> a)"},
+		"a loop's block routing out": {def(&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "each"}, LoopVariableReference: "x",
+			LoopBlocks: client.Blocks{wait("inner", "outer")}}, wait("outer", "")), `"outer" names no block of the same list`},
+	} {
+		var msgs []string
+		for _, e := range tc.d.Validate() {
+			msgs = append(msgs, e.Msg)
+		}
+		got := strings.Join(msgs, "; ")
+		switch {
+		case tc.want == "" && got != "":
+			t.Errorf("%s: %s", name, got)
+		case tc.want != "" && !strings.Contains(got, tc.want):
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
+	}
+}
