@@ -401,6 +401,12 @@ func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out
 	case *client.WhileLoopBlock:
 		out, err := in.whileLoop(ctx, x, sc)
 		return out, false, err
+	case *client.FileURLParserBlock:
+		out, err := in.fileParser(ctx, x.Label, x.FileURL, x.FileType, x.JSONSchema, sc)
+		return out, false, err
+	case *client.PDFParserBlock:
+		out, err := in.fileParser(ctx, x.Label, x.FileURL, "pdf", x.JSONSchema, sc)
+		return out, false, err
 	case *client.FileDownloadBlock:
 		return in.fileDownload(ctx, x, sc)
 	case *client.LoginBlock:

@@ -143,6 +143,17 @@ func checkBlock(b client.Block, hasModel bool) error {
 		}
 	case *client.ConditionalBlock:
 		return checkConditional(x)
+	case *client.FileURLParserBlock:
+		if strings.TrimSpace(x.FileURL) == "" {
+			return missing("file_url")
+		}
+		switch strings.ToLower(x.FileType) {
+		case "", "auto_detect", "csv", "excel", "json", "docx", "text", "tsv":
+		case "pdf", "image", "zip":
+			return fmt.Errorf("block %q (%s): file_type %s is not read by this daemon's engine yet (csv, tsv, excel, json, docx and text files are)", label, typ, x.FileType)
+		default:
+			return fmt.Errorf("block %q (%s): file_type %q is not one of auto_detect, csv, excel, pdf, image, docx, zip", label, typ, x.FileType)
+		}
 	case *client.WhileLoopBlock:
 		if err := checkWhile(x); err != nil {
 			return err
