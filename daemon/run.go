@@ -26,6 +26,7 @@ import (
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/engine/blocks"
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/llm"
 )
@@ -98,6 +99,8 @@ type EngineConfig struct {
 	// ANTHROPIC_API_KEY), which make those vendors' models available to
 	// agents and blocks that name them; nil reads none.
 	Getenv func(string) string
+	// SMTP is the mail server of send_email blocks that name none.
+	SMTP blocks.SMTP
 }
 
 // ErrListen is wrapped by Run's error when the listen address could not be
@@ -193,7 +196,7 @@ func Run(ctx context.Context, cfg Config) error {
 		eng, err := engine.New(ctx, engine.Config{
 			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress,
 			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
-			Models: models,
+			Models: models, SMTP: cfg.Engine.SMTP,
 		})
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)

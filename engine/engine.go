@@ -121,6 +121,8 @@ type Config struct {
 	// without max_steps, a block without max_steps_per_run); 0 means
 	// DefaultMaxSteps.
 	MaxSteps int
+	// SMTP is the mail server of send_email blocks that name none.
+	SMTP blocks.SMTP
 	// Vault reads the organizations' credentials, which agents name in
 	// credential parameters, for jobs that bring none (executor.Job.Vault
 	// wins); nil means such jobs cannot use credentials.
@@ -187,7 +189,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.http == nil {
 		e.http = &http.Client{}
 	}
-	e.env = blocks.Env{Models: e.models, HTTP: e.http, Logger: e.log, SelectorTimeout: cfg.SelectorTimeout, MaxSteps: cfg.MaxSteps}
+	e.env = blocks.Env{Models: e.models, HTTP: e.http, Logger: e.log, SelectorTimeout: cfg.SelectorTimeout, MaxSteps: cfg.MaxSteps, SMTP: cfg.SMTP}
 	if cfg.BrowserAddress == "" {
 		if _, err := browser.FindChromium(cfg.Chromium); err != nil {
 			e.log.Warn("runs will fail until a browser is available", "error", err)

@@ -48,6 +48,8 @@ type Env struct {
 	SelectorTimeout time.Duration
 	// MaxSteps is the step budget of a goal that sets none.
 	MaxSteps int
+	// SMTP is the server send_email blocks use when they name none.
+	SMTP SMTP
 }
 
 // Run is one agent run as the interpreter sees it.
@@ -400,6 +402,9 @@ func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out
 		return out, false, err
 	case *client.WhileLoopBlock:
 		out, err := in.whileLoop(ctx, x, sc)
+		return out, false, err
+	case *client.SendEmailBlock:
+		out, err := in.sendEmail(ctx, x, sc)
 		return out, false, err
 	case *client.FileURLParserBlock:
 		out, err := in.fileParser(ctx, x.Label, x.FileURL, x.FileType, x.JSONSchema, sc)

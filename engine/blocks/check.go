@@ -143,6 +143,16 @@ func checkBlock(b client.Block, hasModel bool) error {
 		}
 	case *client.ConditionalBlock:
 		return checkConditional(x)
+	case *client.SendEmailBlock:
+		if len(x.Recipients) == 0 {
+			return missing("recipients")
+		}
+		if blank(x.Sender) {
+			return missing("sender")
+		}
+		if p := x.CustomSMTPPort; p < 0 || p > 65535 {
+			return fmt.Errorf("block %q (%s): custom_smtp_port %d is not a port (1 to 65535)", label, typ, p)
+		}
 	case *client.FileURLParserBlock:
 		if strings.TrimSpace(x.FileURL) == "" {
 			return missing("file_url")

@@ -230,6 +230,17 @@ func (f *Files) Info(name string) map[string]any {
 	return info
 }
 
+// Path returns the path of a file the run downloaded or saved, by its
+// name; ok is false for a name that is not one of the run's downloads.
+func (f *Files) Path(name string) (string, bool) {
+	for _, d := range f.downloads {
+		if d == name {
+			return filepath.Join(f.dir, name), true
+		}
+	}
+	return "", false
+}
+
 // Infos describes files of the run's directory (Info).
 func (f *Files) Infos(names []string) []any {
 	infos := make([]any, len(names))

@@ -102,6 +102,12 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			if cfg.Secret, err = secretFromEnv(f.Getenv); err != nil {
 				return &cmdutil.UsageError{Err: err}
 			}
+			if p := engine.SMTP.Port; p < 1 || p > 65535 {
+				return &cmdutil.UsageError{Err: fmt.Errorf("--smtp-port %d: a port is a number from 1 to 65535", p)}
+			}
+			// The SMTP account from the environment, never from flags
+			// (they show in process lists).
+			engine.SMTP.Username, engine.SMTP.Password = f.Getenv(EnvSMTPUsername), f.Getenv(EnvSMTPPassword)
 			cfg.Stderr = opts.IO.ErrOut
 			if runF != nil {
 				return runF(opts)
@@ -119,10 +125,18 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().StringVar(&engine.BrowserAddress, "browser-address", "", "use a remote Chromium over CDP (http://host:9222 or ws://host:9222/devtools/browser/...) instead of a local one")
 	cmd.Flags().BoolVar(&engine.NoRecording, "no-recording", false, "do not record runs as video")
 	cmd.Flags().DurationVar(&engine.ActionIdle, "action-idle", executor.DefaultActionIdle, "how long the browser of a run_action workflow run stays open without an action")
+	cmd.Flags().StringVar(&engine.SMTP.Host, "smtp-host", "", "SMTP server of send_email blocks that name none (its user and password: "+EnvSMTPUsername+", "+EnvSMTPPassword+")")
+	cmd.Flags().IntVar(&engine.SMTP.Port, "smtp-port", 587, "port of --smtp-host")
 	lf.register(cmd)
 	cmd.AddCommand(NewCmdOrgs(f, &cfg.DataDir))
 	return cmd
 }
+
+// The variables that give the SMTP account of --smtp-host.
+const (
+	EnvSMTPUsername = "ABCTL_SMTP_USERNAME"
+	EnvSMTPPassword = "ABCTL_SMTP_PASSWORD"
+)
 
 // EnvSecret names the variable that gives the daemon its secret instead
 // of the data directory's file: 64 hexadecimal digits (32 bytes).
