@@ -50,6 +50,8 @@ type Env struct {
 	MaxSteps int
 	// SMTP is the server send_email blocks use when they name none.
 	SMTP SMTP
+	// Code says whether and how code blocks run (see code.go).
+	Code CodeConfig
 }
 
 // Run is one agent run as the interpreter sees it.
@@ -62,6 +64,12 @@ type Run struct {
 	Model      client.Model
 	// Params are the run's parameter values.
 	Params map[string]any
+	// Human asks a person for human_interaction blocks (see human.go);
+	// nil when the caller has no one to ask.
+	Human HumanAsker
+	// Trigger starts the agent runs of workflow_trigger blocks (see
+	// trigger.go); nil when the caller cannot start runs.
+	Trigger AgentStarter
 }
 
 // Interpreter runs the blocks of one agent run. Its methods are not safe
@@ -84,6 +92,8 @@ type Interpreter struct {
 	// current is the block execution running, innermost, as reported to
 	// the run's timeline (see runBlock); a loop block adds its values.
 	current *executor.BlockInfo
+	human   HumanAsker
+	trigger AgentStarter
 }
 
 // New returns the interpreter of a run.
@@ -91,7 +101,7 @@ func New(env Env, r Run) *Interpreter {
 	return &Interpreter{
 		env: env, sess: r.Session, files: r.Session.Files(), agent: r.Agent, steps: r.Steps,
 		def: r.Definition, agentModel: r.Model, params: r.Params, outputs: newOutputs(),
-		labels: blockLabels(r.Definition.Blocks),
+		labels: blockLabels(r.Definition.Blocks), human: r.Human, trigger: r.Trigger,
 	}
 }
 
@@ -414,6 +424,33 @@ func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out
 		return out, false, err
 	case *client.FileDownloadBlock:
 		return in.fileDownload(ctx, x, sc)
+	case *client.UploadToS3Block:
+		out, err := in.uploadToS3(ctx, x, sc)
+		return out, false, err
+	case *client.DownloadToS3Block:
+		out, err := in.downloadToS3(ctx, x, sc)
+		return out, false, err
+	case *client.FileUploadBlock:
+		out, err := in.fileUpload(ctx, x, sc)
+		return out, false, err
+	case *client.PDFFillBlock:
+		out, err := in.pdfFill(ctx, x, sc)
+		return out, false, err
+	case *client.SplitPDFBlock:
+		out, err := in.splitPDF(ctx, x, sc)
+		return out, false, err
+	case *client.EmailInboxBlock:
+		out, err := in.emailInbox(ctx, x, sc)
+		return out, false, err
+	case *client.CodeBlock:
+		out, err := in.code(ctx, x, sc)
+		return out, false, err
+	case *client.HumanInteractionBlock:
+		out, err := in.humanInteraction(ctx, x, sc)
+		return out, false, err
+	case *client.WorkflowTriggerBlock:
+		out, err := in.workflowTrigger(ctx, x, sc)
+		return out, false, err
 	case *client.LoginBlock:
 		return in.login(ctx, x, sc)
 	case *client.NavigationBlock, *client.ExtractionBlock, *client.TaskBlock, *client.ValidationBlock,

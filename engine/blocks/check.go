@@ -179,6 +179,18 @@ func checkBlock(b client.Block, hasModel bool) error {
 			}
 			return model()
 		}
+	case *client.UploadToS3Block, *client.DownloadToS3Block, *client.FileUploadBlock:
+		return checkStorage(b)
+	case *client.PDFParserBlock, *client.PDFFillBlock, *client.SplitPDFBlock:
+		return checkPDF(b, hasModel)
+	case *client.EmailInboxBlock:
+		return checkEmailInbox(x)
+	case *client.CodeBlock:
+		return checkCode(x)
+	case *client.HumanInteractionBlock:
+		return checkHumanInteraction(x)
+	case *client.WorkflowTriggerBlock:
+		return checkWorkflowTrigger(x)
 	default:
 		return fmt.Errorf("block %q (%s) is not supported by this daemon's engine", label, typ)
 	}
