@@ -101,6 +101,10 @@ type EngineConfig struct {
 	Getenv func(string) string
 	// SMTP is the mail server of send_email blocks that name none.
 	SMTP blocks.SMTP
+	// S3 is the S3-compatible storage of storage blocks that name none.
+	S3 blocks.S3Config
+	// Code says whether and how code blocks run (off by default).
+	Code blocks.CodeConfig
 }
 
 // ErrListen is wrapped by Run's error when the listen address could not be
@@ -196,7 +200,7 @@ func Run(ctx context.Context, cfg Config) error {
 		eng, err := engine.New(ctx, engine.Config{
 			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress,
 			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
-			Models: models, SMTP: cfg.Engine.SMTP,
+			Models: models, SMTP: cfg.Engine.SMTP, S3: cfg.Engine.S3, Code: cfg.Engine.Code,
 		})
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)

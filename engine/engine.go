@@ -123,6 +123,11 @@ type Config struct {
 	MaxSteps int
 	// SMTP is the mail server of send_email blocks that name none.
 	SMTP blocks.SMTP
+	// S3 is the S3-compatible storage of upload_to_s3, download_to_s3 and
+	// file_upload blocks that name none.
+	S3 blocks.S3Config
+	// Code says whether and how code blocks run (off by default).
+	Code blocks.CodeConfig
 	// Vault reads the organizations' credentials, which agents name in
 	// credential parameters, for jobs that bring none (executor.Job.Vault
 	// wins); nil means such jobs cannot use credentials.
@@ -189,7 +194,8 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	if e.http == nil {
 		e.http = &http.Client{}
 	}
-	e.env = blocks.Env{Models: e.models, HTTP: e.http, Logger: e.log, SelectorTimeout: cfg.SelectorTimeout, MaxSteps: cfg.MaxSteps, SMTP: cfg.SMTP}
+	e.env = blocks.Env{Models: e.models, HTTP: e.http, Logger: e.log, SelectorTimeout: cfg.SelectorTimeout, MaxSteps: cfg.MaxSteps,
+		SMTP: cfg.SMTP, S3: cfg.S3, Code: cfg.Code}
 	if cfg.BrowserAddress == "" {
 		if _, err := browser.FindChromium(cfg.Chromium); err != nil {
 			e.log.Warn("runs will fail until a browser is available", "error", err)

@@ -50,6 +50,8 @@ type Env struct {
 	MaxSteps int
 	// SMTP is the server send_email blocks use when they name none.
 	SMTP SMTP
+	// S3 is the storage of storage blocks that name none (see storage.go).
+	S3 S3Config
 	// Code says whether and how code blocks run (see code.go).
 	Code CodeConfig
 }

@@ -9,6 +9,9 @@ import (
 
 // Storage blocks: upload_to_s3, download_to_s3, file_upload.
 
+// S3Config is the S3-compatible storage blocks use when they name none.
+type S3Config struct{}
+
 func checkStorage(b client.Block) error { return errors.New("storage blocks: not yet") }
 
 func (in *Interpreter) uploadToS3(ctx context.Context, b *client.UploadToS3Block, sc *scope) (any, error) {
