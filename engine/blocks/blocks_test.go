@@ -22,6 +22,8 @@ func TestCheck(t *testing.T) {
 		{def: client.WorkflowDefinition{FinallyBlockLabel: "last", Blocks: client.Blocks{nav}}, hasModel: true, want: `finally_block_label "last" names no top-level block`},
 		{def: client.WorkflowDefinition{Blocks: client.Blocks{&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "each"}, LoopOverParameterKey: "items",
 			LoopBlocks: client.Blocks{nav}}}}, want: `block "find" (navigation) needs a language model`},
+		{def: client.WorkflowDefinition{Blocks: client.Blocks{&client.GoogleSheetsReadBlock{BlockBase: client.BlockBase{Label: "sheet"}}}}, hasModel: true,
+			want: `block "sheet" (google_sheets_read) needs Google Sheets API access`},
 	} {
 		err := Check(&tc.def, tc.hasModel)
 		switch {
@@ -106,5 +108,49 @@ func TestLabelReferences(t *testing.T) {
 	_, err := iter.render("Invoices of {{ invoice_date }}")
 	if err == nil || !strings.Contains(err.Error(), `"invoice_date" is not defined`) {
 		t.Errorf("an undeclared name: %v, want an error naming it", err)
+	}
+}
+
+// TestLoopSources: a for_loop reads its list from a parameter, a
+// template (paths, indexes, filters) or a block's label; an object with
+// one list field loops over that list, one with several is refused
+// naming them.
+func TestLoopSources(t *testing.T) {
+	def := &client.WorkflowDefinition{Blocks: client.Blocks{
+		&client.ExtractionBlock{BlockBase: client.BlockBase{Label: "get_links"}},
+		&client.ExtractionBlock{BlockBase: client.BlockBase{Label: "get_two"}},
+		&client.ExtractionBlock{BlockBase: client.BlockBase{Label: "not_run"}},
+	}}
+	in := &Interpreter{def: def, params: map[string]any{"companies": []any{"a", "b"}, "csv": `["x","y","z"]`},
+		outputs: newOutputs(), labels: blockLabels(def.Blocks)}
+	top := &scope{in: in}
+	in.setOutput("get_links", json.RawMessage(`{"total":2,"links":["/1","/2"]}`), top)
+	in.setOutput("get_two", map[string]any{"a": []any{1.0}, "b": []any{2.0}}, top)
+	for _, tc := range []struct {
+		name string
+		b    client.ForLoopBlock
+		want []any
+	}{
+		{"parameter key", client.ForLoopBlock{LoopOverParameterKey: "companies"}, []any{"a", "b"}},
+		{"parameter holding JSON text", client.ForLoopBlock{LoopOverParameterKey: "csv"}, []any{"x", "y", "z"}},
+		{"template path", client.ForLoopBlock{LoopVariableReference: "{{ get_links_output.links }}"}, []any{"/1", "/2"}},
+		{"template index", client.ForLoopBlock{LoopVariableReference: "{{ get_links.output.links[1] }}"}, []any{"/2"}},
+		{"block label, the object's one list", client.ForLoopBlock{LoopVariableReference: "get_links"}, []any{"/1", "/2"}},
+		{"output key, the object's one list", client.ForLoopBlock{LoopOverParameterKey: "get_links_output"}, []any{"/1", "/2"}},
+	} {
+		got, err := top.loopValues(&tc.b)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %#v, %v; want %#v", tc.name, got, err, tc.want)
+		}
+	}
+	for ref, want := range map[string]string{
+		"get_two":            "several lists (a, b)",
+		"not_run":            `block "not_run": it has no output`,
+		"{{ nothing_here }}": `"nothing_here" is not defined`,
+	} {
+		_, err := top.loopValues(&client.ForLoopBlock{LoopVariableReference: ref})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("loop over %s: %v, want an error with %q", ref, err, want)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package blocks
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/abctl/abctl/client"
@@ -167,11 +168,55 @@ func (sc *scope) loopValues(b *client.ForLoopBlock) ([]any, error) {
 			path = strings.TrimSpace(path[2 : len(path)-2])
 		}
 	}
-	v, err := tmpl.Lookup(path, sc.vars())
-	if err != nil {
-		return nil, &templateError{fmt.Errorf("loop over {{ %s }}: %w", path, err)}
+	vars := sc.vars()
+	var v any
+	if _, param := sc.in.params[path]; !param && slices.Contains(sc.in.labels, path) {
+		// A block's label: what that block put out.
+		out, ok := vars[path+"_output"]
+		if !ok {
+			return nil, &templateError{fmt.Errorf("loop over block %q: it has no output (yet)", path)}
+		}
+		v = out
+	} else {
+		// A path (a.b[0]) first; an expression (filters, arithmetic)
+		// when it is more. Both fail on a name nothing defines.
+		var err error
+		if v, err = tmpl.Lookup(path, vars); err != nil {
+			ev, eerr := tmpl.Eval(path, vars)
+			if eerr != nil || ev == nil {
+				return nil, &templateError{fmt.Errorf("loop over {{ %s }}: %w", path, err)}
+			}
+			v = ev
+		}
 	}
-	return asList(v), nil
+	items := asList(v)
+	if len(items) == 1 {
+		if obj, ok := items[0].(map[string]any); ok {
+			return listField(path, obj)
+		}
+	}
+	return items, nil
+}
+
+// listField is what a loop over the object obj loops over: the list of
+// its one field that holds a list (an extraction's {"products": [...]}),
+// or obj itself, once, when no field holds a list. Several list fields are
+// ambiguous: the error names them.
+func listField(path string, obj map[string]any) ([]any, error) {
+	var lists []string
+	for k, x := range obj {
+		if _, ok := x.([]any); ok {
+			lists = append(lists, k)
+		}
+	}
+	switch len(lists) {
+	case 0:
+		return []any{obj}, nil
+	case 1:
+		return obj[lists[0]].([]any), nil
+	}
+	slices.Sort(lists)
+	return nil, &templateError{fmt.Errorf("loop over %s: the object has several lists (%s); name one, as in {{ %s.%s }}", path, strings.Join(lists, ", "), path, lists[0])}
 }
 
 // asList turns a loop value into items: a list as it is, a JSON text of a
