@@ -2,12 +2,15 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/llm/llmtest"
 )
 
 // TestConditionalBranches: a conditional block picks its branch by
@@ -68,8 +71,9 @@ func TestConditionalBranches(t *testing.T) {
 	prose := def
 	prose.Blocks = client.Blocks{&client.ConditionalBlock{BlockBase: base("route"), BranchConditions: []client.BranchCondition{
 		{Criteria: json.RawMessage(`{"criteria_type":"prompt","expression":"the cart is full"}`), NextBlockLabel: "route"}}}}
-	if res := e.Execute(t.Context(), job(t, prose, map[string]any{"site": "x", "total": 1}), &progress{}); !strings.Contains(res.FailureReason, "criteria in prose") {
-		t.Errorf("prose criteria: %s", res.FailureReason)
+	if res := e.Execute(t.Context(), job(t, prose, map[string]any{"site": "x", "total": 1}), &progress{}); !strings.Contains(res.FailureReason, "criteria in prose") ||
+		!strings.Contains(res.FailureReason, "no language model") {
+		t.Errorf("prose criteria without a model: %s", res.FailureReason)
 	}
 	nowhere := def
 	nowhere.Blocks = client.Blocks{&client.ConditionalBlock{BlockBase: base("route"), BranchConditions: []client.BranchCondition{{IsDefault: true, NextBlockLabel: "gone"}}}}
@@ -117,5 +121,60 @@ func TestWhileLoop(t *testing.T) {
 	res = e.Execute(t.Context(), job(t, forever, map[string]any{"site": site.URL("")}), &progress{})
 	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, "stopped after 100 iterations") {
 		t.Errorf("an endless loop: %s %s", res.Status, res.FailureReason)
+	}
+}
+
+// TestConditionalProse: criteria in prose are judged by the model, which
+// sees the page as it is and the run's values; its verdict picks the
+// branch.
+func TestConditionalProse(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	judge := func(match string, holds bool) llmtest.Step {
+		return llmtest.Step{Kind: llm.KindVerify, Match: match, Reply: llmtest.Func(func(r *llmtest.Request) (llmtest.Reply, error) {
+			text := r.LastUserText()
+			// The page and the values reach the model.
+			if !strings.Contains(text, "Insulated Water Bottle") || !strings.Contains(text, `"total": 250`) {
+				return llmtest.Reply{}, fmt.Errorf("the judge saw neither the page nor the values: %s", text)
+			}
+			return llmtest.JSON(map[string]any{"valid": holds, "reasoning": "judged"}), nil
+		})}
+	}
+	srv := llmtest.New(t,
+		judge(`the customer is a reseller`, false),
+		judge(`a product on the page is out of stock and the order total is 250`, true),
+	)
+	e := modelEngine(t, srv, engine.Config{})
+	prose := func(s string) json.RawMessage {
+		b, _ := json.Marshal(map[string]string{"criteria_type": "prompt", "expression": s})
+		return b
+	}
+	def := client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("site"), {Key: "total", ParameterType: client.ParameterTypeWorkflow, WorkflowParameterType: client.WorkflowParameterInteger}},
+		Blocks: client.Blocks{
+			gotoBlock("open", "{{ site }}"+testsite.PageProducts),
+			&client.ConditionalBlock{BlockBase: base("route"), BranchConditions: []client.BranchCondition{
+				{Criteria: prose(`the customer is a reseller`), NextBlockLabel: "reseller"},
+				{Criteria: prose(`a product on the page is out of stock and the order total is {{ total }}`), NextBlockLabel: "restock"},
+				{IsDefault: true, NextBlockLabel: "reseller"},
+			}},
+			&client.GotoURLBlock{BlockBase: client.BlockBase{Label: "reseller", NextBlockLabel: "done"}, URL: "{{ site }}" + testsite.PageForm},
+			gotoBlock("restock", "{{ site }}"+testsite.PageTodos),
+			gotoBlock("done", "{{ site }}/"),
+		},
+	}
+	res := e.Execute(t.Context(), job(t, def, map[string]any{"site": site.URL(""), "total": 250}), &progress{})
+	if res.Status != client.RunStatusCompleted {
+		t.Fatalf("%s %s", res.Status, res.FailureReason)
+	}
+	out := outputOf(t, res)
+	if out["restock_output"] == nil || out["reseller_output"] != nil {
+		t.Errorf("the judged branch did not decide: %s", res.Output)
+	}
+	if route, _ := out["route_output"].(map[string]any); route["branch_index"] != 2.0 {
+		t.Errorf("route_output %v, want branch 2", route)
+	}
+	if n := len(srv.Calls()); n != 2 {
+		t.Errorf("%d model calls, want 2 (one a criterion)", n)
 	}
 }

@@ -142,7 +142,7 @@ func checkBlock(b client.Block, hasModel bool) error {
 			return fmt.Errorf("block %q (%s): format %q is not one of A4, Letter, Legal, Tabloid", label, typ, x.Format)
 		}
 	case *client.ConditionalBlock:
-		return checkConditional(x)
+		return checkConditional(x, hasModel)
 	case *client.SendEmailBlock:
 		if len(x.Recipients) == 0 {
 			return missing("recipients")

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine/agent"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/tmpl"
 )
@@ -50,7 +51,12 @@ func (in *Interpreter) conditional(ctx context.Context, b *client.ConditionalBlo
 			in.steps.End(rec, "", "", err)
 			return nil, fmt.Errorf("branch %d: %w", i+1, err)
 		}
-		ok, err := tmpl.Truth(c.Expression, vars)
+		var ok bool
+		if c.CriteriaType == "prompt" {
+			ok, err = in.judgeCriterion(ctx, b, c.Expression, sc)
+		} else {
+			ok, err = tmpl.Truth(c.Expression, vars)
+		}
 		if err != nil {
 			err = fmt.Errorf("branch %d: %w", i+1, err)
 			in.steps.End(rec, "", "", err)
@@ -101,9 +107,8 @@ func (in *Interpreter) conditional(ctx context.Context, b *client.ConditionalBlo
 
 // checkConditional checks a conditional block before the run: one default
 // branch at most, criteria on every other branch, with an expression; a
-// criterion in prose (criteria_type prompt) is judged by a model, which
-// this engine does not ask for branches yet.
-func checkConditional(b *client.ConditionalBlock) error {
+// criterion in prose (criteria_type prompt) needs a model to judge it.
+func checkConditional(b *client.ConditionalBlock, hasModel bool) error {
 	label, typ := b.Label, b.BlockType()
 	if len(b.BranchConditions) == 0 {
 		return fmt.Errorf("block %q (%s) has no branch_conditions", label, typ)
@@ -121,7 +126,9 @@ func checkConditional(b *client.ConditionalBlock) error {
 		case strings.TrimSpace(c.Expression) == "":
 			return fmt.Errorf("block %q (%s): branch %d has no criteria expression (only the default branch may have none)", label, typ, i+1)
 		case c.CriteriaType == "prompt":
-			return fmt.Errorf("block %q (%s): branch %d has criteria in prose (criteria_type prompt), which this daemon's engine cannot judge yet: write it as an expression over parameters and outputs (criteria_type jinja2_template), such as {{ total > 100 }}", label, typ, i+1)
+			if !hasModel {
+				return fmt.Errorf("block %q (%s): branch %d has criteria in prose (criteria_type prompt), which a language model judges, but %w; or write it as an expression over parameters and outputs (criteria_type jinja2_template), such as {{ total > 100 }}", label, typ, i+1, agent.ErrNoModel)
+			}
 		case c.CriteriaType != "jinja2_template":
 			return fmt.Errorf("block %q (%s): branch %d: criteria_type %q is not jinja2_template or prompt", label, typ, i+1, c.CriteriaType)
 		}
@@ -182,4 +189,36 @@ func checkWhile(b *client.WhileLoopBlock) error {
 		return fmt.Errorf("block %q (%s): criteria_type %q is not jinja2_template or prompt", b.Label, b.BlockType(), c.CriteriaType)
 	}
 	return nil
+}
+
+// judgeCriterion asks the model whether a criterion in prose holds,
+// against the page as it is now and the run's values so far (parameters,
+// loop values and block outputs, secrets as placeholders). The criterion
+// is a template: its references are rendered first.
+func (in *Interpreter) judgeCriterion(ctx context.Context, b *client.ConditionalBlock, criterion string, sc *scope) (bool, error) {
+	m, err := in.blockModel(b)
+	if err != nil {
+		return false, err
+	}
+	statement, err := sc.render(criterion)
+	if err != nil {
+		return false, err
+	}
+	values, err := sc.details(nil)
+	if err != nil {
+		return false, err
+	}
+	in.outputs.each(func(k string, v any) { values[k] = jsonValue(v) })
+	if len(values) > 0 {
+		statement += "\n\nValues of the run so far (JSON):\n" + agent.DetailsJSON(values)
+	}
+	_, obs, err := in.sess.LookNow(ctx)
+	if err != nil {
+		return false, fmt.Errorf("look at the page to judge the criterion: %w", err)
+	}
+	holds, reasoning, err := in.agent.JudgeStatement(ctx, m, statement, obs)
+	if err == nil {
+		in.env.Logger.Info("criterion judged", "block", b.Label, "holds", holds, "reasoning", reasoning)
+	}
+	return holds, err
 }
