@@ -74,6 +74,7 @@ func TestAgentExamples(t *testing.T) {
 		"download.yaml":       testDownload,
 		"for-loop.yaml":       testForLoop,
 		"quickstart.yaml":     testQuickstart,
+		"order-triage.yaml":   testOrderTriage,
 	}
 	for _, f := range files {
 		name := filepath.Base(f)
