@@ -112,6 +112,9 @@ func (d *AgentDefinition) Validate() []ValidationError {
 				add("value_error", fmt.Sprintf("Parameter key %q is reserved for the output of block %q", label+"_output", label), label, at("label")...)
 			}
 			labels[label] = true
+			for _, k := range b.Base().missing {
+				add("missing", "Field required", nil, at(k)...)
+			}
 			for j, k := range parameterKeysOf(b) {
 				if !defined[k] {
 					add("value_error", undefined("parameter_keys", k), k, at("parameter_keys", j)...)

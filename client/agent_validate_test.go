@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -342,5 +343,54 @@ func TestValidateRouting(t *testing.T) {
 		case tc.want != "" && !strings.Contains(got, tc.want):
 			t.Errorf("%s: %q, want %q", name, got, tc.want)
 		}
+	}
+}
+
+// TestValidateRequiredBlockKeys: a block without a key the service's
+// definition schema requires of its type (or with it null) is refused,
+// each missing key at its place, inside loops too; the same blocks
+// encoded by the client (an agent fetched and sent back) keep them all.
+func TestValidateRequiredBlockKeys(t *testing.T) {
+	const body = `{"title": "t", "workflow_definition": {"parameters": [], "blocks": [
+		{"block_type": "send_email", "label": "mail", "sender": "a@example.com", "recipients": ["b@example.com"], "body": null},
+		{"block_type": "for_loop", "label": "each", "loop_variable_reference": "mail", "loop_blocks": [
+			{"block_type": "goto_url", "label": "open"},
+			{"block_type": "text_prompt", "label": "ask", "prompt": ""}
+		]},
+		{"block_type": "extraction", "label": "read", "data_schema": {"type": "object"}},
+		{"block_type": "file_download", "label": "get", "url": "https://example.com/a.csv"}
+	]}}`
+	var d client.AgentDefinition
+	if err := json.Unmarshal([]byte(body), &d); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range d.Validate() {
+		if e.Type != "missing" {
+			t.Errorf("unexpected: %+v", e)
+			continue
+		}
+		got = append(got, strings.TrimSpace(fmt.Sprintln(e.Loc...)))
+	}
+	want := []string{
+		"workflow_definition blocks 0 subject",
+		"workflow_definition blocks 0 body",
+		"workflow_definition blocks 1 loop_blocks 0 url",
+	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("missing keys at\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Encoded by the client, the blocks carry every required key: an
+	// empty prompt is present, as it was.
+	b, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again client.AgentDefinition
+	if err := json.Unmarshal(b, &again); err != nil {
+		t.Fatal(err)
+	}
+	if errs := again.Validate(); len(errs) != 0 {
+		t.Errorf("the client's own encoding is refused: %+v", errs)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 //go:generate go run ./internal/blockgen
@@ -88,6 +89,11 @@ type BlockBase struct {
 	// the block uses; responses carry it instead of parameter_keys.
 	// Agent.Definition turns it back into parameter_keys.
 	Parameters []Parameter `json:"parameters,omitempty"`
+
+	// missing lists the keys the service requires of this block type that
+	// the decoded JSON did not have (or had as null); AgentDefinition.Validate
+	// reports them. Built blocks and complete decoded ones have none.
+	missing []string
 }
 
 // Base returns b itself; through embedding it is every block's Base method.
@@ -201,7 +207,67 @@ func decodeBlock(i int, raw []byte) (Block, error) {
 	if err := json.Unmarshal(raw, b); err != nil {
 		return nil, fmt.Errorf("%s: %w", blockPosition(i, t, peekLabel(raw)), err)
 	}
+	if keys := requiredKeys[t]; keys != nil {
+		b.Base().missing = missingKeys(raw, keys)
+	}
 	return b, nil
+}
+
+// requiredKeys are the keys, besides label, that the service's definition
+// schema (the *BlockYAML schemas) requires of a block type: a definition
+// without them is refused at creation. The block structs always write
+// them, so an agent fetched and sent back keeps them. Two are left out on
+// purpose, because the local engine runs the block without them: an
+// extraction's data_extraction_goal (a data_schema says what to extract)
+// and a file_download's navigation_goal (its url starts the download).
+var requiredKeys = map[BlockType][]string{
+	BlockTypeCode:              {"code"},
+	BlockTypeDownloadToS3:      {"url"},
+	BlockTypeEmailInbox:        {"email_client"},
+	BlockTypeFileURLParser:     {"file_url"},
+	BlockTypeForLoop:           {"loop_blocks"},
+	BlockTypeGoogleSheetsRead:  {"spreadsheet_url"},
+	BlockTypeGoogleSheetsWrite: {"spreadsheet_url"},
+	BlockTypeGotoURL:           {"url"},
+	BlockTypeHumanInteraction:  {"recipients"},
+	BlockTypeNavigation:        {"navigation_goal"},
+	BlockTypePDFFill:           {"file_url", "prompt"},
+	BlockTypePDFParser:         {"file_url"},
+	BlockTypeSendEmail:         {"sender", "recipients", "subject", "body"},
+	BlockTypeSplitPDF:          {"file_url", "prompt"},
+	BlockTypeTaskV2:            {"prompt"},
+	BlockTypeTextPrompt:        {"prompt"},
+	BlockTypeWhileLoop:         {"loop_blocks", "condition"},
+	BlockTypeWorkflowTrigger:   {"workflow_permanent_id"},
+}
+
+// missingKeys returns those of keys that the JSON object raw lacks or
+// holds as null, nil when it has them all.
+func missingKeys(raw []byte, keys []string) []string {
+	have := make([]bool, len(keys))
+	mark := func(k string, v []byte) {
+		if i := slices.Index(keys, k); i >= 0 {
+			have[i] = !isJSONNull(v)
+		}
+	}
+	if !eachMember(raw, func(k, v []byte) { mark(string(k), v) }) {
+		// Keys with escapes: the slow way.
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return nil // the typed decoding accepted it; nothing to add
+		}
+		clear(have)
+		for k, v := range m {
+			mark(k, v)
+		}
+	}
+	var missing []string
+	for i, ok := range have {
+		if !ok {
+			missing = append(missing, keys[i])
+		}
+	}
+	return missing
 }
 
 func blockPosition(i int, t BlockType, label string) string {
@@ -269,49 +335,63 @@ func splitArray(data []byte) (elems [][]byte, ok bool) {
 // is one, and ok false when data does not look like an object or has a key
 // with escapes, which only encoding/json can compare.
 func findBlockType(data []byte) (value []byte, found, ok bool) {
+	ok = eachMember(data, func(key, v []byte) {
+		if string(key) == "block_type" {
+			value, found = v, true
+		}
+	})
+	if !ok {
+		return nil, false, false
+	}
+	return value, found, true
+}
+
+// eachMember calls fn with the key and the raw value of each member of the
+// JSON object in data, in order. It returns false when data does not look
+// like an object or has a key with escapes, which only encoding/json can
+// compare; fn may have been called for members before the problem.
+func eachMember(data []byte, fn func(key, value []byte)) bool {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return nil, false, false
+		return false
 	}
 	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return nil, false, true
+		return true
 	}
 	for {
 		if i >= len(data) || data[i] != '"' {
-			return nil, false, false
+			return false
 		}
 		keyEnd := skipString(data, i)
 		if keyEnd < 0 {
-			return nil, false, false
+			return false
 		}
 		key := data[i+1 : keyEnd-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
-			return nil, false, false
+			return false
 		}
 		i = skipSpace(data, keyEnd)
 		if i >= len(data) || data[i] != ':' {
-			return nil, false, false
+			return false
 		}
 		i = skipSpace(data, i+1)
 		end := skipValue(data, i)
 		if end < 0 {
-			return nil, false, false
+			return false
 		}
-		if string(key) == "block_type" {
-			value, found = data[i:end], true
-		}
+		fn(key, data[i:end])
 		i = skipSpace(data, end)
 		if i >= len(data) {
-			return nil, false, false
+			return false
 		}
 		switch data[i] {
 		case ',':
 			i = skipSpace(data, i+1)
 		case '}':
-			return value, found, true
+			return true
 		default:
-			return nil, false, false
+			return false
 		}
 	}
 }
