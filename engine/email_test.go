@@ -1,10 +1,7 @@
 package engine_test
 
 import (
-	"io"
-	"mime"
-	"mime/multipart"
-	"strconv"
+	"bytes"
 	"strings"
 	"testing"
 
@@ -62,22 +59,10 @@ func TestSendEmail(t *testing.T) {
 	if m.Header.Get("Subject") != "Products of the day" {
 		t.Errorf("subject %q", m.Header.Get("Subject"))
 	}
-	mt, params, _ := mime.ParseMediaType(m.Header.Get("Content-Type"))
-	if mt != "multipart/mixed" {
-		t.Fatalf("content type %q", mt)
-	}
-	mr := multipart.NewReader(m.Body, params["boundary"])
-	var parts []string
-	for {
-		p, err := mr.NextPart()
-		if err != nil {
-			break
-		}
-		body, _ := io.ReadAll(p)
-		parts = append(parts, p.FileName()+":"+strconv.Itoa(len(body)))
-	}
-	if len(parts) != 2 || !strings.HasPrefix(parts[1], "products.pdf:") || parts[1] == "products.pdf:0" {
-		t.Errorf("parts %v", parts)
+	parts := mailtest.Parts(m)
+	if len(parts) != 2 || parts[0].ContentType != "text/plain" || !strings.Contains(string(parts[0].Body), "Attached: products.pdf") ||
+		parts[1].Filename != "products.pdf" || !bytes.HasPrefix(parts[1].Body, []byte("%PDF-")) {
+		t.Errorf("parts %+v", parts)
 	}
 	noSecretIn(t, j.Dir, smtpPassword)
 

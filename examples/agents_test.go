@@ -75,6 +75,7 @@ func TestAgentExamples(t *testing.T) {
 		"for-loop.yaml":       testForLoop,
 		"quickstart.yaml":     testQuickstart,
 		"order-triage.yaml":   testOrderTriage,
+		"email-report.yaml":   testEmailReport,
 	}
 	for _, f := range files {
 		name := filepath.Base(f)

@@ -61,10 +61,22 @@ func (in *Interpreter) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc 
 		}
 		return "", fmt.Errorf("the parameter %q holds %T, not a text", key, v)
 	}
+	// A stored agent carries the parameters' records instead of their
+	// keys (as the service answers them).
+	keyOf := func(key string, rec *client.Parameter) string {
+		if key == "" && rec != nil {
+			return rec.Key
+		}
+		return key
+	}
 	for _, f := range []struct {
 		key string
 		dst *string
-	}{{b.SMTPHostSecretParameterKey, &s.Host}, {b.SMTPUsernameSecretParameterKey, &s.Username}, {b.SMTPPasswordSecretParameterKey, &s.Password}} {
+	}{
+		{keyOf(b.SMTPHostSecretParameterKey, b.SMTPHost), &s.Host},
+		{keyOf(b.SMTPUsernameSecretParameterKey, b.SMTPUsername), &s.Username},
+		{keyOf(b.SMTPPasswordSecretParameterKey, b.SMTPPassword), &s.Password},
+	} {
 		if *f.dst != "" {
 			continue
 		}
@@ -75,7 +87,7 @@ func (in *Interpreter) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc 
 		*f.dst = v
 	}
 	if s.Port == 0 {
-		v, err := param(b.SMTPPortSecretParameterKey)
+		v, err := param(keyOf(b.SMTPPortSecretParameterKey, b.SMTPPort))
 		if err != nil {
 			return s, err
 		}

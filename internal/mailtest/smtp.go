@@ -4,9 +4,13 @@
 package mailtest
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
 	"net"
 	"net/mail"
 	"strconv"
@@ -160,3 +164,46 @@ func (x *session) Data(r io.Reader) error {
 
 func (x *session) Reset()        { x.msg = Message{} }
 func (x *session) Logout() error { return nil }
+
+// Part is one part of a message: its content type, the file name of an
+// attachment, and its decoded body.
+type Part struct {
+	ContentType string
+	Filename    string
+	Body        []byte
+}
+
+// Parts returns the parts of a multipart message, decoded from base64 or
+// quoted-printable; a message of one part is that part. A part that cannot
+// be read ends the list.
+func Parts(m *mail.Message) []Part {
+	mt, params, err := mime.ParseMediaType(m.Header.Get("Content-Type"))
+	if err != nil || !strings.HasPrefix(mt, "multipart/") {
+		body, _ := io.ReadAll(decoded(m.Header.Get("Content-Transfer-Encoding"), m.Body))
+		return []Part{{ContentType: mt, Body: body}}
+	}
+	var parts []Part
+	mr := multipart.NewReader(m.Body, params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		if err != nil {
+			return parts
+		}
+		body, err := io.ReadAll(decoded(p.Header.Get("Content-Transfer-Encoding"), p))
+		if err != nil {
+			return parts
+		}
+		ct, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
+		parts = append(parts, Part{ContentType: ct, Filename: p.FileName(), Body: body})
+	}
+}
+
+func decoded(encoding string, r io.Reader) io.Reader {
+	switch strings.ToLower(strings.TrimSpace(encoding)) {
+	case "base64":
+		return base64.NewDecoder(base64.StdEncoding, r)
+	case "quoted-printable":
+		return quotedprintable.NewReader(r)
+	}
+	return r
+}

@@ -3,9 +3,12 @@
 //
 //	go run ./internal/testsite/serve              # http://127.0.0.1:8000
 //	go run ./internal/testsite/serve -addr 127.0.0.1:0
+//	go run ./internal/testsite/serve -smtp 127.0.0.1:2525
 //
 // It prints the site's address on stdout (one line, so that scripts can read
-// it) and serves until interrupted. The same pages are served on a second
+// it) and serves until interrupted. With -smtp it also takes mail there, from
+// anyone, and prints a summary of each message it receives on stderr (for
+// the send_email examples). The same pages are served on a second
 // origin, localhost at another port, for the cross-origin frame. It serves
 // loopback addresses only and contacts nothing.
 package main
@@ -16,14 +19,26 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/abctl/abctl/internal/mailtest"
 	"github.com/abctl/abctl/internal/testsite"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8000", "loopback address of the main origin (port 0: a free one)")
+	smtpAddr := flag.String("smtp", "", "also take mail on this loopback address (such as 127.0.0.1:2525) and print each message")
 	flag.Parse()
+	if *smtpAddr != "" {
+		s, err := mailtest.StartSMTP(*smtpAddr, mailtest.OnMessage(printMessage))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			os.Exit(1)
+		}
+		defer s.Close()
+		fmt.Fprintf(os.Stderr, "taking mail at %s\n", s.Addr())
+	}
 	site, stop, err := testsite.Serve(*addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
@@ -35,4 +50,28 @@ func main() {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	<-ctx.Done()
+}
+
+// printMessage prints who sent a message to whom, its subject and its
+// parts on stderr.
+func printMessage(m mailtest.Message) {
+	fmt.Fprintf(os.Stderr, "mail from %s to %s", m.From, strings.Join(m.To, ", "))
+	pm, err := m.Parse()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, " (unreadable: %v)\n", err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, ": %q", pm.Header.Get("Subject"))
+	if parts := mailtest.Parts(pm); len(parts) > 0 {
+		var names []string
+		for _, p := range parts {
+			if p.Filename != "" {
+				names = append(names, fmt.Sprintf("%s (%d bytes)", p.Filename, len(p.Body)))
+			}
+		}
+		if len(names) > 0 {
+			fmt.Fprintf(os.Stderr, ", attached: %s", strings.Join(names, ", "))
+		}
+	}
+	fmt.Fprintln(os.Stderr)
 }
