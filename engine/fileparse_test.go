@@ -17,9 +17,11 @@ import (
 
 // TestFileURLParser: file_url_parser reads CSV, TSV, Excel, JSON, Word
 // and text files from their URL, by their name or content, without a
-// model; json_schema checks the result; a PDF is refused with a reason.
+// model; json_schema checks the result; a malformed PDF fails with the
+// cause and an archive is refused with a reason (PDF text: pdf_test.go).
 func TestFileURLParser(t *testing.T) {
 	needBrowser(t)
+	needPdftotext(t)
 	xlsx := excelize.NewFile()
 	xlsx.SetSheetRow("Sheet1", "A1", &[]any{"supplier", "amount"})
 	xlsx.SetSheetRow("Sheet1", "A2", &[]any{"Northwind", 120.5})
@@ -88,8 +90,9 @@ func TestFileURLParser(t *testing.T) {
 		block client.Block
 		want  string
 	}{
-		{"a PDF found by content", parse("/scan.pdf", "", ""), "reading a PDF's text is not done"},
-		{"a PDF named", parse("/scan.pdf", "pdf", ""), "file_type pdf is not read by this daemon's engine yet"},
+		{"a malformed PDF found by content", parse("/scan.pdf", "", ""), "the file is not a readable PDF"},
+		{"a malformed PDF named", parse("/scan.pdf", "pdf", ""), "the file is not a readable PDF"},
+		{"an archive named", parse("/scan.pdf", "zip", ""), "file_type zip is not read by this daemon's engine yet"},
 		{"a schema not matched", parse("/invoices.csv", "", `{"type":"object"}`), "does not match json_schema"},
 		{"a missing file", parse("/nothing.csv", "", ""), "404"},
 	} {

@@ -159,8 +159,12 @@ func checkBlock(b client.Block, hasModel bool) error {
 		}
 		switch strings.ToLower(x.FileType) {
 		case "", "auto_detect", "csv", "excel", "json", "docx", "text", "tsv":
-		case "pdf", "image", "zip":
-			return fmt.Errorf("block %q (%s): file_type %s is not read by this daemon's engine yet (csv, tsv, excel, json, docx and text files are)", label, typ, x.FileType)
+		case "pdf":
+			if err := havePdftotext(); err != nil {
+				return fmt.Errorf("block %q (%s): %w", label, typ, err)
+			}
+		case "image", "zip":
+			return fmt.Errorf("block %q (%s): file_type %s is not read by this daemon's engine yet (csv, tsv, excel, json, docx, pdf and text files are)", label, typ, x.FileType)
 		default:
 			return fmt.Errorf("block %q (%s): file_type %q is not one of auto_detect, csv, excel, pdf, image, docx, zip", label, typ, x.FileType)
 		}

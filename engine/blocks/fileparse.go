@@ -1,19 +1,22 @@
 package blocks
 
 // The file_url_parser block (and pdf_parser, its PDF-only form): the file
-// at file_url is fetched and parsed by its type, without a model:
+// at file_url (an http(s) URL, or the name of a file the run downloaded or
+// saved) is parsed by its type, without a model:
 //
 //   - csv and tsv: a list of objects, one a row, keyed by the first row's
 //     cells (a row longer than the header keys its extra cells column_N);
 //   - excel (.xlsx): the same, from the workbook's first sheet;
 //   - json: the value;
 //   - docx: {"text": the document's paragraphs, one a line};
-//   - text (.txt, .md, text/plain): {"text": the file}.
+//   - text (.txt, .md, text/plain): {"text": the file};
+//   - pdf: {"text": the text of its pages, apart by an empty line,
+//     "page_count"}, read by pdftotext (see pdf.go).
 //
 // file_type auto_detect (the default) goes by the file's name, then its
 // Content-Type. With json_schema, the parsed value must match it: shaping
 // a file into another shape needs a model, which this block does not ask
-// yet. PDF text, images and zip archives are refused with a reason.
+// yet. Images and zip archives are refused with a reason.
 
 import (
 	"archive/zip"
@@ -62,7 +65,7 @@ func (in *Interpreter) fileParser(ctx context.Context, label, rawURL, fileType s
 }
 
 func (in *Interpreter) parseFile(ctx context.Context, fileURL, fileType string) (any, string, error) {
-	path, err := in.files.FetchUpload(ctx, fileURL)
+	path, err := in.sourceFile(ctx, fileURL)
 	if err != nil {
 		return nil, "", err
 	}
@@ -93,7 +96,8 @@ func (in *Interpreter) parseFile(ctx context.Context, fileURL, fileType string) 
 	case "text":
 		return map[string]any{"text": string(data)}, typ, nil
 	case "pdf":
-		return nil, typ, errors.New("the file is a PDF: reading a PDF's text is not done by this daemon's engine yet")
+		out, err := parsePDFText(ctx, path)
+		return out, typ, err
 	case "image":
 		return nil, typ, errors.New("the file is an image: reading it needs a vision model, which this block does not ask yet")
 	case "zip":
