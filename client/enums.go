@@ -14,7 +14,7 @@ const (
 	RunStatusCreated    RunStatus = "created"    // initialised, not yet queued
 	RunStatusQueued     RunStatus = "queued"     // waiting for a browser
 	RunStatusRunning    RunStatus = "running"    // the agent is working
-	RunStatusPaused     RunStatus = "paused"     // waiting on a human-interaction block (hosted service only)
+	RunStatusPaused     RunStatus = "paused"     // waiting for a person to answer a human_interaction block
 	RunStatusCompleted  RunStatus = "completed"  // success; output holds the results
 	RunStatusFailed     RunStatus = "failed"     // infrastructure trouble; a retry may help
 	RunStatusTerminated RunStatus = "terminated" // the goal was judged unreachable

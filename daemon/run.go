@@ -97,7 +97,8 @@ type EngineConfig struct {
 	LLM llm.Config
 	// Getenv reads the vendors' key variables (OPENAI_API_KEY,
 	// ANTHROPIC_API_KEY), which make those vendors' models available to
-	// agents and blocks that name them; nil reads none.
+	// agents and blocks that name them, and the S3 storage's (AWS_*, see
+	// blocks.S3ConfigFromEnv); nil reads none.
 	Getenv func(string) string
 	// SMTP is the mail server of send_email blocks that name none.
 	SMTP blocks.SMTP
@@ -105,6 +106,9 @@ type EngineConfig struct {
 	S3 blocks.S3Config
 	// Code says whether and how code blocks run (off by default).
 	Code blocks.CodeConfig
+	// IMAP is where email_inbox blocks read mail; the zero value uses the
+	// providers' servers.
+	IMAP blocks.IMAPConfig
 }
 
 // ErrListen is wrapped by Run's error when the listen address could not be
@@ -200,7 +204,7 @@ func Run(ctx context.Context, cfg Config) error {
 		eng, err := engine.New(ctx, engine.Config{
 			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress,
 			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
-			Models: models, SMTP: cfg.Engine.SMTP, S3: cfg.Engine.S3, Code: cfg.Engine.Code,
+			Models: models, SMTP: cfg.Engine.SMTP, S3: s3Config(cfg.Engine), Code: cfg.Engine.Code, IMAP: cfg.Engine.IMAP,
 		})
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
@@ -244,6 +248,7 @@ func Run(ctx context.Context, cfg Config) error {
 	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks, Actions: actions, Sessions: sessions}
 	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog), api.WithMinute(cfg.Minute))
 	defer handler.StopSessionTimers()
+	rn.SetAgentRuns(handler) // the runs of workflow_trigger blocks, made as the API makes runs
 	// The browsers of the sessions a previous daemon left open are gone.
 	if n, err := st.BrowserSessions().EndOpen(ctx, store.SessionEndedByRestart); err != nil {
 		return err
@@ -399,4 +404,27 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// s3Config is the S3 storage of the engine's blocks: ec.S3, with the keys
+// from the environment (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+// AWS_SESSION_TOKEN: keys never come from flags), and the endpoint and the
+// region from it where ec.S3 names none.
+func s3Config(ec *EngineConfig) blocks.S3Config {
+	c := ec.S3
+	getenv := ec.Getenv
+	if getenv == nil {
+		return c
+	}
+	env := blocks.S3ConfigFromEnv(getenv)
+	if c.AccessKeyID == "" && c.SecretAccessKey == "" {
+		c.AccessKeyID, c.SecretAccessKey, c.SessionToken = env.AccessKeyID, env.SecretAccessKey, env.SessionToken
+	}
+	if c.Endpoint == "" {
+		c.Endpoint = env.Endpoint
+	}
+	if c.Region == "" {
+		c.Region = env.Region
+	}
+	return c
 }

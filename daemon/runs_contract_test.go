@@ -36,6 +36,7 @@ import (
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
+	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/executor/scripted"
 	"github.com/abctl/abctl/internal/loopback"
 )
@@ -61,6 +62,8 @@ type runsEnvConfig struct {
 	Workers        int
 	WebhookTimeout time.Duration
 	Minute         time.Duration
+	// Executor executes the runs; nil means the env's scripted executor.
+	Executor executor.Executor
 }
 
 // runsEnv is the daemon's handler with runs, wired as daemon.Run wires it,
@@ -112,8 +115,12 @@ func newRunsEnv(t testing.TB, cfg runsEnvConfig) *runsEnv {
 	exec := &scripted.Executor{}
 	links := &runview.Links{Signer: signer}
 	hooks := &runner.Webhooks{Store: st, Sender: &webhooks.Sender{Timeout: cfg.WebhookTimeout, Client: loopback.Client()}, Links: links}
+	var ex executor.Executor = exec
+	if cfg.Executor != nil {
+		ex = cfg.Executor
+	}
 	rn := runner.New(runner.Config{
-		Store: st, Executor: exec, Files: files, Notifier: hooks,
+		Store: st, Executor: ex, Files: files, Notifier: hooks,
 		Workers: max(cfg.Workers, 1), Minute: cfg.Minute,
 	})
 	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks}

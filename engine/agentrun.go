@@ -27,6 +27,14 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	if err := blocks.Check(def, e.models.Configured()); err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}
+	// Code blocks run only where the daemon allows them; an email_inbox
+	// prompt needs a model.
+	if err := blocks.CheckCode(ctx, def, e.cfg.Code); err != nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
+	}
+	if err := blocks.CheckInbox(def, e.models.Configured()); err != nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
+	}
 	// The models the blocks name must exist before any browser opens.
 	if err := blocks.CheckModels(job.Agent, e.models); err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
@@ -35,7 +43,8 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
-	creds, err := e.credentials(ctx, job, def.Parameters, params)
+	// The credentials of email_inbox blocks are read with the parameters'.
+	creds, err := e.credentials(ctx, job, blocks.WithInboxCredentials(def), params)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}
@@ -45,7 +54,8 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	}
 	r.sess.SetSecrets(creds)
 	in := blocks.New(e.env, blocks.Run{Session: r.sess, Agent: r.agent, Steps: r.steps,
-		Definition: def, Model: job.Agent.Model, Params: params})
+		Definition: def, Model: job.Agent.Model, Params: params, Human: job.Human,
+		Trigger: job.Trigger})
 	fail := in.Execute(ctx)
 	status, reason := agentStatus(ctx, fail, job.MaxSteps)
 	summary := r.steps.Summarize(status, reason)

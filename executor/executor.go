@@ -69,6 +69,16 @@ type Job struct {
 	// it to its store. The executor asks for a credential only when the
 	// run needs it, and never keeps or writes what it reads.
 	Vault Vault
+
+	// Human asks people the questions of the agent's human_interaction
+	// blocks, pausing the run meanwhile (see HumanAsker); nil when the
+	// caller has no one to ask, and those blocks then fail.
+	Human HumanAsker
+
+	// Trigger starts the runs the agent's workflow_trigger blocks ask for
+	// (see AgentStarter); nil when the caller cannot start runs, and those
+	// blocks then fail.
+	Trigger AgentStarter
 }
 
 // BrowserSessions is implemented by an executor that keeps browser

@@ -25,7 +25,8 @@ var wantTools = []string{
 	"skyvern_credential_delete", "skyvern_credential_get", "skyvern_credential_list",
 	"skyvern_folder_create", "skyvern_folder_delete", "skyvern_folder_get", "skyvern_folder_list", "skyvern_folder_update",
 	"skyvern_login",
-	"skyvern_run_action", "skyvern_run_bulk_cancel", "skyvern_run_task", "skyvern_run_webhook_retry",
+	"skyvern_run_action", "skyvern_run_approve", "skyvern_run_bulk_cancel", "skyvern_run_question", "skyvern_run_reject",
+	"skyvern_run_task", "skyvern_run_webhook_retry",
 	"skyvern_tag_key_list", "skyvern_tag_value_list",
 	"skyvern_workflow_cancel", "skyvern_workflow_create", "skyvern_workflow_delete", "skyvern_workflow_get",
 	"skyvern_workflow_list", "skyvern_workflow_run", "skyvern_workflow_run_retry", "skyvern_workflow_runs", "skyvern_workflow_status",
@@ -64,7 +65,8 @@ func TestListTools(t *testing.T) {
 			own := strings.Contains(tool.Description, "abctl's own tool")
 			hosted := !strings.Contains(tool.Name, "tag") && !strings.Contains(tool.Name, "bulk") &&
 				!strings.Contains(tool.Name, "webhook") && tool.Name != "skyvern_run_action" &&
-				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry"
+				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry" &&
+				!slices.Contains([]string{"skyvern_run_question", "skyvern_run_approve", "skyvern_run_reject"}, tool.Name)
 			if own == hosted {
 				t.Errorf("%s: description says own tool = %v; the hosted service has it = %v", tool.Name, own, hosted)
 			}
@@ -438,6 +440,9 @@ func TestErrors(t *testing.T) {
 			{"skyvern_folder_get", map[string]any{"folder_id": "fld_404"}, []string{"404", "Folder fld_404 not found"}},
 			{"skyvern_workflow_create", map[string]any{"definition": "title: no definition\n"}, []string{"422", "workflow_definition"}},
 			{"skyvern_run_webhook_retry", map[string]any{"run_id": "tsk_404"}, []string{"404"}},
+			{"skyvern_run_question", map[string]any{"run_id": "wr_404"}, []string{"404", "wr_404"}},
+			{"skyvern_run_approve", map[string]any{"run_id": "wr_404", "comment": "ok"}, []string{"404", "wr_404"}},
+			{"skyvern_run_reject", map[string]any{}, []string{"run_id"}},
 		} {
 			msg := callError(t, s, tc.tool, tc.args)
 			for _, w := range tc.want {

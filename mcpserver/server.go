@@ -66,6 +66,7 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	s.AddReceivingMiddleware(guard(logger))
 	t := &tools{c: c, poll: opts.Poll}
 	t.addRunTools(s)
+	t.addHumanTools(s)
 	t.addAgentTools(s)
 	t.addAgentRunTools(s)
 	t.addFolderTools(s)

@@ -245,10 +245,15 @@ func (s *Server) endSession(ctx context.Context, orgID, id, status string) (*cli
 // checkSession makes sure a run's browser_session_id names an open session
 // of the organization: 404 for an unknown one, 409 for one that ended.
 func (s *Server) checkSession(r *http.Request, id string) error {
+	return s.checkOrgSession(r.Context(), organization(r.Context()).ID, id)
+}
+
+// checkOrgSession is checkSession for a run of organization orgID.
+func (s *Server) checkOrgSession(ctx context.Context, orgID, id string) error {
 	if id == "" {
 		return nil
 	}
-	bs, err := s.store.BrowserSessions().Get(r.Context(), organization(r.Context()).ID, id)
+	bs, err := s.store.BrowserSessions().Get(ctx, orgID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return errorf(KindNotFound, "Browser session %s not found", id)
 	}

@@ -44,6 +44,9 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/runs/{id}/timeline", s.handleRunTimeline)
 	api.HandleFunc("GET /v1/runs/{id}/steps", s.handleRunSteps) // abctl's own
 	api.HandleFunc("POST /v1/runs/{id}/cancel", s.handleCancelRun)
+	api.HandleFunc("GET /v1/runs/{id}/interaction", s.handleRunInteraction) // abctl's own, as the two below (human.go)
+	api.HandleFunc("POST /v1/runs/{id}/approve", s.handleApproveRun)
+	api.HandleFunc("POST /v1/runs/{id}/reject", s.handleRejectRun)
 	api.HandleFunc("POST /v1/runs/cancel", s.handleCancelRuns)
 	api.HandleFunc("POST /v1/runs/{id}/retry_webhook", s.handleRetryWebhook)
 	api.HandleFunc("GET /v1/runs/{id}/artifacts", s.handleRunArtifacts)

@@ -255,6 +255,18 @@ func (s *Server) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
+	rec := s.agentRunRecord(org.ID, agent, &req, params)
+	rec.MaxSteps, rec.KeyHash, rec.BaseURL, rec.Trigger = maxStepsOverride, keyHash(r), baseURL(r), triggerOf(r)
+	s.startRun(w, r, rec)
+}
+
+// agentRunRecord is the record of a new run of agent for req, with params
+// its parameters resolved (resolveParameters), queued and not yet stored:
+// the webhook, time limit and title default to the agent's. The caller
+// sets what depends on who asked (MaxSteps, KeyHash, BaseURL, Trigger).
+// POST /v1/run/agents and the runs of workflow_trigger blocks
+// (NewTriggeredRun) make their records here.
+func (s *Server) agentRunRecord(orgID string, agent *client.Agent, req *client.AgentRunRequest, params map[string]json.RawMessage) *store.RunRecord {
 	webhook := strings.TrimSpace(req.WebhookURL)
 	if webhook == "" && agent.WebhookCallbackURL != nil {
 		webhook = strings.TrimSpace(*agent.WebhookCallbackURL)
@@ -266,21 +278,20 @@ func (s *Server) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 	case agent.MaxElapsedTimeMinutes != nil:
 		elapsed = *agent.MaxElapsedTimeMinutes
 	}
-	echo := req
+	echo := *req
 	echo.CDPConnectHeaders = maskHeaders(req.CDPConnectHeaders)
 	runRequest, _ := json.Marshal(echo)
 	rec := &store.RunRecord{
-		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: org.ID, Type: client.RunTypeWorkflowRun,
+		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: orgID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusQueued, RunRequest: runRequest,
 		AgentID: agent.WorkflowPermanentID, AgentVersion: agent.Version, AgentVersionID: agent.WorkflowID, Parameters: params,
-		Title: req.Title, MaxSteps: maxStepsOverride, MaxElapsedMinutes: elapsed,
-		WebhookURL: webhook, KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
+		Title: req.Title, MaxElapsedMinutes: elapsed, WebhookURL: webhook,
 		BrowserProfileID: req.BrowserProfileID, BrowserSessionID: req.BrowserSessionID,
 	}
 	if rec.Title == "" {
 		rec.Title = agent.Title
 	}
-	s.startRun(w, r, rec)
+	return rec
 }
 
 // checkRunMetadata checks run_metadata: at most 20 entries, keys of at

@@ -81,6 +81,10 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		Task: rec.Task, Parameters: rec.Parameters,
 		MaxSteps: rec.MaxSteps, Dir: dir, Vault: r.vault(),
 		BrowserSessionID: rec.BrowserSessionID,
+		Trigger:          r.starter(ctx, rec),
+	}
+	if rec.Type == client.RunTypeWorkflowRun {
+		job.Human = r.humanAsker(rec)
 	}
 	if rec.Type == client.RunTypeWorkflowRun && rec.AgentID == "" && rec.Definition != nil {
 		job.Agent = &client.Agent{Title: rec.Title, WorkflowDefinition: *rec.Definition}

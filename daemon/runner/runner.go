@@ -83,11 +83,16 @@ type Runner struct {
 	wake    chan struct{}                            // a token when the queue may have work
 	quit    chan struct{}                            // closed by Stop: every waiting worker returns
 	stopped bool
+	// agentRuns makes the runs of workflow_trigger blocks (trigger.go);
+	// nil until SetAgentRuns.
+	agentRuns AgentRuns
 
 	workers sync.WaitGroup // the worker goroutines
 	tasks   sync.WaitGroup // webhooks sent outside the workers
 	stop    context.CancelFunc
 	ctx     context.Context // the runner's life; done on Stop
+
+	humans humanWaits // runs paused for a person's answer (human.go)
 }
 
 // New returns a runner; Start sets it going.
@@ -133,6 +138,9 @@ func (r *Runner) Start(ctx context.Context) error {
 			// sent.
 			r.log.Warn("sending the webhook a restart interrupted", "run_id", rec.ID)
 			r.finishAsync(rec)
+		case rec.Status == client.RunStatusPaused:
+			r.log.Warn("run waiting for a person's answer interrupted by a restart", "run_id", rec.ID)
+			r.endPausedByRestart(rec)
 		case rec.Status == client.RunStatusRunning:
 			r.log.Warn("run interrupted by a restart", "run_id", rec.ID)
 			r.endUnstarted(ref, client.RunStatusRunning, client.RunStatusFailed,
@@ -254,6 +262,9 @@ func (r *Runner) work() {
 		}
 		r.execute(ctx, ref)
 		r.done(ref)
+		if r.retireWorker() {
+			return // it was lent while a run was paused (human.go)
+		}
 	}
 }
 

@@ -43,6 +43,7 @@ func AgentRun(rec *store.RunRecord, versionID string) *client.AgentRun {
 	if rec.Trigger != "" {
 		out.TriggerType = client.Ptr(rec.Trigger)
 	}
+	out.ParentWorkflowRunID = nonEmpty(rec.ParentRunID)
 	// The settings the request chose, from its echo; a record without one
 	// (or with one that does not decode) leaves them null.
 	var req client.AgentRunRequest

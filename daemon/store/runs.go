@@ -87,6 +87,11 @@ type RunRecord struct {
 	// Trigger says what started the run ("api", "mcp"); "" for runs
 	// stored before it was recorded, which the run list shows as null.
 	Trigger client.RunTriggerType `json:"trigger,omitempty"`
+	// ParentRunID is the run whose workflow_trigger block started this one
+	// ("" for none); TriggerDepth counts the runs of that chain above it
+	// (1 for a run an API-started run triggered), which bounds it.
+	ParentRunID  string `json:"parent_run_id,omitempty"`
+	TriggerDepth int    `json:"trigger_depth,omitempty"`
 
 	MaxSteps          int `json:"max_steps,omitempty"`           // 0: the executor's default
 	MaxElapsedMinutes int `json:"max_elapsed_minutes,omitempty"` // 0: no wall-clock limit
@@ -108,6 +113,10 @@ type RunRecord struct {
 	Errors    []json.RawMessage `json:"errors,omitempty"`
 	StepCount *int              `json:"step_count,omitempty"`
 	Files     []RunFile         `json:"files,omitempty"` // in the order produced
+	// Human is the latest question the run's human_interaction blocks
+	// asked, with its answer once given (package runner, human.go); nil
+	// when none asked.
+	Human *client.HumanInteraction `json:"human,omitempty"`
 
 	// Webhook is the delivery of the terminal webhook; nil until sent (or
 	// when there was none to send). Retries are recorded in

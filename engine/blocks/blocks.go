@@ -54,6 +54,8 @@ type Env struct {
 	S3 S3Config
 	// Code says whether and how code blocks run (see code.go).
 	Code CodeConfig
+	// IMAP is where email_inbox blocks read mail (see inbox.go).
+	IMAP IMAPConfig
 }
 
 // Run is one agent run as the interpreter sees it.

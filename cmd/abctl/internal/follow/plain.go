@@ -34,6 +34,13 @@ func followPlain(ctx context.Context, o Options, events <-chan event, timeout <-
 				}
 			}
 			fmt.Fprintf(w, "%s %s\n", o.RunID, line)
+			if paused(ev.RunEvent) {
+				if q := readQuestion(ctx, o); q != nil {
+					for _, l := range questionLines(q, o.RunID) {
+						fmt.Fprintf(w, "%s %s\n", o.RunID, l)
+					}
+				}
+			}
 			if ev.Run.IsTerminal() {
 				for _, l := range endLines(ev.Run) {
 					fmt.Fprintf(w, "%s %s\n", o.RunID, l)

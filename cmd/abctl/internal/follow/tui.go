@@ -152,9 +152,10 @@ type (
 
 // The live view's states.
 const (
-	watching  followStateKey = iota
-	asking                   // Ctrl-C was pressed: cancel or leave?
-	canceling                // the cancel request was sent; following to the end
+	watching   followStateKey = iota
+	asking                    // Ctrl-C was pressed: cancel or leave?
+	canceling                 // the cancel request was sent; following to the end
+	confirming                // a or r was pressed on a paused run: send that answer? (human.go)
 	done
 )
 
@@ -181,6 +182,10 @@ type model struct {
 	drawn  <-chan struct{}
 	ready  bool
 	queued []string
+	// question is what the paused run asks, once read (human.go);
+	// approving is the answer a confirmation is asked for.
+	question  *client.HumanInteraction
+	approving bool
 }
 
 func newModel(ctx context.Context, o Options, events <-chan event, timeout <-chan time.Time) *model {
@@ -264,11 +269,24 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.StatusChanged() || msg.StepsChanged() || msg.NewScreenshot() {
 			print = m.println(m.statusMark(msg.Run.Status) + " " + changeLine(msg.RunEvent, m.o.Now()))
 		}
-		var latest tea.Cmd
+		var latest, question tea.Cmd
 		if !m.noSteps && wantsLatest(msg.RunEvent) {
 			latest = m.readLatest()
 		}
-		return m, tea.Batch(print, latest, m.nextEvent())
+		if paused(msg.RunEvent) {
+			question = m.readQuestion()
+		} else if msg.Run.Status != client.RunStatusPaused && m.state == confirming {
+			m.state = watching // answered elsewhere, or the wait ended
+		}
+		return m, tea.Batch(print, latest, question, m.nextEvent())
+	case questionMsg:
+		return m, m.showQuestion(msg.q)
+	case answerDoneMsg:
+		m.notice = fmt.Sprintf("answered %q", m.descriptor(msg.approve))
+		if msg.err != nil {
+			m.notice = "could not answer: " + msg.err.Error()
+		}
+		return m, nil
 	case drawnMsg:
 		m.ready = true
 		if len(m.queued) == 0 || m.state == done {
@@ -338,7 +356,23 @@ func (m *model) stepLine(s *client.RunStep) string {
 func (m *model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	switch m.state {
 	case watching, canceling:
-		if k.String() == "ctrl+c" {
+		switch k.String() {
+		case "ctrl+c":
+			return m.interrupt()
+		case "a", "r":
+			if m.state == watching && m.answerable() {
+				m.state, m.approving = confirming, k.String() == "a"
+			}
+		}
+	case confirming:
+		switch strings.ToLower(k.String()) {
+		case "y":
+			m.state, m.notice = watching, "answering..."
+			return m, m.answer(m.approving)
+		case "n", "esc":
+			m.state = watching
+		case "ctrl+c":
+			m.state = watching
 			return m.interrupt()
 		}
 	case asking:
@@ -414,9 +448,13 @@ func (m *model) View() tea.View {
 	if m.notice != "" {
 		line("  " + m.cs.Yellow(m.notice))
 	}
-	switch m.state {
-	case asking:
+	switch {
+	case m.state == asking:
 		line(m.cs.Bold("Cancel the run?") + "  y: cancel it · n: leave it running · esc: keep watching")
+	case m.state == confirming:
+		line(m.cs.Bold(fmt.Sprintf("Answer %q?", m.descriptor(m.approving))) + "  y: send it · n: not now")
+	case m.state == watching && m.answerable():
+		line(m.cs.Gray(fmt.Sprintf("  a: %s · r: %s · ctrl+c: cancel or leave the run", m.descriptor(true), m.descriptor(false))))
 	default:
 		line(m.cs.Gray("  ctrl+c: cancel or leave the run"))
 	}

@@ -108,6 +108,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			// The SMTP account from the environment, never from flags
 			// (they show in process lists).
 			engine.SMTP.Username, engine.SMTP.Password = f.Getenv(EnvSMTPUsername), f.Getenv(EnvSMTPPassword)
+
 			cfg.Stderr = opts.IO.ErrOut
 			if runF != nil {
 				return runF(opts)
@@ -127,6 +128,17 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().DurationVar(&engine.ActionIdle, "action-idle", executor.DefaultActionIdle, "how long the browser of a run_action workflow run stays open without an action")
 	cmd.Flags().StringVar(&engine.SMTP.Host, "smtp-host", "", "SMTP server of send_email blocks that name none (its user and password: "+EnvSMTPUsername+", "+EnvSMTPPassword+")")
 	cmd.Flags().IntVar(&engine.SMTP.Port, "smtp-port", 587, "port of --smtp-host")
+	cmd.Flags().BoolVar(&engine.Code.Enabled, "allow-code-blocks", false, "run the Python code of code blocks (python3, a process per block with a time and memory limit); without it agents with code blocks fail before they start")
+	cmd.Flags().DurationVar(&engine.Code.Timeout, "code-timeout", time.Minute, "how long one code block may run")
+	cmd.Flags().IntVar(&engine.Code.MemoryMiB, "code-memory", 1024, "the memory (address space, MiB) one code block may use")
+	cmd.Flags().StringVar(&engine.IMAP.Address, "imap-address", "", "IMAP server (host:port, TLS) of every email_inbox block, instead of Gmail's or Outlook's")
+	cmd.Flags().BoolVar(&engine.IMAP.StartTLS, "imap-starttls", false, "connect to --imap-address in plain text and upgrade with STARTTLS (port 143) instead of TLS from the start")
+	cmd.Flags().StringVar(&engine.S3.Endpoint, "s3-endpoint", "", "S3-compatible service of the storage blocks (such as http://127.0.0.1:9000; default: $AWS_ENDPOINT_URL_S3, then AWS S3); its keys: $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY")
+	cmd.Flags().StringVar(&engine.S3.Region, "s3-region", "", "region of the buckets (default: $AWS_REGION)")
+	cmd.Flags().StringVar(&engine.S3.Bucket, "s3-bucket", "", "bucket of upload_to_s3 and download_to_s3 blocks, and of file_upload blocks that name none")
+	cmd.Flags().StringVar(&engine.S3.Prefix, "s3-prefix", "", "start of the keys upload_to_s3 and download_to_s3 write (such as abctl/)")
+	cmd.Flags().BoolVar(&engine.S3.PathStyle, "s3-path-style", false, "address buckets as <endpoint>/<bucket> (MinIO, Ceph and most self-hosted services need it)")
+	cmd.Flags().StringVar(&engine.S3.KnownHostsFile, "sftp-known-hosts", "", "known_hosts file that vouches for the SFTP servers of file_upload blocks without sftp_host_key (default: ~/.ssh/known_hosts)")
 	lf.register(cmd)
 	cmd.AddCommand(NewCmdOrgs(f, &cfg.DataDir))
 	return cmd

@@ -1,6 +1,6 @@
 // Package runs is `abctl runs`: follow, cancel, retry and re-notify runs
-// that already exist. Starting runs is `abctl run`; listing them is `abctl get
-// runs`.
+// that already exist, and answer the ones paused for a person. Starting
+// runs is `abctl run`; listing them is `abctl get runs`.
 package runs
 
 import (
@@ -26,7 +26,7 @@ import (
 func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "Follow, cancel and retry runs, and re-send their webhooks",
+		Short: "Follow, cancel, retry and answer runs, and re-send their webhooks",
 		Args:  cmdutil.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -37,7 +37,8 @@ func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	webhook.AddCommand(NewCmdRetry(f, nil))
-	cmd.AddCommand(NewCmdWatch(f, nil), NewCmdCancel(f, nil), NewCmdCancelAll(f, nil), NewCmdRetryRun(f, nil), webhook, NewCmdArtifacts(f, nil))
+	cmd.AddCommand(NewCmdWatch(f, nil), NewCmdCancel(f, nil), NewCmdCancelAll(f, nil), NewCmdRetryRun(f, nil), webhook, NewCmdArtifacts(f, nil),
+		NewCmdApprove(f, nil), NewCmdReject(f, nil), NewCmdQuestion(f, nil))
 	return cmd
 }
 

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package blocks
+
+import "os/exec"
+
+// killGroup: without process groups, cancellation kills the interpreter
+// only.
+func killGroup(*exec.Cmd) {}
