@@ -1,11 +1,9 @@
 package engine_test
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
-	"github.com/pkg/sftp"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
@@ -28,6 +25,7 @@ import (
 	"github.com/abctl/abctl/engine"
 	"github.com/abctl/abctl/engine/blocks"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/sftptest"
 	"github.com/abctl/abctl/internal/testsite"
 )
 
@@ -261,112 +259,7 @@ func TestStorageS3(t *testing.T) {
 	}
 }
 
-// sftpServer is an SSH server on loopback serving SFTP over dir to the
-// user "robot", who signs in with sftpPassword or the key clientKey.
-type sftpServer struct {
-	addr      string
-	dir       string
-	hostKey   ssh.PublicKey
-	clientKey ed25519.PrivateKey
-
-	mu     sync.Mutex
-	signIn int // sign-in attempts (password or key)
-}
-
 const sftpPassword = "sftp-pa55word-secret"
-
-func startSFTP(t *testing.T) *sftpServer {
-	t.Helper()
-	s := &sftpServer{dir: t.TempDir()}
-	_, hostPriv, _ := ed25519.GenerateKey(rand.Reader)
-	hostSigner, err := ssh.NewSignerFromKey(hostPriv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.hostKey = hostSigner.PublicKey()
-	_, s.clientKey, _ = ed25519.GenerateKey(rand.Reader)
-	clientPub, _ := ssh.NewPublicKey(s.clientKey.Public())
-	cfg := &ssh.ServerConfig{
-		PasswordCallback: func(c ssh.ConnMetadata, pw []byte) (*ssh.Permissions, error) {
-			s.mu.Lock()
-			s.signIn++
-			s.mu.Unlock()
-			if c.User() == "robot" && string(pw) == sftpPassword {
-				return nil, nil
-			}
-			return nil, errors.New("wrong password")
-		},
-		PublicKeyCallback: func(c ssh.ConnMetadata, k ssh.PublicKey) (*ssh.Permissions, error) {
-			s.mu.Lock()
-			s.signIn++
-			s.mu.Unlock()
-			if c.User() == "robot" && bytes.Equal(k.Marshal(), clientPub.Marshal()) {
-				return nil, nil
-			}
-			return nil, errors.New("unknown key")
-		},
-	}
-	cfg.AddHostKey(hostSigner)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.addr = ln.Addr().String()
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			nc, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() { s.serve(nc, cfg) })
-		}
-	})
-	return s
-}
-
-func (s *sftpServer) serve(nc net.Conn, cfg *ssh.ServerConfig) {
-	defer nc.Close()
-	conn, chans, reqs, err := ssh.NewServerConn(nc, cfg)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	go ssh.DiscardRequests(reqs)
-	for nch := range chans {
-		if nch.ChannelType() != "session" {
-			nch.Reject(ssh.UnknownChannelType, "only sessions")
-			continue
-		}
-		ch, chReqs, err := nch.Accept()
-		if err != nil {
-			return
-		}
-		go func() {
-			defer ch.Close()
-			for req := range chReqs {
-				ok := req.Type == "subsystem" && len(req.Payload) > 4 && string(req.Payload[4:]) == "sftp"
-				req.Reply(ok, nil)
-				if !ok {
-					continue
-				}
-				srv, err := sftp.NewServer(ch, sftp.WithServerWorkingDirectory(s.dir))
-				if err != nil {
-					return
-				}
-				srv.Serve()
-				return
-			}
-		}()
-	}
-}
-
-func (s *sftpServer) signIns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.signIn
-}
 
 // TestStorageSFTP: file_upload writes the run's download to an SFTP
 // server on loopback, signing in with a password credential or a private
@@ -378,8 +271,14 @@ func (s *sftpServer) signIns() int {
 func TestStorageSFTP(t *testing.T) {
 	needBrowser(t)
 	site := testsite.Start(t)
-	srv := startSFTP(t)
-	host, portText, _ := net.SplitHostPort(srv.addr)
+	_, clientKey, _ := ed25519.GenerateKey(rand.Reader)
+	clientPub, _ := ssh.NewPublicKey(clientKey.Public())
+	srv, err := sftptest.Start("127.0.0.1:0", "robot", sftpPassword, sftptest.WithClientKey(clientPub))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	host, portText, _ := net.SplitHostPort(srv.Addr())
 	port, _ := strconv.Atoi(portText)
 	knownHosts := filepath.Join(t.TempDir(), "known_hosts")
 	e := newEngine(t, engine.Config{
@@ -389,11 +288,11 @@ func TestStorageSFTP(t *testing.T) {
 		},
 		S3: blocks.S3Config{KnownHostsFile: knownHosts},
 	})
-	hostLine := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(srv.hostKey)))
+	hostLine := strings.TrimSpace(string(ssh.MarshalAuthorizedKey(srv.HostKey())))
 	upload := func(hostKey string) *client.FileUploadBlock {
 		return &client.FileUploadBlock{BlockBase: base("to_sftp"), StorageType: "sftp",
 			SFTPHost: host, SFTPPort: &port, SFTPUsername: "{{ sftp_login.username }}", SFTPPassword: "{{ sftp_login.password }}",
-			SFTPRemotePath: filepath.Join(srv.dir, "uploads", "daily"), SFTPHostKey: hostKey}
+			SFTPRemotePath: "/uploads/daily", SFTPHostKey: hostKey}
 	}
 	def := func(cred string, b *client.FileUploadBlock) client.WorkflowDefinition {
 		return client.WorkflowDefinition{
@@ -412,29 +311,29 @@ func TestStorageSFTP(t *testing.T) {
 	if res.Status != client.RunStatusCompleted {
 		t.Fatalf("%s: %s", res.Status, res.FailureReason)
 	}
-	remote := filepath.Join(srv.dir, "uploads", "daily", testsite.ReportFilename)
-	if got, _ := outputOf(t, res)["to_sftp_output"].([]any); len(got) != 1 || got[0] != "sftp://"+srv.addr+remote {
-		t.Errorf("to_sftp_output %v, want [sftp://%s%s]", outputOf(t, res)["to_sftp_output"], srv.addr, remote)
+	remote := "/uploads/daily/" + testsite.ReportFilename
+	if got, _ := outputOf(t, res)["to_sftp_output"].([]any); len(got) != 1 || got[0] != "sftp://"+srv.Addr()+remote {
+		t.Errorf("to_sftp_output %v, want [sftp://%s%s]", outputOf(t, res)["to_sftp_output"], srv.Addr(), remote)
 	}
-	if b, err := os.ReadFile(remote); err != nil || string(b) != testsite.ReportCSV {
+	if b, err := srv.ReadFile(remote); err != nil || string(b) != testsite.ReportCSV {
 		t.Errorf("the server holds %q (%v)", b, err)
 	}
 	noSecretIn(t, j.Dir, sftpPassword)
 
 	// A private key (OpenSSH format); the host key's fingerprint; the
 	// block's path as the folder.
-	pemKey, err := ssh.MarshalPrivateKey(srv.clientKey, "")
+	pemKey, err := ssh.MarshalPrivateKey(clientKey, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := upload(ssh.FingerprintSHA256(srv.hostKey))
-	b.SFTPPassword, b.SFTPRemotePath, b.Path = "", "", filepath.Join(srv.dir, "by-key")
+	b := upload(srv.Fingerprint())
+	b.SFTPPassword, b.SFTPRemotePath, b.Path = "", "", "/by-key"
 	b.SFTPPrivateKey = string(pem.EncodeToMemory(pemKey))
 	_, res = run(def("cred_sftp", b))
 	if res.Status != client.RunStatusCompleted {
 		t.Fatalf("private key: %s: %s", res.Status, res.FailureReason)
 	}
-	if got, err := os.ReadFile(filepath.Join(srv.dir, "by-key", testsite.ReportFilename)); err != nil || string(got) != testsite.ReportCSV {
+	if got, err := srv.ReadFile("/by-key/" + testsite.ReportFilename); err != nil || string(got) != testsite.ReportCSV {
 		t.Errorf("private key: the server holds %q (%v)", got, err)
 	}
 
@@ -448,13 +347,13 @@ func TestStorageSFTP(t *testing.T) {
 
 	// No sftp_host_key and no known_hosts entry: refused before signing in,
 	// the fingerprint in the reason; with the server in known_hosts, done.
-	before := srv.signIns()
+	before := srv.SignIns()
 	_, res = run(def("cred_sftp", upload("")))
-	failedWith(t, res, "an unknown host", "nothing vouches for the host key", ssh.FingerprintSHA256(srv.hostKey), knownHosts)
-	if srv.signIns() != before {
+	failedWith(t, res, "an unknown host", "nothing vouches for the host key", srv.Fingerprint(), knownHosts)
+	if srv.SignIns() != before {
 		t.Errorf("the daemon signed in to a server nothing vouches for")
 	}
-	line := knownhosts.Line([]string{knownhosts.Normalize(srv.addr)}, srv.hostKey)
+	line := knownhosts.Line([]string{knownhosts.Normalize(srv.Addr())}, srv.HostKey())
 	if err := os.WriteFile(knownHosts, []byte(line+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -466,10 +365,10 @@ func TestStorageSFTP(t *testing.T) {
 	// A host key other than the block's.
 	_, otherPriv, _ := ed25519.GenerateKey(rand.Reader)
 	otherPub, _ := ssh.NewPublicKey(otherPriv.Public())
-	before = srv.signIns()
+	before = srv.SignIns()
 	_, res = run(def("cred_sftp", upload(string(ssh.MarshalAuthorizedKey(otherPub)))))
 	failedWith(t, res, "another host key", `Block "to_sftp" (file_upload) failed`, "not the one sftp_host_key gives")
-	if srv.signIns() != before {
+	if srv.SignIns() != before {
 		t.Errorf("the daemon signed in to a server whose key is not the block's")
 	}
 

@@ -76,6 +76,7 @@ func TestAgentExamples(t *testing.T) {
 		"quickstart.yaml":     testQuickstart,
 		"order-triage.yaml":   testOrderTriage,
 		"email-report.yaml":   testEmailReport,
+		"sftp-upload.yaml":    testSFTPUpload,
 	}
 	for _, f := range files {
 		name := filepath.Base(f)

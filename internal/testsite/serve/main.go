@@ -4,11 +4,15 @@
 //	go run ./internal/testsite/serve              # http://127.0.0.1:8000
 //	go run ./internal/testsite/serve -addr 127.0.0.1:0
 //	go run ./internal/testsite/serve -smtp 127.0.0.1:2525
+//	go run ./internal/testsite/serve -sftp 127.0.0.1:2222
 //
 // It prints the site's address on stdout (one line, so that scripts can read
 // it) and serves until interrupted. With -smtp it also takes mail there, from
 // anyone, and prints a summary of each message it receives on stderr (for
-// the send_email examples). The same pages are served on a second
+// the send_email examples). With -sftp it also serves SFTP there to the
+// account testsite.SFTPUser, keeping the files in memory, with a host key
+// whose fingerprint is always testsite.SFTPHostKeyFingerprint (for the
+// storage example). The same pages are served on a second
 // origin, localhost at another port, for the cross-origin frame. It serves
 // loopback addresses only and contacts nothing.
 package main
@@ -23,13 +27,26 @@ import (
 	"syscall"
 
 	"github.com/abctl/abctl/internal/mailtest"
+	"github.com/abctl/abctl/internal/sftptest"
 	"github.com/abctl/abctl/internal/testsite"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8000", "loopback address of the main origin (port 0: a free one)")
 	smtpAddr := flag.String("smtp", "", "also take mail on this loopback address (such as 127.0.0.1:2525) and print each message")
+	sftpAddr := flag.String("sftp", "", "also serve SFTP on this loopback address (such as 127.0.0.1:2222), files in memory, and print each file written")
 	flag.Parse()
+	if *sftpAddr != "" {
+		s, err := sftptest.Start(*sftpAddr, testsite.SFTPUser, testsite.SFTPPassword,
+			sftptest.WithHostKeySeed(testsite.SFTPHostKeySeed()),
+			sftptest.OnWrite(func(p string) { fmt.Fprintf(os.Stderr, "sftp: receiving %s\n", p) }))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			os.Exit(1)
+		}
+		defer s.Close()
+		fmt.Fprintf(os.Stderr, "serving SFTP at %s to %s (password %s), host key %s\n", s.Addr(), testsite.SFTPUser, testsite.SFTPPassword, s.Fingerprint())
+	}
 	if *smtpAddr != "" {
 		s, err := mailtest.StartSMTP(*smtpAddr, mailtest.OnMessage(printMessage))
 		if err != nil {
