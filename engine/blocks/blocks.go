@@ -330,6 +330,8 @@ func blockInfo(b client.Block, sc *scope) executor.BlockInfo {
 		info.URL, info.Prompt = x.URL, x.Prompt
 	case *client.TextPromptBlock:
 		info.Prompt = x.Prompt
+	case *client.HumanInteractionBlock:
+		info.Prompt = x.Instructions
 	}
 	if sc != nil && sc.inLoop() {
 		info.CurrentValue = sc.vals["current_value"]
