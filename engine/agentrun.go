@@ -23,7 +23,11 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	if job.Agent == nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The run has no agent definition."}
 	}
-	def := &job.Agent.WorkflowDefinition
+	// The blocks as a definition writes them: a stored agent carries some
+	// fields in the service's response shape (the parameters' records
+	// instead of a block's parameter_keys, loop_over and the smtp_*
+	// records instead of their keys), which the blocks would not read.
+	def := &job.Agent.Definition().WorkflowDefinition
 	if err := blocks.Check(def, e.models.Configured()); err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}

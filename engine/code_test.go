@@ -182,3 +182,47 @@ func TestCodeBlockRefusedBeforeStart(t *testing.T) {
 		}
 	}
 }
+
+// TestDaemonCodeBlock: through the daemon, which stores a block's
+// parameter_keys as the parameters' records (as the service answers
+// them), a code block still sees exactly the parameters it names.
+func TestDaemonCodeBlock(t *testing.T) {
+	needBrowser(t)
+	needPython(t)
+	e := newEngine(t, engine.Config{Code: blocks.CodeConfig{Enabled: true}})
+	c, _ := startDaemon(t, e)
+	ctx := t.Context()
+	def := client.WorkflowDefinition{
+		Parameters: []client.Parameter{jsonParam("rate"), jsonParam("other")},
+		Blocks: client.Blocks{
+			codeBlock("calc", "net = round(100 * (1 - rate), 2)\nseen = sorted(k for k in globals() if not k.startswith('_') and k not in ('net',))\n", "rate"),
+		},
+	}
+	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Code", WorkflowDefinition: def}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: map[string]any{"rate": 0.25, "other": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.Runs.Wait(ctx, run.RunID, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Status != client.RunStatusCompleted {
+		t.Fatalf("%s: %s", done.Status, done.GetFailureReason())
+	}
+	var out struct {
+		Calc struct {
+			Net  float64  `json:"net"`
+			Seen []string `json:"seen"`
+		} `json:"calc_output"`
+	}
+	if err := done.DecodeOutput(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Calc.Net != 75 || strings.Join(out.Calc.Seen, ",") != "rate" {
+		t.Errorf("calc_output %+v, want net 75 and only rate seen (%s)", out.Calc, done.Output)
+	}
+}

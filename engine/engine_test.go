@@ -156,7 +156,10 @@ func TestBlocksNeedingAModelFailBeforeStart(t *testing.T) {
 			`block "extract_prices" (extraction) needs a language model, but this daemon has no language model configured`},
 		{&client.ActionBlock{BlockBase: base("smart_click"), NavigationGoal: "click the blue button"},
 			`block "smart_click" (action) needs a language model`},
-		{&client.SendEmailBlock{BlockBase: base("notify")}, `block "notify" (send_email) is not supported`},
+		{&client.TextPromptBlock{BlockBase: base("summarize"), Prompt: "Summarize"}, `block "summarize" (text_prompt) needs a language model`},
+		{&client.ConditionalBlock{BlockBase: base("route"), BranchConditions: []client.BranchCondition{
+			{Criteria: json.RawMessage(`{"criteria_type":"prompt","expression":"the cart is full"}`)}}},
+			`block "route" (conditional): branch 1 has criteria in prose (criteria_type prompt), which a language model judges, but this daemon has no language model configured`},
 		{&client.FileDownloadBlock{BlockBase: base("get_file"), NavigationGoal: "find the invoice"},
 			`block "get_file" (file_download) needs a language model`},
 	} {
