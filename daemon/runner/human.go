@@ -153,11 +153,7 @@ func (r *Runner) resume(ctx context.Context, ref store.RunRef, wait context.Cont
 			return store.ErrUnchanged
 		}
 		rec.Status = client.RunStatusRunning
-		if rec.Human != nil && rec.Human.State == client.HumanWaiting {
-			h := *rec.Human
-			h.State = client.HumanUnanswered
-			rec.Human = &h
-		}
+		markUnanswered(rec)
 		return nil
 	})
 	if err != nil {
@@ -291,11 +287,7 @@ func (r *Runner) endPausedByRestart(rec *store.RunRecord) {
 		rec.Status, moved = client.RunStatusFailed, true
 		rec.FailureReason = "The daemon restarted while this run was waiting for a person's answer" + block +
 			"; its browser session was lost, so it did not finish."
-		if rec.Human != nil && rec.Human.State == client.HumanWaiting {
-			h := *rec.Human
-			h.State = client.HumanUnanswered
-			rec.Human = &h
-		}
+		markUnanswered(rec)
 		return nil
 	})
 	if err != nil {
@@ -304,5 +296,16 @@ func (r *Runner) endPausedByRestart(rec *store.RunRecord) {
 	}
 	if moved {
 		r.finishAsync(final)
+	}
+}
+
+// markUnanswered marks the question of rec, when it still waits, as never
+// answered. The record's Human is replaced, not changed in place: the
+// store's copy may share it.
+func markUnanswered(rec *store.RunRecord) {
+	if rec.Human != nil && rec.Human.State == client.HumanWaiting {
+		h := *rec.Human
+		h.State = client.HumanUnanswered
+		rec.Human = &h
 	}
 }
