@@ -81,6 +81,9 @@
 //	                                           generate_browser_profile closed with, sealed
 //	        browser_sessions/
 //	            <session id>                -> client.BrowserSession JSON (browsersessions.go)
+//	        schedules/                      agent schedules (schedules.go)
+//	        custom_llms/                    the organization's model endpoints (customllms.go)
+//	        uploads/                        files uploaded with /v1/upload_file (uploads.go)
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/
@@ -182,6 +185,9 @@ var (
 	bucketProfiles        = []byte("browser_profiles")
 	bucketBrowserStates   = []byte("browser_states")
 	bucketBrowserSessions = []byte("browser_sessions")
+	bucketSchedules       = []byte("schedules")
+	bucketCustomLLMs      = []byte("custom_llms")
+	bucketUploads         = []byte("uploads")
 
 	// orgBuckets are the buckets of every organization (see orgTx).
 	orgBuckets = orgBucketNames[:]
@@ -440,11 +446,24 @@ var migrations = []migration{
 			}
 			return nil
 		})
-	}}, {version: 9, name: "browser sessions", apply: func(tx *bolt.Tx) error {
+	}},
+	{version: 9, name: "browser sessions", apply: func(tx *bolt.Tx) error {
 		data := tx.Bucket(bucketOrgData)
 		return data.ForEachBucket(func(org []byte) error {
 			_, err := data.Bucket(org).CreateBucketIfNotExists(bucketBrowserSessions)
 			return err
+		})
+	}},
+	{version: 10, name: "schedules, custom models and uploaded files", apply: func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			root := data.Bucket(org)
+			for _, name := range [][]byte{bucketSchedules, bucketCustomLLMs, bucketUploads} {
+				if _, err := root.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	}},
 }
@@ -544,6 +563,9 @@ const (
 	obProfiles
 	obBrowserStates
 	obBrowserSessions
+	obSchedules
+	obCustomLLMs
+	obUploads
 )
 
 var orgBucketNames = [...][]byte{
@@ -554,6 +576,7 @@ var orgBucketNames = [...][]byte{
 	obRunOrder: bucketRunOrder, obRunSteps: bucketRunSteps, obRunBlocks: bucketRunBlocks,
 	obCredentials: bucketCredentials, obTOTPCodes: bucketTOTPCodes,
 	obProfiles: bucketProfiles, obBrowserStates: bucketBrowserStates, obBrowserSessions: bucketBrowserSessions,
+	obSchedules: bucketSchedules, obCustomLLMs: bucketCustomLLMs, obUploads: bucketUploads,
 }
 
 // bucket returns one of the organization's buckets. Every organization has
@@ -592,6 +615,9 @@ func (o *orgTx) totpCodes() *bolt.Bucket       { return o.bucket(obTOTPCodes) }
 func (o *orgTx) profiles() *bolt.Bucket        { return o.bucket(obProfiles) }
 func (o *orgTx) browserStates() *bolt.Bucket   { return o.bucket(obBrowserStates) }
 func (o *orgTx) browserSessions() *bolt.Bucket { return o.bucket(obBrowserSessions) }
+func (o *orgTx) schedules() *bolt.Bucket       { return o.bucket(obSchedules) }
+func (o *orgTx) customLLMs() *bolt.Bucket      { return o.bucket(obCustomLLMs) }
+func (o *orgTx) uploads() *bolt.Bucket         { return o.bucket(obUploads) }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
 func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {
