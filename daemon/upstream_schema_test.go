@@ -381,6 +381,9 @@ func TestResponsesMatchTheUpstreamSchema(t *testing.T) {
 		return resp.StatusCode
 	}
 	exerciseEveryOperation(t, c, raw, acts)
+	for _, exercise := range moreExercises {
+		exercise(t, c, raw)
+	}
 
 	chk.mu.Lock()
 	defer chk.mu.Unlock()
@@ -408,6 +411,11 @@ func TestResponsesMatchTheUpstreamSchema(t *testing.T) {
 	sort.Strings(lines)
 	t.Logf("responses validated, by operation and status:\n  %s", strings.Join(lines, "\n  "))
 }
+
+// moreExercises call the operations that files of their own add to
+// served (schedules_schema_test.go and the like), as exerciseEveryOperation
+// does for the rest: each is run against the same daemon, after it.
+var moreExercises []func(t *testing.T, c *client.Client, raw func(method, path, body string) int)
 
 // exerciseEveryOperation calls every operation the daemon serves, with
 // answers that succeed and answers that fail (404, 422), so that the
