@@ -47,8 +47,9 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
-	// The credentials of email_inbox blocks are read with the parameters'.
-	creds, err := e.credentials(ctx, job, blocks.WithInboxCredentials(def), params)
+	// The credentials blocks name (email_inbox, Google Sheets) are read
+	// with the parameters'.
+	creds, err := e.credentials(ctx, job, blocks.WithBlockCredentials(def), params)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}

@@ -128,6 +128,9 @@ type Config struct {
 	S3 blocks.S3Config
 	// Code says whether and how code blocks run (off by default).
 	Code blocks.CodeConfig
+	// SheetsEndpoint is the Google Sheets API of the Google Sheets blocks;
+	// "" means blocks.DefaultSheetsEndpoint (tests give their own).
+	SheetsEndpoint string
 	// IMAP is where email_inbox blocks read mail; the zero value uses the
 	// providers' servers (Gmail, Outlook).
 	IMAP blocks.IMAPConfig
@@ -198,7 +201,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		e.http = &http.Client{}
 	}
 	e.env = blocks.Env{Models: e.models, HTTP: e.http, Logger: e.log, SelectorTimeout: cfg.SelectorTimeout, MaxSteps: cfg.MaxSteps,
-		SMTP: cfg.SMTP, S3: cfg.S3, Code: cfg.Code, IMAP: cfg.IMAP}
+		SMTP: cfg.SMTP, S3: cfg.S3, Code: cfg.Code, IMAP: cfg.IMAP, SheetsEndpoint: cfg.SheetsEndpoint}
 	if cfg.BrowserAddress == "" {
 		if _, err := browser.FindChromium(cfg.Chromium); err != nil {
 			e.log.Warn("runs will fail until a browser is available", "error", err)

@@ -54,6 +54,9 @@ type Env struct {
 	S3 S3Config
 	// Code says whether and how code blocks run (see code.go).
 	Code CodeConfig
+	// SheetsEndpoint is the Google Sheets API of the Google Sheets blocks;
+	// "" means DefaultSheetsEndpoint.
+	SheetsEndpoint string
 	// IMAP is where email_inbox blocks read mail (see inbox.go).
 	IMAP IMAPConfig
 }
@@ -456,6 +459,12 @@ func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out
 		return out, false, err
 	case *client.WorkflowTriggerBlock:
 		out, err := in.workflowTrigger(ctx, x, sc)
+		return out, false, err
+	case *client.GoogleSheetsReadBlock:
+		out, err := in.sheetsRead(ctx, x, sc)
+		return out, false, err
+	case *client.GoogleSheetsWriteBlock:
+		out, err := in.sheetsWrite(ctx, x, sc)
 		return out, false, err
 	case *client.LoginBlock:
 		return in.login(ctx, x, sc)

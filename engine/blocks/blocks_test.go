@@ -23,7 +23,13 @@ func TestCheck(t *testing.T) {
 		{def: client.WorkflowDefinition{Blocks: client.Blocks{&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "each"}, LoopOverParameterKey: "items",
 			LoopBlocks: client.Blocks{nav}}}}, want: `block "find" (navigation) needs a language model`},
 		{def: client.WorkflowDefinition{Blocks: client.Blocks{&client.GoogleSheetsReadBlock{BlockBase: client.BlockBase{Label: "sheet"}}}}, hasModel: true,
-			want: `block "sheet" (google_sheets_read) needs Google Sheets API access`},
+			want: `block "sheet" (google_sheets_read) has no spreadsheet_url`},
+		{def: client.WorkflowDefinition{Blocks: client.Blocks{&client.GoogleSheetsReadBlock{BlockBase: client.BlockBase{Label: "sheet"},
+			SpreadsheetURL: "https://docs.google.com/spreadsheets/d/abc123/edit"}}}, want: `block "sheet" (google_sheets_read) has no credential_id: this daemon signs in to Google as a service account`},
+		{def: client.WorkflowDefinition{Blocks: client.Blocks{&client.GoogleSheetsWriteBlock{BlockBase: client.BlockBase{Label: "sheet"},
+			SpreadsheetURL: "https://example.com/not-a-sheet", CredentialID: "cred_1", Values: "[]"}}}, want: `is neither a spreadsheet's address`},
+		{def: client.WorkflowDefinition{Blocks: client.Blocks{&client.GoogleSheetsWriteBlock{BlockBase: client.BlockBase{Label: "sheet"},
+			SpreadsheetURL: "abc123", CredentialID: "cred_1", Values: "[]", WriteMode: "replace"}}}, want: `write_mode "replace" is not append or update`},
 	} {
 		err := Check(&tc.def, tc.hasModel)
 		switch {

@@ -196,11 +196,7 @@ func checkBlock(b client.Block, hasModel bool) error {
 	case *client.WorkflowTriggerBlock:
 		return checkWorkflowTrigger(x)
 	case *client.GoogleSheetsReadBlock, *client.GoogleSheetsWriteBlock:
-		// The service signs in to Google with its own OAuth application;
-		// a local daemon has none to offer.
-		return fmt.Errorf("block %q (%s) needs Google Sheets API access, which this daemon does not have; "+
-			"to read a sheet shared by link, use a file_url_parser block on its CSV export "+
-			"(https://docs.google.com/spreadsheets/d/SHEET_ID/export?format=csv)", label, typ)
+		return checkSheets(b)
 	default:
 		return fmt.Errorf("block %q (%s) is not supported by this daemon's engine", label, typ)
 	}

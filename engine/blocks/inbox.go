@@ -12,7 +12,7 @@ package blocks
 //
 // credential_id is the key of a credential parameter of the agent, or the
 // id of a password credential of the organization, which is then read
-// before the run starts (WithInboxCredentials) as if a credential parameter
+// before the run starts (WithBlockCredentials) as if a credential parameter
 // named it. The password is revealed only to be sent to the server: it is
 // in no output, step or error.
 //
@@ -156,51 +156,74 @@ func CheckInbox(def *client.WorkflowDefinition, hasModel bool) error {
 
 // eachInbox calls fn with every email_inbox block of bs, in loops too.
 func eachInbox(bs client.Blocks, fn func(*client.EmailInboxBlock)) {
-	for _, b := range bs {
-		switch x := b.(type) {
-		case *client.EmailInboxBlock:
+	eachBlock(bs, func(b client.Block) {
+		if x, ok := b.(*client.EmailInboxBlock); ok {
 			fn(x)
+		}
+	})
+}
+
+// eachBlock calls fn with every block of bs, those of loops too.
+func eachBlock(bs client.Blocks, fn func(client.Block)) {
+	for _, b := range bs {
+		fn(b)
+		switch x := b.(type) {
 		case *client.ForLoopBlock:
-			eachInbox(x.LoopBlocks, fn)
+			eachBlock(x.LoopBlocks, fn)
 		case *client.WhileLoopBlock:
-			eachInbox(x.LoopBlocks, fn)
+			eachBlock(x.LoopBlocks, fn)
 		}
 	}
 }
 
-// WithInboxCredentials returns the parameters of def, and, for each
-// credential id an email_inbox block names that is not the key of one of
-// them, a credential parameter of that id (its key: inboxCredentialKey), so
-// that the run reads the credential before it starts, as it reads those of
-// its parameters.
-func WithInboxCredentials(def *client.WorkflowDefinition) []client.Parameter {
+// blockCredentialID is the credential_id of a block that signs in to a
+// service with one (email_inbox, the Google Sheets blocks), "" for others.
+func blockCredentialID(b client.Block) string {
+	switch x := b.(type) {
+	case *client.EmailInboxBlock:
+		return x.CredentialID
+	case *client.GoogleSheetsReadBlock:
+		return x.CredentialID
+	case *client.GoogleSheetsWriteBlock:
+		return x.CredentialID
+	}
+	return ""
+}
+
+// WithBlockCredentials returns the parameters of def, and, for each
+// credential id a block names in its credential_id (email_inbox, the
+// Google Sheets blocks) that is not the key of one of them, a credential
+// parameter of that id (its key: blockCredentialKey), so that the run
+// reads the credential before it starts, as it reads those of its
+// parameters.
+func WithBlockCredentials(def *client.WorkflowDefinition) []client.Parameter {
 	ps := slices.Clone(def.Parameters)
 	keys := map[string]bool{}
 	for _, p := range def.Parameters {
 		keys[p.Key] = true
 	}
-	eachInbox(def.Blocks, func(b *client.EmailInboxBlock) {
-		id := parameterRef(b.CredentialID)
+	eachBlock(def.Blocks, func(b client.Block) {
+		id := parameterRef(blockCredentialID(b))
 		if id == "" || keys[id] || strings.Contains(id, "{{") {
 			return
 		}
-		key := inboxCredentialKey(id)
+		key := blockCredentialKey(id)
 		if keys[key] {
 			return
 		}
 		keys[key] = true
 		ps = append(ps, client.Parameter{Key: key, ParameterType: client.ParameterTypeCredential, CredentialID: id,
-			Description: "the credential of email_inbox block " + b.Label})
+			Description: fmt.Sprintf("the credential of %s block %s", b.BlockType(), b.Base().Label)})
 	})
 	return ps
 }
 
 var notKeyChars = regexp.MustCompile(`[^A-Za-z0-9_]`)
 
-// inboxCredentialKey is the key of the parameter WithInboxCredentials
+// blockCredentialKey is the key of the parameter WithBlockCredentials
 // adds for the credential id.
-func inboxCredentialKey(id string) string {
-	return "email_inbox_" + notKeyChars.ReplaceAllString(id, "_")
+func blockCredentialKey(id string) string {
+	return "credential_" + notKeyChars.ReplaceAllString(id, "_")
 }
 
 // parameterRef is a field that names a parameter, without the braces of
@@ -285,7 +308,7 @@ func (in *Interpreter) mailAccount(ctx context.Context, b *client.EmailInboxBloc
 	ref := parameterRef(b.CredentialID)
 	key := ref
 	if _, ok := in.params[key].(map[string]any); !ok {
-		key = inboxCredentialKey(ref)
+		key = blockCredentialKey(ref)
 	}
 	cred, ok := in.params[key].(map[string]any)
 	if !ok {
