@@ -23,6 +23,12 @@ type Agent struct {
 	// Warnings are what the service accepts in this agent but abctl
 	// cannot vouch for (see Validation), in file order; nil when none.
 	Warnings Problems
+
+	// Schedules are the `schedules:` list (schedules.go); HasSchedules
+	// tells that the file has the key, which makes the listed schedules
+	// the agent's only ones when it is applied.
+	Schedules    []Schedule
+	HasSchedules bool
 }
 
 const stdinName = "<stdin>"
@@ -99,7 +105,7 @@ func parseDocument(file string, root *yaml.Node, multi bool, v Validation) (*Age
 		return nil, w.problems
 	}
 	pairs := w.pairs(root, ctx{})
-	var nameNode, tagsNode, idNode *yaml.Node
+	var nameNode, tagsNode, idNode, schedulesNode *yaml.Node
 	defPairs := pairs[:0:0]
 	for _, p := range pairs {
 		switch p.key.Value {
@@ -109,6 +115,8 @@ func parseDocument(file string, root *yaml.Node, multi bool, v Validation) (*Age
 			tagsNode = p.value
 		case "id":
 			idNode = p.value
+		case "schedules":
+			schedulesNode = p.value
 		default:
 			defPairs = append(defPairs, p)
 		}
@@ -121,8 +129,9 @@ func parseDocument(file string, root *yaml.Node, multi bool, v Validation) (*Age
 	}
 	a.Tags = w.tags(tagsNode)
 	a.ID = w.agentID(idNode)
+	a.Schedules, a.HasSchedules = w.schedules(schedulesNode)
 
-	w.objectFromPairs(root, defPairs, w.schema.agent, ctx{}, []string{"name", "tags", "id"})
+	w.objectFromPairs(root, defPairs, w.schema.agent, ctx{}, []string{"name", "tags", "id", "schedules"})
 	if w.tooBig {
 		return a, w.problems // what was written is cut short: nothing more to check
 	}

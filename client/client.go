@@ -44,6 +44,12 @@ type Client struct {
 	BrowserProfiles *BrowserProfilesService
 	// BrowserSessions: browsers kept open between runs.
 	BrowserSessions *BrowserSessionsService
+	// Schedules: agents' runs started at cron times.
+	Schedules *SchedulesService
+	// CustomLLMs: the organization's own model endpoints.
+	CustomLLMs *CustomLLMsService
+	// Files: uploaded files, and the content of artifacts.
+	Files *FilesService
 }
 
 type service struct{ client *Client }
@@ -85,6 +91,9 @@ func newClient(cfg *config) *Client {
 	c.Credentials = (*CredentialsService)(&c.common)
 	c.BrowserProfiles = (*BrowserProfilesService)(&c.common)
 	c.BrowserSessions = (*BrowserSessionsService)(&c.common)
+	c.Schedules = (*SchedulesService)(&c.common)
+	c.CustomLLMs = (*CustomLLMsService)(&c.common)
+	c.Files = (*FilesService)(&c.common)
 	return c
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/runview"
+	"github.com/abctl/abctl/daemon/scheduler"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/engine"
@@ -73,6 +74,23 @@ type Config struct {
 	// Minute is how long a minute of a run's time limit and of a browser
 	// session's timeout lasts; 0 means time.Minute. Tests shorten it.
 	Minute time.Duration
+	// ScheduleClock is the clock of the agents' schedules; nil means the
+	// machine's. Tests give a scheduler.ManualClock and move it.
+	ScheduleClock scheduler.Clock
+	// OnScheduleFire, when set, is called after each fire time of a
+	// schedule is handled (tests wait on it).
+	OnScheduleFire func(scheduler.Fire)
+	// CustomModelCheck bounds the test call made to a custom model's
+	// endpoint when it is saved (/v1/custom-llms); 0 means
+	// engine.DefaultCustomModelCheck (10 s).
+	CustomModelCheck time.Duration
+	// MaxUploadSize caps the files of POST /v1/upload_file, in bytes; 0
+	// means api.DefaultMaxUploadSize (100 MiB).
+	MaxUploadSize int64
+	// Version is what GET /v1/version answers, the version of abctl (the
+	// CLI gives its build's); "" answers the binary's module version or
+	// "dev".
+	Version string
 }
 
 // EngineConfig configures the local browser engine.
@@ -246,7 +264,9 @@ func Run(ctx context.Context, cfg Config) error {
 		sessions, _ = exec.(executor.BrowserSessions)
 	}
 	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks, Actions: actions, Sessions: sessions}
-	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog), api.WithMinute(cfg.Minute))
+	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog), api.WithMinute(cfg.Minute),
+		api.WithMaxUploadSize(cfg.MaxUploadSize), api.WithVersion(cfg.Version),
+		api.WithModelCheck(customModelCheck(cfg)))
 	defer handler.StopSessionTimers()
 	rn.SetAgentRuns(handler) // the runs of workflow_trigger blocks, made as the API makes runs
 	// The browsers of the sessions a previous daemon left open are gone.
@@ -261,6 +281,18 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer rn.Stop() // after the HTTP server, before the store closes
+	// The schedules' runs are made as the API makes runs. Start fires the
+	// schedules that came due while no daemon ran (one catch-up run each)
+	// before the first request.
+	sched := scheduler.New(scheduler.Config{
+		Store: st, Runs: handler, Submit: rn.Submit, Clock: cfg.ScheduleClock,
+		Logger: cfg.Logger, OnFire: cfg.OnScheduleFire,
+	})
+	handler.SetScheduler(sched)
+	if err := sched.Start(ctx); err != nil {
+		return err
+	}
+	defer sched.Stop() // before the runner stops
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

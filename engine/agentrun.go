@@ -28,7 +28,9 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	// instead of a block's parameter_keys, loop_over and the smtp_*
 	// records instead of their keys), which the blocks would not read.
 	def := &job.Agent.Definition().WorkflowDefinition
-	if err := blocks.Check(def, e.models.Configured()); err != nil {
+	// The engine's models and the custom models of the run's organization.
+	models := e.runModels(job)
+	if err := blocks.Check(def, models.Configured()); err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}
 	// Code blocks run only where the daemon allows them; an email_inbox
@@ -36,11 +38,11 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	if err := blocks.CheckCode(ctx, def, e.cfg.Code); err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}
-	if err := blocks.CheckInbox(def, e.models.Configured()); err != nil {
+	if err := blocks.CheckInbox(def, models.Configured()); err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}
 	// The models the blocks name must exist before any browser opens.
-	if err := blocks.CheckModels(job.Agent, e.models); err != nil {
+	if err := blocks.CheckModels(job.Agent, models); err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}
 	params, err := decodeParameters(job.Parameters)
@@ -58,7 +60,9 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
 	r.sess.SetSecrets(creds)
-	in := blocks.New(e.env, blocks.Run{Session: r.sess, Agent: r.agent, Steps: r.steps,
+	env := e.env
+	env.Models = models
+	in := blocks.New(env, blocks.Run{Session: r.sess, Agent: r.agent, Steps: r.steps,
 		Definition: def, Model: job.Agent.Model, Params: params, Human: job.Human,
 		Trigger: job.Trigger})
 	fail := in.Execute(ctx)

@@ -29,7 +29,7 @@ func (e *Engine) runTask(ctx context.Context, job *executor.Job, progress execut
 	if t == nil || strings.TrimSpace(t.Prompt) == "" {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The task has no prompt."}
 	}
-	m, err := e.models.Pick(t.Model)
+	m, err := e.runModels(job).Pick(t.Model)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The task cannot run: " + err.Error() + "."}
 	}

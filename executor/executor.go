@@ -79,6 +79,11 @@ type Job struct {
 	// (see AgentStarter); nil when the caller cannot start runs, and those
 	// blocks then fail.
 	Trigger AgentStarter
+
+	// CustomModels are the model endpoints of the run's organization
+	// (/v1/custom-llms), keys unsealed: the run's agent, blocks or task
+	// may name them by id; no other organization's run sees them.
+	CustomModels []CustomModel
 }
 
 // BrowserSessions is implemented by an executor that keeps browser

@@ -23,10 +23,12 @@ var wantTools = []string{
 	"skyvern_browser_profile_create", "skyvern_browser_profile_delete", "skyvern_browser_profile_get", "skyvern_browser_profile_list",
 	"skyvern_browser_session_close", "skyvern_browser_session_create", "skyvern_browser_session_get", "skyvern_browser_session_list",
 	"skyvern_credential_delete", "skyvern_credential_get", "skyvern_credential_list",
+	"skyvern_custom_model_list",
 	"skyvern_folder_create", "skyvern_folder_delete", "skyvern_folder_get", "skyvern_folder_list", "skyvern_folder_update",
 	"skyvern_login",
 	"skyvern_run_action", "skyvern_run_approve", "skyvern_run_bulk_cancel", "skyvern_run_question", "skyvern_run_reject",
 	"skyvern_run_task", "skyvern_run_webhook_retry",
+	"skyvern_schedule_create", "skyvern_schedule_delete", "skyvern_schedule_disable", "skyvern_schedule_enable", "skyvern_schedule_list",
 	"skyvern_tag_key_list", "skyvern_tag_value_list",
 	"skyvern_workflow_cancel", "skyvern_workflow_create", "skyvern_workflow_delete", "skyvern_workflow_get",
 	"skyvern_workflow_list", "skyvern_workflow_run", "skyvern_workflow_run_retry", "skyvern_workflow_runs", "skyvern_workflow_status",
@@ -65,7 +67,7 @@ func TestListTools(t *testing.T) {
 			own := strings.Contains(tool.Description, "abctl's own tool")
 			hosted := !strings.Contains(tool.Name, "tag") && !strings.Contains(tool.Name, "bulk") &&
 				!strings.Contains(tool.Name, "webhook") && tool.Name != "skyvern_run_action" &&
-				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry" &&
+				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry" && tool.Name != "skyvern_custom_model_list" &&
 				!slices.Contains([]string{"skyvern_run_question", "skyvern_run_approve", "skyvern_run_reject"}, tool.Name)
 			if own == hosted {
 				t.Errorf("%s: description says own tool = %v; the hosted service has it = %v", tool.Name, own, hosted)

@@ -72,6 +72,8 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	t.addFolderTools(s)
 	t.addTagTools(s)
 	t.addCredentialTools(s)
+	t.addScheduleTools(s)
+	t.addCustomModelTools(s)
 	t.addBrowserProfileTools(s)
 	t.addBrowserSessionTools(s)
 	return s

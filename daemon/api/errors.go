@@ -131,6 +131,8 @@ func recordNoun(r store.Record) string {
 		return "Browser profile"
 	case store.RecordSession:
 		return "Browser session"
+	case store.RecordSchedule:
+		return "Schedule"
 	}
 	return string(r)
 }

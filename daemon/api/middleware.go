@@ -182,7 +182,8 @@ const maxBodyBytes = 8 << 20
 
 func withBodyLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Body != nil {
+		// Uploaded files have a limit of their own (uploads.go).
+		if r.Body != nil && r.URL.Path != uploadPath {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		}
 		next.ServeHTTP(w, r)

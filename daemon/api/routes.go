@@ -26,6 +26,14 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/agents/runs", s.handleListAgentRuns)
 	api.HandleFunc("GET /v1/agents/{id}/runs", s.handleListAgentRuns)
 	api.HandleFunc("POST /v1/agents/runs/{id}/retry", s.handleRetryAgentRun)
+	api.HandleFunc("POST /v1/agents/{id}/schedules", s.handleCreateSchedule) // schedules.go
+	api.HandleFunc("GET /v1/agents/{id}/schedules", s.handleListSchedules)
+	api.HandleFunc("GET /v1/agents/{id}/schedules/{schedule_id}", s.handleGetSchedule)
+	api.HandleFunc("PUT /v1/agents/{id}/schedules/{schedule_id}", s.handleUpdateSchedule)
+	api.HandleFunc("DELETE /v1/agents/{id}/schedules/{schedule_id}", s.handleDeleteSchedule)
+	api.HandleFunc("POST /v1/agents/{id}/schedules/{schedule_id}/enable", s.handleSetScheduleEnabled(true))
+	api.HandleFunc("POST /v1/agents/{id}/schedules/{schedule_id}/disable", s.handleSetScheduleEnabled(false))
+	api.HandleFunc("GET /v1/schedules", s.handleListAllSchedules)
 
 	agentTags := tagRoutes{s: s, kind: store.AgentSubject}
 	api.HandleFunc("POST /v1/agents/{id}/tags", agentTags.apply)
@@ -56,6 +64,9 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("GET /v1/credentials", s.handleListCredentials)
 	api.HandleFunc("POST /v1/credentials/totp", s.handleSendTOTPCode)
 	api.HandleFunc("POST /v1/run/tasks/login", s.handleStartLogin)
+	api.HandleFunc("POST /v1/run/tasks/download_files", s.handleDownloadFiles)
+	api.HandleFunc("POST "+uploadPath, s.handleUploadFile)
+	api.HandleFunc("GET /v1/artifacts/{artifact_id}/content", s.handleArtifactContent)
 
 	api.HandleFunc("POST /v1/browser_profiles", s.handleCreateProfile)
 	api.HandleFunc("GET /v1/browser_profiles", s.handleListProfiles)
@@ -92,6 +103,11 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("DELETE /v1/tag-values/{key}", s.handleDeleteTagValue)
 	api.HandleFunc("PATCH /v1/tag-values/{key}/rename", s.handleRenameTagValue)
 
+	api.HandleFunc("GET /v1/custom-llms", s.handleListCustomLLMs)
+	api.HandleFunc("POST /v1/custom-llms", s.handleCreateCustomLLM)
+	api.HandleFunc("PUT /v1/custom-llms/{id}", s.handleUpdateCustomLLM)
+	api.HandleFunc("DELETE /v1/custom-llms/{id}", s.handleDeleteCustomLLM)
+
 	api.HandleFunc("POST /v1/folders", s.handleCreateFolder)
 	api.HandleFunc("GET /v1/folders", s.handleListFolders)
 	api.HandleFunc("GET /v1/folders/{id}", s.handleGetFolder)
@@ -105,6 +121,8 @@ func (s *Server) routes() http.Handler {
 	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
+	// No API key for the version, as the hosted service asks none (version.go).
+	root.HandleFunc("GET /v1/version", s.handleVersion)
 	root.Handle("/admin/", s.adminRoutes()) // loopback and admin token only: admin.go
 	if l := s.links(); l != nil && l.Signer != nil && s.runs.Files != nil {
 		// Run files open in a browser: the URL's signature is the credential.

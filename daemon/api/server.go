@@ -49,6 +49,16 @@ type Server struct {
 	// minute is how long one of their minutes lasts (tests shorten it).
 	timers sessionTimers
 	minute time.Duration
+	// modelCheck tries the endpoint of a custom model being saved; nil
+	// saves every one with valid false (customllms.go).
+	modelCheck ModelCheck
+	// maxUpload caps the files of POST /v1/upload_file, in bytes
+	// (uploads.go); version is what GET /v1/version answers (version.go).
+	maxUpload int64
+	version   string
+	// scheduler is the clock of the schedules and wakes their planner
+	// (schedules.go); nil: time.Now, and nothing to wake.
+	scheduler ScheduleClock
 }
 
 // NewServer returns the daemon's handler over st. logger receives the access
@@ -57,7 +67,7 @@ func NewServer(st *store.Store, logger *slog.Logger, opts ...ServerOption) *Serv
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{store: st, logger: logger, now: time.Now, minute: time.Minute}
+	s := &Server{store: st, logger: logger, now: time.Now, minute: time.Minute, maxUpload: DefaultMaxUploadSize}
 	for _, o := range opts {
 		o(s)
 	}

@@ -126,27 +126,7 @@ func (s *Store) serve(signer *Signer, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	if err := s.checkDirs(orgID, runID); err != nil {
-		writeError(w, r, http.StatusNotFound, detailNotFound)
-		return
-	}
-	f, fi, err := s.openRegular(orgID, runID, name)
-	if err != nil {
-		// Missing, not a regular file, or not openable: nothing to serve.
-		writeError(w, r, http.StatusNotFound, detailNotFound)
-		return
-	}
-	defer f.Close()
-
-	ct := ContentType(name)
-	h := w.Header()
-	h.Set("Content-Type", ct)
-	h.Set("X-Content-Type-Options", headerNoSniff)
-	h.Set("Content-Security-Policy", headerCSP)
-	h.Set("Referrer-Policy", headerNoReferrer)
-	h.Set("Content-Disposition", disposition(name, download || !inlineTypes[ct]))
-	h.Set("Cache-Control", "private, max-age="+strconv.FormatInt(maxAge(now, exp), 10))
-	http.ServeContent(w, r, name, fi.ModTime(), f)
+	s.ServeFile(w, r, orgID, runID, name, download, "private, max-age="+strconv.FormatInt(maxAge(now, exp), 10))
 }
 
 // maxAge is the number of whole seconds the URL has left, at most the

@@ -34,6 +34,7 @@ const (
 	PrefixTOTPCode          = "totp"         // a pushed one-time code
 	PrefixBrowserProfile    = "bp"           // a browser profile
 	PrefixBrowserSession    = "pbs"          // a browser session
+	PrefixCustomLLM         = "cllm"         // a custom model of an organization (executor.CustomModelIDPrefix)
 	PrefixOrganization      = "o"            // an organization
 	PrefixWorkflowParameter = "wp"           // a parameter record of type workflow
 	PrefixOutputParameter   = "op"           // an output parameter record

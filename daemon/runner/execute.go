@@ -83,6 +83,11 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		BrowserSessionID: rec.BrowserSessionID,
 		Trigger:          r.starter(ctx, rec),
 	}
+	// The organization's custom models, keys unsealed: the job carries
+	// them to the executor and nothing logs them.
+	if job.CustomModels, err = r.cfg.Store.CustomLLMs().Models(ctx, rec.OrgID); err != nil {
+		return nil, fmt.Errorf("The daemon could not read the organization's custom models: %v", err)
+	}
 	if rec.Type == client.RunTypeWorkflowRun {
 		job.Human = r.humanAsker(rec)
 	}

@@ -44,6 +44,7 @@ func AgentRun(rec *store.RunRecord, versionID string) *client.AgentRun {
 		out.TriggerType = client.Ptr(rec.Trigger)
 	}
 	out.ParentWorkflowRunID = nonEmpty(rec.ParentRunID)
+	out.WorkflowScheduleID = nonEmpty(rec.ScheduleID)
 	// The settings the request chose, from its echo; a record without one
 	// (or with one that does not decode) leaves them null.
 	var req client.AgentRunRequest

@@ -31,6 +31,7 @@ const (
 	RecordCredential   Record = "credential"
 	RecordProfile      Record = "browser profile"
 	RecordSession      Record = "browser session"
+	RecordSchedule     Record = "schedule"
 	RecordRun          Record = "run"
 	// RecordWorkflowRun is a run looked up as a tag subject: only workflow
 	// runs (wr_) carry tags.

@@ -92,6 +92,13 @@ type RunRecord struct {
 	// (1 for a run an API-started run triggered), which bounds it.
 	ParentRunID  string `json:"parent_run_id,omitempty"`
 	TriggerDepth int    `json:"trigger_depth,omitempty"`
+	// ScheduleID is the schedule that started the run, whose Trigger is
+	// then "scheduled" and which carries the tag schedule:<id>
+	// (schedules.go); "" for other runs.
+	ScheduleID string `json:"schedule_id,omitempty"`
+	// ScheduledFor is the fire time of the schedule that the run is for
+	// (set by Schedules.Fire); nil for other runs.
+	ScheduledFor *client.Time `json:"scheduled_for,omitempty"`
 
 	MaxSteps          int `json:"max_steps,omitempty"`           // 0: the executor's default
 	MaxElapsedMinutes int `json:"max_elapsed_minutes,omitempty"` // 0: no wall-clock limit

@@ -82,8 +82,19 @@
 //	        browser_sessions/
 //	            <session id>                -> client.BrowserSession JSON (browsersessions.go)
 //	        schedules/                      agent schedules (schedules.go)
+//	            <schedule id>               -> ScheduleRecord JSON: the agent (wpid), cron
+//	                                           expression, time zone, enabled, parameters,
+//	                                           and the scheduler's mark (handled_through:
+//	                                           the fire times at or before it are done),
+//	                                           moved with the run it starts (Fire)
 //	        custom_llms/                    the organization's model endpoints (customllms.go)
+//	            <custom LLM id>             -> customLLMRecord JSON {id, config (api_key always
+//	                                           null), created_at, modified_at, valid,
+//	                                           sealed_key: the API key sealed (customllms.go)}
 //	        uploads/                        files uploaded with /v1/upload_file (uploads.go)
+//	            <artifact id>               -> Upload JSON {id, dir, name, size, sha256,
+//	                                           created_at}: the bytes are in the artifact
+//	                                           directory, <org id>/<dir>/<name> (uploads.go)
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/

@@ -28,6 +28,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/page"
 	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/llm"
 )
 
@@ -219,29 +220,51 @@ func (e *CodedError) Unwrap() error { return e.Err }
 var ErrNoModel = fmt.Errorf("this daemon has no language model configured (configure one with %s and %s, or %s and %s)",
 	llm.FlagProvider, llm.FlagModel, llm.EnvProvider, llm.EnvModel)
 
-// Models chooses the model of a piece of work from the engine's registry.
+// Models chooses the model of a piece of work from the engine's registry
+// and the custom models of the run's organization.
 type Models struct {
 	// Registry holds the configured models; nil when there are none.
 	Registry *llm.Registry
+	// Custom are the custom models of the run's organization by id
+	// (executor.Job.CustomModels); nil when it has none.
+	Custom map[string]CustomModel
+}
+
+// CustomModel is one custom model of a run's organization: the model, or
+// why its configuration makes none.
+type CustomModel struct {
+	Model llm.Model
+	Err   error
 }
 
 // Configured reports whether the engine has a model at all.
-func (m Models) Configured() bool { return m.Registry != nil }
+func (m Models) Configured() bool { return m.Registry != nil || len(m.Custom) > 0 }
 
 // Pick returns the model of the first choice that names one, else the
-// default.
+// default. A name with the custom models' id prefix is one of the
+// organization's custom models, or an error: never the registry's.
 func (m Models) Pick(choices ...client.Model) (llm.Model, error) {
-	if m.Registry == nil {
-		return nil, ErrNoModel
-	}
 	for _, c := range choices {
-		if c.Name() != "" {
+		name := strings.TrimSpace(c.Name())
+		if cm, ok := m.Custom[name]; ok {
+			return cm.Model, cm.Err
+		}
+		if strings.HasPrefix(name, executor.CustomModelIDPrefix) {
+			return nil, fmt.Errorf("model %q: this organization has no custom model with this id (GET /v1/custom-llms lists them)", name)
+		}
+		if name != "" && m.Registry == nil {
+			return nil, ErrNoModel
+		}
+		if name != "" {
 			model, err := m.Registry.Resolve(c)
 			if err != nil {
 				return nil, fmt.Errorf("model %q: %w", c.Name(), err)
 			}
 			return model, nil
 		}
+	}
+	if m.Registry == nil {
+		return nil, ErrNoModel
 	}
 	return m.Registry.Default(), nil
 }

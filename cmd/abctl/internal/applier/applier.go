@@ -392,6 +392,9 @@ type comparison struct {
 	tags     map[string]string
 	tagsHave map[string]string
 	action   Action
+	// The schedules, when the file has a schedules key (schedules.go):
+	// the file's, and the agent's (nil for a new agent).
+	schedules *scheduleComparison
 }
 
 func (a *Applier) compare(ctx context.Context, fa *agentfile.Agent) (*comparison, error) {
@@ -418,10 +421,16 @@ func (a *Applier) compare(ctx context.Context, fa *agentfile.Agent) (*comparison
 		if a.TagsRefused {
 			cmp.tagsHave = cmp.tags // unknown, and not ours to change
 		}
+		if cmp.schedules, err = a.compareSchedules(ctx, fa, cmp.id); err != nil {
+			return nil, err
+		}
 		cmp.action = Configured
-		if bytes.Equal(cmp.defHave, cmp.defWant) && maps.Equal(cmp.tagsHave, cmp.tags) {
+		if bytes.Equal(cmp.defHave, cmp.defWant) && maps.Equal(cmp.tagsHave, cmp.tags) && cmp.schedules.same() {
 			cmp.action = Unchanged
 		}
+	}
+	if cmp.remote == nil && fa.HasSchedules {
+		cmp.schedules = &scheduleComparison{want: fa.Schedules}
 	}
 	return cmp, nil
 }
@@ -434,9 +443,9 @@ func (a *Applier) Plan(ctx context.Context, fa *agentfile.Agent) (action Action,
 	if err != nil {
 		return "", nil, nil, err
 	}
-	want = append(tagText(cmp.tags), cmp.defWant...)
+	want = append(append(tagText(cmp.tags), cmp.schedules.wantText()...), cmp.defWant...)
 	if cmp.remote != nil {
-		have = append(tagText(cmp.tagsHave), cmp.defHave...)
+		have = append(append(tagText(cmp.tagsHave), cmp.schedules.haveText()...), cmp.defHave...)
 	}
 	return cmp.action, have, want, nil
 }
@@ -530,6 +539,10 @@ func (a *Applier) Apply(ctx context.Context, fa *agentfile.Agent, dryRun bool) R
 	res.ID, res.Agent = ag.WorkflowPermanentID, ag
 	a.remote[ag.WorkflowPermanentID] = ag
 	if err := a.applyTags(ctx, ag.WorkflowPermanentID, cmp.tags); err != nil {
+		res.Err = err
+		return res
+	}
+	if err := a.applySchedules(ctx, ag.WorkflowPermanentID, cmp.schedules); err != nil {
 		res.Err = err
 	}
 	return res

@@ -10,12 +10,15 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/daemoncmd"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/deletecmd"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/diff"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/files"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/folders"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/mcpcmd"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/models"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/profiles"
 	runcmd "github.com/abctl/abctl/cmd/abctl/internal/cmd/run"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/schedules"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/sessions"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/tags"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/version"
@@ -80,8 +83,10 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	add("agents", apply.NewCmdApply(f, nil), diff.NewCmdDiff(f, nil), get.NewCmdGet(f), deletecmd.NewCmdDelete(f, nil))
-	add("runs", runcmd.NewCmdRun(f, nil), runcmd.NewCmdLogin(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f))
+	add("runs", runcmd.NewCmdRun(f, nil), runcmd.NewCmdLogin(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f), files.NewCmdUpload(f, nil))
 	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), credentials.NewCmdCredentials(f), profiles.NewCmdProfiles(f), sessions.NewCmdSessions(f),
+		schedules.NewCmdSchedules(f),
+		models.NewCmdModels(f),
 		configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
 		mcpcmd.NewCmdMCP(f, nil), version.NewCmdVersion(), completion.NewCmdCompletion())
 	root.SetHelpCommandGroupID("manage")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/abctl/abctl/cmd/abctl/internal/buildinfo"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
@@ -110,6 +111,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			engine.SMTP.Username, engine.SMTP.Password = f.Getenv(EnvSMTPUsername), f.Getenv(EnvSMTPPassword)
 
 			cfg.Stderr = opts.IO.ErrOut
+			cfg.Version = buildinfo.Get().Version
 			if runF != nil {
 				return runF(opts)
 			}
@@ -121,6 +123,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", config.DefaultDataDir(f.Getenv), "directory of the store and the key file")
 	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")
 	cmd.Flags().IntVar(&cfg.Workers, "workers", 0, "runs that execute at once (default: one per CPU core)")
+	cmd.Flags().Var((*byteSize)(&cfg.MaxUploadSize), "max-upload-size", "largest file POST /v1/upload_file accepts, such as 100MiB or 2GB (default 100MiB)")
 	cmd.Flags().DurationVar(&cfg.WebhookTimeout, "webhook-timeout", 0, "how long a webhook receiver has to answer (default 10s)")
 	cmd.Flags().StringVar(&engine.Chromium, "chromium", "", "path of the Chromium binary (default: $ABCTL_CHROMIUM, then chromium, chromium-browser, google-chrome on PATH)")
 	cmd.Flags().StringVar(&engine.BrowserAddress, "browser-address", "", "use a remote Chromium over CDP (http://host:9222 or ws://host:9222/devtools/browser/...) instead of a local one")

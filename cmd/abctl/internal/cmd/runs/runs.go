@@ -14,6 +14,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/files"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/follow"
@@ -38,7 +39,7 @@ func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 	}
 	webhook.AddCommand(NewCmdRetry(f, nil))
 	cmd.AddCommand(NewCmdWatch(f, nil), NewCmdCancel(f, nil), NewCmdCancelAll(f, nil), NewCmdRetryRun(f, nil), webhook, NewCmdArtifacts(f, nil),
-		NewCmdApprove(f, nil), NewCmdReject(f, nil), NewCmdQuestion(f, nil))
+		NewCmdApprove(f, nil), NewCmdReject(f, nil), NewCmdQuestion(f, nil), files.NewCmdArtifact(f, nil))
 	return cmd
 }
 
@@ -432,7 +433,7 @@ func runArtifacts(ctx context.Context, opts *ArtifactsOptions) error {
 	if err != nil {
 		return fmt.Errorf("list the artifacts of %s: %w", opts.RunID, err)
 	}
-	l := printer.Listing{Value: arts, Headers: []string{"type", "size", "created", "url"}}
+	l := printer.Listing{Value: arts, Headers: []string{"id", "type", "size", "created", "url"}}
 	l.Rows = func(t *printer.TablePrinter) {
 		for _, a := range arts {
 			size, u := "", ""
@@ -442,7 +443,7 @@ func runArtifacts(ctx context.Context, opts *ArtifactsOptions) error {
 			if a.SignedURL != nil {
 				u = *a.SignedURL
 			}
-			t.AddRow(string(a.ArtifactType), size, t.Time(a.CreatedAt.Time), u)
+			t.AddRow(a.ArtifactID, string(a.ArtifactType), size, t.Time(a.CreatedAt.Time), u)
 		}
 	}
 	return l.Print(opts.IO, opts.Now(), opts.Format)

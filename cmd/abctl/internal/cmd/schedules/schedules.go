@@ -1,0 +1,485 @@
+// Package schedules is `abctl schedules`: start an agent's runs at cron
+// times in a time zone. create, list, get, enable, disable and delete a
+// schedule; the service (or the daemon) starts the runs.
+package schedules
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+	"github.com/abctl/abctl/cmd/abctl/internal/listing"
+	"github.com/abctl/abctl/cmd/abctl/internal/printer"
+)
+
+// NewCmdSchedules returns `abctl schedules`.
+func NewCmdSchedules(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "schedules",
+		Aliases: []string{"schedule"},
+		Short:   "Run agents at cron times: create, list, enable, disable and delete schedules",
+		Long: "A schedule starts runs of an agent at the times of a cron expression, read in an IANA\n" +
+			"time zone, with the parameters it was given. Its runs have trigger type \"scheduled\"\n" +
+			"and carry the tag schedule:<id>: `abctl get runs --tag schedule:wfs_123` lists them.\n\n" +
+			"CRON is five fields (minute hour day-of-month month day-of-week), six with a seconds\n" +
+			"field first (the daemon), or @hourly, @daily, @weekly, @monthly, @yearly.\n" +
+			"AGENT is an agent id (wpid_...) or the name an agent file gave it.",
+		Example: "  abctl schedules create invoices --cron '0 9 * * MON-FRI' --timezone Europe/Berlin -p month=current\n" +
+			"  abctl schedules list\n" +
+			"  abctl schedules disable invoices wfs_123\n" +
+			"  abctl schedules delete invoices wfs_123 --yes",
+		Args: cmdutil.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(NewCmdCreate(f, nil), NewCmdList(f, nil), NewCmdGet(f, nil),
+		NewCmdSetEnabled(f, true, nil), NewCmdSetEnabled(f, false, nil), NewCmdDelete(f, nil))
+	return cmd
+}
+
+// schedulesListing shows schedules: ID, AGENT, CRON, TIMEZONE, ENABLED,
+// NEXT RUN and NAME. single means one was asked for, which JSON and YAML
+// then show alone.
+func schedulesListing(items []*client.OrganizationSchedule, value any) printer.Listing {
+	l := printer.Listing{Value: value, Headers: []string{"id", "agent", "cron", "timezone", "enabled", "next run", "name"}}
+	for _, s := range items {
+		l.Names = append(l.Names, "schedule/"+s.WorkflowScheduleID)
+	}
+	l.Rows = func(t *printer.TablePrinter) {
+		for _, s := range items {
+			next := ""
+			if s.NextRun != nil {
+				next = s.NextRun.UTC().Format(time.RFC3339)
+			}
+			name := ""
+			if s.Name != nil {
+				name = *s.Name
+			}
+			agent := s.WorkflowPermanentID
+			if s.WorkflowTitle != "" {
+				agent += " (" + s.WorkflowTitle + ")"
+			}
+			t.AddRow(s.WorkflowScheduleID, agent, s.CronExpression, s.Timezone, fmt.Sprint(s.Enabled), next, name)
+		}
+	}
+	return l
+}
+
+// item is a schedule answer as a list row.
+func item(r *client.ScheduleResponse) *client.OrganizationSchedule {
+	s := r.Schedule
+	it := &client.OrganizationSchedule{
+		WorkflowScheduleID: s.WorkflowScheduleID, OrganizationID: s.OrganizationID, WorkflowPermanentID: s.WorkflowPermanentID,
+		CronExpression: s.CronExpression, Timezone: s.Timezone, Enabled: s.Enabled, Parameters: s.Parameters,
+		Name: s.Name, Description: s.Description, CreatedAt: s.CreatedAt, ModifiedAt: s.ModifiedAt,
+	}
+	if len(r.NextRuns) > 0 {
+		it.NextRun = &r.NextRuns[0]
+	}
+	return it
+}
+
+func printOne(ios *iostreams.IOStreams, now time.Time, format printer.Format, r *client.ScheduleResponse) error {
+	return schedulesListing([]*client.OrganizationSchedule{item(r)}, r).Print(ios, now, format)
+}
+
+// scheduleID reads a SCHEDULE_ID argument (wfs_..., or schedule/wfs_...).
+func scheduleID(arg string) (string, error) {
+	id := strings.TrimPrefix(strings.TrimSpace(arg), "schedule/")
+	if id == "" || strings.ContainsAny(id, "/ ") {
+		return "", cmdutil.UsageErrorf("%q is not a schedule id (wfs_...)", arg)
+	}
+	return id, nil
+}
+
+// CreateOptions are the inputs of `abctl schedules create`.
+type CreateOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	Agent       string
+	Cron        string
+	Timezone    string
+	Params      []string // key=value
+	Name        string
+	Description string
+	Disabled    bool
+	Format      printer.Format
+}
+
+// NewCmdCreate returns `abctl schedules create`. runF, when not nil, is
+// called with the validated options instead of creating.
+func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
+	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output string
+	cmd := &cobra.Command{
+		Use:   "create AGENT --cron CRON --timezone ZONE",
+		Short: "Start an agent's runs at cron times",
+		Long: "create makes a schedule of AGENT. Its first run is at the first time of CRON after now;\n" +
+			"times that came before it are not run. --param values are checked against the agent's\n" +
+			"parameters as a run's are, and given to every run.",
+		Example: "  abctl schedules create invoices --cron '30 2 * * *' --timezone America/New_York\n" +
+			"  abctl schedules create wpid_123 --cron @hourly --timezone UTC -p url=https://example.com --name hourly-check",
+		Args: cmdutil.ExactArgs(1, "an agent (its id, wpid_..., or its name)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			opts.Format, opts.Agent = format, args[0]
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runCreate(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Cron, "cron", "", "the cron expression: 5 fields (minute hour day-of-month month day-of-week), or @daily and the like")
+	fl.StringVar(&opts.Timezone, "timezone", "", "the IANA time zone of the expression's times (UTC, Europe/Berlin, America/New_York)")
+	fl.StringArrayVarP(&opts.Params, "param", "p", nil, "a parameter of the runs as key=value (repeatable)")
+	fl.StringVar(&opts.Name, "name", "", "a name for the schedule")
+	fl.StringVar(&opts.Description, "description", "", "what the schedule is for")
+	fl.BoolVar(&opts.Disabled, "disabled", false, "create it disabled (enable it later)")
+	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	return cmd
+}
+
+// Validate checks that --cron, --timezone and the parameters are given and
+// well formed; the service checks the expression and the zone.
+func (o *CreateOptions) Validate() error {
+	switch {
+	case strings.TrimSpace(o.Cron) == "":
+		return cmdutil.UsageErrorf("--cron is required: e.g. --cron '0 9 * * MON-FRI' (09:00 on weekdays)")
+	case strings.TrimSpace(o.Timezone) == "":
+		return cmdutil.UsageErrorf("--timezone is required: an IANA name such as UTC or Europe/Berlin")
+	}
+	if _, err := o.parameters(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (o *CreateOptions) parameters() (map[string]any, error) {
+	if len(o.Params) == 0 {
+		return nil, nil
+	}
+	out := map[string]any{}
+	for _, kv := range o.Params {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, cmdutil.UsageErrorf("--param %q: write key=value", kv)
+		}
+		out[k] = v // the service converts it to the parameter's type
+	}
+	return out, nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func runCreate(ctx context.Context, opts *CreateOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	wpid, err := agentref.Resolve(ctx, c, opts.Agent)
+	if err != nil {
+		return err
+	}
+	params, _ := opts.parameters()
+	enabled := !opts.Disabled
+	r, err := c.Schedules.Create(ctx, wpid, &client.ScheduleRequest{
+		CronExpression: opts.Cron, Timezone: opts.Timezone, Enabled: &enabled, Parameters: params,
+		Name: optional(opts.Name), Description: optional(opts.Description),
+	})
+	if err != nil {
+		return fmt.Errorf("create a schedule of %s: %w", opts.Agent, err)
+	}
+	return printOne(opts.IO, opts.Now(), opts.Format, r)
+}
+
+// ListOptions are the inputs of `abctl schedules list`.
+type ListOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	// Agent lists the schedules of one agent; "" lists the organization's.
+	Agent  string
+	Status client.ScheduleStatus
+	Search string
+	Limit  int // 0: all
+	Format printer.Format
+}
+
+// NewCmdList returns `abctl schedules list`. runF, when not nil, is called
+// with the validated options instead of listing.
+func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
+	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output, status string
+	cmd := &cobra.Command{
+		Use:     "list [AGENT]",
+		Aliases: []string{"ls"},
+		Short:   "List schedules, of the organization or of one agent",
+		Example: "  abctl schedules list\n" +
+			"  abctl schedules list --status paused -o name\n" +
+			"  abctl schedules list invoices -o yaml",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			opts.Format, opts.Agent, opts.Status = format, "", client.ScheduleStatus(status)
+			if len(args) == 1 {
+				opts.Agent = args[0]
+			}
+			if err := opts.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runList(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&status, "status", "", "only active (enabled) or paused (disabled) schedules")
+	cmd.Flags().StringVar(&opts.Search, "search", "", "only schedules whose name or agent title contains this text")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many schedules (0: all)")
+	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	return cmd
+}
+
+// Validate checks the status, the limit and that the filters go with the
+// organization's list.
+func (o *ListOptions) Validate() error {
+	switch o.Status {
+	case "", client.ScheduleActive, client.SchedulePaused:
+	default:
+		return cmdutil.UsageErrorf("--status %q: use active or paused", o.Status)
+	}
+	if o.Limit < 0 {
+		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	}
+	if o.Agent != "" && (o.Status != "" || o.Search != "") {
+		return cmdutil.UsageErrorf("--status and --search filter the organization's list: leave out AGENT")
+	}
+	return nil
+}
+
+func runList(ctx context.Context, opts *ListOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	if opts.Agent != "" {
+		wpid, err := agentref.Resolve(ctx, c, opts.Agent)
+		if err != nil {
+			return err
+		}
+		list, err := c.Schedules.List(ctx, wpid)
+		if err != nil {
+			return fmt.Errorf("list the schedules of %s: %w", opts.Agent, err)
+		}
+		if opts.Limit > 0 && len(list) > opts.Limit {
+			list = list[:opts.Limit]
+		}
+		items := make([]*client.OrganizationSchedule, 0, len(list))
+		for _, s := range list {
+			items = append(items, item(&client.ScheduleResponse{Schedule: *s}))
+		}
+		if list == nil {
+			list = []*client.Schedule{}
+		}
+		return schedulesListing(items, list).Print(opts.IO, opts.Now(), opts.Format)
+	}
+	lo := &client.ListSchedulesOptions{Status: opts.Status, Search: opts.Search, PageSize: min(listing.PageSize(opts.Limit), 100)}
+	items, err := listing.Collect(c.Schedules.All(ctx, lo), opts.Limit, "schedules")
+	if err != nil {
+		return err
+	}
+	if items == nil {
+		items = []*client.OrganizationSchedule{}
+	}
+	return schedulesListing(items, items).Print(opts.IO, opts.Now(), opts.Format)
+}
+
+// OneOptions are the inputs of the commands on one schedule: get, enable,
+// disable, delete.
+type OneOptions struct {
+	IO     *iostreams.IOStreams
+	Client func(context.Context) (*client.Client, error)
+	Now    func() time.Time
+
+	Agent      string
+	ScheduleID string
+	Yes        bool // delete: do not ask
+	Format     printer.Format
+}
+
+func (o *OneOptions) read(args []string) error {
+	o.Agent = args[0]
+	id, err := scheduleID(args[1])
+	if err != nil {
+		return err
+	}
+	o.ScheduleID = id
+	return nil
+}
+
+const oneArgs = "an agent (wpid_... or its name) and a schedule id (wfs_...)"
+
+// NewCmdGet returns `abctl schedules get`. runF, when not nil, is called
+// with the validated options instead of reading the schedule.
+func NewCmdGet(f *cmdutil.Factory, runF func(*OneOptions) error) *cobra.Command {
+	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output string
+	cmd := &cobra.Command{
+		Use:     "get AGENT SCHEDULE_ID",
+		Short:   "Show a schedule and its next run times",
+		Example: "  abctl schedules get invoices wfs_123 -o yaml",
+		Args:    cmdutil.ExactArgs(2, oneArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			opts.Format = format
+			if err := opts.read(args); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runOne(cmd.Context(), opts, func(ctx context.Context, c *client.Client, wpid string) (*client.ScheduleResponse, error) {
+				return c.Schedules.Get(ctx, wpid, opts.ScheduleID)
+			})
+		},
+	}
+	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	return cmd
+}
+
+// NewCmdSetEnabled returns `abctl schedules enable` (enabled) or
+// `abctl schedules disable`. runF, when not nil, is called with the
+// validated options instead.
+func NewCmdSetEnabled(f *cmdutil.Factory, enabled bool, runF func(*OneOptions) error) *cobra.Command {
+	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	var output string
+	use, short := "disable", "Stop a schedule from starting runs (keep it)"
+	if enabled {
+		use, short = "enable", "Let a schedule start runs again, from now on (the times it missed are not run)"
+	}
+	cmd := &cobra.Command{
+		Use:     use + " AGENT SCHEDULE_ID",
+		Short:   short,
+		Example: "  abctl schedules " + use + " invoices wfs_123",
+		Args:    cmdutil.ExactArgs(2, oneArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := printer.Check(cmd, output)
+			if err != nil {
+				return err
+			}
+			opts.Format = format
+			if err := opts.read(args); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runOne(cmd.Context(), opts, func(ctx context.Context, c *client.Client, wpid string) (*client.ScheduleResponse, error) {
+				if enabled {
+					return c.Schedules.Enable(ctx, wpid, opts.ScheduleID)
+				}
+				return c.Schedules.Disable(ctx, wpid, opts.ScheduleID)
+			})
+		},
+	}
+	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	return cmd
+}
+
+func runOne(ctx context.Context, opts *OneOptions, call func(context.Context, *client.Client, string) (*client.ScheduleResponse, error)) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	wpid, err := agentref.Resolve(ctx, c, opts.Agent)
+	if err != nil {
+		return err
+	}
+	r, err := call(ctx, c, wpid)
+	if err != nil {
+		return fmt.Errorf("schedule %s of %s: %w", opts.ScheduleID, opts.Agent, err)
+	}
+	return printOne(opts.IO, opts.Now(), opts.Format, r)
+}
+
+// NewCmdDelete returns `abctl schedules delete`. runF, when not nil, is
+// called with the validated options instead of deleting.
+func NewCmdDelete(f *cmdutil.Factory, runF func(*OneOptions) error) *cobra.Command {
+	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	cmd := &cobra.Command{
+		Use:   "delete AGENT SCHEDULE_ID",
+		Short: "Delete a schedule (the runs it started stay)",
+		Long: "delete removes a schedule for good; the runs it started stay. It asks first on a\n" +
+			"terminal; elsewhere it needs --yes. To stop it for a while, disable it instead.",
+		Example: "  abctl schedules delete invoices wfs_123 --yes",
+		Args:    cmdutil.ExactArgs(2, oneArgs),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := opts.read(args); err != nil {
+				return err
+			}
+			if !opts.Yes && !opts.IO.CanPrompt() {
+				return cmdutil.UsageErrorf("deleting a schedule cannot be undone: add --yes when no terminal can confirm (or disable it instead)")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDelete(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
+	return cmd
+}
+
+func runDelete(ctx context.Context, opts *OneOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
+	}
+	wpid, err := agentref.Resolve(ctx, c, opts.Agent)
+	if err != nil {
+		return err
+	}
+	if !opts.Yes {
+		s, err := c.Schedules.Get(ctx, wpid, opts.ScheduleID)
+		if err != nil {
+			return fmt.Errorf("get schedule %s: %w", opts.ScheduleID, err)
+		}
+		q := fmt.Sprintf("Delete schedule %s (%s in %s) of %s?", opts.ScheduleID, s.Schedule.CronExpression, s.Schedule.Timezone, opts.Agent)
+		ok, err := cmdutil.Confirm(opts.IO, q)
+		if err != nil || !ok {
+			return cmdutil.Silent(cmdutil.ExitError)
+		}
+	}
+	if err := c.Schedules.Delete(ctx, wpid, opts.ScheduleID); err != nil {
+		return fmt.Errorf("delete schedule %s: %w", opts.ScheduleID, err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "Schedule %s deleted.\n", opts.ScheduleID)
+	return nil
+}

@@ -1,0 +1,268 @@
+// Package scheduler starts the runs of the agents' schedules (package
+// daemon/store's Schedules) at their times.
+//
+// A Scheduler plans from the store: it sleeps until the earliest fire time
+// of the enabled schedules (or until Wake says one changed), then, for
+// each schedule due, records the fire time and creates the run in one
+// store transaction (store.Schedules.Fire) and hands the run to the
+// runner. Runs are made as POST /v1/run/agents makes them, by the API
+// server (RunMaker), with trigger "scheduled", the schedule's id
+// (workflow_schedule_id) and the tag schedule:<id>.
+//
+// The rules, documented for users in docs/schedules.md:
+//
+//   - Daylight saving: see Spec.Next.
+//   - Overlap: a fire time that comes while the schedule's previous run
+//     has not ended starts no run; the skip is counted on the schedule
+//     (skipped_fires, last_skipped_at) and logged.
+//   - Catch-up: every fire time at or before a schedule's mark is done.
+//     When the scheduler finds several fire times due at once (the daemon
+//     was stopped over them), it starts one run, for the latest of them,
+//     and moves the mark to now: at most one catch-up run per schedule,
+//     never a burst.
+//   - Exactly once: the mark moves in the transaction that stores the
+//     run, so a crash before the commit leaves the fire time due (and
+//     the restarted daemon starts it as its catch-up), and a crash after
+//     leaves it done, its run queued, which the runner resumes.
+//   - A new, changed or re-enabled schedule fires from the moment it was
+//     saved: the times before are not caught up.
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
+)
+
+// RunMaker makes the record, not yet stored, of a queued run of an agent,
+// validated as POST /v1/run/agents validates its runs: the daemon's API
+// server (api.Server.NewTriggeredRun).
+type RunMaker interface {
+	NewTriggeredRun(ctx context.Context, orgID string, req *client.AgentRunRequest) (*store.RunRecord, error)
+}
+
+// Config configures a Scheduler.
+type Config struct {
+	Store *store.Store
+	Runs  RunMaker
+	// Submit hands a stored, queued run to the runner.
+	Submit func(orgID, runID string)
+	Clock  Clock        // nil: RealClock
+	Logger *slog.Logger // nil: discard
+	// OnFire, when set, is called after each fire time is handled (tests
+	// wait on it).
+	OnFire func(Fire)
+}
+
+// Fire is what the scheduler did with one fire time of a schedule.
+type Fire struct {
+	OrgID, ScheduleID, AgentID string
+	At                         time.Time
+	Outcome                    store.FireOutcome
+	RunID                      string // the run started (FireStarted)
+	// Err says why no run started when the run could not be made (the
+	// outcome is then FireSkipped), or that the store failed.
+	Err error
+}
+
+// maxWait bounds one sleep of the scheduler, so that a change of the
+// machine's wall clock (a suspended laptop, a corrected clock) is noticed
+// within it.
+const maxWait = time.Minute
+
+// maxCatchUpSearch bounds the fire times stepped over to find the latest
+// one due.
+const maxCatchUpSearch = 100_000
+
+// Scheduler starts the runs of the schedules. Start it once, Stop it once.
+type Scheduler struct {
+	cfg   Config
+	clock Clock
+	log   *slog.Logger
+	wake  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+	mu    sync.Mutex // one pass over the schedules at a time
+}
+
+// New returns a Scheduler; Start starts it.
+func New(cfg Config) *Scheduler {
+	s := &Scheduler{cfg: cfg, clock: cfg.Clock, log: cfg.Logger,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if s.clock == nil {
+		s.clock = RealClock{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	return s
+}
+
+// Now returns the scheduler clock's time.
+func (s *Scheduler) Now() time.Time { return s.clock.Now() }
+
+// Wake makes the scheduler plan again: a schedule was created, changed or
+// enabled.
+func (s *Scheduler) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start handles the fire times due now (the catch-up of a daemon that was
+// stopped over them) before it returns, then keeps firing in the
+// background until Stop.
+func (s *Scheduler) Start(ctx context.Context) error {
+	next, err := s.RunDue(ctx)
+	if err != nil {
+		return fmt.Errorf("scheduler: %w", err)
+	}
+	go s.loop(next)
+	return nil
+}
+
+// Stop stops the background loop and waits for it. A pass under way
+// finishes first.
+func (s *Scheduler) Stop() {
+	close(s.stop)
+	<-s.done
+}
+
+func (s *Scheduler) loop(next time.Time) {
+	defer close(s.done)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for {
+		wait := maxWait
+		if !next.IsZero() {
+			wait = min(max(next.Sub(s.clock.Now()), 0), maxWait)
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-s.wake:
+		case <-s.clock.After(wait):
+		}
+		n, err := s.RunDue(ctx)
+		if err != nil {
+			s.log.Error("scheduler: a pass over the schedules failed; retrying", "error", err)
+			n = s.clock.Now().Add(time.Second)
+		}
+		next = n
+	}
+}
+
+// RunDue handles every fire time due at the clock's present time, and
+// returns the earliest fire time to come (zero when no schedule has one).
+func (s *Scheduler) RunDue(ctx context.Context) (time.Time, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, err := s.cfg.Store.Schedules().Enabled(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	now := s.clock.Now()
+	var next time.Time
+	for _, rec := range recs {
+		spec, err := Parse(rec.Cron)
+		if err == nil {
+			var loc *time.Location
+			if loc, err = LoadZone(rec.Timezone); err == nil {
+				if at := latestDue(spec, loc, rec.HandledThrough, now); !at.IsZero() {
+					s.fire(ctx, rec, at, now)
+				}
+				if n := spec.Next(loc, laterOf(rec.HandledThrough, now)); !n.IsZero() && (next.IsZero() || n.Before(next)) {
+					next = n
+				}
+				continue
+			}
+		}
+		// Saved schedules were checked; a time zone database that lost
+		// the zone is the machine's problem, said once a pass.
+		s.log.Error("scheduler: schedule cannot be planned", "schedule_id", rec.ID, "error", err)
+	}
+	return next, nil
+}
+
+// latestDue returns the latest fire time after mark and at or before now;
+// zero when none is due.
+func latestDue(spec *Spec, loc *time.Location, mark, now time.Time) time.Time {
+	t := spec.Next(loc, mark)
+	if t.IsZero() || t.After(now) {
+		return time.Time{}
+	}
+	for range maxCatchUpSearch {
+		n := spec.Next(loc, t)
+		if n.IsZero() || n.After(now) {
+			break
+		}
+		t = n
+	}
+	return t
+}
+
+// fire handles fire time at of rec.
+func (s *Scheduler) fire(ctx context.Context, rec *store.ScheduleRecord, at, now time.Time) {
+	ev := Fire{OrgID: rec.OrgID, ScheduleID: rec.ID, AgentID: rec.AgentID, At: at}
+	defer func() {
+		if s.cfg.OnFire != nil {
+			s.cfg.OnFire(ev)
+		}
+	}()
+	params := make(map[string]any, len(rec.Parameters))
+	for k, raw := range rec.Parameters {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			ev.Err = fmt.Errorf("parameter %s: %w", k, err)
+			break
+		}
+		params[k] = v
+	}
+	var run *store.RunRecord
+	if ev.Err == nil {
+		run, ev.Err = s.cfg.Runs.NewTriggeredRun(ctx, rec.OrgID, &client.AgentRunRequest{AgentID: rec.AgentID, Parameters: params})
+	}
+	if ev.Err != nil {
+		reason := fmt.Sprintf("the run of %s could not be started: %v", at.Format(time.RFC3339), ev.Err)
+		ev.Outcome, ev.Err = s.cfg.Store.Schedules().Miss(ctx, rec.OrgID, rec.ID, at, now, reason)
+		if ev.Err == nil {
+			ev.Err = errors.New(reason)
+		}
+		s.log.Warn("scheduler: no run started", "schedule_id", rec.ID, "agent_id", rec.AgentID, "fire_time", at, "error", ev.Err)
+		return
+	}
+	run.Trigger, run.ScheduleID = client.RunTriggerScheduled, rec.ID
+	run.KeyHash, run.BaseURL = rec.KeyHash, rec.BaseURL
+	ev.Outcome, ev.Err = s.cfg.Store.Schedules().Fire(ctx, rec.OrgID, rec.ID, at, now, run)
+	switch {
+	case ev.Err != nil:
+		if errors.Is(ev.Err, store.ErrNotFound) {
+			ev.Err = nil // deleted (or its agent deleted) since it was read
+			ev.Outcome = store.FireDisabled
+			return
+		}
+		s.log.Error("scheduler: the fire time could not be recorded", "schedule_id", rec.ID, "fire_time", at, "error", ev.Err)
+	case ev.Outcome == store.FireStarted:
+		ev.RunID = run.ID
+		s.log.Info("scheduled run started", "schedule_id", rec.ID, "agent_id", rec.AgentID, "run_id", run.ID, "fire_time", at)
+		s.cfg.Submit(run.OrgID, run.ID)
+	case ev.Outcome == store.FireSkipped:
+		s.log.Warn("scheduled run skipped: the previous run has not ended", "schedule_id", rec.ID, "agent_id", rec.AgentID,
+			"previous_run_id", rec.LastRunID, "fire_time", at)
+	}
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
