@@ -40,7 +40,7 @@ var workflowRunStatuses = []client.RunStatus{client.RunStatusCreated, client.Run
 	client.RunStatusCompleted, client.RunStatusPaused}
 
 // handleListAgentRuns serves GET /v1/agents/runs and GET /v1/agents/{id}/runs.
-func (s *Server) handleListAgentRuns(w http.ResponseWriter, r *http.Request) {
+func (s agentsAPI) handleListAgentRuns(w http.ResponseWriter, r *http.Request) {
 	agentID := r.PathValue("id")
 	qr := newQueryReader(r)
 	q := store.RunQuery{
@@ -60,7 +60,7 @@ func (s *Server) handleListAgentRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	orgID := organization(r.Context()).ID
-	versions := agentVersions{s: s, ctx: r.Context(), orgID: orgID}
+	versions := agentVersions{s: s.Server, ctx: r.Context(), orgID: orgID}
 	var match func(*store.RunRecord) bool
 	if term != "" || code != "" {
 		term = strings.ToLower(term)
@@ -190,7 +190,7 @@ func jsonText(raw json.RawMessage) string {
 // is not an agent run; 400 for a run that has not ended, or that cannot be
 // run again (a run_action run, which has no agent; a run whose agent
 // version was deleted).
-func (s *Server) handleRetryAgentRun(w http.ResponseWriter, r *http.Request) {
+func (s agentsAPI) handleRetryAgentRun(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
 	}

@@ -13,7 +13,7 @@ import (
 
 // handleListAgents serves GET /v1/agents: the latest version of each agent,
 // newest first, filtered and paged.
-func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) {
+func (s agentsAPI) handleListAgents(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
 	q := store.AgentQuery{
 		Page:     qr.int("page", 1, 1, 0),
@@ -67,7 +67,7 @@ func (s *Server) handleListAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleCreateAgent serves POST /v1/agents.
-func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
+func (s agentsAPI) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get("Idempotency-Key")
 	if _, present := r.Header["Idempotency-Key"]; present {
 		if err := client.ValidateIdempotencyKey(key); err != nil {
@@ -94,7 +94,7 @@ func (s *Server) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleUpdateAgent serves POST /v1/agents/{id}: a new version.
-func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request) {
+func (s agentsAPI) handleUpdateAgent(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	def, err := readDefinition(r)
 	if err != nil {
@@ -115,12 +115,12 @@ func (s *Server) handleUpdateAgent(w http.ResponseWriter, r *http.Request) {
 // service stores it (package definition): a new workflow_id, created_at
 // now, and its definition in the response shape, with parameter records
 // of its own. The store gives it its place (wpid, version).
-func (s *Server) newVersion(a *client.Agent) {
+func (s agentsAPI) newVersion(a *client.Agent) {
 	definition.NewVersion(a, s.ids, client.NewTime(s.now()))
 }
 
 // handleGetAgent serves GET /v1/agents/{id}, optionally ?version=N.
-func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) {
+func (s agentsAPI) handleGetAgent(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	qr := newQueryReader(r)
 	version := qr.int("version", 0, 1, 0)
@@ -143,7 +143,7 @@ func (s *Server) handleGetAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleAgentVersions serves GET /v1/agents/{id}/versions.
-func (s *Server) handleAgentVersions(w http.ResponseWriter, r *http.Request) {
+func (s agentsAPI) handleAgentVersions(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	out, err := s.store.Agents().Versions(r.Context(), organization(r.Context()).ID, id)
 	if errors.Is(err, store.ErrNotFound) {
@@ -158,7 +158,7 @@ func (s *Server) handleAgentVersions(w http.ResponseWriter, r *http.Request) {
 
 // handleDeleteAgent serves POST /v1/agents/{id}/delete: soft and
 // idempotent, answering null.
-func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request) {
+func (s agentsAPI) handleDeleteAgent(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.Agents().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
 		s.error(w, r, err)
 		return
@@ -167,7 +167,7 @@ func (s *Server) handleDeleteAgent(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleSetAgentFolder serves PUT /v1/agents/{id}/folder.
-func (s *Server) handleSetAgentFolder(w http.ResponseWriter, r *http.Request) {
+func (s agentsAPI) handleSetAgentFolder(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var body struct {
 		FolderID *string `json:"folder_id"`

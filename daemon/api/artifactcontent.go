@@ -14,7 +14,7 @@ import (
 // uploaded file (POST /v1/upload_file). Range requests are answered 206
 // with Content-Range, or 416 when the range is past the end (see
 // artifacts.Store.ServeFile); another organization's artifact is 404.
-func (s *Server) handleArtifactContent(w http.ResponseWriter, r *http.Request) {
+func (s filesAPI) handleArtifactContent(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("artifact_id")
 	if s.runs == nil || s.runs.Files == nil {
 		s.error(w, r, errorf(KindNotFound, "Artifact %s not found", id))

@@ -35,7 +35,7 @@ type sessionTimers struct {
 	stopped bool
 }
 
-func (s *Server) sessions() executor.BrowserSessions {
+func (s sessionsAPI) sessions() executor.BrowserSessions {
 	if s.runs == nil {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (s *Server) StopSessionTimers() {
 	}
 }
 
-func (s *Server) armTimer(orgID, id string, d time.Duration) {
+func (s sessionsAPI) armTimer(orgID, id string, d time.Duration) {
 	s.timers.mu.Lock()
 	defer s.timers.mu.Unlock()
 	if s.timers.stopped {
@@ -70,7 +70,7 @@ func (s *Server) armTimer(orgID, id string, d time.Duration) {
 	})
 }
 
-func (s *Server) disarmTimer(id string) {
+func (s sessionsAPI) disarmTimer(id string) {
 	s.timers.mu.Lock()
 	defer s.timers.mu.Unlock()
 	if t := s.timers.timers[id]; t != nil {
@@ -80,7 +80,7 @@ func (s *Server) disarmTimer(id string) {
 }
 
 // handleCreateSession serves POST /v1/browser_sessions.
-func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
+func (s sessionsAPI) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 	sessions := s.sessions()
 	if sessions == nil {
 		s.error(w, r, errorf(KindUnavailable, "This daemon's executor keeps no browser sessions"))
@@ -154,7 +154,7 @@ func (s *Server) handleCreateSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleListSessions serves GET /v1/browser_sessions.
-func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
+func (s sessionsAPI) handleListSessions(w http.ResponseWriter, r *http.Request) {
 	out, err := s.store.BrowserSessions().List(r.Context(), organization(r.Context()).ID)
 	if err != nil {
 		s.error(w, r, err)
@@ -164,7 +164,7 @@ func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleGetSession serves GET /v1/browser_sessions/{id}.
-func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) {
+func (s sessionsAPI) handleGetSession(w http.ResponseWriter, r *http.Request) {
 	out, err := s.store.BrowserSessions().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
@@ -175,7 +175,7 @@ func (s *Server) handleGetSession(w http.ResponseWriter, r *http.Request) {
 
 // handleUpdateSession serves PATCH /v1/browser_sessions/{id}: whether the
 // session keeps its browser state when it closes.
-func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
+func (s sessionsAPI) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		GenerateBrowserProfile *bool `json:"generate_browser_profile"`
 	}
@@ -203,7 +203,7 @@ func (s *Server) handleUpdateSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleCloseSession serves POST /v1/browser_sessions/{id}/close.
-func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
+func (s sessionsAPI) handleCloseSession(w http.ResponseWriter, r *http.Request) {
 	if _, err := s.endSession(r.Context(), organization(r.Context()).ID, r.PathValue("id"), store.SessionClosed); err != nil {
 		s.error(w, r, err)
 		return
@@ -214,7 +214,7 @@ func (s *Server) handleCloseSession(w http.ResponseWriter, r *http.Request) {
 // endSession closes a session's browser (keeping its state when it was
 // asked to) and records it ended with status; a session already ended is
 // left as it is.
-func (s *Server) endSession(ctx context.Context, orgID, id, status string) (*client.BrowserSession, error) {
+func (s sessionsAPI) endSession(ctx context.Context, orgID, id, status string) (*client.BrowserSession, error) {
 	bs, err := s.store.BrowserSessions().Get(ctx, orgID, id)
 	if err != nil || bs.Status == nil || *bs.Status != store.SessionRunning {
 		return bs, err

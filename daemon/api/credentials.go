@@ -227,7 +227,7 @@ func luhn(digits string) bool {
 }
 
 // handleCreateCredential serves POST /v1/credentials.
-func (s *Server) handleCreateCredential(w http.ResponseWriter, r *http.Request) {
+func (s credentialsAPI) handleCreateCredential(w http.ResponseWriter, r *http.Request) {
 	in, err := readCredential(r)
 	if err != nil {
 		s.error(w, r, err)
@@ -242,7 +242,7 @@ func (s *Server) handleCreateCredential(w http.ResponseWriter, r *http.Request) 
 }
 
 // handleUpdateCredential serves POST /v1/credentials/{id}/update.
-func (s *Server) handleUpdateCredential(w http.ResponseWriter, r *http.Request) {
+func (s credentialsAPI) handleUpdateCredential(w http.ResponseWriter, r *http.Request) {
 	in, err := readCredential(r)
 	if err != nil {
 		s.error(w, r, err)
@@ -257,7 +257,7 @@ func (s *Server) handleUpdateCredential(w http.ResponseWriter, r *http.Request) 
 }
 
 // handleGetCredential serves GET /v1/credentials/{id}.
-func (s *Server) handleGetCredential(w http.ResponseWriter, r *http.Request) {
+func (s credentialsAPI) handleGetCredential(w http.ResponseWriter, r *http.Request) {
 	out, err := s.store.Credentials().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
@@ -267,7 +267,7 @@ func (s *Server) handleGetCredential(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleListCredentials serves GET /v1/credentials.
-func (s *Server) handleListCredentials(w http.ResponseWriter, r *http.Request) {
+func (s credentialsAPI) handleListCredentials(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
 	page := qr.int("page", 1, 1, 0)
 	size := qr.int("page_size", 10, 1, 0)
@@ -305,7 +305,7 @@ func (s *Server) handleListCredentials(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleDeleteCredential serves POST /v1/credentials/{id}/delete.
-func (s *Server) handleDeleteCredential(w http.ResponseWriter, r *http.Request) {
+func (s credentialsAPI) handleDeleteCredential(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.Credentials().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
 		s.error(w, r, err)
 		return
@@ -320,7 +320,7 @@ const totpLifetime = 10 * time.Minute
 // handleSendTOTPCode serves POST /v1/credentials/totp: a one-time code,
 // or the message holding one, pushed for the run waiting on its
 // totp_identifier.
-func (s *Server) handleSendTOTPCode(w http.ResponseWriter, r *http.Request) {
+func (s credentialsAPI) handleSendTOTPCode(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		TOTPIdentifier *string      `json:"totp_identifier"`
 		Content        *string      `json:"content"`

@@ -153,7 +153,7 @@ func boundError[T int | float64](typ, words, ctxKey string, bound, input T, loc 
 
 // checkCustomLLM tries the endpoint of m with the server's ModelCheck;
 // false without one. The reason of a failure is logged (it holds no key).
-func (s *Server) checkCustomLLM(r *http.Request, m executor.CustomModel) bool {
+func (s customLLMsAPI) checkCustomLLM(r *http.Request, m executor.CustomModel) bool {
 	if s.modelCheck == nil {
 		return false
 	}
@@ -176,7 +176,7 @@ func customLLMError(err error) error {
 }
 
 // handleListCustomLLMs serves GET /v1/custom-llms.
-func (s *Server) handleListCustomLLMs(w http.ResponseWriter, r *http.Request) {
+func (s customLLMsAPI) handleListCustomLLMs(w http.ResponseWriter, r *http.Request) {
 	out, err := s.store.CustomLLMs().List(r.Context(), organization(r.Context()).ID)
 	if err != nil {
 		s.error(w, r, err)
@@ -188,7 +188,7 @@ func (s *Server) handleListCustomLLMs(w http.ResponseWriter, r *http.Request) {
 // handleCreateCustomLLM serves POST /v1/custom-llms: the endpoint is
 // checked before the model is stored, and the answer says whether it
 // answered (valid).
-func (s *Server) handleCreateCustomLLM(w http.ResponseWriter, r *http.Request) {
+func (s customLLMsAPI) handleCreateCustomLLM(w http.ResponseWriter, r *http.Request) {
 	cfg, key, err := readCustomLLM(r)
 	if err != nil {
 		s.error(w, r, err)
@@ -212,7 +212,7 @@ func (s *Server) handleCreateCustomLLM(w http.ResponseWriter, r *http.Request) {
 // handleUpdateCustomLLM serves PUT /v1/custom-llms/{id}: the whole
 // configuration is replaced; an absent or null api_key keeps the stored
 // key, an empty one removes it. The endpoint is checked again.
-func (s *Server) handleUpdateCustomLLM(w http.ResponseWriter, r *http.Request) {
+func (s customLLMsAPI) handleUpdateCustomLLM(w http.ResponseWriter, r *http.Request) {
 	org, id := organization(r.Context()).ID, r.PathValue("id")
 	// An unknown id answers 404 before the body is looked at.
 	stored, err := s.store.CustomLLMs().Model(r.Context(), org, id)
@@ -240,7 +240,7 @@ func (s *Server) handleUpdateCustomLLM(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleDeleteCustomLLM serves DELETE /v1/custom-llms/{id}.
-func (s *Server) handleDeleteCustomLLM(w http.ResponseWriter, r *http.Request) {
+func (s customLLMsAPI) handleDeleteCustomLLM(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.CustomLLMs().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
 		s.error(w, r, customLLMError(err))
 		return

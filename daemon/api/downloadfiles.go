@@ -16,7 +16,7 @@ import (
 // service answers it. The run's definition is
 // kept with the run (no agent is created); the files are in the run's
 // downloaded_files and artifacts.
-func (s *Server) handleDownloadFiles(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleDownloadFiles(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
 	}

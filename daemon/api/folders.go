@@ -20,7 +20,7 @@ func checkTitle(title string, loc ...any) []client.ValidationError {
 }
 
 // handleCreateFolder serves POST /v1/folders.
-func (s *Server) handleCreateFolder(w http.ResponseWriter, r *http.Request) {
+func (s foldersAPI) handleCreateFolder(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Title       *string `json:"title"`
 		Description *string `json:"description"`
@@ -50,7 +50,7 @@ func (s *Server) handleCreateFolder(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleListFolders serves GET /v1/folders.
-func (s *Server) handleListFolders(w http.ResponseWriter, r *http.Request) {
+func (s foldersAPI) handleListFolders(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
 	page := qr.int("page", 1, 1, 0)
 	size := qr.int("page_size", 100, 1, 500)
@@ -70,7 +70,7 @@ func (s *Server) handleListFolders(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleGetFolder serves GET /v1/folders/{id}.
-func (s *Server) handleGetFolder(w http.ResponseWriter, r *http.Request) {
+func (s foldersAPI) handleGetFolder(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	out, err := s.store.Folders().Get(r.Context(), organization(r.Context()).ID, id)
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *Server) handleGetFolder(w http.ResponseWriter, r *http.Request) {
 
 // handleUpdateFolder serves PUT /v1/folders/{id}; absent or null fields stay
 // as they are.
-func (s *Server) handleUpdateFolder(w http.ResponseWriter, r *http.Request) {
+func (s foldersAPI) handleUpdateFolder(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var body struct {
 		Title       *string `json:"title"`
@@ -107,7 +107,7 @@ func (s *Server) handleUpdateFolder(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleDeleteFolder serves DELETE /v1/folders/{id}.
-func (s *Server) handleDeleteFolder(w http.ResponseWriter, r *http.Request) {
+func (s foldersAPI) handleDeleteFolder(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	qr := newQueryReader(r)
 	deleteAgents := qr.bool("delete_workflows")

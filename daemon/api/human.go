@@ -20,7 +20,7 @@ import (
 const maxHumanComment = 4000
 
 // handleRunInteraction serves GET /v1/runs/{id}/interaction.
-func (s *Server) handleRunInteraction(w http.ResponseWriter, r *http.Request) {
+func (s humanAPI) handleRunInteraction(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	rec, err := s.store.Runs().Get(r.Context(), organization(r.Context()).ID, id)
 	if err != nil {
@@ -35,16 +35,16 @@ func (s *Server) handleRunInteraction(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleApproveRun serves POST /v1/runs/{id}/approve.
-func (s *Server) handleApproveRun(w http.ResponseWriter, r *http.Request) { s.answerRun(w, r, true) }
+func (s humanAPI) handleApproveRun(w http.ResponseWriter, r *http.Request) { s.answerRun(w, r, true) }
 
 // handleRejectRun serves POST /v1/runs/{id}/reject.
-func (s *Server) handleRejectRun(w http.ResponseWriter, r *http.Request) { s.answerRun(w, r, false) }
+func (s humanAPI) handleRejectRun(w http.ResponseWriter, r *http.Request) { s.answerRun(w, r, false) }
 
 // answerRun answers the question a paused run waits on, with an optional
 // {"comment": "..."}: 200 with the question and its answer, 404 for a run
 // the organization does not have, 409 for a run that is not waiting for
 // an answer.
-func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, approved bool) {
+func (s humanAPI) answerRun(w http.ResponseWriter, r *http.Request, approved bool) {
 	if !s.runsEnabled(w, r) {
 		return
 	}

@@ -16,7 +16,7 @@ var loginCredentialTypes = []string{"skyvern", "bitwarden", "1password", "azure_
 // handleStartLogin serves POST /v1/run/tasks/login: an agent run of one
 // login block that signs in with a stored credential, answered as an agent
 // run. The run's definition is kept with the run (no agent is created).
-func (s *Server) handleStartLogin(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleStartLogin(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
 	}

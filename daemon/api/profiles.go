@@ -16,7 +16,7 @@ import (
 
 // handleCreateProfile serves POST /v1/browser_profiles: an empty profile,
 // or the browser state an agent run kept.
-func (s *Server) handleCreateProfile(w http.ResponseWriter, r *http.Request) {
+func (s profilesAPI) handleCreateProfile(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Name             *string `json:"name"`
 		Description      *string `json:"description"`
@@ -100,7 +100,7 @@ func deref(p *string) string {
 }
 
 // handleListProfiles serves GET /v1/browser_profiles.
-func (s *Server) handleListProfiles(w http.ResponseWriter, r *http.Request) {
+func (s profilesAPI) handleListProfiles(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
 	page := qr.int("page", 1, 1, 0)
 	size := qr.int("page_size", 10, 1, 0)
@@ -126,7 +126,7 @@ func (s *Server) handleListProfiles(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleGetProfile serves GET /v1/browser_profiles/{id}.
-func (s *Server) handleGetProfile(w http.ResponseWriter, r *http.Request) {
+func (s profilesAPI) handleGetProfile(w http.ResponseWriter, r *http.Request) {
 	out, err := s.store.Profiles().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
@@ -136,7 +136,7 @@ func (s *Server) handleGetProfile(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleUpdateProfile serves PATCH /v1/browser_profiles/{id}.
-func (s *Server) handleUpdateProfile(w http.ResponseWriter, r *http.Request) {
+func (s profilesAPI) handleUpdateProfile(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Name        *string `json:"name"`
 		Description *string `json:"description"`
@@ -158,7 +158,7 @@ func (s *Server) handleUpdateProfile(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleDeleteProfile serves DELETE /v1/browser_profiles/{id}.
-func (s *Server) handleDeleteProfile(w http.ResponseWriter, r *http.Request) {
+func (s profilesAPI) handleDeleteProfile(w http.ResponseWriter, r *http.Request) {
 	if err := s.store.Profiles().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
 		s.error(w, r, err)
 		return
@@ -168,7 +168,7 @@ func (s *Server) handleDeleteProfile(w http.ResponseWriter, r *http.Request) {
 
 // handleResetProfile serves POST /v1/agents/{id}/browser_session/reset_profile:
 // the agent's next run starts from a fresh browser.
-func (s *Server) handleResetProfile(w http.ResponseWriter, r *http.Request) {
+func (s profilesAPI) handleResetProfile(w http.ResponseWriter, r *http.Request) {
 	org := organization(r.Context())
 	id := r.PathValue("id")
 	if _, err := s.store.Agents().Get(r.Context(), org.ID, id, 0); err != nil {

@@ -54,7 +54,7 @@ var (
 )
 
 // handleListRuns serves GET /v1/runs.
-func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleListRuns(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
 	q := store.RunQuery{
 		Page:     qr.int("page", 1, 1, maxRunListPage),
@@ -138,7 +138,7 @@ func containsValue[E ~string](set []E, v string) bool {
 
 // handleRunTimeline serves GET /v1/runs/{id}/timeline (see the top of
 // this file).
-func (s *Server) handleRunTimeline(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleRunTimeline(w http.ResponseWriter, r *http.Request) {
 	trace, err := s.store.Runs().Trace(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
@@ -149,7 +149,7 @@ func (s *Server) handleRunTimeline(w http.ResponseWriter, r *http.Request) {
 
 // handleRunSteps serves GET /v1/runs/{id}/steps: the run's steps, newest
 // first, as the store keeps them.
-func (s *Server) handleRunSteps(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleRunSteps(w http.ResponseWriter, r *http.Request) {
 	rows, err := s.store.Runs().StepsJSON(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)

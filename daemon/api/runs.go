@@ -81,7 +81,7 @@ func normalizeURL(raw string) string {
 }
 
 // handleStartTask serves POST /v1/run/tasks and POST /v1/runs.
-func (s *Server) handleStartTask(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleStartTask(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
 	}
@@ -186,7 +186,7 @@ type agentRunBody struct {
 }
 
 // handleStartAgent serves POST /v1/run/agents.
-func (s *Server) handleStartAgent(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
 	}
@@ -333,14 +333,14 @@ func (s *Server) runsEnabled(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // handleGetRun serves GET /v1/runs/{id}.
-func (s *Server) handleGetRun(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleGetRun(w http.ResponseWriter, r *http.Request) {
 	s.writeRun(w, r, organization(r.Context()).ID, r.PathValue("id"))
 }
 
 // handleCancelRun serves POST /v1/runs/{id}/cancel. Canceling a run that
 // already ended leaves it as it is and still answers 200, as the service
 // does for workflow runs.
-func (s *Server) handleCancelRun(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleCancelRun(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
 	}
@@ -353,7 +353,7 @@ func (s *Server) handleCancelRun(w http.ResponseWriter, r *http.Request) {
 
 // cancelRun cancels a run and, for a run_action workflow run, closes its
 // browser session now rather than at its idle timeout.
-func (s *Server) cancelRun(ctx context.Context, orgID, id string) error {
+func (s runsAPI) cancelRun(ctx context.Context, orgID, id string) error {
 	if _, err := s.runs.Runner.Cancel(ctx, orgID, id); err != nil {
 		return err
 	}
@@ -368,7 +368,7 @@ func (s *Server) cancelRun(ctx context.Context, orgID, id string) error {
 // handleCancelRuns serves POST /v1/runs/cancel: up to 100 ids, each either
 // cancelled (including runs that had already ended, which stay as they
 // were) or failed (unknown ids).
-func (s *Server) handleCancelRuns(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleCancelRuns(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
 	}
@@ -411,7 +411,7 @@ func (s *Server) handleCancelRuns(w http.ResponseWriter, r *http.Request) {
 // webhook retries, and logged when it fails. The run's status,
 // failure_reason and webhook_failure_reason stay as they are (see
 // runner.Webhooks.Replay).
-func (s *Server) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
 	if !s.runsEnabled(w, r) {
 		return
 	}
@@ -452,7 +452,7 @@ func (s *Server) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
 
 // handleRunArtifacts serves GET /v1/runs/{id}/artifacts, optionally only
 // the artifact_type values given (repeatable).
-func (s *Server) handleRunArtifacts(w http.ResponseWriter, r *http.Request) {
+func (s runsAPI) handleRunArtifacts(w http.ResponseWriter, r *http.Request) {
 	rec, err := s.store.Runs().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)

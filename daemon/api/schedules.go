@@ -32,14 +32,14 @@ func (s *Server) SetScheduler(sc ScheduleClock) { s.scheduler = sc }
 // nextRunsShown is how many fire times a schedule's answer lists.
 const nextRunsShown = 5
 
-func (s *Server) scheduleNow() time.Time {
+func (s schedulesAPI) scheduleNow() time.Time {
 	if s.scheduler != nil {
 		return s.scheduler.Now()
 	}
 	return time.Now()
 }
 
-func (s *Server) wakeScheduler() {
+func (s schedulesAPI) wakeScheduler() {
 	if s.scheduler != nil {
 		s.scheduler.Wake()
 	}
@@ -58,7 +58,7 @@ type scheduleBody struct {
 
 // readSchedule reads and checks a create or update body for agent wpid
 // (which must exist: 404 otherwise); every problem is reported at once.
-func (s *Server) readSchedule(r *http.Request, orgID, wpid string) (*store.ScheduleInput, error) {
+func (s schedulesAPI) readSchedule(r *http.Request, orgID, wpid string) (*store.ScheduleInput, error) {
 	var body scheduleBody
 	if err := decodeJSONBody(r, &body); err != nil {
 		return nil, err
@@ -156,7 +156,7 @@ func scheduleParams(rec *store.ScheduleRecord) map[string]any {
 // nextRuns returns the next n fire times of an enabled schedule, counted
 // from the scheduler's present (or from its mark, when later); none for a
 // disabled one.
-func (s *Server) nextRuns(rec *store.ScheduleRecord, n int) []client.Time {
+func (s schedulesAPI) nextRuns(rec *store.ScheduleRecord, n int) []client.Time {
 	out := []client.Time{}
 	if !rec.Enabled {
 		return out
@@ -179,12 +179,12 @@ func (s *Server) nextRuns(rec *store.ScheduleRecord, n int) []client.Time {
 	return out
 }
 
-func (s *Server) writeSchedule(w http.ResponseWriter, rec *store.ScheduleRecord) {
+func (s schedulesAPI) writeSchedule(w http.ResponseWriter, rec *store.ScheduleRecord) {
 	writeJSON(w, http.StatusOK, client.ScheduleResponse{Schedule: scheduleResult(rec), NextRuns: s.nextRuns(rec, nextRunsShown)})
 }
 
 // handleCreateSchedule serves POST /v1/agents/{id}/schedules.
-func (s *Server) handleCreateSchedule(w http.ResponseWriter, r *http.Request) {
+func (s schedulesAPI) handleCreateSchedule(w http.ResponseWriter, r *http.Request) {
 	org, wpid := organization(r.Context()).ID, r.PathValue("id")
 	in, err := s.readSchedule(r, org, wpid)
 	if err != nil {
@@ -201,7 +201,7 @@ func (s *Server) handleCreateSchedule(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleListSchedules serves GET /v1/agents/{id}/schedules.
-func (s *Server) handleListSchedules(w http.ResponseWriter, r *http.Request) {
+func (s schedulesAPI) handleListSchedules(w http.ResponseWriter, r *http.Request) {
 	recs, err := s.store.Schedules().List(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
@@ -217,7 +217,7 @@ func (s *Server) handleListSchedules(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleGetSchedule serves GET /v1/agents/{id}/schedules/{schedule_id}.
-func (s *Server) handleGetSchedule(w http.ResponseWriter, r *http.Request) {
+func (s schedulesAPI) handleGetSchedule(w http.ResponseWriter, r *http.Request) {
 	rec, err := s.store.Schedules().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"), r.PathValue("schedule_id"))
 	if err != nil {
 		s.error(w, r, err)
@@ -227,7 +227,7 @@ func (s *Server) handleGetSchedule(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleUpdateSchedule serves PUT /v1/agents/{id}/schedules/{schedule_id}.
-func (s *Server) handleUpdateSchedule(w http.ResponseWriter, r *http.Request) {
+func (s schedulesAPI) handleUpdateSchedule(w http.ResponseWriter, r *http.Request) {
 	org, wpid := organization(r.Context()).ID, r.PathValue("id")
 	in, err := s.readSchedule(r, org, wpid)
 	if err != nil {
@@ -245,7 +245,7 @@ func (s *Server) handleUpdateSchedule(w http.ResponseWriter, r *http.Request) {
 
 // handleSetScheduleEnabled serves POST …/schedules/{schedule_id}/enable
 // and …/disable.
-func (s *Server) handleSetScheduleEnabled(enabled bool) http.HandlerFunc {
+func (s schedulesAPI) handleSetScheduleEnabled(enabled bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rec, err := s.store.Schedules().SetEnabled(r.Context(), organization(r.Context()).ID,
 			r.PathValue("id"), r.PathValue("schedule_id"), enabled, s.scheduleNow())
@@ -259,7 +259,7 @@ func (s *Server) handleSetScheduleEnabled(enabled bool) http.HandlerFunc {
 }
 
 // handleDeleteSchedule serves DELETE /v1/agents/{id}/schedules/{schedule_id}.
-func (s *Server) handleDeleteSchedule(w http.ResponseWriter, r *http.Request) {
+func (s schedulesAPI) handleDeleteSchedule(w http.ResponseWriter, r *http.Request) {
 	err := s.store.Schedules().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id"), r.PathValue("schedule_id"))
 	if err != nil {
 		s.error(w, r, err)
@@ -271,7 +271,7 @@ func (s *Server) handleDeleteSchedule(w http.ResponseWriter, r *http.Request) {
 var scheduleStatuses = []string{string(client.ScheduleActive), string(client.SchedulePaused)}
 
 // handleListAllSchedules serves GET /v1/schedules.
-func (s *Server) handleListAllSchedules(w http.ResponseWriter, r *http.Request) {
+func (s schedulesAPI) handleListAllSchedules(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
 	page := qr.int("page", 1, 1, 0)
 	size := qr.int("page_size", 10, 1, 100)

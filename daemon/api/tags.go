@@ -315,7 +315,7 @@ func (s *Server) batchTags(kind store.SubjectKind, param, field, noun string) ht
 }
 
 // handleListTagKeys serves GET /v1/tag-keys.
-func (s *Server) handleListTagKeys(w http.ResponseWriter, r *http.Request) {
+func (s tagRegistryAPI) handleListTagKeys(w http.ResponseWriter, r *http.Request) {
 	out, err := s.store.Tags().Keys(r.Context(), organization(r.Context()).ID)
 	if err != nil {
 		s.error(w, r, err)
@@ -326,7 +326,7 @@ func (s *Server) handleListTagKeys(w http.ResponseWriter, r *http.Request) {
 
 // handleUpdateTagKey serves PATCH /v1/tag-keys/{key}: a null or blank
 // description clears it.
-func (s *Server) handleUpdateTagKey(w http.ResponseWriter, r *http.Request) {
+func (s tagRegistryAPI) handleUpdateTagKey(w http.ResponseWriter, r *http.Request) {
 	key, err := pathTagKey(r)
 	if err != nil {
 		s.error(w, r, err)
@@ -359,7 +359,7 @@ func (s *Server) handleUpdateTagKey(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleDeleteTagKey serves DELETE /v1/tag-keys/{key}.
-func (s *Server) handleDeleteTagKey(w http.ResponseWriter, r *http.Request) {
+func (s tagRegistryAPI) handleDeleteTagKey(w http.ResponseWriter, r *http.Request) {
 	key, err := pathTagKey(r)
 	if err != nil {
 		s.error(w, r, err)
@@ -375,7 +375,7 @@ func (s *Server) handleDeleteTagKey(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleListTagValues serves GET /v1/tag-values, optionally ?key=.
-func (s *Server) handleListTagValues(w http.ResponseWriter, r *http.Request) {
+func (s tagRegistryAPI) handleListTagValues(w http.ResponseWriter, r *http.Request) {
 	out, err := s.store.Tags().Values(r.Context(), organization(r.Context()).ID, strings.TrimSpace(queryValue(r, "key")))
 	if err != nil {
 		s.error(w, r, err)
@@ -445,7 +445,7 @@ func readTagValueBody(r *http.Request, need tagValueFields) (key, value, newValu
 }
 
 // handleCreateTagValue serves POST /v1/tag-values.
-func (s *Server) handleCreateTagValue(w http.ResponseWriter, r *http.Request) {
+func (s tagRegistryAPI) handleCreateTagValue(w http.ResponseWriter, r *http.Request) {
 	key, value, _, color, err := readTagValueBody(r, tagValueFields{key: true, color: 1})
 	if err == nil && value == "*" {
 		err = invalid([]client.ValidationError{valueError(checkTagValue(value, true), value, "body", "value")})
@@ -463,7 +463,7 @@ func (s *Server) handleCreateTagValue(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleRecolorTagValue serves PATCH /v1/tag-values/{key}.
-func (s *Server) handleRecolorTagValue(w http.ResponseWriter, r *http.Request) {
+func (s tagRegistryAPI) handleRecolorTagValue(w http.ResponseWriter, r *http.Request) {
 	key, err := pathTagKey(r)
 	if err != nil {
 		s.error(w, r, err)
@@ -484,7 +484,7 @@ func (s *Server) handleRecolorTagValue(w http.ResponseWriter, r *http.Request) {
 
 // handleDeleteTagValue serves DELETE /v1/tag-values/{key}, with the value
 // in a JSON body (values may contain '/', so they are not in paths).
-func (s *Server) handleDeleteTagValue(w http.ResponseWriter, r *http.Request) {
+func (s tagRegistryAPI) handleDeleteTagValue(w http.ResponseWriter, r *http.Request) {
 	key, err := pathTagKey(r)
 	if err != nil {
 		s.error(w, r, err)
@@ -505,7 +505,7 @@ func (s *Server) handleDeleteTagValue(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleRenameTagValue serves PATCH /v1/tag-values/{key}/rename.
-func (s *Server) handleRenameTagValue(w http.ResponseWriter, r *http.Request) {
+func (s tagRegistryAPI) handleRenameTagValue(w http.ResponseWriter, r *http.Request) {
 	key, err := pathTagKey(r)
 	if err != nil {
 		s.error(w, r, err)

@@ -76,7 +76,7 @@ func (l *uploadLimiter) Read(p []byte) (int, error) {
 // parameters, upload_file actions, file_url_parser blocks) and its
 // s3_uri, a stable name of the file (abctl://uploads/<artifact id>/<name>)
 // that locates it for people but is not fetched by anything.
-func (s *Server) handleUploadFile(w http.ResponseWriter, r *http.Request) {
+func (s filesAPI) handleUploadFile(w http.ResponseWriter, r *http.Request) {
 	l := s.links()
 	if s.runs == nil || s.runs.Files == nil || l == nil || l.Signer == nil {
 		s.error(w, r, errorf(KindUnavailable, "This daemon was started without a file store, so it cannot keep uploaded files"))
@@ -119,7 +119,7 @@ func (s *Server) handleUploadFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // saveUpload keeps the file of part and answers its URLs.
-func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, org string, part *multipart.Part) {
+func (s filesAPI) saveUpload(w http.ResponseWriter, r *http.Request, org string, part *multipart.Part) {
 	name := uploadFileName(part.FileName())
 	dir := s.store.Uploads().NewDir()
 	f, err := s.runs.Files.Save(org, dir, name, &uploadLimiter{r: part, left: s.maxUpload + 1})
@@ -146,7 +146,7 @@ func (s *Server) saveUpload(w http.ResponseWriter, r *http.Request, org string, 
 }
 
 // uploadTooLarge answers 413 naming the limit and how to raise it.
-func (s *Server) uploadTooLarge(w http.ResponseWriter) {
+func (s filesAPI) uploadTooLarge(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
 	writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"detail": fmt.Sprintf(
 		"The uploaded file is larger than this daemon's limit of %d bytes (set with abctl daemon --max-upload-size)", s.maxUpload)})
