@@ -402,19 +402,19 @@ func maxRetries(b client.Block) int {
 func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out any, touched bool, err error) {
 	switch x := b.(type) {
 	case *client.GotoURLBlock:
-		return in.gotoURL(ctx, x, sc)
+		return browserBlocks{in}.gotoURL(ctx, x, sc)
 	case *client.WaitBlock:
-		return in.wait(ctx, x)
+		return browserBlocks{in}.wait(ctx, x)
 	case *client.ActionBlock:
-		return in.action(ctx, x, sc)
+		return browserBlocks{in}.action(ctx, x, sc)
 	case *client.ForLoopBlock:
 		out, err := in.forLoop(ctx, x, sc)
 		return out, false, err
 	case *client.HTTPRequestBlock:
-		out, err := in.httpRequest(ctx, x, sc)
+		out, err := fileBlocks{in}.httpRequest(ctx, x, sc)
 		return out, false, err
 	case *client.PrintPageBlock:
-		out, err := in.printPage(ctx, x, sc)
+		out, err := fileBlocks{in}.printPage(ctx, x, sc)
 		return out, false, err
 	case *client.ConditionalBlock:
 		out, err := in.conditional(ctx, x, sc)
@@ -423,51 +423,51 @@ func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out
 		out, err := in.whileLoop(ctx, x, sc)
 		return out, false, err
 	case *client.SendEmailBlock:
-		out, err := in.sendEmail(ctx, x, sc)
+		out, err := mailBlocks{in}.sendEmail(ctx, x, sc)
 		return out, false, err
 	case *client.FileURLParserBlock:
-		out, err := in.fileParser(ctx, x.Label, x.FileURL, x.FileType, x.JSONSchema, sc)
+		out, err := fileBlocks{in}.fileParser(ctx, x.Label, x.FileURL, x.FileType, x.JSONSchema, sc)
 		return out, false, err
 	case *client.PDFParserBlock:
-		out, err := in.fileParser(ctx, x.Label, x.FileURL, "pdf", x.JSONSchema, sc)
+		out, err := fileBlocks{in}.fileParser(ctx, x.Label, x.FileURL, "pdf", x.JSONSchema, sc)
 		return out, false, err
 	case *client.FileDownloadBlock:
-		return in.fileDownload(ctx, x, sc)
+		return browserBlocks{in}.fileDownload(ctx, x, sc)
 	case *client.UploadToS3Block:
-		out, err := in.uploadToS3(ctx, x, sc)
+		out, err := storageBlocks{in}.uploadToS3(ctx, x, sc)
 		return out, false, err
 	case *client.DownloadToS3Block:
-		out, err := in.downloadToS3(ctx, x, sc)
+		out, err := storageBlocks{in}.downloadToS3(ctx, x, sc)
 		return out, false, err
 	case *client.FileUploadBlock:
-		out, err := in.fileUpload(ctx, x, sc)
+		out, err := storageBlocks{in}.fileUpload(ctx, x, sc)
 		return out, false, err
 	case *client.PDFFillBlock:
-		out, err := in.pdfFill(ctx, x, sc)
+		out, err := pdfBlocks{in}.pdfFill(ctx, x, sc)
 		return out, false, err
 	case *client.SplitPDFBlock:
-		out, err := in.splitPDF(ctx, x, sc)
+		out, err := pdfBlocks{in}.splitPDF(ctx, x, sc)
 		return out, false, err
 	case *client.EmailInboxBlock:
-		out, err := in.emailInbox(ctx, x, sc)
+		out, err := mailBlocks{in}.emailInbox(ctx, x, sc)
 		return out, false, err
 	case *client.CodeBlock:
-		out, err := in.code(ctx, x, sc)
+		out, err := peopleBlocks{in}.code(ctx, x, sc)
 		return out, false, err
 	case *client.HumanInteractionBlock:
-		out, err := in.humanInteraction(ctx, x, sc)
+		out, err := peopleBlocks{in}.humanInteraction(ctx, x, sc)
 		return out, false, err
 	case *client.WorkflowTriggerBlock:
-		out, err := in.workflowTrigger(ctx, x, sc)
+		out, err := peopleBlocks{in}.workflowTrigger(ctx, x, sc)
 		return out, false, err
 	case *client.GoogleSheetsReadBlock:
-		out, err := in.sheetsRead(ctx, x, sc)
+		out, err := sheetsBlocks{in}.sheetsRead(ctx, x, sc)
 		return out, false, err
 	case *client.GoogleSheetsWriteBlock:
-		out, err := in.sheetsWrite(ctx, x, sc)
+		out, err := sheetsBlocks{in}.sheetsWrite(ctx, x, sc)
 		return out, false, err
 	case *client.LoginBlock:
-		return in.login(ctx, x, sc)
+		return browserBlocks{in}.login(ctx, x, sc)
 	case *client.NavigationBlock, *client.ExtractionBlock, *client.TaskBlock, *client.ValidationBlock,
 		*client.TaskV2Block:
 		return in.modelBlock(ctx, b, sc)

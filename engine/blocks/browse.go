@@ -25,7 +25,7 @@ const MaxWaitSec = 300
 // the block gives no download_timeout.
 const defaultDownloadTimeout = 60 * time.Second
 
-func (in *Interpreter) gotoURL(ctx context.Context, b *client.GotoURLBlock, sc *scope) (any, bool, error) {
+func (in browserBlocks) gotoURL(ctx context.Context, b *client.GotoURLBlock, sc *scope) (any, bool, error) {
 	url, err := sc.renderURL(b.URL)
 	if err != nil {
 		return nil, false, err
@@ -45,7 +45,7 @@ func (in *Interpreter) gotoURL(ctx context.Context, b *client.GotoURLBlock, sc *
 	return map[string]any{"url": res.URL}, true, nil
 }
 
-func (in *Interpreter) wait(ctx context.Context, b *client.WaitBlock) (any, bool, error) {
+func (in browserBlocks) wait(ctx context.Context, b *client.WaitBlock) (any, bool, error) {
 	sec := min(max(b.WaitSec, 0), MaxWaitSec)
 	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "wait", Text: fmt.Sprintf("%d s", sec)})
 	if err != nil {
@@ -66,7 +66,7 @@ func (in *Interpreter) wait(ctx context.Context, b *client.WaitBlock) (any, bool
 // action runs an action block: a click on its selector; with a model, the
 // element its navigation_goal describes when the selector matches nothing
 // or is absent (or first, with ai_fallback "proactive").
-func (in *Interpreter) action(ctx context.Context, b *client.ActionBlock, sc *scope) (any, bool, error) {
+func (in browserBlocks) action(ctx context.Context, b *client.ActionBlock, sc *scope) (any, bool, error) {
 	selector, err := sc.render(b.Selector)
 	if err != nil {
 		return nil, false, err
@@ -147,7 +147,7 @@ func downloadTimeout(sec *float64) time.Duration {
 	return time.Duration(min(*sec, 3600) * float64(time.Second))
 }
 
-func (in *Interpreter) fileDownload(ctx context.Context, b *client.FileDownloadBlock, sc *scope) (any, bool, error) {
+func (in browserBlocks) fileDownload(ctx context.Context, b *client.FileDownloadBlock, sc *scope) (any, bool, error) {
 	if strings.TrimSpace(b.URL) == "" {
 		return in.modelDownload(ctx, b, sc)
 	}

@@ -274,7 +274,7 @@ type codeResult struct {
 	} `json:"error"`
 }
 
-func (in *Interpreter) code(ctx context.Context, b *client.CodeBlock, sc *scope) (any, error) {
+func (in peopleBlocks) code(ctx context.Context, b *client.CodeBlock, sc *scope) (any, error) {
 	cfg := in.env.Code
 	if !cfg.Enabled {
 		return nil, fmt.Errorf("this daemon does not run code blocks: start it with %s", CodeFlag)

@@ -36,7 +36,7 @@ type SMTP struct {
 	Password string
 }
 
-func (in *Interpreter) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc *scope) (SMTP, error) {
+func (in mailBlocks) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc *scope) (SMTP, error) {
 	s := SMTP{Host: b.CustomSMTPHost, Port: b.CustomSMTPPort, Username: b.CustomSMTPUsername, Password: b.CustomSMTPPassword}
 	param := func(key string) (string, error) {
 		if key == "" {
@@ -118,7 +118,7 @@ func (in *Interpreter) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc 
 	return s, nil
 }
 
-func (in *Interpreter) sendEmail(ctx context.Context, b *client.SendEmailBlock, sc *scope) (any, error) {
+func (in mailBlocks) sendEmail(ctx context.Context, b *client.SendEmailBlock, sc *scope) (any, error) {
 	var err error
 	fields := map[string]*string{"sender": &b.Sender, "subject": &b.Subject, "body": &b.Body}
 	msg := map[string]string{}
@@ -155,7 +155,7 @@ func (in *Interpreter) sendEmail(ctx context.Context, b *client.SendEmailBlock, 
 	return out, err
 }
 
-func (in *Interpreter) deliver(ctx context.Context, b *client.SendEmailBlock, sc *scope, msg map[string]string, to []string) (any, error) {
+func (in mailBlocks) deliver(ctx context.Context, b *client.SendEmailBlock, sc *scope, msg map[string]string, to []string) (any, error) {
 	server, err := in.smtpOf(ctx, b, sc)
 	if err != nil {
 		return nil, err
@@ -206,7 +206,7 @@ type attachment struct {
 
 // attachment reads a file to attach: one of the run's files by its name, or
 // a file at an http(s) URL.
-func (in *Interpreter) attachment(ctx context.Context, ref string) (attachment, error) {
+func (in mailBlocks) attachment(ctx context.Context, ref string) (attachment, error) {
 	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
 		p, err := in.files.FetchUpload(ctx, ref)
 		if err != nil {

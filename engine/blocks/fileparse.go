@@ -43,7 +43,7 @@ import (
 // maxParsedBytes bounds the text a file may hold.
 const maxParsedBytes = 20 << 20
 
-func (in *Interpreter) fileParser(ctx context.Context, label, rawURL, fileType string, schema json.RawMessage, sc *scope) (any, error) {
+func (in fileBlocks) fileParser(ctx context.Context, label, rawURL, fileType string, schema json.RawMessage, sc *scope) (any, error) {
 	u, err := sc.renderURL(rawURL)
 	if err != nil {
 		return nil, err
@@ -64,7 +64,7 @@ func (in *Interpreter) fileParser(ctx context.Context, label, rawURL, fileType s
 	return out, err
 }
 
-func (in *Interpreter) parseFile(ctx context.Context, fileURL, fileType string) (any, string, error) {
+func (in fileBlocks) parseFile(ctx context.Context, fileURL, fileType string) (any, string, error) {
 	path, err := in.sourceFile(ctx, fileURL)
 	if err != nil {
 		return nil, "", err

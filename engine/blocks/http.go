@@ -28,7 +28,7 @@ const (
 	maxHTTPFile        = 100 << 20 // saved as a file
 )
 
-func (in *Interpreter) httpRequest(ctx context.Context, b *client.HTTPRequestBlock, sc *scope) (_ any, err error) {
+func (in fileBlocks) httpRequest(ctx context.Context, b *client.HTTPRequestBlock, sc *scope) (_ any, err error) {
 	vars := sc.vars()
 	render := func(s string) (string, error) {
 		out, err := tmpl.Render(s, vars)
@@ -187,7 +187,7 @@ var paperSizes = map[string][2]float64{
 	"Tabloid": {11, 17},
 }
 
-func (in *Interpreter) printPage(ctx context.Context, b *client.PrintPageBlock, sc *scope) (_ any, err error) {
+func (in fileBlocks) printPage(ctx context.Context, b *client.PrintPageBlock, sc *scope) (_ any, err error) {
 	name, err := sc.render(b.CustomFilename)
 	if err != nil {
 		return nil, err

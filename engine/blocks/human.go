@@ -95,7 +95,7 @@ func humanDefault(s, def string) string {
 	return s
 }
 
-func (in *Interpreter) humanInteraction(ctx context.Context, b *client.HumanInteractionBlock, sc *scope) (any, error) {
+func (in peopleBlocks) humanInteraction(ctx context.Context, b *client.HumanInteractionBlock, sc *scope) (any, error) {
 	if in.human == nil {
 		return nil, errors.New("there is nobody to ask: human_interaction blocks run only in agent runs of the daemon (abctl daemon), which pauses the run until a person answers")
 	}
@@ -156,7 +156,7 @@ func humanSeconds(d time.Duration) string {
 // engine's SMTP server, once the run is paused. Without a server or
 // recipients there is nothing to send, and that is no failure: people see
 // the paused run in the CLI and the API.
-func (in *Interpreter) mailHumans(ctx context.Context, t humanTexts, howToAnswer string) error {
+func (in peopleBlocks) mailHumans(ctx context.Context, t humanTexts, howToAnswer string) error {
 	server := in.env.SMTP
 	if server.Host == "" || len(t.recipients) == 0 {
 		return nil

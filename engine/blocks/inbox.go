@@ -239,7 +239,7 @@ func parameterRef(s string) string {
 	return s
 }
 
-func (in *Interpreter) emailInbox(ctx context.Context, b *client.EmailInboxBlock, sc *scope) (any, error) {
+func (in mailBlocks) emailInbox(ctx context.Context, b *client.EmailInboxBlock, sc *scope) (any, error) {
 	q := mailQuery{folder: "INBOX", max: defaultInboxResults, withBody: b.IncludeBody == nil || *b.IncludeBody}
 	folder, sender, subject := b.Folder, b.Sender, b.Subject // the block stays as written
 	if err := sc.renderAll(&folder, &sender, &subject); err != nil {
@@ -297,7 +297,7 @@ func (in *Interpreter) emailInbox(ctx context.Context, b *client.EmailInboxBlock
 
 // mailAccount is the server and the sign-in of a block: the password is
 // revealed here, for the server only.
-func (in *Interpreter) mailAccount(ctx context.Context, b *client.EmailInboxBlock) (mailAccount, error) {
+func (in mailBlocks) mailAccount(ctx context.Context, b *client.EmailInboxBlock) (mailAccount, error) {
 	acct := mailAccount{address: imapProviders[b.EmailClient], tls: in.env.IMAP.TLS}
 	if a := in.env.IMAP.Address; a != "" {
 		acct.address, acct.startTLS = a, in.env.IMAP.StartTLS
@@ -328,7 +328,7 @@ func (in *Interpreter) mailAccount(ctx context.Context, b *client.EmailInboxBloc
 
 // mailOutput turns messages into the block's output, saving their
 // attachments as files of the run.
-func (in *Interpreter) mailOutput(msgs []mailMessage, withBody bool) ([]any, error) {
+func (in mailBlocks) mailOutput(msgs []mailMessage, withBody bool) ([]any, error) {
 	emails := make([]any, 0, len(msgs))
 	for _, m := range msgs {
 		e := map[string]any{
@@ -371,7 +371,7 @@ func orEmpty(s []string) []string {
 }
 
 // mailPrompt asks the block's model its prompt about the messages.
-func (in *Interpreter) mailPrompt(ctx context.Context, b *client.EmailInboxBlock, sc *scope, emails []any) (string, error) {
+func (in mailBlocks) mailPrompt(ctx context.Context, b *client.EmailInboxBlock, sc *scope, emails []any) (string, error) {
 	m, err := in.blockModel(b)
 	if err != nil {
 		return "", err

@@ -42,7 +42,7 @@ var codeWords = regexp.MustCompile(`(?i)\b(otp|one[- ]?time|2fa|mfa|totp|verific
 // login runs a login block: a goal of its own goes to the model; otherwise
 // the sign-in forms are filled by their shape, and, when that fails and a
 // model is configured, the model takes over with the default goal.
-func (in *Interpreter) login(ctx context.Context, b *client.LoginBlock, sc *scope) (any, bool, error) {
+func (in browserBlocks) login(ctx context.Context, b *client.LoginBlock, sc *scope) (any, bool, error) {
 	hasModel := in.env.Models.Configured()
 	if hasModel && strings.TrimSpace(b.NavigationGoal) != "" {
 		return in.modelBlock(ctx, b, sc)
@@ -57,7 +57,7 @@ func (in *Interpreter) login(ctx context.Context, b *client.LoginBlock, sc *scop
 
 // loginForm signs in with the credential the block names, by the shape of
 // the sign-in forms.
-func (in *Interpreter) loginForm(ctx context.Context, b *client.LoginBlock, sc *scope) (any, bool, error) {
+func (in browserBlocks) loginForm(ctx context.Context, b *client.LoginBlock, sc *scope) (any, bool, error) {
 	key, err := in.loginCredential(b)
 	if err != nil {
 		return nil, false, err
@@ -131,7 +131,7 @@ type fill struct {
 }
 
 // typeLogin types one field as one step; the step records the placeholder.
-func (in *Interpreter) typeLogin(ctx context.Context, label string, pg *page.Page, obs *page.Observation, f fill) error {
+func (in browserBlocks) typeLogin(ctx context.Context, label string, pg *page.Page, obs *page.Observation, f fill) error {
 	rec, err := in.steps.Start(label, steplog.Action{Type: "input_text", ID: f.el.ID, Text: strings.TrimSuffix(f.text, "\n"), Element: agent.ElementLine(obs, f.el)})
 	if err != nil {
 		return err
@@ -151,7 +151,7 @@ func (in *Interpreter) typeLogin(ctx context.Context, label string, pg *page.Pag
 
 // loginCredential is the credential parameter a login block signs in
 // with: the one its parameter_keys name, else the run's only one.
-func (in *Interpreter) loginCredential(b *client.LoginBlock) (string, error) {
+func (in browserBlocks) loginCredential(b *client.LoginBlock) (string, error) {
 	keys := in.sess.Secrets().Keys()
 	for _, k := range b.ParameterKeys {
 		for _, c := range keys {

@@ -225,7 +225,7 @@ func parsePDFText(ctx context.Context, path string) (any, error) {
 
 // pdfModel is the model of a pdf_fill or split_pdf block: its own, else
 // its llm_key, else the agent's, else the default.
-func (in *Interpreter) pdfModel(own client.Model, llmKey string) ([]client.Model, bool) {
+func (in pdfBlocks) pdfModel(own client.Model, llmKey string) ([]client.Model, bool) {
 	models := []client.Model{own}
 	if strings.TrimSpace(llmKey) != "" {
 		models = append(models, client.Model{"name": llmKey})
@@ -285,7 +285,7 @@ type formField struct {
 	Editable bool `json:"-"`
 }
 
-func (in *Interpreter) pdfFill(ctx context.Context, b *client.PDFFillBlock, sc *scope) (any, error) {
+func (in pdfBlocks) pdfFill(ctx context.Context, b *client.PDFFillBlock, sc *scope) (any, error) {
 	ref, err := sc.renderURL(b.FileURL)
 	if err != nil {
 		return nil, err
@@ -319,7 +319,7 @@ func (in *Interpreter) pdfFill(ctx context.Context, b *client.PDFFillBlock, sc *
 	return out, err
 }
 
-func (in *Interpreter) fillPDF(ctx context.Context, b *client.PDFFillBlock, sc *scope, ref, prompt string, payload any) (any, string, error) {
+func (in pdfBlocks) fillPDF(ctx context.Context, b *client.PDFFillBlock, sc *scope, ref, prompt string, payload any) (any, string, error) {
 	path, err := in.sourceFile(ctx, ref)
 	if err != nil {
 		return nil, "", err
@@ -376,7 +376,7 @@ func (in *Interpreter) fillPDF(ctx context.Context, b *client.PDFFillBlock, sc *
 // when its keys name the form's fields, else the model's mapping. mappedBy
 // says which ("payload" or "model"); skipped are the model's proposals
 // that could not be used.
-func (in *Interpreter) fillValues(ctx context.Context, b *client.PDFFillBlock, sc *scope, prompt string, payload any, fields []formField) (values map[string]any, mappedBy string, skipped []any, err error) {
+func (in pdfBlocks) fillValues(ctx context.Context, b *client.PDFFillBlock, sc *scope, prompt string, payload any, fields []formField) (values map[string]any, mappedBy string, skipped []any, err error) {
 	models, hasModel := in.pdfModel(b.Model, b.LLMKey)
 	skipped = []any{}
 	if obj, ok := payload.(map[string]any); ok && len(obj) > 0 {
@@ -684,7 +684,7 @@ func parsePageRanges(prompt string) ([]pdfPart, error) {
 	return parts, nil
 }
 
-func (in *Interpreter) splitPDF(ctx context.Context, b *client.SplitPDFBlock, sc *scope) (any, error) {
+func (in pdfBlocks) splitPDF(ctx context.Context, b *client.SplitPDFBlock, sc *scope) (any, error) {
 	ref, err := sc.renderURL(b.FileURL)
 	if err != nil {
 		return nil, err
@@ -705,7 +705,7 @@ func (in *Interpreter) splitPDF(ctx context.Context, b *client.SplitPDFBlock, sc
 	return out, err
 }
 
-func (in *Interpreter) cutPDF(ctx context.Context, b *client.SplitPDFBlock, sc *scope, ref, prompt string) (any, string, error) {
+func (in pdfBlocks) cutPDF(ctx context.Context, b *client.SplitPDFBlock, sc *scope, ref, prompt string) (any, string, error) {
 	path, err := in.sourceFile(ctx, ref)
 	if err != nil {
 		return nil, "", err
@@ -782,7 +782,7 @@ func (in *Interpreter) cutPDF(ctx context.Context, b *client.SplitPDFBlock, sc *
 // planSplit asks the model how to split the PDF, from the prompt and the
 // text of each page. skipped are the documents it proposed that cannot be
 // cut, with the reason.
-func (in *Interpreter) planSplit(ctx context.Context, b *client.SplitPDFBlock, sc *scope, path, prompt string, total int, rangeErr error) ([]pdfPart, []any, error) {
+func (in pdfBlocks) planSplit(ctx context.Context, b *client.SplitPDFBlock, sc *scope, path, prompt string, total int, rangeErr error) ([]pdfPart, []any, error) {
 	models, hasModel := in.pdfModel(b.Model, b.LLMKey)
 	if !hasModel {
 		return nil, nil, fmt.Errorf("the prompt is not a list of page ranges (%v), and splitting by a prompt in words needs a language model: %v", rangeErr, agent.ErrNoModel)

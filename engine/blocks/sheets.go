@@ -120,7 +120,7 @@ type sheetsAPI struct {
 
 // sheets signs in with the service account the credential names and
 // returns the API of the spreadsheet.
-func (in *Interpreter) sheets(ctx context.Context, sc *scope, spreadsheetURL, credentialID string) (*sheetsAPI, error) {
+func (in sheetsBlocks) sheets(ctx context.Context, sc *scope, spreadsheetURL, credentialID string) (*sheetsAPI, error) {
 	rawURL, err := sc.render(spreadsheetURL)
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (s *sheetsAPI) values(ctx context.Context, rng string) ([][]any, error) {
 	return got.Values, err
 }
 
-func (in *Interpreter) sheetsRead(ctx context.Context, b *client.GoogleSheetsReadBlock, sc *scope) (any, error) {
+func (in sheetsBlocks) sheetsRead(ctx context.Context, b *client.GoogleSheetsReadBlock, sc *scope) (any, error) {
 	api, err := in.sheets(ctx, sc, b.SpreadsheetURL, b.CredentialID)
 	if err != nil {
 		return nil, err
@@ -273,7 +273,7 @@ func (in *Interpreter) sheetsRead(ctx context.Context, b *client.GoogleSheetsRea
 	return out, nil
 }
 
-func (in *Interpreter) sheetsWrite(ctx context.Context, b *client.GoogleSheetsWriteBlock, sc *scope) (any, error) {
+func (in sheetsBlocks) sheetsWrite(ctx context.Context, b *client.GoogleSheetsWriteBlock, sc *scope) (any, error) {
 	api, err := in.sheets(ctx, sc, b.SpreadsheetURL, b.CredentialID)
 	if err != nil {
 		return nil, err

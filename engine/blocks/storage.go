@@ -166,7 +166,7 @@ func checkStorage(b client.Block) error {
 	return nil
 }
 
-func (in *Interpreter) uploadToS3(ctx context.Context, b *client.UploadToS3Block, sc *scope) (any, error) {
+func (in storageBlocks) uploadToS3(ctx context.Context, b *client.UploadToS3Block, sc *scope) (any, error) {
 	names, err := in.filesToUpload(b.Path, sc)
 	if err != nil {
 		return nil, err
@@ -183,7 +183,7 @@ func (in *Interpreter) uploadToS3(ctx context.Context, b *client.UploadToS3Block
 	return uris, nil
 }
 
-func (in *Interpreter) downloadToS3(ctx context.Context, b *client.DownloadToS3Block, sc *scope) (any, error) {
+func (in storageBlocks) downloadToS3(ctx context.Context, b *client.DownloadToS3Block, sc *scope) (any, error) {
 	u, err := sc.renderURL(b.URL)
 	if err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func (in *Interpreter) downloadToS3(ctx context.Context, b *client.DownloadToS3B
 	return uri, nil
 }
 
-func (in *Interpreter) fileUpload(ctx context.Context, b *client.FileUploadBlock, sc *scope) (any, error) {
+func (in storageBlocks) fileUpload(ctx context.Context, b *client.FileUploadBlock, sc *scope) (any, error) {
 	st := strings.ToLower(strings.TrimSpace(b.StorageType))
 	if err := checkStorage(b); err != nil {
 		// Refused before the run; here only for a caller that did not check.
@@ -250,7 +250,7 @@ func (in *Interpreter) fileUpload(ctx context.Context, b *client.FileUploadBlock
 // filesToUpload names the run's files upload_to_s3's path means: all the
 // files the run downloaded when it is empty or the hosted service's
 // download folder, else the one file it names.
-func (in *Interpreter) filesToUpload(rawPath string, sc *scope) ([]string, error) {
+func (in storageBlocks) filesToUpload(rawPath string, sc *scope) ([]string, error) {
 	p := strings.TrimSpace(rawPath)
 	if inner, ok := strings.CutPrefix(p, "{{"); ok {
 		if inner, ok := strings.CutSuffix(inner, "}}"); ok && strings.TrimSpace(inner) == downloadDirectory {
@@ -283,7 +283,7 @@ func listOrNone(names []string) string {
 
 // storeFiles uploads the run's files names under folder of store, as one
 // step of the block label, and returns their URIs.
-func (in *Interpreter) storeFiles(ctx context.Context, label string, store *s3Store, folder string, names []string) ([]any, error) {
+func (in storageBlocks) storeFiles(ctx context.Context, label string, store *s3Store, folder string, names []string) ([]any, error) {
 	rec, err := in.steps.Start(label, steplog.Action{Type: "upload", Text: fmt.Sprintf("%s to %s", countFiles(len(names)), store.uri(folder+"/"))})
 	if err != nil {
 		return nil, err
@@ -343,7 +343,7 @@ type s3Store struct {
 
 // daemonStore is the daemon's bucket, where upload_to_s3 and
 // download_to_s3 write.
-func (in *Interpreter) daemonStore() (*s3Store, error) {
+func (in storageBlocks) daemonStore() (*s3Store, error) {
 	cfg := in.env.S3
 	if strings.TrimSpace(cfg.Bucket) == "" {
 		return nil, errors.New("this daemon has no S3 bucket for it: start the daemon with --s3-bucket (and its S3 service's endpoint and keys)")
@@ -353,7 +353,7 @@ func (in *Interpreter) daemonStore() (*s3Store, error) {
 
 // blockStore is the bucket of a file_upload block: its bucket, keys and
 // region, else the daemon's.
-func (in *Interpreter) blockStore(ctx context.Context, b *client.FileUploadBlock, sc *scope) (*s3Store, error) {
+func (in storageBlocks) blockStore(ctx context.Context, b *client.FileUploadBlock, sc *scope) (*s3Store, error) {
 	cfg := in.env.S3
 	id, err := in.secretField(ctx, sc, "aws_access_key_id", b.AWSAccessKeyID)
 	if err != nil {
@@ -471,7 +471,7 @@ func redact(text string, secrets ...string) string {
 // value of the parameter the field names (a credential parameter's secret
 // value or password), or else the field as a template; credentials'
 // placeholders are revealed. field names the field in errors.
-func (in *Interpreter) secretField(ctx context.Context, sc *scope, field, raw string) (string, error) {
+func (in storageBlocks) secretField(ctx context.Context, sc *scope, field, raw string) (string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return "", nil
 	}

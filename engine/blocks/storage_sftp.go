@@ -65,7 +65,7 @@ func (t sftpTarget) uri(p string) string {
 	return "sftp://" + host + p
 }
 
-func (in *Interpreter) sftpUpload(ctx context.Context, b *client.FileUploadBlock, sc *scope, folder string, names []string) (any, error) {
+func (in storageBlocks) sftpUpload(ctx context.Context, b *client.FileUploadBlock, sc *scope, folder string, names []string) (any, error) {
 	t := sftpTarget{port: 22, knownHosts: in.env.S3.KnownHostsFile}
 	if b.SFTPPort != nil {
 		t.port = *b.SFTPPort

@@ -42,7 +42,7 @@ func checkWorkflowTrigger(b *client.WorkflowTriggerBlock) error {
 // it: its id, status, output and failure reason. A run that waited and did
 // not complete fails the block, naming the run and why it ended; its
 // output is kept all the same (continue_on_failure can read it).
-func (in *Interpreter) workflowTrigger(ctx context.Context, b *client.WorkflowTriggerBlock, sc *scope) (_ any, err error) {
+func (in peopleBlocks) workflowTrigger(ctx context.Context, b *client.WorkflowTriggerBlock, sc *scope) (_ any, err error) {
 	if in.trigger == nil {
 		return nil, errors.New("this engine cannot start agent runs; workflow_trigger blocks run in agent runs of the daemon")
 	}
