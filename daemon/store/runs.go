@@ -100,6 +100,20 @@ type RunRecord struct {
 	// (set by Schedules.Fire); nil for other runs.
 	ScheduledFor *client.Time `json:"scheduled_for,omitempty"`
 
+	// RunWith is how an agent run executes: "agent" (the model decides
+	// every step) or "code" (the recorded script of its agent and cache
+	// key replays, package script); "" means the agent's own run_with.
+	// AIFallback is the request's ai_fallback (nil: the agent's).
+	RunWith    string `json:"run_with,omitempty"`
+	AIFallback *bool  `json:"ai_fallback,omitempty"`
+	// ScriptID pins the script an agent run replays
+	// (POST /v1/scripts/{id}/run); "" chooses by agent and cache key.
+	ScriptID string `json:"script_id,omitempty"`
+	// ScriptRun says which script version the run replayed or recorded,
+	// and whether the model had to take over (script_run in answers); nil
+	// when the run used no script.
+	ScriptRun *client.ScriptRun `json:"script_run,omitempty"`
+
 	MaxSteps          int `json:"max_steps,omitempty"`           // 0: the executor's default
 	MaxElapsedMinutes int `json:"max_elapsed_minutes,omitempty"` // 0: no wall-clock limit
 
