@@ -50,6 +50,8 @@ type Client struct {
 	CustomLLMs *CustomLLMsService
 	// Files: uploaded files, and the content of artifacts.
 	Files *FilesService
+	// Scripts: recorded runs of agents that replay without a model.
+	Scripts *ScriptsService
 }
 
 type service struct{ client *Client }
@@ -94,6 +96,7 @@ func newClient(cfg *config) *Client {
 	c.Schedules = (*SchedulesService)(&c.common)
 	c.CustomLLMs = (*CustomLLMsService)(&c.common)
 	c.Files = (*FilesService)(&c.common)
+	c.Scripts = (*ScriptsService)(&c.common)
 	return c
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/script"
 )
 
 func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress executor.Progress) executor.Result {
@@ -55,6 +56,10 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}
+	scripts, err := runScripts(job)
+	if err != nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
+	}
 	r, err := e.openRun(ctx, job, progress, job.MaxSteps)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
@@ -64,14 +69,38 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	env.Models = models
 	in := blocks.New(env, blocks.Run{Session: r.sess, Agent: r.agent, Steps: r.steps,
 		Definition: def, Model: job.Agent.Model, Params: params, Human: job.Human,
-		Trigger: job.Trigger})
+		Trigger: job.Trigger, Scripts: scripts})
 	fail := in.Execute(ctx)
 	status, reason := agentStatus(ctx, fail, job.MaxSteps)
 	summary := r.steps.Summarize(status, reason)
 	res := r.finish(ctx)
 	res.Status, res.FailureReason, res.Summary = status, reason, summary
 	res.Output = in.Output()
+	if scripts != nil {
+		res.ScriptReplayed, res.AIFallbackTriggered = scripts.Replayed() > 0, scripts.FallbackTriggered()
+		if rec := scripts.Recorded(); rec != nil && status == client.RunStatusCompleted {
+			res.Script = rec.Marshal()
+		}
+	}
 	return res
+}
+
+// runScripts is how the job's run replays and records scripts, nil for
+// neither; a script to replay that cannot be read fails the run.
+func runScripts(job *executor.Job) (*blocks.Scripts, error) {
+	sj := job.Script
+	if sj == nil || (sj.Replay == nil && !sj.Record) {
+		return nil, nil
+	}
+	s := &blocks.Scripts{Record: sj.Record, AIFallback: sj.AIFallback, Agent: job.Agent.WorkflowPermanentID, CacheKey: sj.CacheKey}
+	if sj.Replay != nil {
+		sc, err := script.Parse(sj.Replay)
+		if err != nil {
+			return nil, fmt.Errorf("The agent's script cannot be read: %v.", err)
+		}
+		s.Replay = sc
+	}
+	return s, nil
 }
 
 // agentStatus is the status and failure reason of an agent run that ended

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -230,6 +231,42 @@ func testSearchExtract(t *testing.T, e *exampleEnv, file string, cmds []string) 
 		t.Errorf("extracted %s, want the shop's %v", out.Results, want)
 	}
 	e.checkScreenshots(t, r, 3)
+
+	// run_with: code: the first run recorded a script, and the same
+	// command replays it without a single model call, to the same output.
+	if r.ScriptRun == nil || r.ScriptRun.ScriptID == nil || r.ScriptRun.AIFallbackTriggered {
+		t.Fatalf("the first run's script_run is %+v, want the script it recorded", r.ScriptRun)
+	}
+	calls := len(e.model.Calls())
+	res, again := e.abctlRun(t, cmd)
+	if res.code != 0 || again.Status != client.RunStatusCompleted {
+		t.Fatalf("the replay: run %s: %s\n%s", again.Status, again.GetFailureReason(), res)
+	}
+	if n := len(e.model.Calls()) - calls; n != 0 {
+		t.Errorf("the replay called the model %d times, want none", n)
+	}
+	var replayed struct {
+		Results json.RawMessage `json:"extract_results_output"`
+	}
+	if err := again.DecodeOutput(&replayed); err != nil {
+		t.Fatal(err)
+	}
+	if !jsonEqual(replayed.Results, out.Results) {
+		t.Errorf("the replay extracted %s, the recorded run %s", replayed.Results, out.Results)
+	}
+	sr := again.ScriptRun
+	if sr == nil || sr.ScriptID == nil || *sr.ScriptID != *r.ScriptRun.ScriptID || sr.AIFallbackTriggered {
+		t.Errorf("the replay's script_run is %+v, want the recorded script, without fallback", sr)
+	}
+	if !strings.Contains(res.stderr, "replayed") {
+		t.Errorf("the live view does not say that steps replayed:\n%s", res.stderr)
+	}
+}
+
+// jsonEqual reports whether a and b are the same JSON value.
+func jsonEqual(a, b json.RawMessage) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 func testLoginErrors(t *testing.T, e *exampleEnv, file string, cmds []string) {

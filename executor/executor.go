@@ -84,6 +84,25 @@ type Job struct {
 	// (/v1/custom-llms), keys unsealed: the run's agent, blocks or task
 	// may name them by id; no other organization's run sees them.
 	CustomModels []CustomModel
+
+	// Script is how an agent run uses scripts (run_with: code,
+	// generate_script_on_terminal); nil for neither.
+	Script *ScriptJob
+}
+
+// ScriptJob is how an agent run replays and records a script (package
+// script; docs/scripts.md).
+type ScriptJob struct {
+	// Replay is the script to replay (its script.yaml), nil when the
+	// agent has none yet for the cache key: the run then records one.
+	Replay []byte
+	// Record asks for the script the run makes, in Result.Script, when it
+	// completes.
+	Record bool
+	// AIFallback lets the model take over what cannot be replayed.
+	AIFallback bool
+	// CacheKey is the agent's cache key, rendered with the run's values.
+	CacheKey string
 }
 
 // BrowserSessions is implemented by an executor that keeps browser
@@ -264,6 +283,12 @@ type Result struct {
 	// Job.KeepBrowserState asked for it (nil when it could not be read).
 	// It signs whoever holds it in: keep it sealed.
 	BrowserState []byte
+	// Script is the script the run recorded (script.yaml), when
+	// Job.Script asked for one and the run completed; nil otherwise.
+	Script []byte
+	// ScriptReplayed is set when the run replayed recorded steps, and
+	// AIFallbackTriggered when the model had to take over some of them.
+	ScriptReplayed, AIFallbackTriggered bool
 }
 
 // Actions runs single browser actions (POST /v1/sdk/run_action) in browser

@@ -29,6 +29,7 @@ var wantTools = []string{
 	"skyvern_run_action", "skyvern_run_approve", "skyvern_run_bulk_cancel", "skyvern_run_question", "skyvern_run_reject",
 	"skyvern_run_task", "skyvern_run_webhook_retry",
 	"skyvern_schedule_create", "skyvern_schedule_delete", "skyvern_schedule_disable", "skyvern_schedule_enable", "skyvern_schedule_list",
+	"skyvern_script_deploy", "skyvern_script_get", "skyvern_script_list", "skyvern_script_run",
 	"skyvern_tag_key_list", "skyvern_tag_value_list",
 	"skyvern_workflow_cancel", "skyvern_workflow_create", "skyvern_workflow_delete", "skyvern_workflow_get",
 	"skyvern_workflow_list", "skyvern_workflow_run", "skyvern_workflow_run_retry", "skyvern_workflow_runs", "skyvern_workflow_status",
@@ -65,7 +66,7 @@ func TestListTools(t *testing.T) {
 				t.Errorf("%s: description %q, title %q, annotations %v: want all three", tool.Name, tool.Description, tool.Title, tool.Annotations)
 			}
 			own := strings.Contains(tool.Description, "abctl's own tool")
-			hosted := !strings.Contains(tool.Name, "tag") && !strings.Contains(tool.Name, "bulk") &&
+			hosted := !strings.Contains(tool.Name, "tag") && !strings.Contains(tool.Name, "bulk") && !strings.Contains(tool.Name, "script") &&
 				!strings.Contains(tool.Name, "webhook") && tool.Name != "skyvern_run_action" &&
 				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry" && tool.Name != "skyvern_custom_model_list" &&
 				!slices.Contains([]string{"skyvern_run_question", "skyvern_run_approve", "skyvern_run_reject"}, tool.Name)

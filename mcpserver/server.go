@@ -43,6 +43,8 @@ skyvern_workflow_run and its parameters. Runs have ids tsk_... (tasks) or wr_...
 them with skyvern_workflow_status until the status is completed, failed, terminated, timed_out or
 canceled, then read their output. A browser session (skyvern_browser_session_create) keeps a browser
 open between runs: sign in once with skyvern_login, then run agents in it signed in.
+A script (s_...) is an agent's run recorded block by block; runs with run_with "code" replay it
+without the model: skyvern_script_get shows which blocks replay, skyvern_script_deploy takes it edited.
 Errors carry the service's own explanation (detail).`
 
 // New returns an MCP server whose tools call the v1 API through c. The
@@ -74,6 +76,7 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	t.addCredentialTools(s)
 	t.addScheduleTools(s)
 	t.addCustomModelTools(s)
+	t.addScriptTools(s)
 	t.addBrowserProfileTools(s)
 	t.addBrowserSessionTools(s)
 	return s

@@ -136,6 +136,10 @@ func Parse(data []byte) (*Script, error) {
 		Format any `yaml:"format"`
 	}
 	if err := yaml.Unmarshal(data, &probe); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("%w: the file is not a YAML mapping of keys (an abctl script starts with format: %s)", ErrForeign, Format)
+		}
 		return nil, fmt.Errorf("%w: %s is not YAML or JSON: %v", ErrForeign, FileName, cleanYAMLError(err))
 	}
 	if f, _ := probe.Format.(string); f != Format {

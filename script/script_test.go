@@ -91,6 +91,9 @@ func TestParseErrorsNameThePlace(t *testing.T) {
 	if _, err := Parse([]byte("format: skyvern\n")); !errors.Is(err, ErrForeign) {
 		t.Errorf("another format: %v", err)
 	}
+	if _, err := Parse([]byte("import os\nprint(os.environ)\n")); !errors.Is(err, ErrForeign) || !strings.Contains(err.Error(), "not a YAML mapping") || strings.Contains(err.Error(), "struct") {
+		t.Errorf("a Python file: %v", err)
+	}
 }
 
 func TestParseFilesRefusesForeignScripts(t *testing.T) {

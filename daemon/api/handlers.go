@@ -17,4 +17,5 @@ type (
 	tagRegistryAPI struct{ *Server } // tags.go (the agents' and runs' tags: tagRoutes)
 	customLLMsAPI  struct{ *Server } // customllms.go
 	foldersAPI     struct{ *Server } // folders.go
+	scriptsAPI     struct{ *Server } // scripts.go
 )

@@ -25,6 +25,7 @@ func (s *Server) routes() http.Handler {
 	tagRegistry := tagRegistryAPI{s}
 	customLLMs := customLLMsAPI{s}
 	folders := foldersAPI{s}
+	scripts := scriptsAPI{s}
 
 	api.HandleFunc("GET /v1/agents", agents.handleListAgents)
 	api.HandleFunc("POST /v1/agents", agents.handleCreateAgent)
@@ -118,6 +119,13 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("POST /v1/custom-llms", customLLMs.handleCreateCustomLLM)
 	api.HandleFunc("PUT /v1/custom-llms/{id}", customLLMs.handleUpdateCustomLLM)
 	api.HandleFunc("DELETE /v1/custom-llms/{id}", customLLMs.handleDeleteCustomLLM)
+
+	api.HandleFunc("POST /v1/scripts", scripts.handleCreateScript) // scripts.go
+	api.HandleFunc("GET /v1/scripts", scripts.handleListScripts)
+	api.HandleFunc("GET /v1/scripts/{script_id}", scripts.handleGetScript)
+	api.HandleFunc("POST /v1/scripts/{script_id}/deploy", scripts.handleDeployScript)
+	api.HandleFunc("POST /v1/scripts/{script_id}/run", scripts.handleRunScript)
+	api.HandleFunc("GET /v1/scripts/{script_id}/files/{path...}", scripts.handleScriptFile) // abctl's own
 
 	api.HandleFunc("POST /v1/folders", folders.handleCreateFolder)
 	api.HandleFunc("GET /v1/folders", folders.handleListFolders)

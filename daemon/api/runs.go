@@ -228,6 +228,9 @@ func (s runsAPI) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 		errs = append(errs, valueError(fmt.Sprintf("max_elapsed_time_minutes must be between 1 and %d", maxElapsedMinutesLimit), *m, "body", "max_elapsed_time_minutes"))
 	}
 	errs = append(errs, checkRunMetadata(req.RunMetadata)...)
+	if req.RunWith != "" && !contains(runWithValues, req.RunWith) {
+		errs = append(errs, enumError(runWithValues, req.RunWith, "body", "run_with"))
+	}
 	if err := invalid(errs); err != nil {
 		s.error(w, r, err)
 		return
@@ -287,6 +290,7 @@ func (s *Server) agentRunRecord(orgID string, agent *client.Agent, req *client.A
 		AgentID: agent.WorkflowPermanentID, AgentVersion: agent.Version, AgentVersionID: agent.WorkflowID, Parameters: params,
 		Title: req.Title, MaxElapsedMinutes: elapsed, WebhookURL: webhook,
 		BrowserProfileID: req.BrowserProfileID, BrowserSessionID: req.BrowserSessionID,
+		RunWith: req.RunWith, AIFallback: req.AIFallback,
 	}
 	if rec.Title == "" {
 		rec.Title = agent.Title

@@ -35,6 +35,8 @@ const (
 	PrefixBrowserProfile    = "bp"           // a browser profile
 	PrefixBrowserSession    = "pbs"          // a browser session
 	PrefixCustomLLM         = "cllm"         // a custom model of an organization (executor.CustomModelIDPrefix)
+	PrefixScript            = "s"            // a recorded script, the same across versions
+	PrefixScriptRevision    = "sr"           // one version of a script
 	PrefixOrganization      = "o"            // an organization
 	PrefixWorkflowParameter = "wp"           // a parameter record of type workflow
 	PrefixOutputParameter   = "op"           // an output parameter record

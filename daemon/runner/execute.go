@@ -37,6 +37,12 @@ func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 	r.log.Info("run started", "run_id", rec.ID, "org_id", rec.OrgID, "run_type", rec.Type)
 
 	job, err := r.job(bg, rec)
+	var rs *runScript
+	if err == nil {
+		if rs, err = r.scriptJob(bg, rec, job.Agent); rs != nil {
+			job.Script = rs.job
+		}
+	}
 	if err != nil {
 		r.end(bg, rec, executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}, nil)
 		return
@@ -67,6 +73,7 @@ func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 		res.FailureReason = fmt.Sprintf("The executor ended the run with status %q, which is not a final status.", res.Status)
 		res.Status = client.RunStatusFailed
 	}
+	r.keepScript(bg, rec, rs, &res)
 	r.end(bg, rec, res, p)
 }
 

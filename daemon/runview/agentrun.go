@@ -25,7 +25,7 @@ func AgentRun(rec *store.RunRecord, versionID string) *client.AgentRun {
 		FinishedAt:          rec.FinishedAt,
 		CreatedAt:           rec.CreatedAt,
 		ModifiedAt:          rec.ModifiedAt,
-		RunWith:             client.Ptr("agent"),
+		RunWith:             client.Ptr(runWith(rec)),
 	}
 	nonEmpty := func(s string) *string {
 		if s == "" {
@@ -58,6 +58,9 @@ func AgentRun(rec *store.RunRecord, versionID string) *client.AgentRun {
 		out.BrowserAddress = nonEmpty(req.BrowserAddress)
 		out.MaxScreenshotScrolls = req.MaxScreenshotScrolls
 		out.AIFallback = req.AIFallback
+	}
+	if rec.AIFallback != nil {
+		out.AIFallback = rec.AIFallback
 	}
 	return out
 }

@@ -57,7 +57,8 @@ func Response(rec *store.RunRecord, appURL string, fileURL artifacts.URLFunc) *c
 		}
 	}
 	if rec.Type == client.RunTypeWorkflowRun {
-		run.RunWith = client.Ptr("agent")
+		run.RunWith = client.Ptr(runWith(rec))
+		run.ScriptRun = rec.ScriptRun
 	}
 	if run.Errors == nil {
 		run.Errors = []json.RawMessage{}
@@ -69,6 +70,16 @@ func Response(rec *store.RunRecord, appURL string, fileURL artifacts.URLFunc) *c
 		run.DownloadedFiles = artifacts.FileInfos(files, fileURL)
 	}
 	return run
+}
+
+// runWith is how an agent run executes: its own run_with, else "agent"
+// (the record keeps "" for runs that follow their agent's, which the
+// runner resolves when the run starts).
+func runWith(rec *store.RunRecord) string {
+	if rec.RunWith == "" {
+		return "agent"
+	}
+	return rec.RunWith
 }
 
 // artifactFiles returns a run's file records as package artifacts describes

@@ -95,6 +95,18 @@
 //	            <artifact id>               -> Upload JSON {id, dir, name, size, sha256,
 //	                                           created_at}: the bytes are in the artifact
 //	                                           directory, <org id>/<dir>/<name> (uploads.go)
+//	        scripts/                        recorded scripts of agents (scripts.go)
+//	            <script id>                 -> scriptRecord JSON {id, workflow_permanent_id ("" for
+//	                                           a script of no agent), cache_key, created_at,
+//	                                           modified_at, latest: its latest version,
+//	                                           deleted_at}
+//	        script_versions/
+//	            <script id> 0x00 <version uint32 BE> -> scriptVersionRecord JSON {revision id,
+//	                                           version, run_id, created_at, content: the
+//	                                           bytes of script.yaml, sha256 of them}
+//	        script_index/
+//	            <wpid> 0x00 <cache key>     -> the script id that runs of the agent with this
+//	                                           cache key replay and record into
 //	        tag_keys/
 //	            <key>                       -> tagKeyRecord JSON {key, description}: the registry
 //	        tag_values/
@@ -199,6 +211,9 @@ var (
 	bucketSchedules       = []byte("schedules")
 	bucketCustomLLMs      = []byte("custom_llms")
 	bucketUploads         = []byte("uploads")
+	bucketScripts         = []byte("scripts")
+	bucketScriptVersions  = []byte("script_versions")
+	bucketScriptIndex     = []byte("script_index")
 
 	// orgBuckets are the buckets of every organization (see orgTx).
 	orgBuckets = orgBucketNames[:]
@@ -477,6 +492,18 @@ var migrations = []migration{
 			return nil
 		})
 	}},
+	{version: 11, name: "scripts", apply: func(tx *bolt.Tx) error {
+		data := tx.Bucket(bucketOrgData)
+		return data.ForEachBucket(func(org []byte) error {
+			root := data.Bucket(org)
+			for _, name := range [][]byte{bucketScripts, bucketScriptVersions, bucketScriptIndex} {
+				if _, err := root.CreateBucketIfNotExists(name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}},
 }
 
 // SchemaVersion is the schema version this binary writes.
@@ -577,6 +604,9 @@ const (
 	obSchedules
 	obCustomLLMs
 	obUploads
+	obScripts
+	obScriptVersions
+	obScriptIndex
 )
 
 var orgBucketNames = [...][]byte{
@@ -588,6 +618,7 @@ var orgBucketNames = [...][]byte{
 	obCredentials: bucketCredentials, obTOTPCodes: bucketTOTPCodes,
 	obProfiles: bucketProfiles, obBrowserStates: bucketBrowserStates, obBrowserSessions: bucketBrowserSessions,
 	obSchedules: bucketSchedules, obCustomLLMs: bucketCustomLLMs, obUploads: bucketUploads,
+	obScripts: bucketScripts, obScriptVersions: bucketScriptVersions, obScriptIndex: bucketScriptIndex,
 }
 
 // bucket returns one of the organization's buckets. Every organization has
@@ -629,6 +660,9 @@ func (o *orgTx) browserSessions() *bolt.Bucket { return o.bucket(obBrowserSessio
 func (o *orgTx) schedules() *bolt.Bucket       { return o.bucket(obSchedules) }
 func (o *orgTx) customLLMs() *bolt.Bucket      { return o.bucket(obCustomLLMs) }
 func (o *orgTx) uploads() *bolt.Bucket         { return o.bucket(obUploads) }
+func (o *orgTx) scripts() *bolt.Bucket         { return o.bucket(obScripts) }
+func (o *orgTx) scriptVersions() *bolt.Bucket  { return o.bucket(obScriptVersions) }
+func (o *orgTx) scriptIndex() *bolt.Bucket     { return o.bucket(obScriptIndex) }
 
 // openOrg returns the buckets of one organization, or ErrNotFound.
 func openOrg(tx *bolt.Tx, orgID string) (*orgTx, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/abctl/abctl/engine/internal/text"
 	"github.com/abctl/abctl/engine/page"
 	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/script"
 )
 
 // doAll does the actions of one step in order. It stops the batch when the
@@ -68,6 +69,15 @@ func (l *loop) do(ctx context.Context, a planAction, rec *steplog.Action) (res p
 		rec.Result = refused
 		return res, ""
 	}
+	var step *script.Step
+	if l.rec != nil {
+		el := FindElement(l.obs, in.ID)
+		line := ""
+		if el != nil {
+			line = ElementLine(l.obs, el)
+		}
+		step = l.rec.before(ctx, l.a, l.obs, in, el, line)
+	}
 	actx, cancel := context.WithTimeout(ctx, ActionTimeout)
 	defer cancel()
 	// A control that is about to appear or stop moving is waited for
@@ -110,6 +120,9 @@ func (l *loop) do(ctx context.Context, a planAction, rec *steplog.Action) (res p
 	default:
 		rec.OK = true
 		rec.Result = res.Detail
+		if l.rec != nil {
+			l.rec.done(step, pageResultURL(res.URL))
+		}
 	}
 	if res.Navigated {
 		where := res.URL

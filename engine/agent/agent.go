@@ -30,6 +30,7 @@ import (
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/script"
 )
 
 // Browser is the run's browser as the agent loop sees it: the active tab,
@@ -139,6 +140,9 @@ type Goal struct {
 	// HistoryInVerify shows the steps to the completion check.
 	HistoryInVerify bool
 	Model           llm.Model
+	// Record asks for the goal's actions as script steps, in
+	// Outcome.Steps; nil records nothing.
+	Record *Recording
 }
 
 // what names the goal in messages.
@@ -160,6 +164,14 @@ type Outcome struct {
 	URL string
 	// Downloads are the files downloaded while pursuing the goal.
 	Downloads []string
+	// Steps are the actions that reached the goal, as a script records
+	// them, when Goal.Record asked for them; Unreplayable says why they
+	// cannot be replayed ("" when they can).
+	Steps        []script.Step
+	Unreplayable string
+	// Replayed is set when the outcome came from a script's replay;
+	// FallbackTriggered when the model had to take over a replay.
+	Replayed, FallbackTriggered bool
 }
 
 // TerminatedError is a goal the model judged unreachable, or a condition

@@ -56,6 +56,8 @@ type loop struct {
 	unusable        int // unusable answers in a row
 	lastSig         string
 	repeats         int // the same actions to no effect, in a row
+	// rec records the actions when the goal asks for it; nil otherwise.
+	rec *recorder
 }
 
 // ending is how a step ended.
@@ -77,6 +79,9 @@ type ending struct {
 // there is something to say.
 func (a *Agent) Pursue(ctx context.Context, g *Goal) (*Outcome, error) {
 	l := &loop{a: a, g: g}
+	if g.Record != nil {
+		l.rec = &recorder{rec: g.Record}
+	}
 	// The page may still be loading what an earlier block or the start
 	// URL began.
 	if err := l.refresh(ctx, true); err != nil {
@@ -103,6 +108,7 @@ func (a *Agent) Pursue(ctx context.Context, g *Goal) (*Outcome, error) {
 			l.close(s, e)
 		}
 		if e.last {
+			l.recorded(e.out)
 			return e.out, e.err
 		}
 	}
@@ -202,6 +208,9 @@ func (l *loop) act(ctx context.Context, s *steplog.Step, actions []planAction) e
 	before, beforeURL := obsSignature(l.obs), l.obs.URL
 	if err := l.refresh(ctx, touched); err != nil {
 		return ending{decision: "browser failed", at: done, last: true, err: err}
+	}
+	if l.rec != nil {
+		l.rec.settled(l.obs)
 	}
 	if l.obs.URL != beforeURL && !strings.Contains(strings.Join(l.history[len(l.history)-len(results):], "\n"), "loaded ") {
 		// The page moved after the actions (a script's redirect).
@@ -313,6 +322,14 @@ func (l *loop) leave() *Outcome {
 		o.URL = l.obs.URL
 	}
 	return o
+}
+
+// recorded gives out the steps the goal recorded.
+func (l *loop) recorded(out *Outcome) {
+	if l.rec == nil || out == nil {
+		return
+	}
+	out.Steps, out.Unreplayable = l.rec.steps, l.rec.unreplayable
 }
 
 func (l *loop) note(format string, args ...any) {

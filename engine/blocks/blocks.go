@@ -77,6 +77,9 @@ type Run struct {
 	// Trigger starts the agent runs of workflow_trigger blocks (see
 	// trigger.go); nil when the caller cannot start runs.
 	Trigger AgentStarter
+	// Scripts is how the run replays and records scripts (scripts.go);
+	// nil for neither.
+	Scripts *Scripts
 }
 
 // Interpreter runs the blocks of one agent run. Its methods are not safe
@@ -101,6 +104,7 @@ type Interpreter struct {
 	current *executor.BlockInfo
 	human   HumanAsker
 	trigger AgentStarter
+	scripts *Scripts
 }
 
 // New returns the interpreter of a run.
@@ -109,6 +113,7 @@ func New(env Env, r Run) *Interpreter {
 		env: env, sess: r.Session, files: r.Session.Files(), agent: r.Agent, steps: r.Steps,
 		def: r.Definition, agentModel: r.Model, params: r.Params, outputs: newOutputs(),
 		labels: blockLabels(r.Definition.Blocks), human: r.Human, trigger: r.Trigger,
+		scripts: r.Scripts,
 	}
 }
 

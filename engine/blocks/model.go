@@ -170,13 +170,14 @@ func (in *Interpreter) modelBlock(ctx context.Context, b client.Block, sc *scope
 	}
 	switch s.mode {
 	case "extract":
-		out, err := in.extractBlock(ctx, s)
+		out, err := in.extractBlock(ctx, s, sc)
 		return out, false, err
 	case "validate":
+		in.scripts.keepModel(s.g.Label, "a validation is judged by the model every time")
 		out, err := in.validateBlock(ctx, s)
 		return out, false, err
 	}
-	o, err := in.agent.Pursue(ctx, s.g)
+	o, err := in.pursue(ctx, s, sc)
 	if err != nil {
 		return in.goalOutput(o), false, in.goalFailed(ctx, s.g, o, err)
 	}
@@ -223,8 +224,25 @@ func (in *Interpreter) goalFailed(ctx context.Context, g *agent.Goal, o *agent.O
 	return &agent.CodedError{Err: err, Code: code}
 }
 
-// extractBlock extracts data from the current page, as one step.
-func (in *Interpreter) extractBlock(ctx context.Context, s *blockSpec) (any, error) {
+// extractBlock extracts data from the current page: from the places a
+// script recorded, or as one step of the model.
+func (in *Interpreter) extractBlock(ctx context.Context, s *blockSpec, sc *scope) (any, error) {
+	var data json.RawMessage
+	var err error
+	if in.scripts != nil {
+		data, err = in.scriptedExtract(ctx, s, sc)
+	} else {
+		data, err = in.modelExtract(ctx, s)
+	}
+	if err != nil {
+		return nil, in.goalFailed(ctx, s.g, nil, err)
+	}
+	return jsonValue(data), nil
+}
+
+// modelExtract has the model extract the block's data from the current
+// page, as one step.
+func (in *Interpreter) modelExtract(ctx context.Context, s *blockSpec) (json.RawMessage, error) {
 	n, err := in.steps.Next()
 	if err != nil {
 		return nil, err
@@ -248,10 +266,10 @@ func (in *Interpreter) extractBlock(ctx context.Context, s *blockSpec) (any, err
 	}
 	in.steps.EndCall(rec, resp, decision)
 	if err != nil {
-		return nil, in.goalFailed(ctx, g, nil, err)
+		return nil, err
 	}
 	in.steps.AddSummary("Extracted " + text.Clip(text.OneLine(what), 200) + ".")
-	return jsonValue(data), nil
+	return data, nil
 }
 
 // validateBlock checks the block's criteria on the current page: complete
@@ -297,6 +315,7 @@ func (in *Interpreter) validateBlock(ctx context.Context, s *blockSpec) (any, er
 // a value for a field, clicks otherwise). The output names a selector that
 // finds the element without a model.
 func (in *Interpreter) modelAction(ctx context.Context, b *client.ActionBlock, intention string, touched bool) (_ any, _ bool, err error) {
+	in.scripts.keepModel(b.Label, "an action block without a working selector is located by the model every time; give it the selector its output names")
 	m, err := in.blockModel(b)
 	if err != nil {
 		return nil, touched, err
@@ -395,7 +414,7 @@ func (in *Interpreter) modelDownload(ctx context.Context, b *client.FileDownload
 	g := &agent.Goal{Label: b.Label, Model: m, Navigation: goalText, Details: details, Verify: true,
 		CompleteOnDownload: true, DownloadTimeout: downloadTimeout(b.DownloadTimeout),
 		MaxSteps: in.stepBudget(b.MaxStepsPerRun, 0), ErrorCodes: mergeCodes(b.ErrorCodeMapping, in.def.ErrorCodeMapping)}
-	o, err := in.agent.Pursue(ctx, g)
+	o, err := in.pursue(ctx, &blockSpec{mode: "loop", g: g}, sc)
 	if err != nil {
 		return nil, false, in.goalFailed(ctx, g, o, err)
 	}

@@ -1234,10 +1234,335 @@
     });
   }
 
+  // ---- anchors and text reads (scripts) -----------------------------------
+  //
+  // A script replays a recorded run without the model: it needs ways to find
+  // an element again on a later visit (anchors), the element that shows a
+  // value the model extracted (findTexts), and the text at a selector
+  // (readTexts).
+
+  const cssEscape = W.CSS.escape;
+  // Test attributes, in the order they are preferred.
+  const TESTATTRS = ['data-testid', 'data-test-id', 'data-test', 'data-qa', 'data-cy'];
+  // An unanchored CSS path has at most this many steps.
+  const MAXSTEPS = 6;
+  // Elements whose text is not page text.
+  const NOTPAGETEXT = { script: 1, style: 1, noscript: 1, template: 1 };
+  // A number: digits with an optional sign (not after a letter or digit),
+  // thousands separated by ",", a decimal part after ".".
+  const NUMSRC = '(?:(?<![\\p{L}\\p{N}])[-+])?\\d+(?:,\\d{3})*(?:\\.\\d+)?';
+
+  // generatedId reports ids that a framework or a counter made up: they
+  // change from one visit to the next, so they are no anchor.
+  function generatedId(id) {
+    if (id.length > 40) return true;
+    if (/[:«»\s]/.test(id)) return true; // React's useId (":r1:", "«r1»")
+    if (/^[\d-]/.test(id)) return true;
+    if (/\d{3,}/.test(id)) return true; // ember123, a counter, a hash
+    if (/(^|[-_.])\d+([-_.]|$)/.test(id)) return true; // react-select-3-input, mui-7
+    const digits = id.replace(/\D/g, '').length;
+    return digits >= 2 && digits >= 0.4 * id.length; // x1y2z3
+  }
+  // uniqueId is the id of el when it is a usable anchor: not generated and
+  // the only one in el's document or shadow root.
+  function uniqueId(el, root) {
+    const id = el.getAttribute('id');
+    if (!id || generatedId(id)) return '';
+    try {
+      return root.querySelectorAll('#' + cssEscape(id)).length === 1 ? id : '';
+    } catch (e) {
+      return '';
+    }
+  }
+  // cssStep is el's step in a CSS path: its tag, with :nth-of-type(k)
+  // unless it is the only child of its parent with that tag.
+  function cssStep(el) {
+    const tag = el.localName;
+    let k = 1;
+    for (let s = el.previousElementSibling; s; s = s.previousElementSibling) {
+      if (s.localName === tag) k++;
+    }
+    let alone = k === 1;
+    for (let s = el.nextElementSibling; s && alone; s = s.nextElementSibling) {
+      if (s.localName === tag) alone = false;
+    }
+    return alone ? cssEscape(tag) : cssEscape(tag) + ':nth-of-type(' + k + ')';
+  }
+  // cssPath is a selector that matches el and nothing else in its document
+  // or shadow root: child steps from the nearest ancestor with a unique
+  // id that is not generated (or from body), or, when there is none within
+  // MAXSTEPS, the last MAXSTEPS steps if they are unique; '' otherwise.
+  function cssPath(el) {
+    const root = el.getRootNode();
+    if (!root || !root.querySelectorAll) return '';
+    const doc = root.nodeType === 9 ? root : null;
+    const steps = [];
+    let anchored = false;
+    for (let n = el; n && n.nodeType === 1; n = n.parentElement) {
+      const id = uniqueId(n, root);
+      if (id) {
+        steps.push('#' + cssEscape(id));
+        anchored = true;
+        break;
+      }
+      if (doc && (n === doc.body || n === doc.documentElement)) {
+        steps.push(n.localName);
+        anchored = true;
+        break;
+      }
+      if (steps.length >= MAXSTEPS) break;
+      steps.push(cssStep(n));
+    }
+    const sel = steps.reverse().join(' > ');
+    if (!sel) return '';
+    try {
+      // Exact child steps from a unique anchor name one element: checking
+      // that it is el costs only its ancestors, where a search of the
+      // whole document costs a millisecond on a big page.
+      if (anchored) return el.matches(sel) ? sel : '';
+      const m = root.querySelectorAll(sel);
+      return m.length === 1 && m[0] === el ? sel : '';
+    } catch (e) {
+      return '';
+    }
+  }
+
+  function anchors(a) {
+    const [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    const root = el.getRootNode();
+    const out = { id: uniqueId(el, root), css: cssPath(el) };
+    for (const nm of TESTATTRS) {
+      const v = el.getAttribute(nm);
+      if (v) {
+        out.ta = nm;
+        out.tv = v;
+        break;
+      }
+    }
+    if (root.nodeType === 11) out.sh = 1;
+    return out;
+  }
+
+  // indexText walks the light DOM under root once, in document order, and
+  // returns its text with whitespace collapsed (not inside script, style,
+  // noscript or template; not in shadow roots or frames) and, unless
+  // textOnly, for every element its index in document order, the range
+  // [start, end) of its text in that string and the index of its last
+  // descendant. The squashed text of element k is
+  // text.slice(start[k], end[k]).trim().
+  function indexText(root, textOnly) {
+    const parts = [];
+    let len = 0;
+    let space = true; // the text so far ends with a space (or is empty)
+    const els = [];
+    const starts = [];
+    const ends = [];
+    const last = [];
+    const stack = [];
+    let budget = 500000; // nodes
+    let node = root;
+    while (node && --budget > 0) {
+      if (node.nodeType === 3) {
+        let piece = node.data.replace(/\s+/g, ' ');
+        if (space && piece[0] === ' ') piece = piece.slice(1);
+        if (piece) {
+          parts.push(piece);
+          len += piece.length;
+          space = piece[piece.length - 1] === ' ';
+        }
+      } else if (node.nodeType === 1 && NOTPAGETEXT[node.localName] !== 1) {
+        if (!textOnly) {
+          stack.push(els.length);
+          els.push(node);
+          starts.push(len);
+          ends.push(len);
+          last.push(els.length - 1);
+        } else {
+          stack.push(-1);
+        }
+        if (node.firstChild) {
+          node = node.firstChild;
+          continue;
+        }
+        const k = stack.pop();
+        if (k >= 0) ends[k] = len;
+      }
+      while (node !== root && !node.nextSibling) {
+        node = node.parentNode;
+        const k = stack.pop();
+        if (k >= 0) {
+          ends[k] = len;
+          last[k] = els.length - 1;
+        }
+      }
+      node = node === root ? null : node.nextSibling;
+    }
+    return { text: parts.join(''), els, starts, ends, last };
+  }
+  // firstAtLeast is the first index of a sorted array whose value is >= v.
+  function firstAtLeast(arr, v) {
+    let lo = 0;
+    let hi = arr.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (arr[mid] < v) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  function numValue(s) {
+    return parseFloat(s.replace(/,/g, ''));
+  }
+  // numberIndex maps a number to the elements whose squashed text starts
+  // (before any other digit) with that number, in document order.
+  function numberIndex(ix) {
+    const f = ix.text;
+    const re = new RegExp(NUMSRC, 'gu');
+    const one = new RegExp(NUMSRC, 'u');
+    const ts = [];
+    const te = [];
+    for (let m = re.exec(f); m && ts.length < 500000; m = re.exec(f)) {
+      ts.push(m.index);
+      te.push(m.index + m[0].length);
+    }
+    const by = new Map();
+    for (let k = 0; k < ix.els.length; k++) {
+      const s = ix.starts[k];
+      const e = ix.ends[k];
+      if (e <= s) continue;
+      // The first number token that ends inside the element. A token cut
+      // by the element's edges (digits glued to a neighbour's) is read
+      // again from the element's part of it.
+      for (let j = firstAtLeast(te, s + 1); j < ts.length && ts[j] < e; j++) {
+        let v;
+        if (ts[j] >= s && te[j] <= e) {
+          v = numValue(f.slice(ts[j], te[j]));
+        } else {
+          const m = one.exec(f.slice(Math.max(ts[j], s), Math.min(te[j], e)));
+          if (!m) continue;
+          v = numValue(m[0]);
+        }
+        const l = by.get(v);
+        if (l) l.push(k);
+        else by.set(v, [k]);
+        break;
+      }
+    }
+    return by;
+  }
+  // innermost keeps the elements of a list (indices in document order)
+  // that hold no other element of the list.
+  function innermost(ix, list) {
+    const out = [];
+    for (let j = 0; j < list.length; j++) {
+      if (j + 1 < list.length && list[j + 1] <= ix.last[list[j]]) continue;
+      out.push(list[j]);
+    }
+    return out;
+  }
+  // textMatches lists the innermost elements whose squashed text is want,
+  // in document order.
+  function textMatches(ix, want) {
+    const out = [];
+    const f = ix.text;
+    const L = want.length;
+    let tries = 100000;
+    for (let i = f.indexOf(want); i >= 0 && out.length < 5000 && --tries > 0; i = f.indexOf(want, i + 1)) {
+      let best = -1;
+      const from = i > 0 && f[i - 1] === ' ' ? i - 1 : i;
+      for (let k = firstAtLeast(ix.starts, from); k < ix.starts.length && ix.starts[k] <= i; k++) {
+        const e = ix.ends[k];
+        if ((e === i + L || (e === i + L + 1 && f[i + L] === ' ')) && k > best) best = k;
+      }
+      if (best >= 0) out.push(best);
+    }
+    return out;
+  }
+
+  // findTexts finds, for each wanted text or number, the innermost visible
+  // element of the top document that shows it and returns a unique CSS
+  // path to it ('' when none). Several matches: the first one not given
+  // for an earlier want of the same call, else the first.
+  function findTexts(a) {
+    const doc = W.document;
+    const body = doc.body || doc.documentElement;
+    const wants = a.w || [];
+    if (!body) return { s: wants.map(() => '') };
+    const ix = indexText(body, false);
+    let nums = null;
+    const used = new Set();
+    const seen = new Map(); // element index → its selector, '' when hidden or none
+    const selectorOf = (k) => {
+      let s = seen.get(k);
+      if (s !== undefined) return s;
+      s = '';
+      const el = ix.els[k];
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0) {
+        const vis = W.getComputedStyle(el).visibility;
+        if (vis !== 'hidden' && vis !== 'collapse') s = cssPath(el);
+      }
+      seen.set(k, s);
+      return s;
+    };
+    const out = [];
+    for (const w of wants) {
+      let cands = [];
+      if (typeof w.n === 'number') {
+        if (!nums) nums = numberIndex(ix);
+        cands = innermost(ix, nums.get(w.n) || []);
+      } else {
+        const t = (w.t || '').replace(/\s+/g, ' ').trim();
+        if (t) cands = textMatches(ix, t);
+      }
+      let pick = '';
+      let again = '';
+      for (const k of cands) {
+        const s = selectorOf(k);
+        if (!s) continue;
+        if (!used.has(k)) {
+          pick = s;
+          used.add(k);
+          break;
+        }
+        if (!again) again = s;
+      }
+      out.push(pick || again);
+    }
+    return { s: out };
+  }
+
+  // readTexts reads, for each CSS selector, the first match in the top
+  // document: the value of a field, the selected option labels of a
+  // select, else the squashed text. An invalid selector matches nothing.
+  function readTexts(a) {
+    const doc = W.document;
+    const out = [];
+    for (const sel of a.s || []) {
+      let el = null;
+      try {
+        el = sel ? doc.querySelector(sel) : null;
+      } catch (e) {
+        el = null;
+      }
+      if (!el) {
+        out.push({});
+        continue;
+      }
+      let t;
+      if (el.localName === 'input' || el.localName === 'textarea') t = el.value;
+      else if (el.localName === 'select') t = Array.from(el.selectedOptions, (o) => squash(o.label || o.textContent)).join(', ');
+      else t = indexText(el, true).text.trim();
+      out.push({ f: 1, t });
+    }
+    return { r: out };
+  }
+
   const OPS = {
     observe, prep, host, focusSelect, readValue, setValue, blurEl, selectNative,
     optMark, optFind, fileTarget, files, scrollInfo, pageScrollBy, scrollEl, query,
-    clickSeen,
+    clickSeen, anchors, findTexts, readTexts,
   };
   function run(op, a) {
     if (op === 'get') return get(a);

@@ -19,6 +19,7 @@ import (
 	runcmd "github.com/abctl/abctl/cmd/abctl/internal/cmd/run"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/schedules"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/scripts"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/sessions"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/tags"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/version"
@@ -87,6 +88,7 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), credentials.NewCmdCredentials(f), profiles.NewCmdProfiles(f), sessions.NewCmdSessions(f),
 		schedules.NewCmdSchedules(f),
 		models.NewCmdModels(f),
+		scripts.NewCmdScripts(f),
 		configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
 		mcpcmd.NewCmdMCP(f, nil), version.NewCmdVersion(), completion.NewCmdCompletion())
 	root.SetHelpCommandGroupID("manage")

@@ -217,6 +217,9 @@ func endLines(r *client.Run) []string {
 	if fr := r.GetFailureReason(); fr != "" && r.Status != client.RunStatusCompleted {
 		lines = append(lines, "reason: "+fr)
 	}
+	if l := scriptLine(r.ScriptRun); l != "" {
+		lines = append(lines, l)
+	}
 	if u := r.GetRecordingURL(); u != "" {
 		lines = append(lines, "recording: "+u)
 	}
@@ -224,6 +227,19 @@ func endLines(r *client.Run) []string {
 		lines = append(lines, "last screenshot: "+r.ScreenshotURLs[0])
 	}
 	return lines
+}
+
+// scriptLine says which script a run replayed or recorded, and whether
+// the model had to take over; "" for a run without one.
+func scriptLine(sr *client.ScriptRun) string {
+	if sr == nil || sr.ScriptID == nil {
+		return ""
+	}
+	line := "script: " + *sr.ScriptID
+	if sr.AIFallbackTriggered {
+		line += " (the model took over steps that could not be replayed; the script was recorded again)"
+	}
+	return line + "; abctl scripts get " + *sr.ScriptID + " shows it"
 }
 
 // askCancel asks on the terminal whether to cancel the run, reading one

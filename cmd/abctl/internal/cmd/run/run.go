@@ -63,6 +63,12 @@ type RunOptions struct {
 	// Detach prints the run id and returns instead of following the run.
 	Detach bool
 	Follow follow.Flags
+	// With is how the agent's run goes (--with): "code" replays the
+	// agent's recorded script, "agent" has the model drive every step; ""
+	// keeps the agent's own run_with. AIFallback (--ai-fallback), when not
+	// nil, says whether the model takes over a step a replay cannot do.
+	With       string
+	AIFallback *bool
 }
 
 // NewCmdRun returns `abctl run`. runF, when not nil, is called with the
@@ -91,6 +97,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 			"  abctl run --agent contact-form --params-file params.json --no-tui > output.json\n" +
 			"  abctl run --agent monthly-invoices --browser-profile bp_123    # start signed in ('abctl browser-profiles')\n" +
 			"  abctl run --agent monthly-invoices --browser-session pbs_123   # in a browser kept open ('abctl browser-sessions')\n" +
+			"  abctl run --agent search-extract --with code                   # replay its recorded script, no model call ('abctl scripts')\n" +
 			"  abctl run --prompt 'Find the price of the first product' --url https://shop.example.com --schema price.json\n" +
 			"  RUN=$(abctl run agent.yaml --detach) && abctl runs watch \"$RUN\"",
 		Args: cobra.MaximumNArgs(1),
@@ -128,6 +135,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 	fl.StringVar(&opts.BrowserSession, "browser-session", "", "run in this open browser session (pbs_..., see 'abctl browser-sessions'), after the runs already in it")
 	fl.BoolVar(&opts.Detach, "detach", false, "print the run id and return without following the run")
 	opts.Follow.Add(cmd)
+	addRunWithFlags(cmd, opts)
 	cmd.MarkFlagsMutuallyExclusive("agent", "prompt")
 	cmd.MarkFlagsMutuallyExclusive("detach", "timeout")
 	_ = cmd.RegisterFlagCompletionFunc("agent", completion.Agents(f))
@@ -149,6 +157,9 @@ func (o *RunOptions) Validate() error {
 		return cmdutil.UsageErrorf("--url, --schema, --engine and --error-code are for tasks (--prompt)")
 	case o.MaxSteps < 0:
 		return cmdutil.UsageErrorf("--max-steps must be positive, not %d", o.MaxSteps)
+	}
+	if err := o.validateRunWith(taskMode); err != nil {
+		return err
 	}
 	if err := readBrowserFlags(&o.BrowserProfile, &o.BrowserSession); err != nil {
 		return err
@@ -253,6 +264,7 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 		if opts.MaxSteps > 0 {
 			req.MaxStepsOverride = new(opts.MaxSteps)
 		}
+		req.RunWith, req.AIFallback = opts.With, opts.AIFallback
 		run, err = c.Runs.StartAgent(ctx, req)
 		if err != nil {
 			return fmt.Errorf("start %s: %w", who(), err)

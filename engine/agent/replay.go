@@ -1,0 +1,389 @@
+package agent
+
+// Replaying a block's recorded steps (a script.Block) without the model.
+//
+// Each step: the page settles and is read; the page must be the one the
+// step was recorded on (its path); the element is found by the first of
+// its locators that finds one (waiting briefly for late content); the
+// action is done and checked as the loop's are (the value read back, the
+// click landing); and when the recorded action moved the page, the page
+// must move to the same path. A step that fails any of these is broken.
+//
+// A broken step with fallback allowed costs one model call: the model
+// locates the element the step was about on the page as it is now
+// (Locate), the action is done there, and the step is recorded again with
+// the new element's locators. When that does not work either, or the step
+// does not act on an element, the agent loop takes over the block's goal
+// from the page where the replay stopped, recording what it does. Without
+// fallback, a broken step fails the block with a *ReplayError that names
+// the step and what each locator gave.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/abctl/abctl/engine/page"
+	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/script"
+)
+
+// Waits of a replay. They bound how long a replay waits for what the
+// recorded run saw; a page that is slow beyond them breaks the step.
+const (
+	// ReplayFindWait is how long a step waits for a locator to find its
+	// element.
+	ReplayFindWait = 5 * time.Second
+	// ReplayPageWait is how long a step waits for the page to be (or to
+	// move to) the one recorded.
+	ReplayPageWait = 10 * time.Second
+)
+
+// Replay is how a block replays.
+type Replay struct {
+	// Block is the block's recording.
+	Block *script.Block
+	// Render renders a step's templates with the run's values.
+	Render func(string) (string, error)
+	// Fallback lets the model take over a broken step (ai_fallback); the
+	// goal's Model is used, and its Record is what the model's steps are
+	// recorded with.
+	Fallback bool
+}
+
+// ReplayError is a step that could not be replayed, without fallback.
+type ReplayError struct {
+	Block  string
+	Step   int // from 1
+	What   string
+	Reason string
+}
+
+func (e *ReplayError) Error() string {
+	where := "the task"
+	if e.Block != "" {
+		where = fmt.Sprintf("block %q", e.Block)
+	}
+	return fmt.Sprintf("step %d of %s's script (%s) could not be replayed: %s", e.Step, where, e.What, e.Reason)
+}
+
+// Replay replays r.Block's steps for g on the active tab. The outcome's
+// Steps are the block's steps as they ran (the broken ones recorded
+// again), and Replayed and FallbackTriggered say what happened.
+func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error) {
+	loc := a.locating()
+	if loc == nil {
+		return nil, errors.New("this browser cannot replay scripts")
+	}
+	out := &Outcome{Replayed: true}
+	rec := &recorder{rec: g.Record}
+	if rec.rec == nil {
+		rec.rec = &Recording{}
+	}
+	downloadsBefore := a.browser.Downloads()
+	var obs *page.Observation
+	for i := range r.Block.Steps {
+		st := r.Block.Steps[i]
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var err error
+		obs, _, err = a.browser.Observe(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		healed, broken, err := a.replayStep(ctx, g, loc, obs, &st, r)
+		if err != nil {
+			return nil, err
+		}
+		if broken == "" {
+			out.Steps = append(out.Steps, healed)
+			continue
+		}
+		what := describeStep(&st)
+		if !r.Fallback {
+			return out, &ReplayError{Block: g.Label, Step: i + 1, What: what, Reason: broken}
+		}
+		out.FallbackTriggered = true
+		a.logger.Info("a script step could not be replayed; the model takes over", "block", g.Label, "step", i+1, "reason", broken)
+		if step, ok := a.healStep(ctx, g, &st, broken, rec, r.Render); ok {
+			out.Steps = append(out.Steps, step)
+			continue
+		}
+		// The loop pursues the goal from here, recording.
+		pg := *g
+		if pg.Record == nil {
+			pg.Record = rec.rec
+		}
+		o, err := a.Pursue(ctx, &pg)
+		if o != nil {
+			o.Steps = append(out.Steps, o.Steps...)
+			o.Replayed, o.FallbackTriggered = true, true
+		}
+		return o, err
+	}
+	obs, _, err := a.browser.Observe(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	out.URL = obs.URL
+	out.Summary = fmt.Sprintf("Replayed %d recorded action%s without a model.", len(r.Block.Steps), plural(len(r.Block.Steps)))
+	if g.CompleteOnDownload {
+		if done, err := a.browser.DownloadDone(ctx, downloadsBefore, g.DownloadTimeout); err != nil || !done {
+			reason := "no download completed"
+			if err != nil {
+				reason = err.Error()
+			}
+			if !r.Fallback {
+				return out, &ReplayError{Block: g.Label, Step: len(r.Block.Steps), What: "the download", Reason: reason}
+			}
+			out.FallbackTriggered = true
+			o, err := a.Pursue(ctx, g)
+			if o != nil {
+				o.Steps = append(out.Steps, o.Steps...)
+				o.Replayed, o.FallbackTriggered = true, true
+			}
+			return o, err
+		}
+		out.Downloads = a.browser.DownloadsSince(downloadsBefore)
+	}
+	return out, nil
+}
+
+// replayStep does step n on the page of obs. broken says why the step
+// could not be replayed ("" when it was); err is an error of the run
+// (stopped, browser gone, no step left).
+func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, obs *page.Observation, st *script.Step, r Replay) (done script.Step, broken string, err error) {
+	s, err := a.steps.Start(g.Label, steplog.Action{Type: st.Action, Element: st.Element})
+	if err != nil {
+		return done, "", err
+	}
+	s.URL = obs.URL
+	s.Thought = "Replayed from the script, without the model."
+	report := func(ok bool, result string) {
+		s.Actions[0].OK, s.Actions[0].Result = ok, result
+		s.Decision = "replayed"
+		if !ok {
+			s.Decision = "replay failed"
+		}
+		s.Timings.Act = steplog.Millis(time.Since(s.At))
+		s.Timings.Total = s.Timings.Act
+		a.steps.Report(s)
+	}
+	if st.Before != nil {
+		if why := a.waitPath(ctx, st.Before.URL, r.Render, &obs, false); why != "" {
+			report(false, why)
+			return done, "the page is not the one recorded: " + why, ctx.Err()
+		}
+	}
+	in := Action{Type: st.Action}
+	if st.Value != "" {
+		v, err := r.Render(st.Value)
+		if err != nil {
+			report(false, err.Error())
+			return done, "its value could not be rendered: " + err.Error(), nil
+		}
+		in.Text = v
+	}
+	s.Actions[0].Text = maskedValue(st, in.Text)
+	switch st.Action {
+	case "scroll":
+		in.DY = obs.Viewport[1] * 0.8
+		if in.DY <= 0 {
+			in.DY = 600
+		}
+		if strings.EqualFold(in.Text, "up") {
+			in.DY = -in.DY
+		}
+		in.Text = ""
+	case "wait":
+		sec, _ := strconv.ParseFloat(in.Text, 64)
+		in.Wait = min(time.Duration(sec*float64(time.Second)), maxModelWait)
+	}
+	if len(st.Locators) > 0 {
+		id, used, err := loc.Find(ctx, obs, st.Locators, ReplayFindWait)
+		if err != nil {
+			report(false, err.Error())
+			if ctx.Err() != nil {
+				return done, "", ctx.Err()
+			}
+			return done, err.Error(), nil
+		}
+		in.ID = id
+		s.Actions[0].ID = id
+		s.Thought = "Replayed from the script, without the model (found by " + st.Locators[used].String() + ")."
+	}
+	res, why := a.replayAct(ctx, in)
+	if why != "" {
+		report(false, why)
+		return done, "the action failed: " + why, ctx.Err()
+	}
+	if st.After != nil && (st.Before == nil || st.After.URL != st.Before.URL) {
+		if why := a.waitPath(ctx, st.After.URL, r.Render, &obs, true); why != "" {
+			report(false, why)
+			return done, "the page did not move where it moved when recorded: " + why, ctx.Err()
+		}
+	}
+	report(true, strings.TrimSpace(res.Detail))
+	return *st, "", nil
+}
+
+// replayAct does an action, as the loop's are done; why says why it
+// failed ("" when it did).
+func (a *Agent) replayAct(ctx context.Context, in Action) (page.Result, string) {
+	actx, cancel := context.WithTimeout(ctx, ActionTimeout)
+	defer cancel()
+	actx = page.WithActionWait(actx, ActionWait)
+	res, err := a.browser.Act(actx, in)
+	switch {
+	case err != nil:
+		return res, err.Error()
+	case !res.OK:
+		if res.Reason == "" {
+			return res, "the action had no effect"
+		}
+		return res, res.Reason
+	}
+	return res, ""
+}
+
+// waitPath waits, up to ReplayPageWait (a short look when moving is false),
+// for the active page's path to be the rendered pattern; why says what the
+// page is instead. *obs is the last observation made.
+func (a *Agent) waitPath(ctx context.Context, pattern string, render func(string) (string, error), obs **page.Observation, moving bool) (why string) {
+	want, err := render(pattern)
+	if err != nil {
+		return "the page's path could not be rendered: " + err.Error()
+	}
+	want = URLPath(want)
+	wait := ActionWait
+	if moving {
+		wait = ReplayPageWait
+	}
+	deadline := time.Now().Add(wait)
+	for delay := 25 * time.Millisecond; ; delay = min(delay*2, 250*time.Millisecond) {
+		if *obs != nil && URLPath((*obs).URL) == want {
+			return ""
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		o, _, err := a.browser.Observe(ctx, true)
+		if err != nil {
+			return err.Error()
+		}
+		*obs = o
+	}
+	got := "?"
+	if *obs != nil {
+		got = URLPath((*obs).URL)
+	}
+	return fmt.Sprintf("expected %s, the page is %s", want, got)
+}
+
+// healStep asks the model, in one call, for the element a broken step was
+// about, on the page as it is now, and does the action there. It returns
+// the step recorded again (the new element's locators) and whether that
+// worked.
+func (a *Agent) healStep(ctx context.Context, g *Goal, st *script.Step, broken string, rec *recorder, render func(string) (string, error)) (script.Step, bool) {
+	if !script.NeedsElement(st.Action) || g.Model == nil {
+		return script.Step{}, false
+	}
+	obs, _, err := a.browser.Observe(ctx, true)
+	if err != nil {
+		return script.Step{}, false
+	}
+	want := fmt.Sprintf("The element to %s: when the script was recorded it was %s", strings.ReplaceAll(st.Action, "_", " "), st.Element)
+	instruction := g.Navigation
+	if instruction == "" {
+		instruction = g.Extraction
+	}
+	s, err := a.steps.Start(g.Label, steplog.Action{Type: st.Action, Element: st.Element})
+	if err != nil {
+		return script.Step{}, false
+	}
+	s.URL = obs.URL
+	start := time.Now()
+	l, err := a.Locate(ctx, g.Model, obs, instruction, want, "", nil)
+	s.Timings.Model = steplog.Millis(time.Since(start))
+	el := FindElement(obs, l.ID)
+	fail := func(why string) (script.Step, bool) {
+		s.Thought = "The script's step could not be replayed (" + broken + "); the model looked for the element: " + why
+		s.Decision = "ai fallback failed"
+		s.Actions[0].Result = why
+		s.Timings.Total = steplog.Millis(time.Since(s.At))
+		a.steps.Report(s)
+		return script.Step{}, false
+	}
+	if err != nil {
+		return fail(err.Error())
+	}
+	if el == nil {
+		return fail("the model found no such element")
+	}
+	in := Action{Type: st.Action, ID: el.ID}
+	if st.Value != "" {
+		v, err := render(st.Value)
+		if err != nil {
+			return fail(err.Error())
+		}
+		in.Text = v
+	}
+	step := rec.before(ctx, a, obs, in, el, ElementLine(obs, el))
+	if step == nil {
+		return fail(rec.unreplayable)
+	}
+	step.Value = st.Value // the recorded template, not what it rendered to
+	res, why := a.replayAct(ctx, in)
+	if why != "" {
+		return fail(why)
+	}
+	after, _, err := a.browser.Observe(ctx, true)
+	if err == nil {
+		step.After = rec.pageOf(after.URL, after.Title)
+	} else if res.URL != "" {
+		step.After = rec.pageOf(res.URL, "")
+	}
+	s.Actions[0].ID, s.Actions[0].Element, s.Actions[0].OK = el.ID, ElementLine(obs, el), true
+	s.Actions[0].Text = maskedValue(st, in.Text)
+	s.Thought = "The script's step could not be replayed (" + broken + "); the model found the element, and the script is recorded again."
+	s.Decision = "ai fallback"
+	s.Timings.Total = steplog.Millis(time.Since(s.At))
+	a.steps.Report(s)
+	return *step, true
+}
+
+// maskedValue is the value of a step as the step log shows it: the
+// template when the value came from one (a parameter, a credential), the
+// value itself otherwise.
+func maskedValue(st *script.Step, v string) string {
+	if strings.Contains(st.Value, "{{") || strings.Contains(st.Value, "<secret:") {
+		return st.Value
+	}
+	return v
+}
+
+// describeStep names a step for people: `click button "Search"`.
+func describeStep(st *script.Step) string {
+	if st.Element != "" {
+		return st.Action + " " + st.Element
+	}
+	if st.Value != "" {
+		return fmt.Sprintf("%s %q", st.Action, st.Value)
+	}
+	return st.Action
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,278 @@
+package engine_test
+
+// Scripts through a real daemon: a run with run_with code records what
+// the model did, the next replays it without a model call to the same
+// output, and a page that changed under the script heals with one model
+// call per broken step and a new version.
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/llm/llmtest"
+	"github.com/abctl/abctl/script"
+)
+
+// shopPages serves a search page and its results; changed renames the
+// search button, gives it an id and puts a new button where it stood.
+func shopPages(t *testing.T, changed *atomic.Bool) *httptest.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/search", func(w http.ResponseWriter, r *http.Request) {
+		buttons := `<button type="submit">Search</button>`
+		if changed.Load() {
+			buttons = `<button type="button" id="help">Help</button><button id="find" type="submit">Find</button>`
+		}
+		fmt.Fprintf(w, `<!doctype html><title>Search</title><form action="/results">
+<label for="q">Search the shop</label> <input id="q" name="q"> %s</form>`, buttons)
+	})
+	mux.HandleFunc("/results", func(w http.ResponseWriter, r *http.Request) {
+		q := html.EscapeString(r.URL.Query().Get("q"))
+		fmt.Fprintf(w, `<!doctype html><title>Results for %s</title><h1>Results for %s</h1><ul id="results">
+<li><h3>Trail Jacket</h3><span class="price">$89.00</span></li>
+<li><h3>Rain Jacket</h3><span class="price">$1,299.50</span></li></ul>`, q, q)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestScriptRecordReplayHeal(t *testing.T) {
+	needBrowser(t)
+	var changed atomic.Bool
+	site := shopPages(t, &changed)
+	want := map[string]any{"query": "jacket", "products": []any{
+		map[string]any{"name": "Trail Jacket", "price": 89.0}, map[string]any{"name": "Rain Jacket", "price": 1299.5}}}
+	srv := llmtest.New(t,
+		plan("Search with the search box.", typeInto("Search the shop", "jacket"), clickOn("Search")),
+		decide(`Results for jacket`, "complete", "Searched.", nil),
+		llmtest.Step{Kind: llm.KindExtract, Match: `Trail Jacket`, Reply: llmtest.JSON(want)},
+	)
+	c, _ := startDaemon(t, modelEngine(t, srv, engine.Config{}))
+	ctx := t.Context()
+	schema := json.RawMessage(`{"type":"object","required":["query","products"],"properties":{"query":{"type":"string"},
+		"products":{"type":"array","items":{"type":"object","required":["name","price"],"properties":{"name":{"type":"string"},"price":{"type":"number"}}}}}}`)
+	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Shop search", WorkflowDefinition: client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("site"), stringParam("query")},
+		Blocks: client.Blocks{
+			&client.NavigationBlock{BlockBase: base("search"), URL: "{{ site }}/search", NavigationGoal: `Search the shop for "{{ query }}".`},
+			&client.ExtractionBlock{BlockBase: base("results"), DataExtractionGoal: "The query and the products with their prices.", DataSchema: schema},
+		},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(query string) *client.Run {
+		t.Helper()
+		r, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, RunWith: "code",
+			Parameters: map[string]any{"site": site.URL, "query": query}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, err := c.Runs.Wait(ctx, r.RunID, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done.Status != client.RunStatusCompleted {
+			t.Fatalf("run %s: %s: %s", done.RunID, done.Status, done.GetFailureReason())
+		}
+		return done
+	}
+	output := func(r *client.Run) any {
+		var out map[string]any
+		if err := json.Unmarshal(r.Output, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out["results_output"]
+	}
+
+	// 1. The model drives, and the run records the first version.
+	first := run("jacket")
+	if !srv.Done() {
+		t.Fatalf("the first run left model steps unused: %v", srv.Pending())
+	}
+	sr := first.ScriptRun
+	if sr == nil || sr.ScriptID == nil || sr.AIFallbackTriggered {
+		t.Fatalf("script_run %+v", sr)
+	}
+	sc, err := c.Scripts.Get(ctx, *sr.ScriptID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := c.Scripts.File(ctx, sc.ScriptID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorded, err := script.Parse(file)
+	if err != nil {
+		t.Fatalf("the recorded script does not parse: %v\n%s", err, file)
+	}
+	search := recorded.Block("search")
+	if search == nil || search.Mode != script.ModeReplay || len(search.Steps) != 2 {
+		t.Fatalf("the search block's recording:\n%s", file)
+	}
+	if v := search.Steps[0].Value; v != "{{ query }}" {
+		t.Errorf("the typed query is recorded as %q, want a reference to the parameter", v)
+	}
+	if after := search.Steps[1].After; after == nil || after.URL != "/results" {
+		t.Errorf("the click's page after is %+v, want /results", after)
+	}
+	if b := recorded.Block("results"); b == nil || b.Extract == nil || len(b.Extract.Fields) != 5 {
+		t.Fatalf("the extraction's recording:\n%s", file)
+	}
+
+	// 2. The same run replays without a model call, to the same output.
+	calls := len(srv.Calls())
+	second := run("jacket")
+	if n := len(srv.Calls()) - calls; n != 0 {
+		t.Errorf("the replay made %d model calls, want none", n)
+	}
+	if got, want := output(second), output(first); !jsonSame(got, want) {
+		t.Errorf("the replay's output %v, the first run's %v", got, want)
+	}
+	if second.ScriptRun == nil || second.ScriptRun.AIFallbackTriggered || *second.ScriptRun.ScriptRevisionID != *sr.ScriptRevisionID {
+		t.Errorf("the replay's script_run %+v, want the first version without fallback", second.ScriptRun)
+	}
+	steps, err := c.Runs.Steps(ctx, second.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed := 0
+	for _, s := range steps {
+		if s.Decision == "replayed" {
+			replayed++
+		}
+	}
+	if replayed != 2 {
+		t.Errorf("%d steps say replayed, want the 2 recorded actions", replayed)
+	}
+
+	// 3. Another query: what was typed from the parameter is typed from
+	// the new one, still without the model.
+	other := run("rain")
+	if n := len(srv.Calls()) - calls; n != 0 {
+		t.Errorf("the replay with another query made %d model calls", n)
+	}
+	if q := output(other).(map[string]any)["query"]; q != "rain" {
+		t.Errorf("the replay with another query extracted query %v, want the new parameter", q)
+	}
+
+	// 4. The page changed: the button is renamed, has another id, and a new
+	// button stands where it stood. The one broken step costs one model
+	// call, and a new version is recorded.
+	changed.Store(true)
+	srv.Add(llmtest.Step{Kind: llm.KindLocate, Match: `(?s)click.*Search`, Reply: llmtest.Func(func(r *llmtest.Request) (llmtest.Reply, error) {
+		id, err := r.ElementID("Find")
+		return llmtest.JSON(map[string]string{"id": id, "reasoning": "The Find button submits the search."}), err
+	})})
+	healed := run("jacket")
+	if !srv.Done() {
+		t.Fatalf("the heal left model steps unused: %v", srv.Pending())
+	}
+	if n := len(srv.Calls()) - calls; n != 1 {
+		t.Errorf("the heal made %d model calls, want 1", n)
+	}
+	if got, want := output(healed), output(first); !jsonSame(got, want) {
+		t.Errorf("the healed run's output %v, want %v", got, want)
+	}
+	hs := healed.ScriptRun
+	if hs == nil || !hs.AIFallbackTriggered || *hs.ScriptID != *sr.ScriptID || *hs.ScriptRevisionID == *sr.ScriptRevisionID {
+		t.Fatalf("the healed run's script_run %+v, want a fallback and a new version of %s", hs, *sr.ScriptID)
+	}
+	v2, err := c.Scripts.Get(ctx, *sr.ScriptID)
+	if err != nil || v2.Version != 2 {
+		t.Fatalf("after the heal the script is at version %v (%v), want 2", v2.Version, err)
+	}
+	file2, _ := c.Scripts.File(ctx, sc.ScriptID, 2)
+	healedScript, err := script.Parse(file2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	click := healedScript.Block("search").Steps[1]
+	var locs []string
+	for _, l := range click.Locators {
+		locs = append(locs, l.String())
+	}
+	if got := strings.Join(locs, "; "); !strings.Contains(got, `id "find"`) || !strings.Contains(got, `role button "Find"`) || strings.Contains(got, `"Search"`) {
+		t.Errorf("version 2 finds the button by %s, want its new id and name:\n%s", got, file2)
+	}
+
+	// 5. The new version replays without the model.
+	calls = len(srv.Calls())
+	again := run("jacket")
+	if n := len(srv.Calls()) - calls; n != 0 {
+		t.Errorf("the healed script's replay made %d model calls", n)
+	}
+	if as := again.ScriptRun; as == nil || as.AIFallbackTriggered || *as.ScriptRevisionID != *hs.ScriptRevisionID {
+		t.Errorf("the replay of version 2: script_run %+v", as)
+	}
+}
+
+// TestScriptReplayWithoutFallbackNamesTheStep: a broken step with
+// ai_fallback off fails the run, naming the step and what each locator
+// found.
+func TestScriptReplayWithoutFallbackNamesTheStep(t *testing.T) {
+	needBrowser(t)
+	var changed atomic.Bool
+	site := shopPages(t, &changed)
+	srv := llmtest.New(t,
+		plan("Search with the search box.", typeInto("Search the shop", "jacket"), clickOn("Search")),
+		decide(`Results for jacket`, "complete", "Searched.", nil),
+	)
+	c, _ := startDaemon(t, modelEngine(t, srv, engine.Config{}))
+	ctx := t.Context()
+	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Shop search", RunWith: "code", WorkflowDefinition: client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("site")},
+		Blocks: client.Blocks{
+			&client.NavigationBlock{BlockBase: base("search"), URL: "{{ site }}/search", NavigationGoal: `Search the shop for "jacket".`},
+		},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(fallback *bool) *client.Run {
+		r, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, AIFallback: fallback,
+			Parameters: map[string]any{"site": site.URL}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, err := c.Runs.Wait(ctx, r.RunID, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return done
+	}
+	if r := start(nil); r.Status != client.RunStatusCompleted {
+		t.Fatalf("the recording run: %s: %s", r.Status, r.GetFailureReason())
+	}
+	changed.Store(true)
+	calls := len(srv.Calls())
+	r := start(new(false))
+	if r.Status != client.RunStatusFailed {
+		t.Fatalf("a broken replay without fallback: %s, want failed", r.Status)
+	}
+	reason := r.GetFailureReason()
+	for _, want := range []string{"step 2", `block "search"`, `role button "Search": nothing`, `text button "Search": nothing`, `found button "Help" instead`} {
+		if !strings.Contains(reason, want) {
+			t.Errorf("failure_reason %q does not say %q", reason, want)
+		}
+	}
+	if n := len(srv.Calls()) - calls; n != 0 {
+		t.Errorf("the model was called %d times with ai_fallback off", n)
+	}
+}
+
+func jsonSame(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
