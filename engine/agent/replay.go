@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +74,11 @@ func (e *ReplayError) Error() string {
 // Replay replays r.Block's steps for g on the active tab. The outcome's
 // Steps are the block's steps as they ran (the broken ones recorded
 // again), and Replayed and FallbackTriggered say what happened.
+//
+// A replay reads no more of the page than it needs: it lets the page
+// settle and reads its address before each step (Locating.Settle), and
+// reads the elements (an observation) only for a role locator or a check
+// that needs them. One screenshot is kept at the end of the block.
 func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error) {
 	loc := a.locating()
 	if loc == nil {
@@ -84,20 +90,30 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 		rec.rec = &Recording{}
 	}
 	downloadsBefore := a.browser.Downloads()
-	var obs *page.Observation
+	// url is the page's address as last read after it settled; "" when
+	// the last action may have changed it since.
+	url := ""
 	for i := range r.Block.Steps {
 		st := r.Block.Steps[i]
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		var err error
-		obs, _, err = a.browser.Observe(ctx, true)
+		if url == "" {
+			var err error
+			if url, err = loc.Settle(ctx); err != nil {
+				return nil, err
+			}
+		}
+		healed, broken, after, err := a.replayStep(ctx, g, loc, url, &st, r)
 		if err != nil {
 			return nil, err
 		}
-		healed, broken, err := a.replayStep(ctx, g, loc, obs, &st, r)
-		if err != nil {
-			return nil, err
+		// Typing into a field leaves the page where it was, and the next
+		// step acts at once, as the actions of one model step do (its
+		// element is still waited for); other actions may start a
+		// navigation or a re-render, so the page settles first.
+		if after != "" || !keepsPage(st.Action) || broken != "" {
+			url = after
 		}
 		if broken == "" {
 			out.Steps = append(out.Steps, healed)
@@ -111,26 +127,12 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 		a.logger.Info("a script step could not be replayed; the model takes over", "block", g.Label, "step", i+1, "reason", broken)
 		if step, ok := a.healStep(ctx, g, &st, broken, rec, r.Render); ok {
 			out.Steps = append(out.Steps, step)
+			url = ""
 			continue
 		}
 		// The loop pursues the goal from here, recording.
-		pg := *g
-		if pg.Record == nil {
-			pg.Record = rec.rec
-		}
-		o, err := a.Pursue(ctx, &pg)
-		if o != nil {
-			o.Steps = append(out.Steps, o.Steps...)
-			o.Replayed, o.FallbackTriggered = true, true
-		}
-		return o, err
+		return a.takeOver(ctx, g, rec, out.Steps)
 	}
-	obs, _, err := a.browser.Observe(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	out.URL = obs.URL
-	out.Summary = fmt.Sprintf("Replayed %d recorded action%s without a model.", len(r.Block.Steps), plural(len(r.Block.Steps)))
 	if g.CompleteOnDownload {
 		if done, err := a.browser.DownloadDone(ctx, downloadsBefore, g.DownloadTimeout); err != nil || !done {
 			reason := "no download completed"
@@ -141,27 +143,51 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 				return out, &ReplayError{Block: g.Label, Step: len(r.Block.Steps), What: "the download", Reason: reason}
 			}
 			out.FallbackTriggered = true
-			o, err := a.Pursue(ctx, g)
-			if o != nil {
-				o.Steps = append(out.Steps, o.Steps...)
-				o.Replayed, o.FallbackTriggered = true, true
-			}
-			return o, err
+			return a.takeOver(ctx, g, rec, out.Steps)
 		}
 		out.Downloads = a.browser.DownloadsSince(downloadsBefore)
 	}
+	if url == "" {
+		var err error
+		if url, err = loc.Settle(ctx); err != nil {
+			return nil, err
+		}
+	}
+	loc.Snapshot(ctx)
+	out.URL = url
+	out.Summary = fmt.Sprintf("Replayed %d recorded action%s without a model.", len(r.Block.Steps), plural(len(r.Block.Steps)))
 	return out, nil
 }
 
-// replayStep does step n on the page of obs. broken says why the step
-// could not be replayed ("" when it was); err is an error of the run
-// (stopped, browser gone, no step left).
-func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, obs *page.Observation, st *script.Step, r Replay) (done script.Step, broken string, err error) {
+// keepsPage reports whether an action leaves the page as it is, so that
+// the next step need not wait for it to settle.
+func keepsPage(action string) bool { return action == "input_text" || action == "hover" }
+
+// takeOver has the agent loop pursue g from the page where a replay
+// stopped, recording; done are the steps replayed before.
+func (a *Agent) takeOver(ctx context.Context, g *Goal, rec *recorder, done []script.Step) (*Outcome, error) {
+	pg := *g
+	if pg.Record == nil {
+		pg.Record = rec.rec
+	}
+	o, err := a.Pursue(ctx, &pg)
+	if o != nil {
+		o.Steps = append(slices.Clone(done), o.Steps...)
+		o.Replayed, o.FallbackTriggered = true, true
+	}
+	return o, err
+}
+
+// replayStep does a step on the page at url (settled). broken says why the
+// step could not be replayed ("" when it was); after is the page's address
+// when the step read it after its action ("" when it did not); err is an
+// error of the run (stopped, browser gone, no step left).
+func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, url string, st *script.Step, r Replay) (done script.Step, broken, after string, err error) {
 	s, err := a.steps.Start(g.Label, steplog.Action{Type: st.Action, Element: st.Element})
 	if err != nil {
-		return done, "", err
+		return done, "", "", err
 	}
-	s.URL = obs.URL
+	s.URL = url
 	s.Thought = "Replayed from the script, without the model."
 	report := func(ok bool, result string) {
 		s.Actions[0].OK, s.Actions[0].Result = ok, result
@@ -174,9 +200,9 @@ func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, obs *page
 		a.steps.Report(s)
 	}
 	if st.Before != nil {
-		if why := a.waitPath(ctx, st.Before.URL, r.Render, &obs, false); why != "" {
+		if why := a.waitPath(ctx, loc, st.Before.URL, r.Render, url, false); why != "" {
 			report(false, why)
-			return done, "the page is not the one recorded: " + why, ctx.Err()
+			return done, "the page is not the one recorded: " + why, "", ctx.Err()
 		}
 	}
 	in := Action{Type: st.Action}
@@ -184,13 +210,17 @@ func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, obs *page
 		v, err := r.Render(st.Value)
 		if err != nil {
 			report(false, err.Error())
-			return done, "its value could not be rendered: " + err.Error(), nil
+			return done, "its value could not be rendered: " + err.Error(), "", nil
 		}
 		in.Text = v
 	}
 	s.Actions[0].Text = maskedValue(st, in.Text)
+	var obs *page.Observation // read only when needed
 	switch st.Action {
 	case "scroll":
+		if obs, _, err = a.browser.Observe(ctx, false); err != nil {
+			return done, "", "", err
+		}
 		in.DY = obs.Viewport[1] * 0.8
 		if in.DY <= 0 {
 			in.DY = 600
@@ -208,9 +238,9 @@ func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, obs *page
 		if err != nil {
 			report(false, err.Error())
 			if ctx.Err() != nil {
-				return done, "", ctx.Err()
+				return done, "", "", ctx.Err()
 			}
-			return done, err.Error(), nil
+			return done, err.Error(), "", nil
 		}
 		in.ID = id
 		s.Actions[0].ID = id
@@ -219,16 +249,18 @@ func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, obs *page
 	res, why := a.replayAct(ctx, in)
 	if why != "" {
 		report(false, why)
-		return done, "the action failed: " + why, ctx.Err()
+		return done, "the action failed: " + why, "", ctx.Err()
 	}
 	if st.After != nil && (st.Before == nil || st.After.URL != st.Before.URL) {
-		if why := a.waitPath(ctx, st.After.URL, r.Render, &obs, true); why != "" {
+		// The page is read again: the action moved it.
+		if why := a.waitPath(ctx, loc, st.After.URL, r.Render, "", true); why != "" {
 			report(false, why)
-			return done, "the page did not move where it moved when recorded: " + why, ctx.Err()
+			return done, "the page did not move where it moved when recorded: " + why, "", ctx.Err()
 		}
+		after, _ = loc.Settle(ctx)
 	}
 	report(true, strings.TrimSpace(res.Detail))
-	return *st, "", nil
+	return *st, "", after, nil
 }
 
 // replayAct does an action, as the loop's are done; why says why it
@@ -252,8 +284,9 @@ func (a *Agent) replayAct(ctx context.Context, in Action) (page.Result, string) 
 
 // waitPath waits, up to ReplayPageWait (a short look when moving is false),
 // for the active page's path to be the rendered pattern; why says what the
-// page is instead. *obs is the last observation made.
-func (a *Agent) waitPath(ctx context.Context, pattern string, render func(string) (string, error), obs **page.Observation, moving bool) (why string) {
+// page is instead. url is the page's address as last read after it
+// settled ("" to read it first).
+func (a *Agent) waitPath(ctx context.Context, loc Locating, pattern string, render func(string) (string, error), url string, moving bool) (why string) {
 	want, err := render(pattern)
 	if err != nil {
 		return "the page's path could not be rendered: " + err.Error()
@@ -264,26 +297,28 @@ func (a *Agent) waitPath(ctx context.Context, pattern string, render func(string
 		wait = ReplayPageWait
 	}
 	deadline := time.Now().Add(wait)
-	for delay := 25 * time.Millisecond; ; delay = min(delay*2, 250*time.Millisecond) {
-		if *obs != nil && URLPath((*obs).URL) == want {
+	for delay := time.Duration(0); ; delay = min(max(2*delay, 25*time.Millisecond), 250*time.Millisecond) {
+		if url != "" && URLPath(url) == want {
 			return ""
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			break
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(delay):
+		// The first look is at once: settling waits for the page (a
+		// navigation included).
+		if delay > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(delay):
+			}
 		}
-		o, _, err := a.browser.Observe(ctx, true)
-		if err != nil {
+		if url, err = loc.Settle(ctx); err != nil {
 			return err.Error()
 		}
-		*obs = o
 	}
 	got := "?"
-	if *obs != nil {
-		got = URLPath((*obs).URL)
+	if url != "" {
+		got = URLPath(url)
 	}
 	return fmt.Sprintf("expected %s, the page is %s", want, got)
 }

@@ -31,10 +31,17 @@ type Locating interface {
 	// each checked to find that very element, most stable first.
 	Locators(ctx context.Context, obs *page.Observation, el *page.Element) []script.Locator
 	// Find returns the id of the element the first working locator finds,
-	// waiting up to wait for one to; obs is the page as last observed (role
-	// locators are matched against it, then against fresh observations).
+	// waiting up to wait for one to; obs is the page as last observed, nil
+	// when it was not (role locators are matched against an observation,
+	// made when needed).
 	// The error is a *FindError.
 	Find(ctx context.Context, obs *page.Observation, locs []script.Locator, wait time.Duration) (id string, used int, err error)
+	// Settle waits for the active tab to settle, as Observe does, and
+	// returns its address, without reading the page; the actions that
+	// follow act on that tab.
+	Settle(ctx context.Context) (url string, err error)
+	// Snapshot keeps a screenshot of the active tab as the run's.
+	Snapshot(ctx context.Context)
 	// FindTexts and ReadTexts are page.Page's, on the active tab.
 	FindTexts(ctx context.Context, wants []page.TextWant) ([]string, error)
 	ReadTexts(ctx context.Context, selectors []string) ([]page.TextRead, error)

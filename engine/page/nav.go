@@ -162,6 +162,27 @@ func (n *navTracker) wait(ctx context.Context, cond func(navSnap) bool) (navSnap
 	}
 }
 
+// URL returns the main frame's address (location.href, read in the page's
+// own world).
+func (p *Page) URL(ctx context.Context) (string, error) {
+	tctx, cancel := derive(p.tab, ctx, 0)
+	defer cancel()
+	uctx, cancelU := within(tctx, 3*time.Second)
+	defer cancelU()
+	res, err := chromedp.Call(uctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "location.href", ReturnByValue: new(true)})
+	if err != nil {
+		return "", err
+	}
+	if res.ExceptionDetails != nil || res.Result == nil {
+		return "", fmt.Errorf("location.href could not be read")
+	}
+	var s string
+	if err := jsonUnmarshal(res.Result.Value, &s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
 // flush makes one round trip to the renderer, so that the events it sent
 // before it handled an input event have arrived, and returns location.href.
 func (p *Page) flush(ctx context.Context) string {

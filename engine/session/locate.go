@@ -125,9 +125,19 @@ func (v *view) Find(ctx context.Context, obs *page.Observation, locs []script.Lo
 	}
 	deadline := time.Now().Add(wait)
 	tried := make([]string, len(locs))
+	// observe reads the page for the role locators and the checks of CSS
+	// paths, once per round.
+	observe := func() {
+		if obs == nil {
+			if o, _, err := v.s.look(ctx, pg); err == nil {
+				obs = o
+			}
+		}
+	}
 	for delay := 25 * time.Millisecond; ; delay = min(delay*2, 250*time.Millisecond) {
 		for i, l := range locs {
 			if l.By == script.ByRole {
+				observe()
 				switch ids := roleMatches(obs, l); len(ids) {
 				case 1:
 					return ids[0], i, nil
@@ -149,6 +159,9 @@ func (v *view) Find(ctx context.Context, obs *page.Observation, locs []script.Lo
 				// A path finds whatever now stands where the element
 				// stood: it counts only when the element is still the
 				// one the role locator names.
+				if hasRole(locs) {
+					observe()
+				}
 				if other := misplaced(obs, id, locs); other != "" {
 					tried[i] = l.String() + ": found " + other + " instead"
 					continue
@@ -170,12 +183,37 @@ func (v *view) Find(ctx context.Context, obs *page.Observation, locs []script.Lo
 		if err := retry.Sleep(ctx, delay); err != nil {
 			return "", 0, err
 		}
-		// Role locators need the page as it is now.
-		if o, _, err := v.s.look(ctx, pg); err == nil {
-			obs = o
-		}
+		obs = nil // the next round reads the page as it is then
 	}
 }
+
+// hasRole reports whether locs hold a role locator.
+func hasRole(locs []script.Locator) bool {
+	for _, l := range locs {
+		if l.By == script.ByRole {
+			return true
+		}
+	}
+	return false
+}
+
+// Settle lets the active tab settle and returns its address.
+func (v *view) Settle(ctx context.Context) (string, error) {
+	pg, err := v.s.page(ctx)
+	if err != nil {
+		return "", v.s.browserErr(ctx, err)
+	}
+	settle(ctx, pg, v.s.watches[v.s.tab])
+	v.pg, v.tab = pg, v.s.tab
+	u, err := pg.URL(ctx)
+	if err != nil {
+		return "", v.s.browserErr(ctx, err)
+	}
+	return u, nil
+}
+
+// Snapshot keeps a screenshot of the active tab.
+func (v *view) Snapshot(ctx context.Context) { v.s.Screenshot(ctx) }
 
 // misplaced describes the element id of obs when the steps' role locator
 // names another element; "" when it is the one named, or nothing says.
