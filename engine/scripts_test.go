@@ -23,23 +23,45 @@ import (
 	"github.com/abctl/abctl/script"
 )
 
-// shopPages serves a search page and its results; changed renames the
-// search button, gives it an id and puts a new button where it stood.
-func shopPages(t *testing.T, changed *atomic.Bool) *httptest.Server {
+// Variants of the search page of shopPages.
+const (
+	pageAsRecorded = ""
+	// pageRenamed renames the search button, gives it an id and puts a new
+	// button where it stood.
+	pageRenamed = "renamed"
+	// pageMoved moves the search field after the button, in a box.
+	pageMoved = "moved"
+	// pageInserted puts a new field before the search field.
+	pageInserted = "inserted"
+)
+
+// shopPages serves a search page, in the variant that variant holds, and
+// its results.
+func shopPages(t *testing.T, variant *atomic.Value) *httptest.Server {
+	variant.CompareAndSwap(nil, pageAsRecorded)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/search", func(w http.ResponseWriter, r *http.Request) {
-		buttons := `<button type="submit">Search</button>`
-		if changed.Load() {
-			buttons = `<button type="button" id="help">Help</button><button id="find" type="submit">Find</button>`
+		field := `<label for="q">Search the shop</label> <input id="q" name="q">`
+		form := field + ` <button type="submit">Search</button>`
+		switch variant.Load() {
+		case pageRenamed:
+			form = field + ` <button type="button" id="help">Help</button><button id="find" type="submit">Find</button>`
+		case pageMoved:
+			form = `<button type="submit">Search</button><div class="box"><p>Tip: search by name.</p>` + field + `</div>`
+		case pageInserted:
+			form = `<label for="coupon">Coupon</label> <input id="coupon" name="coupon"> ` + form
 		}
-		fmt.Fprintf(w, `<!doctype html><title>Search</title><form action="/results">
-<label for="q">Search the shop</label> <input id="q" name="q"> %s</form>`, buttons)
+		fmt.Fprintf(w, `<!doctype html><title>Search</title><form action="/results">%s</form>`, form)
 	})
 	mux.HandleFunc("/results", func(w http.ResponseWriter, r *http.Request) {
 		q := html.EscapeString(r.URL.Query().Get("q"))
+		more := ""
+		if q == "more" { // a longer list than the one recorded
+			more = `<li><h3>Snow Jacket</h3><span class="price">$150.00</span></li>`
+		}
 		fmt.Fprintf(w, `<!doctype html><title>Results for %s</title><h1>Results for %s</h1><ul id="results">
 <li><h3>Trail Jacket</h3><span class="price">$89.00</span></li>
-<li><h3>Rain Jacket</h3><span class="price">$1,299.50</span></li></ul>`, q, q)
+<li><h3>Rain Jacket</h3><span class="price">$1,299.50</span></li>%s</ul>`, q, q, more)
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -48,8 +70,8 @@ func shopPages(t *testing.T, changed *atomic.Bool) *httptest.Server {
 
 func TestScriptRecordReplayHeal(t *testing.T) {
 	needBrowser(t)
-	var changed atomic.Bool
-	site := shopPages(t, &changed)
+	var variant atomic.Value
+	site := shopPages(t, &variant)
 	want := map[string]any{"query": "jacket", "products": []any{
 		map[string]any{"name": "Trail Jacket", "price": 89.0}, map[string]any{"name": "Rain Jacket", "price": 1299.5}}}
 	srv := llmtest.New(t,
@@ -169,7 +191,7 @@ func TestScriptRecordReplayHeal(t *testing.T) {
 	// 4. The page changed: the button is renamed, has another id, and a new
 	// button stands where it stood. The one broken step costs one model
 	// call, and a new version is recorded.
-	changed.Store(true)
+	variant.Store(pageRenamed)
 	srv.Add(llmtest.Step{Kind: llm.KindLocate, Match: `(?s)click.*Search`, Reply: llmtest.Func(func(r *llmtest.Request) (llmtest.Reply, error) {
 		id, err := r.ElementID("Find")
 		return llmtest.JSON(map[string]string{"id": id, "reasoning": "The Find button submits the search."}), err
@@ -215,6 +237,24 @@ func TestScriptRecordReplayHeal(t *testing.T) {
 	if as := again.ScriptRun; as == nil || as.AIFallbackTriggered || *as.ScriptRevisionID != *hs.ScriptRevisionID {
 		t.Errorf("the replay of version 2: script_run %+v", as)
 	}
+
+	// 6. A longer list than the one recorded is not read short: the model
+	// extracts it, and the script is recorded again.
+	longer := map[string]any{"query": "more", "products": []any{
+		map[string]any{"name": "Trail Jacket", "price": 89.0}, map[string]any{"name": "Rain Jacket", "price": 1299.5},
+		map[string]any{"name": "Snow Jacket", "price": 150.0}}}
+	srv.Add(llmtest.Step{Kind: llm.KindExtract, Match: `Snow Jacket`, Reply: llmtest.JSON(longer)})
+	calls = len(srv.Calls())
+	grown := run("more")
+	if n := len(srv.Calls()) - calls; n != 1 {
+		t.Errorf("a longer list: %d model calls, want the one extraction", n)
+	}
+	if got := output(grown); !jsonSame(got, longer) {
+		t.Errorf("a longer list: output %v, want %v", got, longer)
+	}
+	if gs := grown.ScriptRun; gs == nil || !gs.AIFallbackTriggered {
+		t.Errorf("a longer list: script_run %+v, want a fallback", gs)
+	}
 }
 
 // TestScriptReplayWithoutFallbackNamesTheStep: a broken step with
@@ -222,8 +262,8 @@ func TestScriptRecordReplayHeal(t *testing.T) {
 // found.
 func TestScriptReplayWithoutFallbackNamesTheStep(t *testing.T) {
 	needBrowser(t)
-	var changed atomic.Bool
-	site := shopPages(t, &changed)
+	var variant atomic.Value
+	site := shopPages(t, &variant)
 	srv := llmtest.New(t,
 		plan("Search with the search box.", typeInto("Search the shop", "jacket"), clickOn("Search")),
 		decide(`Results for jacket`, "complete", "Searched.", nil),
@@ -254,7 +294,7 @@ func TestScriptReplayWithoutFallbackNamesTheStep(t *testing.T) {
 	if r := start(nil); r.Status != client.RunStatusCompleted {
 		t.Fatalf("the recording run: %s: %s", r.Status, r.GetFailureReason())
 	}
-	changed.Store(true)
+	variant.Store(pageRenamed)
 	calls := len(srv.Calls())
 	r := start(new(false))
 	if r.Status != client.RunStatusFailed {
@@ -275,4 +315,71 @@ func jsonSame(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// TestScriptHealsPageChanges: changes to the page cost at most one model
+// call per step they break. A moved field and a new field before the
+// target break nothing (the field's id, name and label still find it); a
+// renamed button breaks its step, which costs one call.
+func TestScriptHealsPageChanges(t *testing.T) {
+	needBrowser(t)
+	var variant atomic.Value
+	site := shopPages(t, &variant)
+	srv := llmtest.New(t,
+		plan("Search with the search box.", typeInto("Search the shop", "jacket"), clickOn("Search")),
+		decide(`Results for jacket`, "complete", "Searched.", nil),
+	)
+	c, _ := startDaemon(t, modelEngine(t, srv, engine.Config{}))
+	ctx := t.Context()
+	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Shop search", RunWith: "code", WorkflowDefinition: client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("site")},
+		Blocks: client.Blocks{
+			&client.NavigationBlock{BlockBase: base("search"), URL: "{{ site }}/search", NavigationGoal: `Search the shop for "jacket".`},
+		},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() *client.Run {
+		t.Helper()
+		r, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: map[string]any{"site": site.URL}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, err := c.Runs.Wait(ctx, r.RunID, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done.Status != client.RunStatusCompleted {
+			t.Fatalf("%s: %s", done.Status, done.GetFailureReason())
+		}
+		return done
+	}
+	run() // records
+	for _, c := range []struct {
+		variant  string
+		calls    int
+		fallback bool
+	}{
+		{pageMoved, 0, false},
+		{pageInserted, 0, false},
+		{pageRenamed, 1, true},
+		{pageRenamed, 0, false}, // the healed version replays
+	} {
+		variant.Store(c.variant)
+		if c.calls > 0 {
+			srv.Add(llmtest.Step{Kind: llm.KindLocate, Reply: llmtest.Func(func(r *llmtest.Request) (llmtest.Reply, error) {
+				id, err := r.ElementID("Find")
+				return llmtest.JSON(map[string]string{"id": id, "reasoning": "Find submits the search."}), err
+			})})
+		}
+		before := len(srv.Calls())
+		r := run()
+		if n := len(srv.Calls()) - before; n != c.calls {
+			t.Errorf("page %s: %d model calls, want %d", c.variant, n, c.calls)
+		}
+		if got := r.ScriptRun != nil && r.ScriptRun.AIFallbackTriggered; got != c.fallback {
+			t.Errorf("page %s: ai_fallback_triggered %v, want %v", c.variant, got, c.fallback)
+		}
+	}
 }

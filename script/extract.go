@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -297,4 +298,119 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+var nthOfType = regexp.MustCompile(`:nth-of-type\((\d+)\)`)
+
+// Probe is the place where one more item of a list would be read: when
+// the page shows something there, the list grew since the recording, and
+// the recorded fields would miss items.
+type Probe struct {
+	// List is the list's path ($.products).
+	List string
+	// CSS selects where the next item's field would be.
+	CSS string
+}
+
+// Probes returns, for each list whose items' fields were read from the
+// page, where one more item would be. A list's items differ in one
+// :nth-of-type step of their selectors (li:nth-of-type(1), (2), ...);
+// the probe takes the next one after the last item. Lists of one item,
+// and lists whose selectors do not differ that way, give no probe: they
+// are read as recorded.
+func (e *Extract) Probes() []Probe {
+	type item struct {
+		index int
+		css   string
+	}
+	// The fields of each list, by the rest of their path.
+	lists := map[string]map[string][]item{}
+	var order []string
+	for _, f := range e.Fields {
+		if f.CSS == "" {
+			continue
+		}
+		parts, err := ParsePath(f.Path)
+		if err != nil {
+			continue
+		}
+		k := slices.IndexFunc(parts, func(p PathPart) bool { return !p.IsKey })
+		if k < 0 {
+			continue
+		}
+		n := parts[k].Index
+		list, rest := formatPath(parts[:k]), formatPath(parts[k+1:])
+		if lists[list] == nil {
+			lists[list] = map[string][]item{}
+			order = append(order, list)
+		}
+		lists[list][rest] = append(lists[list][rest], item{n, f.CSS})
+	}
+	var out []Probe
+	for _, list := range order {
+		rests := make([]string, 0, len(lists[list]))
+		for r := range lists[list] {
+			rests = append(rests, r)
+		}
+		sort.Strings(rests)
+		for _, rest := range rests {
+			items := lists[list][rest]
+			if len(items) < 2 || items[0].index != 0 || items[1].index != 1 {
+				continue
+			}
+			if p, ok := nextItem(items[0].css, items[1].css, items[len(items)-1].css, len(items)-1); ok {
+				out = append(out, Probe{List: list, CSS: p})
+				break // one probe per list is enough
+			}
+		}
+	}
+	return out
+}
+
+// nextItem builds the selector of the item after the last one, from the
+// selectors of the first two items (which must differ in one :nth-of-type
+// step and nowhere else) and of the last (at index last).
+func nextItem(first, second, lastCSS string, last int) (string, bool) {
+	a, b, l := nthOfType.FindAllStringSubmatchIndex(first, -1), nthOfType.FindAllStringSubmatchIndex(second, -1), nthOfType.FindAllStringSubmatchIndex(lastCSS, -1)
+	if len(a) != len(b) || len(a) != len(l) || len(a) == 0 {
+		return "", false
+	}
+	at, step := -1, 0
+	for i := range a {
+		na, _ := strconv.Atoi(first[a[i][2]:a[i][3]])
+		nb, _ := strconv.Atoi(second[b[i][2]:b[i][3]])
+		if na != nb {
+			if at >= 0 || first[:a[i][2]] != second[:b[i][2]] {
+				return "", false
+			}
+			at, step = i, nb-na
+		}
+	}
+	if at < 0 || step <= 0 {
+		return "", false
+	}
+	n, _ := strconv.Atoi(lastCSS[l[at][2]:l[at][3]])
+	if n != mustAtoi(first[a[at][2]:a[at][3]])+step*last {
+		return "", false
+	}
+	return lastCSS[:l[at][2]] + strconv.Itoa(n+step) + lastCSS[l[at][3]:], true
+}
+
+// formatPath writes path parts as a path ($ first).
+func formatPath(parts []PathPart) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, p := range parts {
+		if p.IsKey {
+			b.WriteString(pathKey(p.Key))
+		} else {
+			fmt.Fprintf(&b, "[%d]", p.Index)
+		}
+	}
+	return b.String()
+}
+
+func mustAtoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -204,3 +204,22 @@ func TestLocatorSelectors(t *testing.T) {
 		t.Error("a role locator has no selector")
 	}
 }
+
+func TestProbes(t *testing.T) {
+	e := Extract{Fields: []Field{
+		{Path: "$.products[0].name", Type: TypeString, CSS: "#results > li:nth-of-type(1) > h3"},
+		{Path: "$.products[0].price", Type: TypeNumber, CSS: "#results > li:nth-of-type(1) > span"},
+		{Path: "$.products[1].name", Type: TypeString, CSS: "#results > li:nth-of-type(2) > h3"},
+		{Path: "$.products[1].price", Type: TypeNumber, CSS: "#results > li:nth-of-type(2) > span"},
+		{Path: "$.products[2].name", Type: TypeString, CSS: "#results > li:nth-of-type(3) > h3"},
+		{Path: "$.products[2].price", Type: TypeNumber, CSS: "#results > li:nth-of-type(3) > span"},
+		{Path: "$.single[0]", Type: TypeString, CSS: "#one > p"},
+		{Path: `$["odd [key"][0]`, Type: TypeString, CSS: "table > tr:nth-of-type(2) > td"},
+		{Path: `$["odd [key"][1]`, Type: TypeString, CSS: "table > tr:nth-of-type(4) > td"},
+	}}
+	got := e.Probes()
+	want := []Probe{{List: "$.products", CSS: "#results > li:nth-of-type(4) > h3"}, {List: `$["odd [key"]`, CSS: "table > tr:nth-of-type(6) > td"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("probes %+v, want %+v", got, want)
+	}
+}

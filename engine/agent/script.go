@@ -259,14 +259,25 @@ func (a *Agent) ReplayExtract(ctx context.Context, ext *script.Extract, schema *
 			at = append(at, i)
 		}
 	}
+	// Where one more item of each list would be: a list that grew would
+	// be read short.
+	probes := ext.Probes()
+	for _, p := range probes {
+		sels = append(sels, p.CSS)
+	}
 	texts := map[int]page.TextRead{}
 	if len(sels) > 0 {
 		reads, err := loc.ReadTexts(ctx, sels)
 		if err != nil {
 			return nil, err
 		}
-		for i, r := range reads {
+		for i, r := range reads[:len(at)] {
 			texts[at[i]] = r
+		}
+		for i, r := range reads[len(at):] {
+			if r.Found {
+				return nil, fmt.Errorf("the list %s shows more items than when the script was recorded (%s matches)", probes[i].List, probes[i].CSS)
+			}
 		}
 	}
 	v, err := ext.Build(func(i int) (string, bool) { r := texts[i]; return r.Text, r.Found }, render)

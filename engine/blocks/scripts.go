@@ -212,15 +212,15 @@ func (in *Interpreter) recordOutcome(ctx context.Context, s *blockSpec, o *agent
 
 // scriptedExtract is an extraction block's data: read from the places
 // its recording keeps, else extracted by the model; recorded when the run
-// records. ok is false when scripts have nothing to do with the block
-// (the caller extracts as usual).
+// records.
 func (in *Interpreter) scriptedExtract(ctx context.Context, s *blockSpec, sc *scope) (data json.RawMessage, err error) {
 	sx := in.scripts
 	label := s.g.Label
 	rec := sx.recording(label)
 	if rec != nil && rec.Mode == script.ModeReplay && rec.Extract != nil {
 		sx.replayed++
-		data, fell, err := in.replayExtract(ctx, s, rec.Extract, sc)
+		var fell bool
+		data, fell, err = in.replayExtract(ctx, s, rec.Extract, sc)
 		if err != nil {
 			return nil, err
 		}
