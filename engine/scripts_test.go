@@ -6,6 +6,7 @@ package engine_test
 // call per broken step and a new version.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -18,6 +19,8 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/llm"
 	"github.com/abctl/abctl/llm/llmtest"
 	"github.com/abctl/abctl/script"
@@ -382,4 +385,61 @@ func TestScriptHealsPageChanges(t *testing.T) {
 			t.Errorf("page %s: ai_fallback_triggered %v, want %v", c.variant, got, c.fallback)
 		}
 	}
+}
+
+// TestScriptKeepsSecretsOut: a sign-in the model drives with a credential
+// is recorded with the placeholders the model saw, never the secrets; its
+// replay signs in again without the model, the engine typing the real
+// password and a fresh one-time code.
+func TestScriptKeepsSecretsOut(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	if err := site.AddAccount(loginUser, loginPassword, loginTOTP); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.New(t,
+		planWhen(`"password":"<secret:portal.password>"`, "Sign in with the details.",
+			typeInto("Email", loginUser), typeInto("Password", "<secret:portal.password>"), clickOn("Sign in")),
+		planWhen(`Two-step verification`, "Enter the one-time code.",
+			typeInto("Verification code", "<secret:portal.totp>"), clickOn("Verify")),
+		decide(`Welcome back, ada@example.com`, "complete", "Signed in.", nil),
+	)
+	e := modelEngine(t, srv, engine.Config{Vault: vault{"cred_1": &client.PasswordCredential{Username: loginUser, Password: loginPassword, TOTP: loginTOTP}}})
+	def := loginAgent(site, "Sign in to the billing portal with the portal credential.")
+	record := job(t, def, nil)
+	record.Script = &executor.ScriptJob{Record: true, AIFallback: true, CacheKey: "default"}
+	res := e.Execute(t.Context(), record, &progress{})
+	if res.Status != client.RunStatusCompleted {
+		t.Fatalf("the recording run: %s: %s", res.Status, res.FailureReason)
+	}
+	first := ev(site).Form.Get("code")
+	for _, s := range []string{loginPassword, loginTOTP, first} {
+		if bytes.Contains(res.Script, []byte(s)) {
+			t.Errorf("the script holds the secret %q:\n%s", s, res.Script)
+		}
+	}
+	for _, p := range []string{"<secret:portal.password>", "<secret:portal.totp>"} {
+		if !bytes.Contains(res.Script, []byte(p)) {
+			t.Errorf("the script does not type the placeholder %s:\n%s", p, res.Script)
+		}
+	}
+
+	calls := len(srv.Calls())
+	replay := job(t, def, nil)
+	replay.Script = &executor.ScriptJob{Replay: res.Script, Record: true, AIFallback: false, CacheKey: "default"}
+	again := e.Execute(t.Context(), replay, &progress{})
+	if again.Status != client.RunStatusCompleted || !again.ScriptReplayed {
+		t.Fatalf("the replay: %s: %s", again.Status, again.FailureReason)
+	}
+	if n := len(srv.Calls()) - calls; n != 0 {
+		t.Errorf("the replay called the model %d times", n)
+	}
+	if site.SignIns(loginUser) != 2 {
+		t.Errorf("signed in %d times, want twice", site.SignIns(loginUser))
+	}
+	second := ev(site).Form.Get("code")
+	if len(second) != 6 {
+		t.Errorf("the replay sent the code %q", second)
+	}
+	noSecretIn(t, replay.Dir, loginPassword, loginTOTP, first, second)
 }
