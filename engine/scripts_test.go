@@ -98,15 +98,8 @@ func TestScriptRecordReplayHeal(t *testing.T) {
 	}
 	run := func(query string) *client.Run {
 		t.Helper()
-		r, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, RunWith: "code",
+		done := runToEnd(t, c, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, RunWith: "code",
 			Parameters: map[string]any{"site": site.URL, "query": query}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done, err := c.Runs.Wait(ctx, r.RunID, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
 		if done.Status != client.RunStatusCompleted {
 			t.Fatalf("run %s: %s: %s", done.RunID, done.Status, done.GetFailureReason())
 		}
@@ -266,33 +259,10 @@ func TestScriptRecordReplayHeal(t *testing.T) {
 func TestScriptReplayWithoutFallbackNamesTheStep(t *testing.T) {
 	needBrowser(t)
 	var variant atomic.Value
-	site := shopPages(t, &variant)
-	srv := llmtest.New(t,
-		plan("Search with the search box.", typeInto("Search the shop", "jacket"), clickOn("Search")),
-		decide(`Results for jacket`, "complete", "Searched.", nil),
-	)
-	c, _ := startDaemon(t, modelEngine(t, srv, engine.Config{}))
-	ctx := t.Context()
-	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Shop search", RunWith: "code", WorkflowDefinition: client.WorkflowDefinition{
-		Parameters: []client.Parameter{stringParam("site")},
-		Blocks: client.Blocks{
-			&client.NavigationBlock{BlockBase: base("search"), URL: "{{ site }}/search", NavigationGoal: `Search the shop for "jacket".`},
-		},
-	}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	site, srv, c, agent := searchAgent(t, &variant)
 	start := func(fallback *bool) *client.Run {
-		r, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, AIFallback: fallback,
+		return runToEnd(t, c, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, AIFallback: fallback,
 			Parameters: map[string]any{"site": site.URL}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done, err := c.Runs.Wait(ctx, r.RunID, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return done
 	}
 	if r := start(nil); r.Status != client.RunStatusCompleted {
 		t.Fatalf("the recording run: %s: %s", r.Status, r.GetFailureReason())
@@ -314,6 +284,42 @@ func TestScriptReplayWithoutFallbackNamesTheStep(t *testing.T) {
 	}
 }
 
+// searchAgent serves shopPages, starts a daemon whose model searches
+// once (typing, clicking Search, completing) and creates an agent with
+// run_with code of one navigation block that searches the site.
+func searchAgent(t *testing.T, variant *atomic.Value) (*httptest.Server, *llmtest.Server, *client.Client, *client.Agent) {
+	site := shopPages(t, variant)
+	srv := llmtest.New(t,
+		plan("Search with the search box.", typeInto("Search the shop", "jacket"), clickOn("Search")),
+		decide(`Results for jacket`, "complete", "Searched.", nil),
+	)
+	c, _ := startDaemon(t, modelEngine(t, srv, engine.Config{}))
+	agent, err := c.Agents.Create(t.Context(), &client.AgentDefinition{Title: "Shop search", RunWith: "code", WorkflowDefinition: client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("site")},
+		Blocks: client.Blocks{
+			&client.NavigationBlock{BlockBase: base("search"), URL: "{{ site }}/search", NavigationGoal: `Search the shop for "jacket".`},
+		},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return site, srv, c, agent
+}
+
+// runToEnd starts an agent run and waits for its end.
+func runToEnd(t *testing.T, c *client.Client, req *client.AgentRunRequest) *client.Run {
+	t.Helper()
+	r, err := c.Runs.StartAgent(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := c.Runs.Wait(t.Context(), r.RunID, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return done
+}
+
 func jsonSame(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
@@ -327,32 +333,10 @@ func jsonSame(a, b any) bool {
 func TestScriptHealsPageChanges(t *testing.T) {
 	needBrowser(t)
 	var variant atomic.Value
-	site := shopPages(t, &variant)
-	srv := llmtest.New(t,
-		plan("Search with the search box.", typeInto("Search the shop", "jacket"), clickOn("Search")),
-		decide(`Results for jacket`, "complete", "Searched.", nil),
-	)
-	c, _ := startDaemon(t, modelEngine(t, srv, engine.Config{}))
-	ctx := t.Context()
-	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Shop search", RunWith: "code", WorkflowDefinition: client.WorkflowDefinition{
-		Parameters: []client.Parameter{stringParam("site")},
-		Blocks: client.Blocks{
-			&client.NavigationBlock{BlockBase: base("search"), URL: "{{ site }}/search", NavigationGoal: `Search the shop for "jacket".`},
-		},
-	}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	site, srv, c, agent := searchAgent(t, &variant)
 	run := func() *client.Run {
 		t.Helper()
-		r, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: map[string]any{"site": site.URL}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		done, err := c.Runs.Wait(ctx, r.RunID, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
+		done := runToEnd(t, c, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: map[string]any{"site": site.URL}})
 		if done.Status != client.RunStatusCompleted {
 			t.Fatalf("%s: %s", done.Status, done.GetFailureReason())
 		}

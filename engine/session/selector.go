@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/engine/page"
+	"github.com/abctl/abctl/script"
 )
 
 // selectorBudget bounds the checks of all the candidates together.
@@ -89,43 +90,8 @@ func xpathTag(tag string) string {
 	return tag
 }
 
-// cssString quotes s as a CSS string.
-func cssString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\%x ", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+// cssString and xpathString quote s for a selector (package script's
+// quoting, which its locators use too).
+func cssString(s string) string { return script.CSSString(s) }
 
-// xpathString quotes s as an XPath 1.0 literal (which has no escapes:
-// a string with both quote kinds is built with concat).
-func xpathString(s string) string {
-	switch {
-	case !strings.Contains(s, `"`):
-		return `"` + s + `"`
-	case !strings.Contains(s, `'`):
-		return `'` + s + `'`
-	}
-	parts := strings.Split(s, `"`)
-	var b strings.Builder
-	b.WriteString("concat(")
-	for i, p := range parts {
-		if i > 0 {
-			b.WriteString(`, '"', `)
-		}
-		b.WriteString(`"` + p + `"`)
-	}
-	b.WriteString(")")
-	return b.String()
-}
+func xpathString(s string) string { return script.XPathString(s) }
