@@ -200,7 +200,7 @@ func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, url strin
 		a.steps.Report(s)
 	}
 	if st.Before != nil {
-		if why := a.waitPath(ctx, loc, st.Before.URL, r.Render, url, false); why != "" {
+		if _, why := a.waitPath(ctx, loc, st.Before.URL, r.Render, url, false); why != "" {
 			report(false, why)
 			return done, "the page is not the one recorded: " + why, "", ctx.Err()
 		}
@@ -253,11 +253,12 @@ func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, url strin
 	}
 	if st.After != nil && (st.Before == nil || st.After.URL != st.Before.URL) {
 		// The page is read again: the action moved it.
-		if why := a.waitPath(ctx, loc, st.After.URL, r.Render, "", true); why != "" {
+		seen, why := a.waitPath(ctx, loc, st.After.URL, r.Render, "", true)
+		if why != "" {
 			report(false, why)
 			return done, "the page did not move where it moved when recorded: " + why, "", ctx.Err()
 		}
-		after, _ = loc.Settle(ctx)
+		after = seen
 	}
 	report(true, strings.TrimSpace(res.Detail))
 	return *st, "", after, nil
@@ -283,13 +284,13 @@ func (a *Agent) replayAct(ctx context.Context, in Action) (page.Result, string) 
 }
 
 // waitPath waits, up to ReplayPageWait (a short look when moving is false),
-// for the active page's path to be the rendered pattern; why says what the
-// page is instead. url is the page's address as last read after it
-// settled ("" to read it first).
-func (a *Agent) waitPath(ctx context.Context, loc Locating, pattern string, render func(string) (string, error), url string, moving bool) (why string) {
+// for the active page's path to be the rendered pattern, and returns the
+// address it saw; why says what the page is instead. url is the page's
+// address as last read after it settled ("" to read it first).
+func (a *Agent) waitPath(ctx context.Context, loc Locating, pattern string, render func(string) (string, error), url string, moving bool) (seen, why string) {
 	want, err := render(pattern)
 	if err != nil {
-		return "the page's path could not be rendered: " + err.Error()
+		return "", "the page's path could not be rendered: " + err.Error()
 	}
 	want = URLPath(want)
 	wait := ActionWait
@@ -299,7 +300,7 @@ func (a *Agent) waitPath(ctx context.Context, loc Locating, pattern string, rend
 	deadline := time.Now().Add(wait)
 	for delay := time.Duration(0); ; delay = min(max(2*delay, 25*time.Millisecond), 250*time.Millisecond) {
 		if url != "" && URLPath(url) == want {
-			return ""
+			return url, ""
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			break
@@ -313,14 +314,14 @@ func (a *Agent) waitPath(ctx context.Context, loc Locating, pattern string, rend
 			}
 		}
 		if url, err = loc.Settle(ctx); err != nil {
-			return err.Error()
+			return "", err.Error()
 		}
 	}
 	got := "?"
 	if url != "" {
 		got = URLPath(url)
 	}
-	return fmt.Sprintf("expected %s, the page is %s", want, got)
+	return "", fmt.Sprintf("expected %s, the page is %s", want, got)
 }
 
 // healStep asks the model, in one call, for the element a broken step was
