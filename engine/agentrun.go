@@ -31,7 +31,16 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	def := &job.Agent.Definition().WorkflowDefinition
 	// The engine's models and the custom models of the run's organization.
 	models := e.runModels(job)
-	if err := blocks.Check(def, models.Configured()); err != nil {
+	scripts, err := runScripts(job)
+	if err != nil {
+		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
+	}
+	// The blocks a script replays need no model.
+	var replay *script.Script
+	if scripts != nil {
+		replay = scripts.Replay
+	}
+	if err := blocks.CheckReplay(def, models.Configured(), replay); err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}
 	// Code blocks run only where the daemon allows them; an email_inbox
@@ -55,10 +64,6 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	creds, err := e.credentials(ctx, job, blocks.WithBlockCredentials(def), params)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
-	}
-	scripts, err := runScripts(job)
-	if err != nil {
-		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
 	r, err := e.openRun(ctx, job, progress, job.MaxSteps)
 	if err != nil {

@@ -427,3 +427,48 @@ func TestScriptKeepsSecretsOut(t *testing.T) {
 	}
 	noSecretIn(t, replay.Dir, loginPassword, loginTOTP, first, second)
 }
+
+// TestScriptReplaysWithoutAModel: a daemon with no model replays a
+// script recorded elsewhere; a step it cannot replay fails the run,
+// saying that no model could take over.
+func TestScriptReplaysWithoutAModel(t *testing.T) {
+	needBrowser(t)
+	var variant atomic.Value
+	site := shopPages(t, &variant)
+	srv := llmtest.New(t,
+		plan("Search with the search box.", typeInto("Search the shop", "jacket"), clickOn("Search")),
+		decide(`Results for jacket`, "complete", "Searched.", nil),
+	)
+	def := client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("site")},
+		Blocks: client.Blocks{
+			&client.NavigationBlock{BlockBase: base("search"), URL: "{{ site }}/search", NavigationGoal: `Search the shop for "jacket".`},
+		},
+	}
+	record := job(t, def, map[string]any{"site": site.URL})
+	record.Script = &executor.ScriptJob{Record: true, AIFallback: true, CacheKey: "default"}
+	res := modelEngine(t, srv, engine.Config{}).Execute(t.Context(), record, &progress{})
+	if res.Status != client.RunStatusCompleted || len(res.Script) == 0 {
+		t.Fatalf("the recording run: %s: %s", res.Status, res.FailureReason)
+	}
+
+	noModel := newEngine(t, engine.Config{})
+	replay := job(t, def, map[string]any{"site": site.URL})
+	replay.Script = &executor.ScriptJob{Replay: res.Script, Record: true, AIFallback: true, CacheKey: "default"}
+	if again := noModel.Execute(t.Context(), replay, &progress{}); again.Status != client.RunStatusCompleted || !again.ScriptReplayed {
+		t.Fatalf("the replay without a model: %s: %s", again.Status, again.FailureReason)
+	}
+
+	variant.Store(pageRenamed)
+	broken := job(t, def, map[string]any{"site": site.URL})
+	broken.Script = &executor.ScriptJob{Replay: res.Script, Record: true, AIFallback: true, CacheKey: "default"}
+	failed := noModel.Execute(t.Context(), broken, &progress{})
+	if failed.Status != client.RunStatusFailed || !strings.Contains(failed.FailureReason, "the model did not take over: no language model is configured") {
+		t.Errorf("a broken replay without a model: %s: %s", failed.Status, failed.FailureReason)
+	}
+	// Without a script, the same agent still needs a model before it starts.
+	plain := job(t, def, map[string]any{"site": site.URL})
+	if r := noModel.Execute(t.Context(), plain, &progress{}); r.Status != client.RunStatusFailed || !strings.Contains(r.FailureReason, "needs a language model") {
+		t.Errorf("no script, no model: %s: %s", r.Status, r.FailureReason)
+	}
+}

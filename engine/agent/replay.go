@@ -51,8 +51,10 @@ type Replay struct {
 	Render func(string) (string, error)
 	// Fallback lets the model take over a broken step (ai_fallback); the
 	// goal's Model is used, and its Record is what the model's steps are
-	// recorded with.
-	Fallback bool
+	// recorded with. NoFallback says why it cannot, for the error of a
+	// broken step ("ai_fallback is off").
+	Fallback   bool
+	NoFallback string
 }
 
 // ReplayError is a step that could not be replayed, without fallback.
@@ -61,6 +63,8 @@ type ReplayError struct {
 	Step   int // from 1
 	What   string
 	Reason string
+	// NoFallback says why the model did not take over.
+	NoFallback string
 }
 
 func (e *ReplayError) Error() string {
@@ -68,7 +72,11 @@ func (e *ReplayError) Error() string {
 	if e.Block != "" {
 		where = fmt.Sprintf("block %q", e.Block)
 	}
-	return fmt.Sprintf("step %d of %s's script (%s) could not be replayed: %s", e.Step, where, e.What, e.Reason)
+	msg := fmt.Sprintf("step %d of %s's script (%s) could not be replayed: %s", e.Step, where, e.What, e.Reason)
+	if e.NoFallback != "" {
+		msg += "; the model did not take over: " + e.NoFallback
+	}
+	return msg
 }
 
 // Replay replays r.Block's steps for g on the active tab. The outcome's
@@ -121,7 +129,7 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 		}
 		what := describeStep(&st)
 		if !r.Fallback {
-			return out, &ReplayError{Block: g.Label, Step: i + 1, What: what, Reason: broken}
+			return out, &ReplayError{Block: g.Label, Step: i + 1, What: what, Reason: broken, NoFallback: r.NoFallback}
 		}
 		out.FallbackTriggered = true
 		a.logger.Info("a script step could not be replayed; the model takes over", "block", g.Label, "step", i+1, "reason", broken)
@@ -140,7 +148,7 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 				reason = err.Error()
 			}
 			if !r.Fallback {
-				return out, &ReplayError{Block: g.Label, Step: len(r.Block.Steps), What: "the download", Reason: reason}
+				return out, &ReplayError{Block: g.Label, Step: len(r.Block.Steps), What: "the download", Reason: reason, NoFallback: r.NoFallback}
 			}
 			out.FallbackTriggered = true
 			return a.takeOver(ctx, g, rec, out.Steps)

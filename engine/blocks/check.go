@@ -6,11 +6,19 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/agent"
+	"github.com/abctl/abctl/script"
 )
 
 // Check checks, before any browser opens, that the engine can run
 // every block of the definition.
 func Check(def *client.WorkflowDefinition, hasModel bool) error {
+	return CheckReplay(def, hasModel, nil)
+}
+
+// CheckReplay is Check for a run that replays the script replay: a block
+// the script replays needs no model (nil replay: none does).
+func CheckReplay(def *client.WorkflowDefinition, hasModel bool, replay *script.Script) error {
+	c := checker{hasModel: hasModel, replay: replay}
 	if def.FinallyBlockLabel != "" {
 		found := false
 		for _, b := range def.Blocks {
@@ -22,10 +30,30 @@ func Check(def *client.WorkflowDefinition, hasModel bool) error {
 			return fmt.Errorf("finally_block_label %q names no top-level block", def.FinallyBlockLabel)
 		}
 	}
-	return checkBlocks(def.Blocks, hasModel)
+	return c.blocks(def.Blocks)
 }
 
-func checkBlocks(bs client.Blocks, hasModel bool) error {
+// checker checks blocks for a run: hasModel says whether the engine has a
+// model, replay is the script the run replays (nil for none).
+type checker struct {
+	hasModel bool
+	replay   *script.Script
+}
+
+// modelFor reports whether the block labelled label can run: the engine
+// has a model, or the script replays the block without one.
+func (c checker) modelFor(label string) bool {
+	if c.hasModel {
+		return true
+	}
+	if c.replay == nil {
+		return false
+	}
+	b := c.replay.Block(label)
+	return b != nil && b.Mode == script.ModeReplay
+}
+
+func (c checker) blocks(bs client.Blocks) error {
 	labels := map[string]bool{}
 	for _, b := range bs {
 		if b != nil {
@@ -36,7 +64,7 @@ func checkBlocks(bs client.Blocks, hasModel bool) error {
 		if b == nil {
 			return fmt.Errorf("blocks[%d] is empty", i)
 		}
-		if err := checkBlock(b, hasModel); err != nil {
+		if err := c.block(b); err != nil {
 			return err
 		}
 		if next := b.Base().NextBlockLabel; next != "" && !labels[next] {
@@ -60,12 +88,16 @@ func needsModel(b client.Block) error {
 // checkBlock checks that the engine can run b: its required fields are
 // there, and a model is configured when it needs one.
 func checkBlock(b client.Block, hasModel bool) error {
+	return checker{hasModel: hasModel}.block(b)
+}
+
+func (c checker) block(b client.Block) error {
 	label, typ := b.Base().Label, b.BlockType()
 	missing := func(what string) error {
 		return fmt.Errorf("block %q (%s) has no %s", label, typ, what)
 	}
 	model := func() error {
-		if !hasModel {
+		if !c.modelFor(label) {
 			return needsModel(b)
 		}
 		return nil
@@ -120,14 +152,14 @@ func checkBlock(b client.Block, hasModel bool) error {
 	case *client.LoginBlock:
 		// Without a model, the sign-in form is filled by its shape
 		// (login.go); a goal of its own needs the model.
-		if !blank(x.NavigationGoal) && !hasModel {
+		if !blank(x.NavigationGoal) && !c.modelFor(label) {
 			return needsModel(b)
 		}
 	case *client.ForLoopBlock:
 		if x.LoopOver == nil && x.LoopOverParameterKey == "" && strings.TrimSpace(x.LoopVariableReference) == "" {
 			return fmt.Errorf("block %q (%s) has nothing to loop over: set loop_over_parameter_key or loop_variable_reference", label, typ)
 		}
-		return checkBlocks(x.LoopBlocks, hasModel)
+		return c.blocks(x.LoopBlocks)
 	case *client.HTTPRequestBlock:
 		if strings.TrimSpace(x.URL) == "" {
 			return fmt.Errorf("block %q (%s) has no url", label, typ)
@@ -142,7 +174,7 @@ func checkBlock(b client.Block, hasModel bool) error {
 			return fmt.Errorf("block %q (%s): format %q is not one of A4, Letter, Legal, Tabloid", label, typ, x.Format)
 		}
 	case *client.ConditionalBlock:
-		return checkConditional(x, hasModel)
+		return checkConditional(x, c.hasModel)
 	case *client.SendEmailBlock:
 		if len(x.Recipients) == 0 {
 			return missing("recipients")
@@ -172,7 +204,7 @@ func checkBlock(b client.Block, hasModel bool) error {
 		if err := checkWhile(x); err != nil {
 			return err
 		}
-		return checkBlocks(x.LoopBlocks, hasModel)
+		return c.blocks(x.LoopBlocks)
 	case *client.FileDownloadBlock:
 		if x.DownloadTarget != "" && x.DownloadTarget != "website" {
 			return fmt.Errorf("block %q (%s): download_target %q is not supported by this daemon's engine", label, typ, x.DownloadTarget)
@@ -186,7 +218,7 @@ func checkBlock(b client.Block, hasModel bool) error {
 	case *client.UploadToS3Block, *client.DownloadToS3Block, *client.FileUploadBlock:
 		return checkStorage(b)
 	case *client.PDFParserBlock, *client.PDFFillBlock, *client.SplitPDFBlock:
-		return checkPDF(b, hasModel)
+		return checkPDF(b, c.hasModel)
 	case *client.EmailInboxBlock:
 		return checkEmailInbox(x)
 	case *client.CodeBlock:

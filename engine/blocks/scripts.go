@@ -84,6 +84,12 @@ func (s *Scripts) keep(b script.Block) {
 	s.recorded.Set(b)
 }
 
+// replays reports whether the script replays the block of the label.
+func (s *Scripts) replays(label string) bool {
+	b := s.recording(label)
+	return b != nil && b.Mode == script.ModeReplay
+}
+
 // recording is a block's recording in the script replayed, nil for none.
 func (s *Scripts) recording(label string) *script.Block {
 	if s == nil || s.Replay == nil {
@@ -156,7 +162,7 @@ func (in *Interpreter) pursue(ctx context.Context, s *blockSpec, sc *scope) (*ag
 		return o, err
 	}
 	sx.replayed++
-	o, err := in.agent.Replay(ctx, s.g, agent.Replay{Block: rec, Render: sc.render, Fallback: sx.AIFallback && in.env.Models.Configured()})
+	o, err := in.agent.Replay(ctx, s.g, agent.Replay{Block: rec, Render: sc.render, Fallback: in.canFallBack(), NoFallback: in.noFallback()})
 	if o != nil && o.FallbackTriggered {
 		sx.fallback = true
 	}
@@ -248,6 +254,23 @@ func (in *Interpreter) scriptedExtract(ctx context.Context, s *blockSpec, sc *sc
 	return data, nil
 }
 
+// canFallBack reports whether the model may take over what a replay
+// cannot do: ai_fallback is on and there is a model.
+func (in *Interpreter) canFallBack() bool {
+	return in.scripts.AIFallback && in.env.Models.Configured()
+}
+
+// noFallback says why the model may not take over ("" when it may).
+func (in *Interpreter) noFallback() string {
+	switch {
+	case !in.scripts.AIFallback:
+		return "ai_fallback is off"
+	case !in.env.Models.Configured():
+		return "no language model is configured"
+	}
+	return ""
+}
+
 // replayExtract reads a recorded extraction; when the places are gone,
 // the model extracts (ai_fallback; fell is then set) and the block is
 // recorded again.
@@ -262,8 +285,8 @@ func (in *Interpreter) replayExtract(ctx context.Context, s *blockSpec, ext *scr
 		return data, false, nil
 	}
 	in.steps.End(rec, in.sess.CurrentURL(ctx), "", rerr)
-	if !in.scripts.AIFallback || !in.env.Models.Configured() {
-		return nil, false, fmt.Errorf("the recorded extraction could not be replayed: %w", rerr)
+	if !in.canFallBack() {
+		return nil, false, fmt.Errorf("the recorded extraction could not be replayed: %w; the model did not take over: %s", rerr, in.noFallback())
 	}
 	in.scripts.fallback = true
 	data, err = in.modelExtract(ctx, s)
