@@ -472,3 +472,43 @@ func TestScriptReplaysWithoutAModel(t *testing.T) {
 		t.Errorf("no script, no model: %s: %s", r.Status, r.FailureReason)
 	}
 }
+
+// TestScriptWrittenByHand: a script written by a person (comments, flow
+// style, fewer locators) replays, and a replay that changed nothing keeps
+// its version, however the file was written.
+func TestScriptWrittenByHand(t *testing.T) {
+	needBrowser(t)
+	var variant atomic.Value
+	site, srv, c, agent := searchAgent(t, &variant)
+	srv.AllowUnused() // the model is never asked
+	file := `# Search the shop, written by hand.
+format: abctl.script/v1
+agent: ` + agent.WorkflowPermanentID + `
+blocks:
+  - label: search
+    mode: replay
+    steps:
+      - {action: input_text, locators: [{by: label, value: Search the shop}], value: jacket}
+      - action: click
+        locators: [{by: role, role: button, value: Search}]
+        after: {url: /results}
+`
+	created, err := c.Scripts.Create(t.Context(), &client.CreateScriptRequest{WorkflowID: agent.WorkflowPermanentID,
+		Files: []client.ScriptFile{client.ScriptFileFromBytes("script.yaml", []byte(file))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		r := runToEnd(t, c, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: map[string]any{"site": site.URL}})
+		if r.Status != client.RunStatusCompleted || r.ScriptRun == nil || *r.ScriptRun.ScriptID != created.ScriptID {
+			t.Fatalf("%s: %s, script_run %+v", r.Status, r.GetFailureReason(), r.ScriptRun)
+		}
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("the model was called %d times", n)
+	}
+	sc, err := c.Scripts.Get(t.Context(), created.ScriptID)
+	if err != nil || sc.Version != 1 {
+		t.Errorf("after two replays that changed nothing the script is at version %v (%v), want 1", sc.Version, err)
+	}
+}

@@ -35,6 +35,10 @@ const Format = "abctl.script/v1"
 // FileName is the name of a script's only file.
 const FileName = "script.yaml"
 
+// DefaultCacheKey is the cache key of a script that names none, as of an
+// agent that sets none.
+const DefaultCacheKey = "default"
+
 // Block modes.
 const (
 	// ModeReplay is a block whose recorded actions replay without a model.
@@ -58,7 +62,8 @@ type Script struct {
 	// from ("" for a script written by hand for no agent).
 	Agent string `yaml:"agent,omitempty" json:"agent,omitempty"`
 	// CacheKey is the agent's cache key, rendered, that selects this
-	// script among the agent's ("default" when the agent sets none).
+	// script among the agent's; Parse makes an absent one
+	// DefaultCacheKey.
 	CacheKey string `yaml:"cache_key,omitempty" json:"cache_key,omitempty"`
 	// Blocks are the model-driven blocks, by label. A block of the agent
 	// that is not here runs as it always does (model-free blocks) or with
@@ -156,6 +161,9 @@ func Parse(data []byte) (*Script, error) {
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if strings.TrimSpace(s.CacheKey) == "" {
+		s.CacheKey = DefaultCacheKey
 	}
 	return &s, nil
 }

@@ -15,6 +15,7 @@ package runner
 // the latest one (the store compares the bytes).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,11 +25,12 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/script"
 	"github.com/abctl/abctl/tmpl"
 )
 
 // defaultCacheKey is the cache key of an agent that sets none.
-const defaultCacheKey = "default"
+const defaultCacheKey = script.DefaultCacheKey
 
 // runScript is how a run uses scripts: the job's part, and which script
 // version it replays (for the run's script_run).
@@ -106,6 +108,18 @@ func cacheKey(agent *client.Agent, params map[string]json.RawMessage) (string, e
 	return key, nil
 }
 
+// sameScript reports whether recorded says what the version rev says:
+// a replay that changed nothing records the script it replayed, written
+// the way package script writes it, which may differ from how the file
+// was written by hand (comments, quoting, key order).
+func sameScript(rev *store.ScriptRevision, recorded []byte) bool {
+	if rev == nil {
+		return false
+	}
+	s, err := script.Parse(rev.Content)
+	return err == nil && bytes.Equal(s.Marshal(), recorded)
+}
+
 // keepScript records what a run did with scripts: the version it recorded
 // (a new one when it differs from the latest), and the run's script_run
 // and run_with.
@@ -114,7 +128,7 @@ func (r *Runner) keepScript(ctx context.Context, rec *store.RunRecord, rs *runSc
 		return
 	}
 	rev := rs.replayed
-	if len(res.Script) > 0 && res.Status == client.RunStatusCompleted {
+	if len(res.Script) > 0 && res.Status == client.RunStatusCompleted && !sameScript(rev, res.Script) {
 		kept, created, err := r.cfg.Store.Scripts().Record(ctx, rec.OrgID, rec.AgentID, rs.job.CacheKey, rec.ID, res.Script)
 		switch {
 		case err != nil:

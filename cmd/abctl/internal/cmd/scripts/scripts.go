@@ -354,11 +354,14 @@ func writeSummary(w io.Writer, s *client.Script, version int, runID string, bloc
 		var what string
 		switch bl.Mode {
 		case script.ModeReplay:
-			what = "replays (" + plural(bl.Steps, "recorded action")
-			if bl.Fields > 0 {
-				what += ", " + plural(bl.Fields, "extracted field")
+			var parts []string
+			if bl.Steps > 0 || bl.Fields == 0 {
+				parts = append(parts, plural(bl.Steps, "recorded action"))
 			}
-			what += ")"
+			if bl.Fields > 0 {
+				parts = append(parts, "reads "+plural(bl.Fields, "extracted field")+" from the page")
+			}
+			what = "replays (" + strings.Join(parts, ", ") + ")"
 		case script.ModeModel:
 			what = "calls the model"
 			if bl.Reason != "" {
