@@ -139,7 +139,7 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 			continue
 		}
 		// The loop pursues the goal from here, recording.
-		return a.takeOver(ctx, g, rec, out.Steps)
+		return a.takeOver(ctx, g, rec, out.Steps, fmt.Sprintf("step %d (%s) could not be replayed: %s", i+1, what, broken))
 	}
 	if g.CompleteOnDownload {
 		if done, err := a.browser.DownloadDone(ctx, downloadsBefore, g.DownloadTimeout); err != nil || !done {
@@ -151,7 +151,7 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 				return out, &ReplayError{Block: g.Label, Step: len(r.Block.Steps), What: "the download", Reason: reason, NoFallback: r.NoFallback}
 			}
 			out.FallbackTriggered = true
-			return a.takeOver(ctx, g, rec, out.Steps)
+			return a.takeOver(ctx, g, rec, out.Steps, "the download did not complete: "+reason)
 		}
 		out.Downloads = a.browser.DownloadsSince(downloadsBefore)
 	}
@@ -172,8 +172,9 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 func keepsPage(action string) bool { return action == "input_text" || action == "hover" }
 
 // takeOver has the agent loop pursue g from the page where a replay
-// stopped, recording; done are the steps replayed before.
-func (a *Agent) takeOver(ctx context.Context, g *Goal, rec *recorder, done []script.Step) (*Outcome, error) {
+// stopped, recording; done are the steps replayed before, why says why the
+// replay stopped (for the error when the loop fails too).
+func (a *Agent) takeOver(ctx context.Context, g *Goal, rec *recorder, done []script.Step, why string) (*Outcome, error) {
 	pg := *g
 	if pg.Record == nil {
 		pg.Record = rec.rec
@@ -183,8 +184,25 @@ func (a *Agent) takeOver(ctx context.Context, g *Goal, rec *recorder, done []scr
 		o.Steps = append(slices.Clone(done), o.Steps...)
 		o.Replayed, o.FallbackTriggered = true, true
 	}
+	if err != nil && ctx.Err() == nil {
+		err = &TakeOverError{Replay: why, Err: err}
+	}
 	return o, err
 }
+
+// TakeOverError is a goal the agent loop failed after it took over a
+// replay: why the replay stopped, and how the loop failed (Unwrap, so
+// that a terminated or timed-out loop ends the run as such).
+type TakeOverError struct {
+	Replay string
+	Err    error
+}
+
+func (e *TakeOverError) Error() string {
+	return e.Replay + "; the model took over and failed: " + e.Err.Error()
+}
+
+func (e *TakeOverError) Unwrap() error { return e.Err }
 
 // replayStep does a step on the page at url (settled). broken says why the
 // step could not be replayed ("" when it was); after is the page's address

@@ -289,6 +289,8 @@ func (in *Interpreter) replayExtract(ctx context.Context, s *blockSpec, ext *scr
 		return nil, false, fmt.Errorf("the recorded extraction could not be replayed: %w; the model did not take over: %s", rerr, in.noFallback())
 	}
 	in.scripts.fallback = true
-	data, err = in.modelExtract(ctx, s)
-	return data, true, err
+	if data, err = in.modelExtract(ctx, s); err != nil {
+		return nil, true, fmt.Errorf("the recorded extraction could not be replayed (%v), and the model that took over failed: %w", rerr, err)
+	}
+	return data, true, nil
 }

@@ -217,7 +217,7 @@ func endLines(r *client.Run) []string {
 	if fr := r.GetFailureReason(); fr != "" && r.Status != client.RunStatusCompleted {
 		lines = append(lines, "reason: "+fr)
 	}
-	if l := scriptLine(r.ScriptRun); l != "" {
+	if l := scriptLine(r); l != "" {
 		lines = append(lines, l)
 	}
 	if u := r.GetRecordingURL(); u != "" {
@@ -231,13 +231,17 @@ func endLines(r *client.Run) []string {
 
 // scriptLine says which script a run replayed or recorded, and whether
 // the model had to take over; "" for a run without one.
-func scriptLine(sr *client.ScriptRun) string {
+func scriptLine(r *client.Run) string {
+	sr := r.ScriptRun
 	if sr == nil || sr.ScriptID == nil {
 		return ""
 	}
 	line := "script: " + *sr.ScriptID
-	if sr.AIFallbackTriggered {
-		line += " (the model took over steps that could not be replayed; the script was recorded again)"
+	switch {
+	case sr.AIFallbackTriggered && r.Status == client.RunStatusCompleted:
+		line += " (the model took over what could not be replayed, and a new version was recorded)"
+	case sr.AIFallbackTriggered:
+		line += " (the model took over what could not be replayed)"
 	}
 	return line + "; abctl scripts get " + *sr.ScriptID + " shows it"
 }
