@@ -367,6 +367,15 @@ func TestRuns(t *testing.T) {
 			t.Errorf("workflow_status = %+v", status)
 		}
 
+		// run_with code and ai_fallback reach the run: the executor is
+		// asked to record a script, without fallback.
+		coded := call[mcpserver.RunResult](t, s, "skyvern_workflow_run", map[string]any{
+			"workflow_id": created.WorkflowID, "parameters": map[string]any{"topic": "code"}, "run_with": "code", "ai_fallback": false, "wait": true,
+		})
+		if job, ok := e.exec.Job(coded.RunID); !ok || job.Script == nil || !job.Script.Record || job.Script.AIFallback {
+			t.Errorf("workflow_run with run_with code and ai_fallback false: the executor got %+v", job.Script)
+		}
+
 		// A required parameter left out: the service's 400 detail.
 		msg := callError(t, s, "skyvern_workflow_run", map[string]any{"workflow_id": created.WorkflowID})
 		if !strings.Contains(msg, "400") || !strings.Contains(msg, "topic") {

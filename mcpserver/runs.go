@@ -50,7 +50,8 @@ type WorkflowRunInput struct {
 	BrowserSessionID string `json:"browser_session_id,omitempty" jsonschema:"an existing browser session (pbs_...) to run in"`
 	WebhookURL       string `json:"webhook_url,omitempty" jsonschema:"URL that receives the run's result; overrides the agent's webhook_callback_url"`
 	ProxyLocation    string `json:"proxy_location,omitempty" jsonschema:"where the browser's traffic exits: RESIDENTIAL, NONE, RESIDENTIAL_GB, ..."`
-	RunWith          string `json:"run_with,omitempty" jsonschema:"agent (an AI agent drives every step) or code (generated code, AI as fallback)"`
+	RunWith          string `json:"run_with,omitempty" jsonschema:"agent (an AI agent drives every step) or code (the agent's recorded script replays without the model, which takes over what cannot be replayed; the first such run records the script)"`
+	AIFallback       *bool  `json:"ai_fallback,omitempty" jsonschema:"with run_with code: whether the model may take over a step that cannot be replayed (default: the agent's, true unless it says otherwise)"`
 	Wait             bool   `json:"wait,omitempty" jsonschema:"wait for the run to end (default false: return at once with the run id)"`
 	TimeoutSeconds   int    `json:"timeout_seconds,omitempty" jsonschema:"with wait, how long to wait for the result; the run goes on after it"`
 	Verbosity        string `json:"verbosity,omitempty" jsonschema:"summary (default) or full, which adds the service's whole run object"`
@@ -255,7 +256,7 @@ func (t *tools) workflowRun(ctx context.Context, in WorkflowRunInput) (*RunResul
 	}
 	req := &client.AgentRunRequest{
 		AgentID: in.WorkflowID, Parameters: params, BrowserSessionID: in.BrowserSessionID,
-		WebhookURL: in.WebhookURL, RunWith: in.RunWith, UserAgent: mcpUserAgent,
+		WebhookURL: in.WebhookURL, RunWith: in.RunWith, AIFallback: in.AIFallback, UserAgent: mcpUserAgent,
 	}
 	if in.ProxyLocation != "" {
 		req.ProxyLocation = client.Proxy(in.ProxyLocation)
