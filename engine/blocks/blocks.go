@@ -109,6 +109,9 @@ type Interpreter struct {
 
 // New returns the interpreter of a run.
 func New(env Env, r Run) *Interpreter {
+	if r.Scripts != nil {
+		r.Scripts.labels = blockLabels(r.Definition.Blocks)
+	}
 	return &Interpreter{
 		env: env, sess: r.Session, files: r.Session.Files(), agent: r.Agent, steps: r.Steps,
 		def: r.Definition, agentModel: r.Model, params: r.Params, outputs: newOutputs(),

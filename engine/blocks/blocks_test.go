@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/script"
 )
 
 func TestCheck(t *testing.T) {
@@ -158,5 +159,25 @@ func TestLoopSources(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("loop over %s: %v, want an error with %q", ref, err, want)
 		}
+	}
+}
+
+func TestRecordedScriptKeepsOnlyTheAgentsBlocks(t *testing.T) {
+	old := &script.Script{Format: script.Format, Blocks: []script.Block{
+		{Label: "search", Mode: script.ModeReplay}, {Label: "renamed_since", Mode: script.ModeReplay}, {Label: "other_branch", Mode: script.ModeModel, Reason: "x"}}}
+	s := &Scripts{Replay: old, Record: true}
+	// As New gives them.
+	s.labels = blockLabels(client.Blocks{
+		&client.NavigationBlock{BlockBase: client.BlockBase{Label: "search"}},
+		&client.ValidationBlock{BlockBase: client.BlockBase{Label: "other_branch"}},
+	})
+	s.keep(script.Block{Label: "search", Mode: script.ModeReplay, Steps: []script.Step{{Action: "wait", Value: "1"}}})
+	got := s.Recorded()
+	var labels []string
+	for _, b := range got.Blocks {
+		labels = append(labels, b.Label)
+	}
+	if strings.Join(labels, ",") != "search,other_branch" || len(got.Blocks[0].Steps) != 1 {
+		t.Errorf("recorded %+v", got.Blocks)
 	}
 }

@@ -44,12 +44,21 @@ type Scripts struct {
 	recorded *script.Script
 	fallback bool
 	replayed int
+	// labels are the labels of the run's blocks (New sets them): a
+	// recording keeps no block the agent no longer has.
+	labels []string
 }
 
 // Recorded is the script this run recorded: the blocks it replayed, as
-// they ran, and those the model drove; nil when it recorded nothing.
+// they ran, those the model drove, and those of the script replayed that
+// the run did not reach (another branch), as long as the agent still has
+// them; nil when it recorded nothing.
 func (s *Scripts) Recorded() *script.Script {
-	if s == nil || s.recorded == nil || len(s.recorded.Blocks) == 0 {
+	if s == nil || s.recorded == nil {
+		return nil
+	}
+	s.recorded.Blocks = slices.DeleteFunc(s.recorded.Blocks, func(b script.Block) bool { return !slices.Contains(s.labels, b.Label) })
+	if len(s.recorded.Blocks) == 0 {
 		return nil
 	}
 	return s.recorded
