@@ -21,6 +21,7 @@ import (
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/metrics"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/scheduler"
@@ -28,6 +29,7 @@ import (
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/engine"
 	"github.com/abctl/abctl/engine/blocks"
+	"github.com/abctl/abctl/engine/browser"
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/llm"
 )
@@ -102,6 +104,11 @@ type EngineConfig struct {
 	// BrowserAddress is a remote browser reached over CDP, used instead of
 	// a local Chromium.
 	BrowserAddress string
+	// BrowserEndpoints are the remote browsers of a fleet: runs without a
+	// browser_address of their own are placed on the least loaded of them
+	// that has room, and no local Chromium starts. Not with Chromium or
+	// BrowserAddress.
+	BrowserEndpoints []BrowserEndpoint
 	// NoRecording turns the video of runs off (recording needs ffmpeg).
 	NoRecording bool
 	// ActionIdle is how long the browser of a run_action workflow run stays
@@ -127,6 +134,22 @@ type EngineConfig struct {
 	// IMAP is where email_inbox blocks read mail; the zero value uses the
 	// providers' servers.
 	IMAP blocks.IMAPConfig
+}
+
+// BrowserEndpoint is one remote browser of the fleet, reached over CDP (as
+// engine/browser.Endpoint, which it becomes).
+type BrowserEndpoint struct {
+	// URL is http(s)://host:port or ws(s)://host:port/...
+	URL string
+	// Headers are sent when connecting (the tokens of hosted browser
+	// services). Their values are secrets: never print them.
+	Headers map[string]string
+	// Capacity is how many sessions it takes at once; 0 means
+	// browser.DefaultEndpointCapacity.
+	Capacity int
+	// Name names it in status, metrics and messages; "" means its URL
+	// without credentials or query.
+	Name string
 }
 
 // ErrListen is wrapped by Run's error when the listen address could not be
@@ -220,7 +243,7 @@ func Run(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("daemon: the language model: %w", err)
 		}
 		eng, err := engine.New(ctx, engine.Config{
-			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress,
+			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress, BrowserEndpoints: browserEndpoints(cfg.Engine),
 			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
 			Models: models, SMTP: cfg.Engine.SMTP, S3: s3Config(cfg.Engine), Code: cfg.Engine.Code, IMAP: cfg.Engine.IMAP,
 		})
@@ -228,6 +251,11 @@ func Run(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("daemon: %w", err)
 		}
 		defer eng.Close()
+		if len(cfg.Engine.BrowserEndpoints) > 0 {
+			// The fleet's endpoints are checked from the start, not from
+			// the first run (no local browser starts with a fleet).
+			eng.FleetStatus()
+		}
 		exec = eng
 	}
 	if exec == nil {
@@ -264,9 +292,15 @@ func Run(ctx context.Context, cfg Config) error {
 		sessions, _ = exec.(executor.BrowserSessions)
 	}
 	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks, Actions: actions, Sessions: sessions}
+	// The fleet of browser endpoints, when the executor places runs on one
+	// (the local engine given BrowserEndpoints), shows in GET /metrics and
+	// GET /healthz.
+	fleet, _ := exec.(metrics.FleetSource)
 	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog), api.WithMinute(cfg.Minute),
 		api.WithMaxUploadSize(cfg.MaxUploadSize), api.WithVersion(cfg.Version),
-		api.WithModelCheck(customModelCheck(cfg)))
+		api.WithModelCheck(customModelCheck(cfg)),
+		api.WithMetrics(metrics.Handler(metrics.NewFleetCollector(fleet))),
+		api.WithBrowsers(func() (any, bool) { return metrics.Health(fleet) }))
 	defer handler.StopSessionTimers()
 	rn.SetAgentRuns(handler) // the runs of workflow_trigger blocks, made as the API makes runs
 	// The browsers of the sessions a previous daemon left open are gone.
@@ -459,4 +493,13 @@ func s3Config(ec *EngineConfig) blocks.S3Config {
 		c.Region = env.Region
 	}
 	return c
+}
+
+// browserEndpoints are ec's endpoints as the engine takes them.
+func browserEndpoints(ec *EngineConfig) []browser.Endpoint {
+	var out []browser.Endpoint
+	for _, e := range ec.BrowserEndpoints {
+		out = append(out, browser.Endpoint{URL: e.URL, Headers: e.Headers, Capacity: e.Capacity, Name: e.Name})
+	}
+	return out
 }

@@ -97,6 +97,10 @@ type Config struct {
 	// BrowserAddress is a remote browser reached over CDP
 	// (http://host:9222 or ws://...) used instead of a local Chromium.
 	BrowserAddress string
+	// BrowserEndpoints are the remote browsers of a fleet: a run without
+	// a browser address of its own is placed on one of them, and no local
+	// browser starts (browser.Options.Endpoints). FleetStatus shows them.
+	BrowserEndpoints []browser.Endpoint
 	// Record records every run as a video when ffmpeg is found.
 	Record bool
 	// FFmpeg is the ffmpeg binary; "" looks up ffmpeg on PATH.
@@ -202,7 +206,12 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 	}
 	e.env = blocks.Env{Models: e.models, HTTP: e.http, Logger: e.log, SelectorTimeout: cfg.SelectorTimeout, MaxSteps: cfg.MaxSteps,
 		SMTP: cfg.SMTP, S3: cfg.S3, Code: cfg.Code, IMAP: cfg.IMAP, SheetsEndpoint: cfg.SheetsEndpoint}
-	if cfg.BrowserAddress == "" {
+	for _, ep := range cfg.BrowserEndpoints {
+		if err := CheckBrowserAddress(ep.URL); err != nil {
+			return nil, fmt.Errorf("a browser endpoint of the fleet: %w", err)
+		}
+	}
+	if cfg.BrowserAddress == "" && len(cfg.BrowserEndpoints) == 0 {
 		if _, err := browser.FindChromium(cfg.Chromium); err != nil {
 			e.log.Warn("runs will fail until a browser is available", "error", err)
 		}
@@ -288,7 +297,7 @@ func (e *Engine) browserPool(ctx context.Context) (*browser.Pool, error) {
 		e.poolMu.Unlock()
 
 		p, err := browser.NewPool(ctx, browser.Options{
-			ChromiumPath: e.cfg.Chromium, RemoteURL: e.cfg.BrowserAddress, Logger: e.log,
+			ChromiumPath: e.cfg.Chromium, RemoteURL: e.cfg.BrowserAddress, Endpoints: e.cfg.BrowserEndpoints, Logger: e.log,
 		})
 		e.poolMu.Lock()
 		e.starting = nil
@@ -309,6 +318,25 @@ func (e *Engine) browserPool(ctx context.Context) (*browser.Pool, error) {
 		}
 		return p, nil
 	}
+}
+
+// FleetStatus is the state of the fleet of browser endpoints
+// (Config.BrowserEndpoints) and of the runs queued for them; ok is false
+// when the engine has no fleet. Before the first run it starts the pool
+// (no local browser starts with a fleet), so that the endpoints' health is
+// checked from then on.
+func (e *Engine) FleetStatus() (status browser.FleetStatus, ok bool) {
+	if len(e.cfg.BrowserEndpoints) == 0 {
+		return browser.FleetStatus{}, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	p, err := e.browserPool(ctx)
+	if err != nil {
+		e.log.Warn("the fleet of browser endpoints cannot start", "error", err)
+		return browser.FleetStatus{}, true
+	}
+	return p.Status(), true
 }
 
 // Execute implements executor.Executor.

@@ -137,9 +137,12 @@ func (s *Server) routes() http.Handler {
 	api.Handle("/", notFoundOrMethod(api))
 
 	root := http.NewServeMux()
-	root.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	})
+	// No API key for the health and the metrics: probes and scrapers
+	// hold none (health.go).
+	root.HandleFunc("GET /healthz", s.handleHealthz)
+	if s.metrics != nil {
+		root.Handle("GET /metrics", s.metrics)
+	}
 	// No API key for the version, as the hosted service asks none (version.go).
 	root.HandleFunc("GET /v1/version", s.handleVersion)
 	root.Handle("/admin/", s.adminRoutes()) // loopback and admin token only: admin.go

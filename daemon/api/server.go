@@ -59,6 +59,10 @@ type Server struct {
 	// scheduler is the clock of the schedules and wakes their planner
 	// (schedules.go); nil: time.Now, and nothing to wake.
 	scheduler ScheduleClock
+	// metrics serves GET /metrics, browsers gives the "browsers" of GET
+	// /healthz (health.go); nil: no such route, no such field.
+	metrics  http.Handler
+	browsers func() (any, bool)
 }
 
 // NewServer returns the daemon's handler over st. logger receives the access

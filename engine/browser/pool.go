@@ -16,6 +16,11 @@
 // so (see [Session.Done] and [Session.Err]), and the pool starts a new browser
 // for the next run. A remote browser is never closed: the pool only closes the
 // browser contexts it created and its own connection.
+//
+// With [Options.Endpoints], the pool runs no browser of its own: it places
+// each run on the least loaded healthy browser of a fleet, queues the runs
+// when the fleet is full or down, and reports the fleet's state in
+// [Pool.Status].
 package browser
 
 import (
@@ -90,6 +95,16 @@ type Options struct {
 	Viewport [2]int
 	// Logger receives the diagnostics of the pool. Nil: slog.Default().
 	Logger *slog.Logger
+
+	// Endpoints are the remote browsers of the fleet; when set, runs without
+	// their own BrowserAddress are placed on one of them and no local browser starts.
+	Endpoints []Endpoint
+	// QueueTimeout bounds how long Acquire waits for an endpoint with room (default 2 minutes);
+	// MaxQueue bounds how many wait at once (default 256; beyond it Acquire fails at once).
+	QueueTimeout time.Duration
+	MaxQueue     int
+	// HealthInterval is how often idle endpoints are checked (default 5 s).
+	HealthInterval time.Duration
 }
 
 // FindChromium returns the absolute path of the Chromium binary. A non-empty
@@ -133,6 +148,7 @@ type Pool struct {
 	log      *slog.Logger
 	viewport [2]int
 	execPath string // "" until a local browser is needed
+	fleet    *fleet // nil without Options.Endpoints
 
 	mu          sync.Mutex
 	closed      bool
@@ -173,9 +189,11 @@ type startCall struct {
 	err  error
 }
 
-// NewPool makes a pool. Unless o.RemoteURL is set, it finds Chromium and starts
-// the warm local browser; ctx bounds that start only, not the life of the
-// browser, which lasts until Close.
+// NewPool makes a pool. Unless o.RemoteURL or o.Endpoints is set, it finds
+// Chromium and starts the warm local browser; ctx bounds that start only, not
+// the life of the browser, which lasts until Close. With o.Endpoints, it
+// checks each endpoint once (an endpoint that does not answer starts down)
+// and starts their health checks.
 func NewPool(ctx context.Context, o Options) (*Pool, error) {
 	p := &Pool{
 		opts:     o,
@@ -189,6 +207,15 @@ func NewPool(ctx context.Context, o Options) (*Pool, error) {
 	}
 	if p.viewport[0] <= 0 || p.viewport[1] <= 0 {
 		p.viewport = [2]int{DefaultViewportWidth, DefaultViewportHeight}
+	}
+	if len(o.Endpoints) > 0 {
+		f, err := newFleet(p, o)
+		if err != nil {
+			return nil, err
+		}
+		p.fleet = f
+		f.start(ctx)
+		return p, nil
 	}
 	if o.RemoteURL != "" {
 		if err := checkRemoteURL(o.RemoteURL); err != nil {
@@ -230,6 +257,9 @@ func (p *Pool) Close() error {
 		return nil
 	}
 	p.closed = true
+	if p.fleet != nil {
+		p.fleet.shutdown() // before the sessions close: their places go to nobody
+	}
 	sessions := make([]*Session, 0, len(p.sessions))
 	for s := range p.sessions {
 		sessions = append(sessions, s)
@@ -426,6 +456,18 @@ func (p *Pool) connectRemote(ctx context.Context, addr string) (*instance, error
 	if err := checkRemoteURL(addr); err != nil {
 		return nil, err
 	}
+	if ep := p.fleetEndpoint(addr); ep != nil {
+		allocCtx, allocCancel, err := p.fleet.allocator(ctx, ep)
+		if err == nil {
+			var inst *instance
+			if inst, err = p.startInstance(ctx, allocCtx, allocCancel, addr, true); err == nil {
+				p.log.Debug("connected to browser endpoint", "endpoint", ep.name, "url", ep.display)
+				return inst, nil
+			}
+		}
+		// The endpoint's status and the run's error name it already.
+		return nil, fmt.Errorf("connecting: %w", err)
+	}
 	allocCtx, allocCancel := remote.NewAllocator(context.Background(), addr)
 	inst, err := p.startInstance(ctx, allocCtx, allocCancel, addr, true)
 	if err != nil {
@@ -488,6 +530,9 @@ func (p *Pool) watch(addr string, inst *instance) {
 		return
 	}
 	reason := inst.deathReason()
+	if p.fleet != nil {
+		reason = p.fleet.lost(inst, reason)
+	}
 	inst.setDead(reason)
 	p.log.Warn("browser lost", "browser", displayAddr(addr), "err", reason)
 
@@ -520,7 +565,15 @@ func displayAddr(addr string) string {
 	if addr == "" {
 		return "local Chromium"
 	}
-	return addr
+	return redactURL(addr)
+}
+
+// fleetEndpoint returns the endpoint of the fleet whose URL is addr, or nil.
+func (p *Pool) fleetEndpoint(addr string) *endpoint {
+	if p.fleet == nil {
+		return nil
+	}
+	return p.fleet.byURL[addr]
 }
 
 // instance is one browser: the local process or a connection to a remote one.

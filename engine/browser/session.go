@@ -29,7 +29,8 @@ type SessionOptions struct {
 	// RunID names the run in logs.
 	RunID string
 	// BrowserAddress is a remote browser for this run (http://host:9222 or
-	// ws://...). It overrides Options.RemoteURL. Empty: the pool's browser.
+	// ws://...). It overrides Options.RemoteURL and Options.Endpoints (the
+	// run then counts in no endpoint). Empty: the pool's browser.
 	BrowserAddress string
 	// DownloadDir receives the downloads of the run; it is created. Empty: the
 	// browser denies every download. A local browser writes unfinished files
@@ -84,6 +85,7 @@ type Session struct {
 	initScripts []string
 	dl          *downloads // nil when downloads are denied
 	created     time.Time
+	place       *place // its place on a fleet endpoint; nil for other browsers
 
 	mu          sync.Mutex
 	tabs        []*tab // activation order: the last live ready tab is active
@@ -120,7 +122,9 @@ type tab struct {
 
 // Acquire creates the session of a run: a new browser context with one tab,
 // its viewport set, downloads configured, ready to navigate. ctx bounds the
-// creation only.
+// creation only. With Options.Endpoints, a run without its own
+// BrowserAddress is placed on an endpoint of the fleet, waiting in the queue
+// while none has room (see ErrQueueFull and ErrQueueTimeout).
 func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) {
 	addr := o.BrowserAddress
 	if addr == "" {
@@ -137,9 +141,22 @@ func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) 
 	if o.MaxTotalDownloadBytes <= 0 {
 		o.MaxTotalDownloadBytes = DefaultMaxTotalDownloadBytes
 	}
-	s := &Session{
+	if addr == "" && p.fleet != nil {
+		return p.acquireOnFleet(ctx, o)
+	}
+	s, _, err := p.openSession(ctx, o, addr, nil)
+	return s, err
+}
+
+// openSession opens a session on the browser at addr ("" = local); pl is its
+// place on a fleet endpoint, or nil. browserFault tells whether the error
+// came from the browser (connecting, or the session's creation in it) rather
+// than from ctx, the pool's end or the download directory.
+func (p *Pool) openSession(ctx context.Context, o SessionOptions, addr string, pl *place) (s *Session, browserFault bool, err error) {
+	s = &Session{
 		pool:      p,
 		addr:      addr,
+		place:     pl,
 		opts:      o,
 		created:   time.Now(),
 		changed:   make(chan struct{}),
@@ -155,19 +172,19 @@ func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) 
 		if addr == "" {
 			var err error
 			if parent, err = p.stagingParent(); err != nil {
-				return nil, err
+				return nil, false, err
 			}
 		}
 		dl, err := newDownloads(o, parent)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		s.dl = dl
 	}
 	inst, err := p.acquireBrowser(ctx, addr)
 	if err != nil {
 		s.removeStaging()
-		return nil, err
+		return nil, !errors.Is(err, ErrPoolClosed) && ctx.Err() == nil, err
 	}
 	s.inst = inst
 	if err := s.open(ctx); err != nil {
@@ -179,20 +196,20 @@ func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) 
 			}
 			inst.mu.Unlock()
 		}
-		return nil, fmt.Errorf("opening a browser session: %w", err)
+		return nil, ctx.Err() == nil, fmt.Errorf("opening a browser session: %w", err)
 	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
 		s.Close(context.Background())
-		return nil, ErrPoolClosed
+		return nil, false, ErrPoolClosed
 	}
 	p.sessions[s] = struct{}{}
 	p.mu.Unlock()
 	s.started = true
 	go s.work()
-	p.log.Debug("session opened", "run", o.RunID, "browser", displayAddr(addr), "context", s.contextID, "took", time.Since(s.created))
-	return s, nil
+	p.log.Debug("session opened", "run", o.RunID, "browser", displayAddr(addr), "endpoint", s.Endpoint(), "context", s.contextID, "took", time.Since(s.created))
+	return s, false, nil
 }
 
 // open creates the browser context and its first tab.
@@ -774,14 +791,19 @@ func (s *Session) Ended(ctx context.Context) error {
 // ContextID is the id of the session's browser context.
 func (s *Session) ContextID() string { return string(s.contextID) }
 
-// fail ends the session because of its browser.
+// fail ends the session because of its browser (or Close), and gives back
+// its place on a fleet endpoint.
 func (s *Session) fail(reason error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.err == nil {
+	ended := s.err == nil
+	if ended {
 		s.err = reason
 		close(s.done)
 		s.notifyLocked()
+	}
+	s.mu.Unlock()
+	if ended && s.place != nil {
+		s.place.release()
 	}
 }
 

@@ -38,6 +38,12 @@ type DaemonOptions struct {
 	// configuration file's llm section and the ABCTL_LLM_* environment,
 	// with the defaults filled in).
 	Config daemon.Config
+
+	// BrowserEndpoints are the values of --browser-endpoint; without any,
+	// browserEndpointsEnv (EnvBrowserEndpoints) gives them. Validate
+	// parses them into Config.Engine.BrowserEndpoints.
+	BrowserEndpoints    []string
+	browserEndpointsEnv string
 }
 
 // NewCmdDaemon returns `abctl daemon`. runF, when not nil, is called with
@@ -71,6 +77,13 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			"(--no-recording turns that off). The browser of a run started by\n" +
 			"POST /v1/sdk/run_action stays open for follow-up actions until --action-idle\n" +
 			"passes without one.\n\n" +
+			"Runs can be spread over a fleet of remote browsers instead: --browser-endpoint\n" +
+			"'" + endpointSyntax + "', once per browser, or the same\n" +
+			"values one a line in " + EnvBrowserEndpoints + " (better for tokens: flags show in process\n" +
+			"lists). Each run goes to the least loaded healthy endpoint with room (capacity 4 by\n" +
+			"default) and waits in a queue while none has any; an endpoint that fails is checked\n" +
+			"until it answers again. GET /metrics (Prometheus, no key) and GET /healthz show the\n" +
+			"endpoints and the queue; 'abctl daemon status' prints them.\n\n" +
 			"Task runs, AI blocks (navigation, extraction, validation, task, login, text_prompt,\n" +
 			"file_download without a url, action without a working selector) and run_action with an\n" +
 			"intention use a language model: --llm-provider (openai, anthropic, ollama,\n" +
@@ -88,6 +101,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 		Args:                       cmdutil.GroupArgs,
 		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.browserEndpointsEnv = f.Getenv(EnvBrowserEndpoints)
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -127,6 +141,8 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().DurationVar(&cfg.WebhookTimeout, "webhook-timeout", 0, "how long a webhook receiver has to answer (default 10s)")
 	cmd.Flags().StringVar(&engine.Chromium, "chromium", "", "path of the Chromium binary (default: $ABCTL_CHROMIUM, then chromium, chromium-browser, google-chrome on PATH)")
 	cmd.Flags().StringVar(&engine.BrowserAddress, "browser-address", "", "use a remote Chromium over CDP (http://host:9222 or ws://host:9222/devtools/browser/...) instead of a local one")
+	cmd.Flags().StringArrayVar(&opts.BrowserEndpoints, strings.TrimPrefix(flagBrowserEndpoint, "--"), nil,
+		"a remote browser of the fleet, "+endpointSyntax+" (repeatable; default: the lines of $"+EnvBrowserEndpoints+")")
 	cmd.Flags().BoolVar(&engine.NoRecording, "no-recording", false, "do not record runs as video")
 	cmd.Flags().DurationVar(&engine.ActionIdle, "action-idle", executor.DefaultActionIdle, "how long the browser of a run_action workflow run stays open without an action")
 	cmd.Flags().StringVar(&engine.SMTP.Host, "smtp-host", "", "SMTP server of send_email blocks that name none (its user and password: "+EnvSMTPUsername+", "+EnvSMTPPassword+")")
@@ -143,7 +159,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().BoolVar(&engine.S3.PathStyle, "s3-path-style", false, "address buckets as <endpoint>/<bucket> (MinIO, Ceph and most self-hosted services need it)")
 	cmd.Flags().StringVar(&engine.S3.KnownHostsFile, "sftp-known-hosts", "", "known_hosts file that vouches for the SFTP servers of file_upload blocks without sftp_host_key (default: ~/.ssh/known_hosts)")
 	lf.register(cmd)
-	cmd.AddCommand(NewCmdOrgs(f, &cfg.DataDir))
+	cmd.AddCommand(NewCmdOrgs(f, &cfg.DataDir), NewCmdStatus(f, &cfg.DataDir, nil))
 	return cmd
 }
 
@@ -186,6 +202,42 @@ func (o *DaemonOptions) Validate() error {
 	if err := checkEngineFlags(cfg.Engine); err != nil {
 		return &cmdutil.UsageError{Err: err}
 	}
+	if err := o.checkBrowserEndpoints(); err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	return nil
+}
+
+// checkBrowserEndpoints parses the fleet's endpoints (--browser-endpoint,
+// else EnvBrowserEndpoints) into the engine's configuration, and refuses
+// them beside another browser.
+func (o *DaemonOptions) checkBrowserEndpoints() error {
+	values, from := endpointsFromFlag(o.BrowserEndpoints), flagBrowserEndpoint
+	if len(values) == 0 {
+		values, from = endpointsFromEnv(o.browserEndpointsEnv), EnvBrowserEndpoints
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	e := o.Config.Engine
+	for _, other := range []struct{ flag, value, why string }{
+		{"--browser-address", e.BrowserAddress, "runs use either the fleet or the one remote browser of --browser-address"},
+		{"--chromium", e.Chromium, "runs on a fleet use its endpoints, never a local browser"},
+	} {
+		if other.value == "" {
+			continue
+		}
+		if from == EnvBrowserEndpoints {
+			return fmt.Errorf("%s (set in the environment) and %s cannot be combined: %s; unset %s to use %s",
+				EnvBrowserEndpoints, other.flag, other.why, EnvBrowserEndpoints, other.flag)
+		}
+		return fmt.Errorf("%s and %s cannot be combined: %s", flagBrowserEndpoint, other.flag, other.why)
+	}
+	endpoints, err := parseEndpoints(values)
+	if err != nil {
+		return err
+	}
+	e.BrowserEndpoints = endpoints
 	return nil
 }
 

@@ -1,0 +1,625 @@
+package browser
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// The fleet tests run three Chromium processes of their own, each behind a
+// TCP forwarder on 127.0.0.1:0: the endpoint's address is the forwarder's,
+// so a Chromium restarted on another port is the same endpoint again.
+// (chromedp dials the webSocketDebuggerUrl of /json/version, which Chromium
+// builds from the Host header of the request: the forwarder's address.)
+
+// fleetBrowser is a Chromium process started by a test.
+type fleetBrowser struct {
+	cmd     *exec.Cmd
+	port    int
+	profile string
+}
+
+// startFleetBrowser starts a headless Chromium with DevTools on a free
+// loopback port. It is killed at the end of the test.
+func startFleetBrowser(t *testing.T) *fleetBrowser {
+	t.Helper()
+	if noChromium != nil {
+		t.Skipf("no Chromium binary found, fleet test skipped: %v", noChromium)
+	}
+	profile, err := os.MkdirTemp("", "abctl-fleet-chromium")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testChromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+profile, "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // to kill its helpers too
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := &fleetBrowser{cmd: cmd, profile: profile}
+	t.Cleanup(func() {
+		b.kill(t)
+		for i := 0; i < 50 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	// Chromium writes its port in DevToolsActivePort once it listens.
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(profile + "/DevToolsActivePort")
+		if line, _, ok := strings.Cut(string(data), "\n"); err == nil && ok {
+			if b.port, err = strconv.Atoi(line); err == nil && b.port > 0 {
+				return b
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("Chromium wrote no DevToolsActivePort in %s within 30 s", profile)
+	return nil
+}
+
+// kill ends the browser at once (SIGKILL to its process group) and waits, up
+// to 10 s, until none of its processes is left.
+func (b *fleetBrowser) kill(t *testing.T) {
+	pgid := b.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	b.cmd.Wait()
+	for i := 0; i < 500 && syscall.Kill(-pgid, 0) == nil; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// forwarder relays TCP connections from its own loopback port to a
+// Chromium's DevTools port. With auth set, it refuses (401) a connection
+// whose first request lacks "Authorization: <auth>": every request, or with
+// upgradeOnly only the websocket upgrade (then /json/version answers without
+// it, as a health check sees it, but connecting fails).
+type forwarder struct {
+	ln          net.Listener
+	target      atomic.Int64 // the Chromium's port
+	auth        string
+	upgradeOnly bool
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+func newForwarder(t *testing.T, port int, auth string, upgradeOnly bool) *forwarder {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &forwarder{ln: ln, auth: auth, upgradeOnly: upgradeOnly, conns: make(map[net.Conn]struct{})}
+	f.target.Store(int64(port))
+	f.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !f.track(c) {
+				c.Close()
+				return
+			}
+			f.wg.Go(func() { f.serve(c) })
+		}
+	})
+	t.Cleanup(f.close)
+	return f
+}
+
+// URL is the endpoint address of the forwarder.
+func (f *forwarder) URL() string { return "http://" + f.ln.Addr().String() }
+
+// track records a connection for close; false once closed.
+func (f *forwarder) track(c net.Conn) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conns == nil {
+		return false
+	}
+	f.conns[c] = struct{}{}
+	return true
+}
+
+func (f *forwarder) serve(c net.Conn) {
+	defer c.Close()
+	// Read the first request, keeping its bytes to pass them on unchanged.
+	var head bytes.Buffer
+	req, err := http.ReadRequest(bufio.NewReader(io.TeeReader(c, &head)))
+	if err != nil {
+		return
+	}
+	upgrade := strings.EqualFold(req.Header.Get("Upgrade"), "websocket")
+	if f.auth != "" && (upgrade || !f.upgradeOnly) && req.Header.Get("Authorization") != f.auth {
+		io.WriteString(c, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		return
+	}
+	b, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(int(f.target.Load())))
+	if err != nil {
+		return // the client sees the connection drop, as with a dead host
+	}
+	defer b.Close()
+	if !f.track(b) {
+		return
+	}
+	if _, err := b.Write(head.Bytes()); err != nil {
+		return
+	}
+	// Either direction ending ends both (the deferred closes stop the other).
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(b, c); done <- struct{}{} }()
+	go func() { io.Copy(c, b); done <- struct{}{} }()
+	<-done
+}
+
+func (f *forwarder) close() {
+	f.ln.Close()
+	f.mu.Lock()
+	for c := range f.conns {
+		c.Close()
+	}
+	f.conns = nil
+	f.mu.Unlock()
+	f.wg.Wait()
+}
+
+// fleetMember is a Chromium behind its forwarder.
+type fleetMember struct {
+	browser *fleetBrowser
+	fwd     *forwarder
+}
+
+func startFleetMember(t *testing.T) *fleetMember {
+	b := startFleetBrowser(t)
+	return &fleetMember{browser: b, fwd: newForwarder(t, b.port, "", false)}
+}
+
+// restart starts a new Chromium and points the forwarder at it.
+func (m *fleetMember) restart(t *testing.T) {
+	m.browser = startFleetBrowser(t)
+	m.fwd.target.Store(int64(m.browser.port))
+}
+
+// newFleetPool makes a pool of endpoints a, b, c... on the members with the
+// capacities; it needs no Chromium binary.
+func newFleetPool(t *testing.T, o Options, members []*fleetMember, capacities ...int) *Pool {
+	t.Helper()
+	for i, m := range members {
+		o.Endpoints = append(o.Endpoints, Endpoint{URL: m.fwd.URL(), Capacity: capacities[i], Name: string(rune('a' + i))})
+	}
+	o.ChromiumPath = "/nonexistent"
+	o.Logger = testLogger()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := NewPool(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// endpointStatus returns the status of the named endpoint.
+func endpointStatus(t *testing.T, p *Pool, name string) EndpointStatus {
+	t.Helper()
+	for _, e := range p.Status().Endpoints {
+		if e.Name == name {
+			return e
+		}
+	}
+	t.Fatalf("no endpoint %q in %+v", name, p.Status())
+	return EndpointStatus{}
+}
+
+// byEndpoint counts sessions per endpoint.
+func byEndpoint(sessions []*Session) map[string]int {
+	n := make(map[string]int)
+	for _, s := range sessions {
+		n[s.Endpoint()]++
+	}
+	return n
+}
+
+// acquireAsync runs Acquire in the background; the result arrives on the channel.
+func acquireAsync(t *testing.T, p *Pool, ctx context.Context, o SessionOptions) <-chan acquired {
+	ch := make(chan acquired, 1)
+	go func() {
+		s, err := p.Acquire(ctx, o)
+		if s != nil {
+			t.Cleanup(func() { s.Close(context.Background()) })
+		}
+		ch <- acquired{s, err}
+	}()
+	return ch
+}
+
+type acquired struct {
+	s   *Session
+	err error
+}
+
+// receive waits up to 30 s for an acquireAsync result.
+func receive(t *testing.T, ch <-chan acquired, what string) acquired {
+	t.Helper()
+	select {
+	case a := <-ch:
+		return a
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: Acquire did not return within 30 s", what)
+		return acquired{}
+	}
+}
+
+// navigates checks that a session still drives its browser.
+func navigates(t *testing.T, s *Session, url, title string) {
+	t.Helper()
+	run(t, s.Tab(), chromedp.Navigate(url+"/title?t="+title))
+	if got := eval[string](t, s.Tab(), "document.title"); got != title {
+		t.Fatalf("session on %q: title = %q, want %q", s.Endpoint(), got, title)
+	}
+}
+
+func TestFleetSpreadByCapacity(t *testing.T) {
+	members := []*fleetMember{startFleetMember(t), startFleetMember(t), startFleetMember(t)}
+	p := newFleetPool(t, Options{}, members, 1, 2, 3)
+	site := newSite(t)
+
+	var sessions []*Session
+	for i := range 6 {
+		sessions = append(sessions, acquire(t, p, SessionOptions{RunID: fmt.Sprintf("spread-%d", i)}))
+	}
+	if n := byEndpoint(sessions); n["a"] != 1 || n["b"] != 2 || n["c"] != 3 {
+		t.Fatalf("sessions per endpoint = %v, want a:1 b:2 c:3", n)
+	}
+	for _, e := range p.Status().Endpoints {
+		if e.InUse != e.Capacity || e.Placed != uint64(e.Capacity) || !e.Healthy {
+			t.Errorf("status of a full endpoint: %+v", e)
+		}
+	}
+	navigates(t, sessions[5], site.URL, "spread")
+
+	// The fleet is full: the next runs wait, and get the places in the order
+	// they came.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	seventh := acquireAsync(t, p, ctx, SessionOptions{RunID: "spread-7"})
+	waitFor(t, "the 7th run to queue", func() bool { return p.Status().Queued == 1 })
+	eighth := acquireAsync(t, p, ctx, SessionOptions{RunID: "spread-8"})
+	waitFor(t, "the 8th run to queue", func() bool { return p.Status().Queued == 2 })
+	var onB *Session
+	for _, s := range sessions {
+		if s.Endpoint() == "b" {
+			onB = s
+		}
+	}
+	if err := onB.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := receive(t, seventh, "7th run")
+	if got.err != nil || got.s.Endpoint() != "b" {
+		t.Fatalf("7th run: endpoint %q, err %v; want the freed place on b", got.s.Endpoint(), got.err)
+	}
+	navigates(t, got.s, site.URL, "seventh")
+	if st := p.Status(); st.Queued != 1 || st.QueueWaits != 2 {
+		t.Fatalf("after the first free place: %+v, want the 8th still queued", st)
+	}
+	sessions[0].Close(ctx) // the place on a
+	got = receive(t, eighth, "8th run")
+	if got.err != nil || got.s.Endpoint() != "a" {
+		t.Fatalf("8th run: endpoint %q, err %v", got.s.Endpoint(), got.err)
+	}
+	if st := p.Status(); st.Queued != 0 || st.QueueTimeouts != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+}
+
+func TestFleetLeastLoaded(t *testing.T) {
+	members := []*fleetMember{startFleetMember(t), startFleetMember(t), startFleetMember(t)}
+	p := newFleetPool(t, Options{}, members, 2, 2, 2)
+	var sessions []*Session
+	for i := range 3 {
+		sessions = append(sessions, acquire(t, p, SessionOptions{RunID: fmt.Sprintf("least-%d", i)}))
+	}
+	if n := byEndpoint(sessions); n["a"] != 1 || n["b"] != 1 || n["c"] != 1 {
+		t.Fatalf("sessions per endpoint = %v, want one on each", n)
+	}
+	// A closed session gives its place back.
+	sessions[1].Close(context.Background())
+	if e := endpointStatus(t, p, "b"); e.InUse != 0 || e.Placed != 1 {
+		t.Fatalf("b after Close: %+v", e)
+	}
+	if s := acquire(t, p, SessionOptions{RunID: "least-again"}); s.Endpoint() != "b" {
+		t.Fatalf("next run on %q, want the empty b", s.Endpoint())
+	}
+}
+
+func TestFleetKill(t *testing.T) {
+	members := []*fleetMember{startFleetMember(t), startFleetMember(t), startFleetMember(t)}
+	p := newFleetPool(t, Options{HealthInterval: 100 * time.Millisecond}, members, 3, 3, 3)
+	site := newSite(t)
+	var sessions []*Session
+	for i := range 6 {
+		sessions = append(sessions, acquire(t, p, SessionOptions{RunID: fmt.Sprintf("kill-%d", i)}))
+	}
+	if n := byEndpoint(sessions); n["a"] != 2 || n["b"] != 2 || n["c"] != 2 {
+		t.Fatalf("sessions per endpoint = %v", n)
+	}
+
+	members[1].browser.kill(t)
+	for _, s := range sessions {
+		if s.Endpoint() != "b" {
+			continue
+		}
+		select {
+		case <-s.Done():
+		case <-time.After(15 * time.Second):
+			t.Fatal("a session on the killed endpoint is not done after 15 s")
+		}
+		if err := s.Err(); err == nil || !strings.Contains(err.Error(), `the browser endpoint "b" (`+members[1].fwd.URL()+`) went away`) {
+			t.Fatalf("Err of a session on the killed endpoint = %v", err)
+		}
+	}
+	waitFor(t, "b to be marked down", func() bool { return !endpointStatus(t, p, "b").Healthy })
+	if e := endpointStatus(t, p, "b"); e.Failures != 2 || e.InUse != 0 || e.LastError == "" {
+		t.Fatalf("status of the killed endpoint: %+v", e)
+	}
+	for _, s := range sessions {
+		if s.Endpoint() != "b" {
+			navigates(t, s, site.URL, "alive-"+s.Endpoint())
+		}
+	}
+	// New runs go to the others.
+	for i := range 2 {
+		s := acquire(t, p, SessionOptions{RunID: fmt.Sprintf("kill-new-%d", i)})
+		if s.Endpoint() == "b" {
+			t.Fatal("a new run went to the killed endpoint")
+		}
+		navigates(t, s, site.URL, "new")
+	}
+
+	// Restarted behind the same address, b is taken back and takes the next run
+	// (a and c are full now).
+	members[1].restart(t)
+	waitFor(t, "b to be taken back", func() bool { return endpointStatus(t, p, "b").Healthy })
+	s := acquire(t, p, SessionOptions{RunID: "kill-back"})
+	if s.Endpoint() != "b" {
+		t.Fatalf("the run after the restart went to %q, want b", s.Endpoint())
+	}
+	navigates(t, s, site.URL, "back")
+	if st := p.Status(); st.Queued != 0 || st.QueueWaits != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+}
+
+// deadAddress is an http:// address where nothing listens.
+func deadAddress(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
+
+func TestFleetAllDown(t *testing.T) {
+	a, b := deadAddress(t), deadAddress(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := NewPool(ctx, Options{
+		Endpoints:    []Endpoint{{URL: a, Name: "a"}, {URL: b, Name: "b", Capacity: 2}},
+		QueueTimeout: 500 * time.Millisecond, ChromiumPath: "/nonexistent", Logger: testLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if st := p.Status(); len(st.Endpoints) != 2 || st.Endpoints[0].Healthy || st.Endpoints[1].Healthy ||
+		st.Endpoints[0].Capacity != DefaultEndpointCapacity || st.Endpoints[1].URL != b {
+		t.Fatalf("status of a dead fleet: %+v", st)
+	}
+	started := time.Now()
+	pending := acquireAsync(t, p, ctx, SessionOptions{RunID: "all-down"})
+	got := receive(t, pending, "all down")
+	if got.err == nil {
+		t.Fatal("Acquire on a dead fleet worked")
+	}
+	t.Logf("error after %s: %v", time.Since(started).Round(time.Millisecond), got.err)
+	want := fmt.Sprintf(`browser endpoint "a" (%s) is down: connection refused; "b" (%s) is down: connection refused`, a, b)
+	if !errors.Is(got.err, ErrQueueTimeout) || !strings.Contains(got.err.Error(), want) {
+		t.Fatalf("error = %v\nwant ErrQueueTimeout with %q", got.err, want)
+	}
+	if time.Since(started) < 500*time.Millisecond {
+		t.Fatal("Acquire gave up before QueueTimeout")
+	}
+	if st := p.Status(); st.Queued != 0 || st.QueueWaits != 1 || st.QueueTimeouts != 1 {
+		t.Fatalf("queue after the timeout: %+v", st)
+	}
+}
+
+func TestFleetQueueFull(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := NewPool(ctx, Options{
+		Endpoints: []Endpoint{{URL: deadAddress(t), Name: "a"}},
+		MaxQueue:  1, QueueTimeout: time.Minute, ChromiumPath: "/nonexistent", Logger: testLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	waitCtx, stopWaiting := context.WithCancel(ctx)
+	first := acquireAsync(t, p, waitCtx, SessionOptions{RunID: "queued"})
+	waitFor(t, "the first run to queue", func() bool { return p.Status().Queued == 1 })
+	started := time.Now()
+	if _, err := p.Acquire(ctx, SessionOptions{RunID: "one too many"}); !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("Acquire beyond MaxQueue: %v, want ErrQueueFull", err)
+	} else if took := time.Since(started); took > 5*time.Second {
+		t.Fatalf("Acquire beyond MaxQueue took %s, want at once", took)
+	}
+	stopWaiting()
+	if got := receive(t, first, "queued run"); !errors.Is(got.err, context.Canceled) {
+		t.Fatalf("queued run after its context ended: %v", got.err)
+	}
+	if st := p.Status(); st.Queued != 0 || st.QueueWaits != 1 || st.QueueTimeouts != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	// Close ends a wait too.
+	third := acquireAsync(t, p, ctx, SessionOptions{RunID: "until close"})
+	waitFor(t, "the run to queue", func() bool { return p.Status().Queued == 1 })
+	p.Close()
+	if got := receive(t, third, "queued at Close"); !errors.Is(got.err, ErrPoolClosed) {
+		t.Fatalf("queued run at Close: %v", got.err)
+	}
+}
+
+func TestFleetOwnBrowserAddress(t *testing.T) {
+	members := []*fleetMember{startFleetMember(t)}
+	other := startFleetBrowser(t)
+	p := newFleetPool(t, Options{QueueTimeout: 200 * time.Millisecond}, members, 1)
+	site := newSite(t)
+	acquire(t, p, SessionOptions{RunID: "fills the fleet"})
+	s := acquire(t, p, SessionOptions{RunID: "own", BrowserAddress: "http://127.0.0.1:" + strconv.Itoa(other.port)})
+	if s.Endpoint() != "" {
+		t.Fatalf("a run with its own browser runs on endpoint %q", s.Endpoint())
+	}
+	navigates(t, s, site.URL, "own")
+	if st := p.Status(); st.Endpoints[0].InUse != 1 || st.Endpoints[0].Placed != 1 || st.QueueWaits != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+}
+
+func TestFleetHeaders(t *testing.T) {
+	b := startFleetBrowser(t)
+	const token = "Bearer fleet-test-token"
+	// Both forwarders want the token: "good" on every request, "bad" on the
+	// websocket upgrade only, so that its health checks pass but connecting
+	// without the token fails.
+	good := newForwarder(t, b.port, token, false)
+	bad := newForwarder(t, b.port, token, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := NewPool(ctx, Options{
+		Endpoints: []Endpoint{
+			{URL: bad.URL(), Name: "bad", Capacity: 1},
+			{URL: good.URL(), Name: "good", Capacity: 1, Headers: map[string]string{"authorization": token}},
+		},
+		HealthInterval: time.Hour, QueueTimeout: time.Second, ChromiumPath: "/nonexistent", Logger: testLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if st := p.Status(); !st.Endpoints[0].Healthy || !st.Endpoints[1].Healthy {
+		t.Fatalf("both endpoints answer /json/version: %+v", st)
+	}
+	// The run goes to "bad" first (the first of equals), fails to connect
+	// there and lands on "good".
+	s := acquire(t, p, SessionOptions{RunID: "headers"})
+	if s.Endpoint() != "good" {
+		t.Fatalf("the run is on %q, want good", s.Endpoint())
+	}
+	navigates(t, s, newSite(t).URL, "token")
+	e := endpointStatus(t, p, "bad")
+	if e.Healthy || e.Failures != 1 || e.Placed != 0 || !strings.Contains(e.LastError, "401") {
+		t.Fatalf("status of the endpoint without the token: %+v", e)
+	}
+	t.Logf("bad: %s", e.LastError)
+	// The next run waits: "bad" answers its check again, fails the run's
+	// connect once more, and "good" stays full until the timeout.
+	_, err = p.Acquire(ctx, SessionOptions{RunID: "no room"})
+	t.Logf("next run: %v", err)
+	if !errors.Is(err, ErrQueueTimeout) || !strings.Contains(err.Error(), `browser endpoint "bad" (`+bad.URL()+`) failed for this run: `) ||
+		!strings.Contains(err.Error(), `; "good" is full (1 of 1)`) {
+		t.Fatalf("Acquire with bad down and good full: %v", err)
+	}
+
+	// A websocket address is dialed as given, with the headers; the health
+	// check asks /json/version at the root of its host, with the headers too.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, good.URL()+"/json/version", nil)
+	req.Header.Set("Authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var version struct {
+		WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&version)
+	resp.Body.Close()
+	if err != nil || !strings.HasPrefix(version.WebSocketDebuggerURL, "ws://"+good.ln.Addr().String()+"/devtools/browser/") {
+		t.Fatalf("/json/version through the forwarder: %+v, %v", version, err)
+	}
+	p2, err := NewPool(ctx, Options{
+		Endpoints: []Endpoint{
+			{URL: version.WebSocketDebuggerURL, Name: "ws", Headers: map[string]string{"Authorization": token}},
+			{URL: good.URL() + "/", Name: "no token"},
+		},
+		HealthInterval: time.Hour, QueueTimeout: time.Second, ChromiumPath: "/nonexistent", Logger: testLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	if e := endpointStatus(t, p2, "no token"); e.Healthy || !strings.Contains(e.LastError, "401 Unauthorized") {
+		t.Fatalf("endpoint without its token: %+v", e)
+	}
+	s2 := acquire(t, p2, SessionOptions{RunID: "ws headers"})
+	if s2.Endpoint() != "ws" || !endpointStatus(t, p2, "ws").Healthy {
+		t.Fatalf("the run is on %q: %+v", s2.Endpoint(), p2.Status())
+	}
+	navigates(t, s2, newSite(t).URL, "ws")
+}
+
+func TestFleetHidesTokens(t *testing.T) {
+	// A service that answers its health checks but takes no websocket.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/json/version" {
+			fmt.Fprint(w, "{}")
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	addr := "ws://" + srv.Listener.Addr().String() + "/?token=fleet-secret"
+	p, err := NewPool(ctx, Options{Endpoints: []Endpoint{{URL: addr}}, ChromiumPath: "/nonexistent", Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	_, err = p.Acquire(ctx, SessionOptions{RunID: "secret"})
+	t.Logf("Acquire: %v", err)
+	e := p.Status().Endpoints[0]
+	want := "ws://" + srv.Listener.Addr().String() + "/"
+	if err == nil || strings.Contains(err.Error(), "fleet-secret") || !strings.Contains(err.Error(), `"`+want+`" failed for this run`) {
+		t.Fatalf("Acquire on an endpoint that takes no websocket: %v", err)
+	}
+	if e.Name != want || e.URL != want || e.Healthy || e.Failures != 1 || strings.Contains(e.LastError, "fleet-secret") {
+		t.Fatalf("status: %+v", e)
+	}
+}
