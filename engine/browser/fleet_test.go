@@ -1,205 +1,35 @@
 package browser
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/abctl/abctl/internal/chromiumtest"
 )
 
 // The fleet tests run three Chromium processes of their own, each behind a
-// TCP forwarder on 127.0.0.1:0: the endpoint's address is the forwarder's,
-// so a Chromium restarted on another port is the same endpoint again.
-// (chromedp dials the webSocketDebuggerUrl of /json/version, which Chromium
-// builds from the Host header of the request: the forwarder's address.)
+// TCP forwarder on 127.0.0.1:0 (package internal/chromiumtest): the
+// endpoint's address is the forwarder's, so a Chromium restarted on
+// another port is the same endpoint again.
 
-// fleetBrowser is a Chromium process started by a test.
-type fleetBrowser struct {
-	cmd     *exec.Cmd
-	port    int
-	profile string
-}
+type fleetMember = chromiumtest.Member
 
-// startFleetBrowser starts a headless Chromium with DevTools on a free
-// loopback port. It is killed at the end of the test.
-func startFleetBrowser(t *testing.T) *fleetBrowser {
-	t.Helper()
+func startFleetMember(t *testing.T) *fleetMember {
 	if noChromium != nil {
 		t.Skipf("no Chromium binary found, fleet test skipped: %v", noChromium)
 	}
-	profile, err := os.MkdirTemp("", "abctl-fleet-chromium")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(testChromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+profile, "about:blank")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // to kill its helpers too
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b := &fleetBrowser{cmd: cmd, profile: profile}
-	t.Cleanup(func() {
-		b.kill(t)
-		for i := 0; i < 50 && os.RemoveAll(profile) != nil; i++ {
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
-	// Chromium writes its port in DevToolsActivePort once it listens.
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		data, err := os.ReadFile(profile + "/DevToolsActivePort")
-		if line, _, ok := strings.Cut(string(data), "\n"); err == nil && ok {
-			if b.port, err = strconv.Atoi(line); err == nil && b.port > 0 {
-				return b
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("Chromium wrote no DevToolsActivePort in %s within 30 s", profile)
-	return nil
-}
-
-// kill ends the browser at once (SIGKILL to its process group) and waits, up
-// to 10 s, until none of its processes is left.
-func (b *fleetBrowser) kill(t *testing.T) {
-	pgid := b.cmd.Process.Pid
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	b.cmd.Wait()
-	for i := 0; i < 500 && syscall.Kill(-pgid, 0) == nil; i++ {
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// forwarder relays TCP connections from its own loopback port to a
-// Chromium's DevTools port. With auth set, it refuses (401) a connection
-// whose first request lacks "Authorization: <auth>": every request, or with
-// upgradeOnly only the websocket upgrade (then /json/version answers without
-// it, as a health check sees it, but connecting fails).
-type forwarder struct {
-	ln          net.Listener
-	target      atomic.Int64 // the Chromium's port
-	auth        string
-	upgradeOnly bool
-
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup
-}
-
-func newForwarder(t *testing.T, port int, auth string, upgradeOnly bool) *forwarder {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &forwarder{ln: ln, auth: auth, upgradeOnly: upgradeOnly, conns: make(map[net.Conn]struct{})}
-	f.target.Store(int64(port))
-	f.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if !f.track(c) {
-				c.Close()
-				return
-			}
-			f.wg.Go(func() { f.serve(c) })
-		}
-	})
-	t.Cleanup(f.close)
-	return f
-}
-
-// URL is the endpoint address of the forwarder.
-func (f *forwarder) URL() string { return "http://" + f.ln.Addr().String() }
-
-// track records a connection for close; false once closed.
-func (f *forwarder) track(c net.Conn) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.conns == nil {
-		return false
-	}
-	f.conns[c] = struct{}{}
-	return true
-}
-
-func (f *forwarder) serve(c net.Conn) {
-	defer c.Close()
-	// Read the first request, keeping its bytes to pass them on unchanged.
-	var head bytes.Buffer
-	req, err := http.ReadRequest(bufio.NewReader(io.TeeReader(c, &head)))
-	if err != nil {
-		return
-	}
-	upgrade := strings.EqualFold(req.Header.Get("Upgrade"), "websocket")
-	if f.auth != "" && (upgrade || !f.upgradeOnly) && req.Header.Get("Authorization") != f.auth {
-		io.WriteString(c, "HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-		return
-	}
-	b, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(int(f.target.Load())))
-	if err != nil {
-		return // the client sees the connection drop, as with a dead host
-	}
-	defer b.Close()
-	if !f.track(b) {
-		return
-	}
-	if _, err := b.Write(head.Bytes()); err != nil {
-		return
-	}
-	// Either direction ending ends both (the deferred closes stop the other).
-	done := make(chan struct{}, 2)
-	go func() { io.Copy(b, c); done <- struct{}{} }()
-	go func() { io.Copy(c, b); done <- struct{}{} }()
-	<-done
-}
-
-func (f *forwarder) close() {
-	f.ln.Close()
-	f.mu.Lock()
-	for c := range f.conns {
-		c.Close()
-	}
-	f.conns = nil
-	f.mu.Unlock()
-	f.wg.Wait()
-}
-
-// fleetMember is a Chromium behind its forwarder.
-type fleetMember struct {
-	browser *fleetBrowser
-	fwd     *forwarder
-}
-
-func startFleetMember(t *testing.T) *fleetMember {
-	b := startFleetBrowser(t)
-	return &fleetMember{browser: b, fwd: newForwarder(t, b.port, "", false)}
-}
-
-// restart starts a new Chromium and points the forwarder at it.
-func (m *fleetMember) restart(t *testing.T) {
-	m.browser = startFleetBrowser(t)
-	m.fwd.target.Store(int64(m.browser.port))
+	return chromiumtest.StartMember(t)
 }
 
 // newFleetPool makes a pool of endpoints a, b, c... on the members with the
@@ -207,7 +37,7 @@ func (m *fleetMember) restart(t *testing.T) {
 func newFleetPool(t *testing.T, o Options, members []*fleetMember, capacities ...int) *Pool {
 	t.Helper()
 	for i, m := range members {
-		o.Endpoints = append(o.Endpoints, Endpoint{URL: m.fwd.URL(), Capacity: capacities[i], Name: string(rune('a' + i))})
+		o.Endpoints = append(o.Endpoints, Endpoint{URL: m.URL(), Capacity: capacities[i], Name: string(rune('a' + i))})
 	}
 	o.ChromiumPath = "/nonexistent"
 	o.Logger = testLogger()
@@ -367,7 +197,7 @@ func TestFleetKill(t *testing.T) {
 		t.Fatalf("sessions per endpoint = %v", n)
 	}
 
-	members[1].browser.kill(t)
+	members[1].Browser.Kill()
 	for _, s := range sessions {
 		if s.Endpoint() != "b" {
 			continue
@@ -377,7 +207,7 @@ func TestFleetKill(t *testing.T) {
 		case <-time.After(15 * time.Second):
 			t.Fatal("a session on the killed endpoint is not done after 15 s")
 		}
-		if err := s.Err(); err == nil || !strings.Contains(err.Error(), `the browser endpoint "b" (`+members[1].fwd.URL()+`) went away`) {
+		if err := s.Err(); err == nil || !strings.Contains(err.Error(), `the browser endpoint "b" (`+members[1].URL()+`) went away`) {
 			t.Fatalf("Err of a session on the killed endpoint = %v", err)
 		}
 	}
@@ -401,7 +231,7 @@ func TestFleetKill(t *testing.T) {
 
 	// Restarted behind the same address, b is taken back and takes the next run
 	// (a and c are full now).
-	members[1].restart(t)
+	members[1].Restart(t)
 	waitFor(t, "b to be taken back", func() bool { return endpointStatus(t, p, "b").Healthy })
 	s := acquire(t, p, SessionOptions{RunID: "kill-back"})
 	if s.Endpoint() != "b" {
@@ -498,11 +328,11 @@ func TestFleetQueueFull(t *testing.T) {
 
 func TestFleetOwnBrowserAddress(t *testing.T) {
 	members := []*fleetMember{startFleetMember(t)}
-	other := startFleetBrowser(t)
+	other := chromiumtest.Start(t)
 	p := newFleetPool(t, Options{QueueTimeout: 200 * time.Millisecond}, members, 1)
 	site := newSite(t)
 	acquire(t, p, SessionOptions{RunID: "fills the fleet"})
-	s := acquire(t, p, SessionOptions{RunID: "own", BrowserAddress: "http://127.0.0.1:" + strconv.Itoa(other.port)})
+	s := acquire(t, p, SessionOptions{RunID: "own", BrowserAddress: "http://127.0.0.1:" + strconv.Itoa(other.Port())})
 	if s.Endpoint() != "" {
 		t.Fatalf("a run with its own browser runs on endpoint %q", s.Endpoint())
 	}
@@ -513,13 +343,13 @@ func TestFleetOwnBrowserAddress(t *testing.T) {
 }
 
 func TestFleetHeaders(t *testing.T) {
-	b := startFleetBrowser(t)
+	b := chromiumtest.Start(t)
 	const token = "Bearer fleet-test-token"
 	// Both forwarders want the token: "good" on every request, "bad" on the
 	// websocket upgrade only, so that its health checks pass but connecting
 	// without the token fails.
-	good := newForwarder(t, b.port, token, false)
-	bad := newForwarder(t, b.port, token, true)
+	good := chromiumtest.NewForwarder(t, b.Port(), token, false)
+	bad := chromiumtest.NewForwarder(t, b.Port(), token, true)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := NewPool(ctx, Options{
@@ -570,7 +400,7 @@ func TestFleetHeaders(t *testing.T) {
 	}
 	err = json.NewDecoder(resp.Body).Decode(&version)
 	resp.Body.Close()
-	if err != nil || !strings.HasPrefix(version.WebSocketDebuggerURL, "ws://"+good.ln.Addr().String()+"/devtools/browser/") {
+	if err != nil || !strings.HasPrefix(version.WebSocketDebuggerURL, "ws://"+strings.TrimPrefix(good.URL(), "http://")+"/devtools/browser/") {
 		t.Fatalf("/json/version through the forwarder: %+v, %v", version, err)
 	}
 	p2, err := NewPool(ctx, Options{
