@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/abctl/abctl/client"
@@ -76,6 +77,14 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 		Definition: def, Model: job.Agent.Model, Params: params, Human: job.Human,
 		Trigger: job.Trigger, Scripts: scripts})
 	fail := in.Execute(ctx)
+	if fail != nil && ctx.Err() == nil {
+		// A browser that went away fails what was running on it with
+		// whatever its page saw last (a canceled load): the reason is the
+		// browser's.
+		if serr := r.sess.Err(); serr != nil && !strings.Contains(fail.Err.Error(), serr.Error()) {
+			fail.Err = fmt.Errorf("the browser session ended: %w (%v)", serr, fail.Err)
+		}
+	}
 	status, reason := agentStatus(ctx, fail, job.MaxSteps)
 	summary := r.steps.Summarize(status, reason)
 	res := r.finish(ctx)

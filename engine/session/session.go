@@ -218,6 +218,12 @@ func (s *Session) Navigate(ctx context.Context, rawURL string) (page.Result, err
 	}
 	res, err := pg.GoTo(ctx, rawURL)
 	if err != nil {
+		// A load that failed because the browser went away says so.
+		if ctx.Err() == nil {
+			if serr := s.sess.Ended(ctx); serr != nil {
+				return res, fmt.Errorf("the browser session ended: %w", serr)
+			}
+		}
 		if res.Reason != "" {
 			return res, errors.New(res.Reason)
 		}
