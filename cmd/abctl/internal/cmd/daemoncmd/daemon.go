@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -44,6 +45,9 @@ type DaemonOptions struct {
 	// parses them into Config.Engine.BrowserEndpoints.
 	BrowserEndpoints    []string
 	browserEndpointsEnv string
+	// BrowserEndpointsFile is a file of endpoints, one a line as in the
+	// environment variable, read when no --browser-endpoint is given.
+	BrowserEndpointsFile string
 }
 
 // NewCmdDaemon returns `abctl daemon`. runF, when not nil, is called with
@@ -142,7 +146,9 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().StringVar(&engine.Chromium, "chromium", "", "path of the Chromium binary (default: $ABCTL_CHROMIUM, then chromium, chromium-browser, google-chrome on PATH)")
 	cmd.Flags().StringVar(&engine.BrowserAddress, "browser-address", "", "use a remote Chromium over CDP (http://host:9222 or ws://host:9222/devtools/browser/...) instead of a local one")
 	cmd.Flags().StringArrayVar(&opts.BrowserEndpoints, strings.TrimPrefix(flagBrowserEndpoint, "--"), nil,
-		"a remote browser of the fleet, "+endpointSyntax+" (repeatable; default: the lines of $"+EnvBrowserEndpoints+")")
+		"a remote browser of the fleet, "+endpointSyntax+" (repeatable; default: the lines of --browser-endpoints-file, else of $"+EnvBrowserEndpoints+")")
+	cmd.Flags().StringVar(&opts.BrowserEndpointsFile, "browser-endpoints-file", "",
+		"a file of the fleet's browsers, one "+endpointSyntax+" a line (# starts a comment)")
 	cmd.Flags().BoolVar(&engine.NoRecording, "no-recording", false, "do not record runs as video")
 	cmd.Flags().DurationVar(&engine.ActionIdle, "action-idle", executor.DefaultActionIdle, "how long the browser of a run_action workflow run stays open without an action")
 	cmd.Flags().StringVar(&engine.SMTP.Host, "smtp-host", "", "SMTP server of send_email blocks that name none (its user and password: "+EnvSMTPUsername+", "+EnvSMTPPassword+")")
@@ -213,6 +219,16 @@ func (o *DaemonOptions) Validate() error {
 // them beside another browser.
 func (o *DaemonOptions) checkBrowserEndpoints() error {
 	values, from := endpointsFromFlag(o.BrowserEndpoints), flagBrowserEndpoint
+	if len(values) == 0 && o.BrowserEndpointsFile != "" {
+		b, err := os.ReadFile(o.BrowserEndpointsFile)
+		if err != nil {
+			return fmt.Errorf("--browser-endpoints-file: %w", err)
+		}
+		values, from = endpointsFromLines(string(b), o.BrowserEndpointsFile), "--browser-endpoints-file"
+		if len(values) == 0 {
+			return fmt.Errorf("--browser-endpoints-file %s names no endpoint (one a line: %s)", o.BrowserEndpointsFile, endpointSyntax)
+		}
+	}
 	if len(values) == 0 {
 		values, from = endpointsFromEnv(o.browserEndpointsEnv), EnvBrowserEndpoints
 	}
@@ -231,7 +247,7 @@ func (o *DaemonOptions) checkBrowserEndpoints() error {
 			return fmt.Errorf("%s (set in the environment) and %s cannot be combined: %s; unset %s to use %s",
 				EnvBrowserEndpoints, other.flag, other.why, EnvBrowserEndpoints, other.flag)
 		}
-		return fmt.Errorf("%s and %s cannot be combined: %s", flagBrowserEndpoint, other.flag, other.why)
+		return fmt.Errorf("%s and %s cannot be combined: %s", from, other.flag, other.why)
 	}
 	endpoints, err := parseEndpoints(values)
 	if err != nil {

@@ -38,14 +38,20 @@ type endpointValue struct {
 
 // endpointsFromEnv returns the values of EnvBrowserEndpoints: its lines,
 // trimmed, without the blank ones and the comments.
-func endpointsFromEnv(v string) []endpointValue {
+func endpointsFromEnv(v string) []endpointValue { return endpointsFromLines(v, EnvBrowserEndpoints) }
+
+// endpointsFromLines returns the values of a text of one endpoint a line
+// (the environment variable, or a --browser-endpoints-file): its lines,
+// trimmed, without the blank ones and the comments; source names the text
+// in errors.
+func endpointsFromLines(v, source string) []endpointValue {
 	var out []endpointValue
 	for i, line := range strings.Split(v, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		out = append(out, endpointValue{raw: line, where: fmt.Sprintf("%s line %d", EnvBrowserEndpoints, i+1)})
+		out = append(out, endpointValue{raw: line, where: fmt.Sprintf("%s line %d", source, i+1)})
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package daemoncmd
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -138,5 +140,43 @@ func TestBrowserEndpointSecrets(t *testing.T) {
 	_, err := daemonEndpoints(t, nil, "--browser-endpoint", "http://a:9222;header=Authorization: Bearer "+secret+";capacity=none")
 	if want := `"http://a:9222;header=Authorization (set);capacity=none"`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("%v, want the value quoted as %s", err, want)
+	}
+}
+
+// TestBrowserEndpointsFile: --browser-endpoints-file reads one endpoint a
+// line, wins over the environment, loses to the flags, and its errors name
+// the file and the line.
+func TestBrowserEndpointsFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "fleet.conf")
+	os.WriteFile(good, []byte("# the fleet\nhttp://10.0.0.1:9222;capacity=2;name=a\n\nws://10.0.0.2:9222;name=b\n"), 0o600)
+	got, err := daemonEndpoints(t, map[string]string{EnvBrowserEndpoints: "http://10.0.0.9:9222"}, "--browser-endpoints-file", good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []daemon.BrowserEndpoint{{URL: "http://10.0.0.1:9222", Capacity: 2, Name: "a"}, {URL: "ws://10.0.0.2:9222", Name: "b"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("endpoints %+v, want %+v", got, want)
+	}
+	got, err = daemonEndpoints(t, nil, "--browser-endpoints-file", good, "--browser-endpoint", "http://10.0.0.7:9222")
+	if err != nil || len(got) != 1 || got[0].URL != "http://10.0.0.7:9222" {
+		t.Errorf("the flag does not win over the file: %+v %v", got, err)
+	}
+	bad := filepath.Join(dir, "bad.conf")
+	os.WriteFile(bad, []byte("http://10.0.0.1:9222\nhttp://10.0.0.2:9222;capacity=lots\n"), 0o600)
+	empty := filepath.Join(dir, "empty.conf")
+	os.WriteFile(empty, []byte("# nothing yet\n"), 0o600)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--browser-endpoints-file", bad}, bad + ` line 2 "http://10.0.0.2:9222;capacity=lots": capacity must be`},
+		{[]string{"--browser-endpoints-file", filepath.Join(dir, "missing.conf")}, "--browser-endpoints-file: open " + filepath.Join(dir, "missing.conf")},
+		{[]string{"--browser-endpoints-file", empty}, "names no endpoint"},
+		{[]string{"--browser-endpoints-file", good, "--chromium", "/bin/sh"}, "--browser-endpoints-file and --chromium cannot be combined"},
+	} {
+		_, err := daemonEndpoints(t, nil, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
 	}
 }
