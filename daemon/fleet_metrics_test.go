@@ -118,6 +118,17 @@ func TestMetricsAndHealthzOfAFleet(t *testing.T) {
 	if _, body := get(t, addr, "/healthz"); json.Unmarshal([]byte(body), &h) != nil || len(h.Browsers.Endpoints) != 1 || h.Browsers.Endpoints[0]["placed"] != 13.0 {
 		t.Errorf("GET /healthz after a change: %s", body)
 	}
+
+	// The SDK reads it, without an API key.
+	c, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey("abk_not_a_key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	health, err := c.Health(t.Context())
+	if err != nil || health.Status != "ok" || health.Browsers == nil || len(health.Browsers.Endpoints) != 1 ||
+		health.Browsers.Endpoints[0] != (client.BrowserEndpointStatus{Name: "eu-1", URL: "http://127.0.0.1:9222", Capacity: 4, Healthy: true, Placed: 13}) {
+		t.Errorf("Client.Health: %+v %v", health, err)
+	}
 }
 
 // TestMetricsAndHealthzWithoutAFleet: a daemon without a fleet answers GET

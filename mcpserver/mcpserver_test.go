@@ -20,6 +20,7 @@ import (
 )
 
 var wantTools = []string{
+	"skyvern_browser_fleet",
 	"skyvern_browser_profile_create", "skyvern_browser_profile_delete", "skyvern_browser_profile_get", "skyvern_browser_profile_list",
 	"skyvern_browser_session_close", "skyvern_browser_session_create", "skyvern_browser_session_get", "skyvern_browser_session_list",
 	"skyvern_credential_delete", "skyvern_credential_get", "skyvern_credential_list",
@@ -68,7 +69,7 @@ func TestListTools(t *testing.T) {
 			own := strings.Contains(tool.Description, "abctl's own tool")
 			hosted := !strings.Contains(tool.Name, "tag") && !strings.Contains(tool.Name, "bulk") && !strings.Contains(tool.Name, "script") &&
 				!strings.Contains(tool.Name, "webhook") && tool.Name != "skyvern_run_action" &&
-				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry" && tool.Name != "skyvern_custom_model_list" &&
+				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry" && tool.Name != "skyvern_custom_model_list" && tool.Name != "skyvern_browser_fleet" &&
 				!slices.Contains([]string{"skyvern_run_question", "skyvern_run_approve", "skyvern_run_reject"}, tool.Name)
 			if own == hosted {
 				t.Errorf("%s: description says own tool = %v; the hosted service has it = %v", tool.Name, own, hosted)

@@ -77,6 +77,7 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	t.addScheduleTools(s)
 	t.addCustomModelTools(s)
 	t.addScriptTools(s)
+	t.addFleetTools(s)
 	t.addBrowserProfileTools(s)
 	t.addBrowserSessionTools(s)
 	return s

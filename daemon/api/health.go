@@ -12,7 +12,7 @@ func WithMetrics(h http.Handler) ServerOption {
 
 // WithBrowsers adds "browsers" to GET /healthz: the first result of
 // browsers, asked at each request, when its second is true (the daemon
-// places runs on a fleet of browser endpoints: metrics.Fleet).
+// places runs on a fleet of browser endpoints: client.BrowserFleet).
 func WithBrowsers(browsers func() (any, bool)) ServerOption {
 	return func(s *Server) { s.browsers = browsers }
 }

@@ -11,6 +11,8 @@ package metrics
 import (
 	"net/http"
 
+	"github.com/abctl/abctl/client"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -106,54 +108,24 @@ func (c *fleetCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.queueTimeouts, prometheus.CounterValue, float64(st.QueueTimeouts))
 }
 
-// Fleet is the fleet of browser endpoints as GET /healthz shows it under
-// "browsers": browser.FleetStatus in the API's snake_case JSON. URLs carry
-// no credentials and no query, and the endpoints' headers never show.
-type Fleet struct {
-	Endpoints []FleetEndpoint `json:"endpoints"`
-	// Queued is how many runs wait now for an endpoint with room.
-	Queued int `json:"queued"`
-	// QueueWaits counts the runs that had to wait, QueueTimeouts those
-	// that gave up waiting, since the daemon started.
-	QueueWaits    uint64 `json:"queue_waits"`
-	QueueTimeouts uint64 `json:"queue_timeouts"`
-}
-
-// FleetEndpoint is one endpoint of Fleet.
-type FleetEndpoint struct {
-	Name     string `json:"name"`
-	URL      string `json:"url"`
-	Capacity int    `json:"capacity"`
-	// InUse is how many sessions are open on it now.
-	InUse int `json:"in_use"`
-	// Healthy is false while it is down: it takes no new sessions, and
-	// LastError says why it was last marked down.
-	Healthy   bool   `json:"healthy"`
-	LastError string `json:"last_error,omitempty"`
-	// Failures counts the sessions that ended because it failed and the
-	// connections to it that failed; Placed the sessions placed on it.
-	Failures uint64 `json:"failures"`
-	Placed   uint64 `json:"placed"`
-}
-
 // Health returns src's fleet as GET /healthz shows it; ok is false when
 // there is none (src nil, or its FleetStatus not ok).
-func Health(src FleetSource) (fleet Fleet, ok bool) {
+func Health(src FleetSource) (fleet client.BrowserFleet, ok bool) {
 	if src == nil {
-		return Fleet{}, false
+		return client.BrowserFleet{}, false
 	}
 	st, ok := src.FleetStatus()
 	if !ok {
-		return Fleet{}, false
+		return client.BrowserFleet{}, false
 	}
 	return FleetOf(st), true
 }
 
-// FleetOf is st in the JSON shape of GET /healthz.
-func FleetOf(st browser.FleetStatus) Fleet {
-	f := Fleet{Endpoints: make([]FleetEndpoint, len(st.Endpoints)), Queued: st.Queued, QueueWaits: st.QueueWaits, QueueTimeouts: st.QueueTimeouts}
+// FleetOf is st in the wire shape of GET /healthz (client.BrowserFleet).
+func FleetOf(st browser.FleetStatus) client.BrowserFleet {
+	f := client.BrowserFleet{Endpoints: make([]client.BrowserEndpointStatus, len(st.Endpoints)), Queued: st.Queued, QueueWaits: st.QueueWaits, QueueTimeouts: st.QueueTimeouts}
 	for i, e := range st.Endpoints {
-		f.Endpoints[i] = FleetEndpoint{
+		f.Endpoints[i] = client.BrowserEndpointStatus{
 			Name: e.Name, URL: e.URL, Capacity: e.Capacity, InUse: e.InUse, Healthy: e.Healthy,
 			LastError: e.LastError, Failures: e.Failures, Placed: e.Placed,
 		}

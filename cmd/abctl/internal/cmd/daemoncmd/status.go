@@ -18,12 +18,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/datadir"
-	"github.com/abctl/abctl/daemon/metrics"
 )
 
 // statusTimeout bounds the request `abctl daemon status` makes.
@@ -99,12 +99,6 @@ func (o *StatusOptions) Validate() error {
 	return checkOutput(o.Output)
 }
 
-// health is the answer of GET /healthz.
-type health struct {
-	Status   string         `json:"status"`
-	Browsers *metrics.Fleet `json:"browsers,omitempty"`
-}
-
 func runStatus(ctx context.Context, opts *StatusOptions) error {
 	base, from := opts.BaseURL, opts.BaseURLFrom
 	if base == "" {
@@ -117,7 +111,7 @@ func runStatus(ctx context.Context, opts *StatusOptions) error {
 	if err != nil {
 		return fmt.Errorf("no daemon answers at %s (address from %s): %w", base, from, err)
 	}
-	var h health
+	var h client.Health
 	if err := json.Unmarshal(body, &h); err != nil {
 		return fmt.Errorf("%s (address from %s) answered GET /healthz with something else than an abctl daemon's health: %v", base, from, err)
 	}
@@ -183,7 +177,7 @@ func getHealth(ctx context.Context, base string) ([]byte, error) {
 }
 
 // printStatus writes the daemon's state and its fleet as text.
-func printStatus(w io.Writer, base string, h health) error {
+func printStatus(w io.Writer, base string, h client.Health) error {
 	fmt.Fprintf(w, "Daemon at %s: %s\n", base, h.Status)
 	fleet := h.Browsers
 	if fleet == nil {
