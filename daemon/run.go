@@ -109,6 +109,11 @@ type EngineConfig struct {
 	// that has room, and no local Chromium starts. Not with Chromium or
 	// BrowserAddress.
 	BrowserEndpoints []BrowserEndpoint
+	// BrowserQueueTimeout is how long a run waits for an endpoint of the
+	// fleet with room before it fails, BrowserQueueMax how many runs may
+	// wait at once; 0: the browser package's defaults (2 minutes, 256).
+	BrowserQueueTimeout time.Duration
+	BrowserQueueMax     int
 	// NoRecording turns the video of runs off (recording needs ffmpeg).
 	NoRecording bool
 	// ActionIdle is how long the browser of a run_action workflow run stays
@@ -244,6 +249,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		eng, err := engine.New(ctx, engine.Config{
 			Chromium: cfg.Engine.Chromium, BrowserAddress: cfg.Engine.BrowserAddress, BrowserEndpoints: browserEndpoints(cfg.Engine),
+			BrowserQueueTimeout: cfg.Engine.BrowserQueueTimeout, BrowserQueueMax: cfg.Engine.BrowserQueueMax,
 			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
 			Models: models, SMTP: cfg.Engine.SMTP, S3: s3Config(cfg.Engine), Code: cfg.Engine.Code, IMAP: cfg.Engine.IMAP,
 		})

@@ -101,6 +101,11 @@ type Config struct {
 	// a browser address of its own is placed on one of them, and no local
 	// browser starts (browser.Options.Endpoints). FleetStatus shows them.
 	BrowserEndpoints []browser.Endpoint
+	// BrowserQueueTimeout and BrowserQueueMax bound the fleet's queue of
+	// runs waiting for an endpoint (browser.Options.QueueTimeout and
+	// MaxQueue; 0: their defaults).
+	BrowserQueueTimeout time.Duration
+	BrowserQueueMax     int
 	// Record records every run as a video when ffmpeg is found.
 	Record bool
 	// FFmpeg is the ffmpeg binary; "" looks up ffmpeg on PATH.
@@ -298,6 +303,7 @@ func (e *Engine) browserPool(ctx context.Context) (*browser.Pool, error) {
 
 		p, err := browser.NewPool(ctx, browser.Options{
 			ChromiumPath: e.cfg.Chromium, RemoteURL: e.cfg.BrowserAddress, Endpoints: e.cfg.BrowserEndpoints, Logger: e.log,
+			QueueTimeout: e.cfg.BrowserQueueTimeout, MaxQueue: e.cfg.BrowserQueueMax,
 		})
 		e.poolMu.Lock()
 		e.starting = nil

@@ -225,3 +225,18 @@ func waitRun(ctx context.Context, c *client.Client, id string) (*client.Run, err
 	defer cancel()
 	return c.Runs.Wait(ctx, id, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
 }
+
+// TestFleetQueueTimeout: a run on a fleet that is down waits for the
+// configured time, then fails saying why each endpoint could not take it.
+func TestFleetQueueTimeout(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close() // its address refuses connections now
+	e := newEngine(t, engine.Config{BrowserEndpoints: []browser.Endpoint{{URL: dead.URL, Name: "gone"}}, BrowserQueueTimeout: 300 * time.Millisecond})
+	res := e.Execute(t.Context(), job(t, client.WorkflowDefinition{Blocks: client.Blocks{gotoBlock("open", "http://127.0.0.1:1/")}}, nil), &progress{})
+	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, `no browser endpoint took the run within 300ms: browser endpoint "gone"`) {
+		t.Errorf("%s: %s", res.Status, res.FailureReason)
+	}
+	if st, ok := e.FleetStatus(); !ok || st.QueueTimeouts != 1 {
+		t.Errorf("fleet status %+v (%v), want one queue timeout", st, ok)
+	}
+}

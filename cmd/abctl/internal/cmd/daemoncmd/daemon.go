@@ -147,6 +147,10 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().StringVar(&engine.BrowserAddress, "browser-address", "", "use a remote Chromium over CDP (http://host:9222 or ws://host:9222/devtools/browser/...) instead of a local one")
 	cmd.Flags().StringArrayVar(&opts.BrowserEndpoints, strings.TrimPrefix(flagBrowserEndpoint, "--"), nil,
 		"a remote browser of the fleet, "+endpointSyntax+" (repeatable; default: the lines of --browser-endpoints-file, else of $"+EnvBrowserEndpoints+")")
+	cmd.Flags().DurationVar(&engine.BrowserQueueTimeout, "browser-queue-timeout", 0,
+		"with a fleet: how long a run waits for an endpoint with room before it fails (default 2m)")
+	cmd.Flags().IntVar(&engine.BrowserQueueMax, "browser-queue-max", 0,
+		"with a fleet: how many runs may wait for an endpoint at once; more fail at once (default 256)")
 	cmd.Flags().StringVar(&opts.BrowserEndpointsFile, "browser-endpoints-file", "",
 		"a file of the fleet's browsers, one "+endpointSyntax+" a line (# starts a comment)")
 	cmd.Flags().BoolVar(&engine.NoRecording, "no-recording", false, "do not record runs as video")
@@ -232,10 +236,18 @@ func (o *DaemonOptions) checkBrowserEndpoints() error {
 	if len(values) == 0 {
 		values, from = endpointsFromEnv(o.browserEndpointsEnv), EnvBrowserEndpoints
 	}
+	e := o.Config.Engine
+	switch {
+	case e.BrowserQueueTimeout < 0:
+		return fmt.Errorf("--browser-queue-timeout %s: give a positive duration, such as 30s or 5m", e.BrowserQueueTimeout)
+	case e.BrowserQueueMax < 0:
+		return fmt.Errorf("--browser-queue-max %d: give a positive number of runs", e.BrowserQueueMax)
+	case len(values) == 0 && (e.BrowserQueueTimeout != 0 || e.BrowserQueueMax != 0):
+		return fmt.Errorf("--browser-queue-timeout and --browser-queue-max apply to a fleet of browsers: give --browser-endpoint too")
+	}
 	if len(values) == 0 {
 		return nil
 	}
-	e := o.Config.Engine
 	for _, other := range []struct{ flag, value, why string }{
 		{"--browser-address", e.BrowserAddress, "runs use either the fleet or the one remote browser of --browser-address"},
 		{"--chromium", e.Chromium, "runs on a fleet use its endpoints, never a local browser"},

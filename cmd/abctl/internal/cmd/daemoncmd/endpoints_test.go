@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdtest"
 	"github.com/abctl/abctl/daemon"
@@ -173,6 +174,34 @@ func TestBrowserEndpointsFile(t *testing.T) {
 		{[]string{"--browser-endpoints-file", filepath.Join(dir, "missing.conf")}, "--browser-endpoints-file: open " + filepath.Join(dir, "missing.conf")},
 		{[]string{"--browser-endpoints-file", empty}, "names no endpoint"},
 		{[]string{"--browser-endpoints-file", good, "--chromium", "/bin/sh"}, "--browser-endpoints-file and --chromium cannot be combined"},
+	} {
+		_, err := daemonEndpoints(t, nil, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestBrowserQueueFlags: the fleet's queue bounds reach the engine's
+// configuration; bad values, and the flags without a fleet, are refused.
+func TestBrowserQueueFlags(t *testing.T) {
+	f, _ := cmdtest.NewFactory(t, nil)
+	var got *DaemonOptions
+	err := cmdtest.Exec(NewCmdDaemon(f, func(o *DaemonOptions) error { got = o; return nil }),
+		"--data-dir", t.TempDir(), "--browser-endpoint", "http://10.0.0.1:9222", "--browser-queue-timeout", "45s", "--browser-queue-max", "10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := got.Config.Engine; e.BrowserQueueTimeout != 45*time.Second || e.BrowserQueueMax != 10 {
+		t.Errorf("queue timeout %s and max %d, want 45s and 10", e.BrowserQueueTimeout, e.BrowserQueueMax)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--browser-endpoint", "http://10.0.0.1:9222", "--browser-queue-timeout", "-5s"}, "--browser-queue-timeout -5s: give a positive duration"},
+		{[]string{"--browser-endpoint", "http://10.0.0.1:9222", "--browser-queue-max", "-1"}, "--browser-queue-max -1: give a positive number"},
+		{[]string{"--browser-queue-max", "3"}, "apply to a fleet of browsers: give --browser-endpoint too"},
 	} {
 		_, err := daemonEndpoints(t, nil, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
