@@ -61,6 +61,7 @@ import (
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/llm"
 )
 
@@ -151,6 +152,24 @@ type Config struct {
 	// private and link-local addresses even when the run did not start on
 	// one.
 	AllowPrivateURLs bool
+	// Egress is what runs may reach (package internal/egress): every
+	// connection a run causes, the browser's through a proxy per run, is
+	// decided by the guard of the run's organization. Nil: runs reach
+	// anything but the schemes egress refuses (tests, embedded engines).
+	Egress *egress.Policy
+	// EgressProxyHost is the address the runs' proxies listen on, which
+	// the browsers must reach; "" means 127.0.0.1 (local Chromium and
+	// browsers on this machine).
+	EgressProxyHost string
+}
+
+// guard returns the egress guard of an organization's runs; nil without a
+// policy.
+func (e *Engine) guard(orgID string) *egress.Guard {
+	if e.cfg.Egress == nil {
+		return nil
+	}
+	return e.cfg.Egress.For(orgID)
 }
 
 // Engine executes runs in Chromium. Build it with New; it is safe for

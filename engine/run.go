@@ -14,6 +14,7 @@ import (
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // run is one execution (a task or agent run, or the session of a
@@ -33,16 +34,19 @@ type run struct {
 	state     []byte
 	// release gives a kept browser session back when the run ends.
 	release func()
+	// guard decides what the run may reach (nil: no policy).
+	guard *egress.Guard
 }
 
 // newRun assembles a run over a browser session and starts its recording.
 // limit bounds the steps of the whole run (0: none).
 // shared: the browser session outlives the run (a kept browser session),
 // which leaves it open when it ends.
-func (e *Engine) newRun(ctx context.Context, dir string, bs *browser.Session, progress executor.Progress, limit int, shared bool) *run {
-	r := &run{log: e.log, dir: dir, tag: newTag()}
+// guard is the egress guard of the run's organization.
+func (e *Engine) newRun(ctx context.Context, guard *egress.Guard, dir string, bs *browser.Session, progress executor.Progress, limit int, shared bool) *run {
+	r := &run{log: e.log, dir: dir, tag: newTag(), guard: guard}
 	r.steps = steplog.New(progress, e.log, limit)
-	r.sess = session.Open(ctx, bs, session.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared})
+	r.sess = session.Open(ctx, bs, session.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared, Guard: guard})
 	r.files = r.sess.Files()
 	r.agent = agent.New(r.sess.Browser(), r.steps, agent.Config{Tag: r.tag, Logger: e.log, AllowPrivateURLs: e.cfg.AllowPrivateURLs})
 	return r
@@ -60,7 +64,7 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 		if err != nil {
 			return nil, err
 		}
-		r := e.newRun(ctx, job.Dir, bs, progress, limit, true)
+		r := e.newRun(ctx, e.guard(job.OrgID), job.Dir, bs, progress, limit, true)
 		r.release = release
 		r.keepState = job.KeepBrowserState
 		return r, nil
@@ -80,7 +84,7 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 			return nil, errors.New("The browser profile could not be loaded: " + err.Error())
 		}
 	}
-	r := e.newRun(ctx, job.Dir, bs, progress, limit, false)
+	r := e.newRun(ctx, e.guard(job.OrgID), job.Dir, bs, progress, limit, false)
 	r.keepState = job.KeepBrowserState
 	return r, nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/agent"
 	"github.com/abctl/abctl/engine/internal/text"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
@@ -80,6 +81,9 @@ type Run struct {
 	// Scripts is how the run replays and records scripts (scripts.go);
 	// nil for neither.
 	Scripts *Scripts
+	// Guard decides what the run's blocks may reach over the network
+	// (package internal/egress); nil: no policy.
+	Guard *egress.Guard
 }
 
 // Interpreter runs the blocks of one agent run. Its methods are not safe

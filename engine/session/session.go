@@ -29,6 +29,7 @@ import (
 	"github.com/abctl/abctl/engine/record"
 	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // RecordingName is the file name of a run's recording.
@@ -42,6 +43,7 @@ type Session struct {
 	sess  *browser.Session
 	files *Files
 	view  *view
+	guard *egress.Guard // what the run may reach; nil: no policy
 
 	tab     context.Context // the tab last acted on
 	pages   map[context.Context]*page.Page
@@ -130,6 +132,9 @@ type Options struct {
 	// Shared: the browser session outlives the run (a kept browser
 	// session): Close leaves it open.
 	Shared bool
+	// Guard decides what the run may reach: its navigations and the
+	// files it fetches (package internal/egress); nil: no policy.
+	Guard *egress.Guard
 }
 
 // Open returns the Session of a run over its browser session, and starts
@@ -137,7 +142,7 @@ type Options struct {
 // logged; the run goes on.
 func Open(ctx context.Context, bs *browser.Session, o Options) *Session {
 	s := &Session{
-		log: o.Logger, sess: bs, shared: o.Shared,
+		log: o.Logger, sess: bs, shared: o.Shared, guard: o.Guard,
 		files:   newFiles(o.Dir, o.Progress, o.Logger, o.HTTP),
 		pages:   map[context.Context]*page.Page{},
 		watches: map[context.Context]*tabWatch{},
