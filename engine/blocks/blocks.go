@@ -28,10 +28,10 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/agent"
 	"github.com/abctl/abctl/engine/internal/text"
-	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // maxExecutions bounds the block executions of one run (next_block_label
