@@ -31,6 +31,7 @@ import (
 	"github.com/abctl/abctl/engine/blocks"
 	"github.com/abctl/abctl/engine/browser"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/llm"
 )
 
@@ -89,6 +90,15 @@ type Config struct {
 	// MaxUploadSize caps the files of POST /v1/upload_file, in bytes; 0
 	// means api.DefaultMaxUploadSize (100 MiB).
 	MaxUploadSize int64
+	// Egress is what runs may reach (package internal/egress): when
+	// loopback and private networks are reachable, and the operator's
+	// allow and deny patterns. Run fills in Shared (the daemon serves
+	// more than one organization) from the store.
+	Egress egress.Config
+	// EgressProxyHost is the address of this machine on which each run's
+	// egress proxy listens, reached by the run's browser; "" means
+	// 127.0.0.1 (a local Chromium, browsers on this machine).
+	EgressProxyHost string
 	// Version is what GET /v1/version answers, the version of abctl (the
 	// CLI gives its build's); "" answers the binary's module version or
 	// "dev".
@@ -227,6 +237,14 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := ensureOrganization(ctx, st, cfg); err != nil {
 		return err
 	}
+	// What runs may reach: one policy for the browsers, the blocks and
+	// the webhooks. The daemon's own address is protected once it
+	// listens.
+	egressCfg := cfg.Egress
+	egressCfg.Shared = func() bool { return st.OrganizationCount() > 1 }
+	policy := egress.New(egressCfg)
+	cfg.Logger.Info("egress policy", "private_networks", privateNote(egressCfg.Private, st.OrganizationCount()),
+		"allow", len(egressCfg.Allow), "deny", len(egressCfg.Deny))
 
 	files, err := artifacts.NewStore(filepath.Join(cfg.DataDir, datadir.ArtifactsDirName), artifacts.WithIDs(gen))
 	if err != nil {
@@ -252,6 +270,7 @@ func Run(ctx context.Context, cfg Config) error {
 			BrowserQueueTimeout: cfg.Engine.BrowserQueueTimeout, BrowserQueueMax: cfg.Engine.BrowserQueueMax,
 			Record: !cfg.Engine.NoRecording, Logger: cfg.Logger, ActionIdle: idle,
 			Models: models, SMTP: cfg.Engine.SMTP, S3: s3Config(cfg.Engine), Code: cfg.Engine.Code, IMAP: cfg.Engine.IMAP,
+			Egress: policy, EgressProxyHost: cfg.EgressProxyHost,
 		})
 		if err != nil {
 			return fmt.Errorf("daemon: %w", err)
@@ -338,6 +357,10 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("daemon: listen on %s: %w", cfg.Addr, listenError{err})
 	}
+	if err := policy.Protect(ln.Addr().String(), "the daemon's API"); err != nil {
+		ln.Close()
+		return fmt.Errorf("daemon: %w", err)
+	}
 	// The state file tells `abctl daemon orgs` where this daemon answers
 	// and with which admin token, while the store is locked by it.
 	token, err := admin.NewToken()
@@ -380,6 +403,21 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	cfg.Logger.Info("abctl daemon stopped")
 	return nil
+}
+
+// privateNote says in the start-up log when runs reach loopback and
+// private networks.
+func privateNote(m egress.PrivateMode, orgs int) string {
+	switch m {
+	case egress.PrivateAllow:
+		return "reachable (--egress-private=allow)"
+	case egress.PrivateDeny:
+		return "refused but for --egress-allow (--egress-private=deny)"
+	}
+	if orgs > 1 {
+		return "refused but for --egress-allow: the daemon serves several organizations"
+	}
+	return "reachable while the daemon serves one organization"
 }
 
 // ensureOrganization creates the default organization and its key on first

@@ -95,8 +95,15 @@ func (s *Store) CreateOrganization(ctx context.Context, name string) (Organizati
 	if err != nil {
 		return Organization{}, "", err
 	}
+	s.orgs.Add(1)
 	return org, key, nil
 }
+
+// OrganizationCount is how many organizations the store holds, without a
+// transaction: the egress policy asks it for every connection a run makes
+// (one organization reaches loopback and private networks, several do
+// not). Organizations are never deleted.
+func (s *Store) OrganizationCount() int { return int(s.orgs.Load()) }
 
 // AddAPIKey registers key as an API key of the organization. Adding a key
 // the organization already has does nothing; a key of another

@@ -157,3 +157,20 @@ func TestCompareIDs(t *testing.T) {
 		t.Fatal("compareIDs is not numeric")
 	}
 }
+
+// OrganizationCount follows creations and survives a reopen.
+func TestOrganizationCount(t *testing.T) {
+	f := newFixture(t)
+	if n := f.OrganizationCount(); n != 1 {
+		t.Fatalf("count %d, want 1 (the fixture's)", n)
+	}
+	f.newOrg("second")
+	f.newOrg("third")
+	if n := f.OrganizationCount(); n != 3 {
+		t.Fatalf("count %d, want 3", n)
+	}
+	f.reopen()
+	if n := f.OrganizationCount(); n != 3 {
+		t.Fatalf("count after reopen %d, want 3", n)
+	}
+}

@@ -170,6 +170,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -260,6 +261,9 @@ type Store struct {
 	// authCache maps the SHA-256 of API keys that authenticated to their
 	// Organization (see Authenticate).
 	authCache sync.Map
+	// orgs counts the organizations (OrganizationCount): read at Open,
+	// raised by each CreateOrganization of this process.
+	orgs atomic.Int64
 
 	agents  Agents
 	folders Folders
@@ -348,6 +352,13 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := recordSecret(db, sl); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%w (%s)", err, path)
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		s.orgs.Store(int64(tx.Bucket(bucketOrganizations).Stats().KeyN))
+		return nil
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: count the organizations: %w (%s)", err, path)
 	}
 	return s, nil
 }

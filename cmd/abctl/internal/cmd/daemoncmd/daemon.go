@@ -48,6 +48,10 @@ type DaemonOptions struct {
 	// BrowserEndpointsFile is a file of endpoints, one a line as in the
 	// environment variable, read when no --browser-endpoint is given.
 	BrowserEndpointsFile string
+
+	// Egress holds the values of the --egress-* flags, parsed by Validate
+	// into Config.Egress and Config.EgressProxyHost.
+	Egress egressFlags
 }
 
 // NewCmdDaemon returns `abctl daemon`. runF, when not nil, is called with
@@ -75,6 +79,12 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			"given another secret than the one its store was sealed with refuses to start.\n\n" +
 			"It listens on loopback unless --addr says otherwise, and stops cleanly on Ctrl-C or\n" +
 			"SIGTERM: requests in flight finish, then the store closes.\n\n" +
+			"Runs reach only what is theirs: never file: URLs, the daemon's own ports, its\n" +
+			"browsers' DevTools, link-local or cloud metadata addresses. Loopback and private\n" +
+			"networks are theirs while the daemon serves one organization; once it serves\n" +
+			"several, only what --egress-allow names (--egress-private changes the rule). Each\n" +
+			"run's browser goes through a proxy of its own that decides on the address every\n" +
+			"host resolves to (docs/security.md).\n\n" +
 			"Runs execute in Chromium (found on PATH or given with --chromium, or a remote one\n" +
 			"with --browser-address), which starts with the first run; without it runs fail,\n" +
 			"saying how to install it. Runs are recorded as video when ffmpeg is on PATH\n" +
@@ -168,6 +178,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().StringVar(&engine.S3.Prefix, "s3-prefix", "", "start of the keys upload_to_s3 and download_to_s3 write (such as abctl/)")
 	cmd.Flags().BoolVar(&engine.S3.PathStyle, "s3-path-style", false, "address buckets as <endpoint>/<bucket> (MinIO, Ceph and most self-hosted services need it)")
 	cmd.Flags().StringVar(&engine.S3.KnownHostsFile, "sftp-known-hosts", "", "known_hosts file that vouches for the SFTP servers of file_upload blocks without sftp_host_key (default: ~/.ssh/known_hosts)")
+	opts.registerEgressFlags(cmd)
 	lf.register(cmd)
 	cmd.AddCommand(NewCmdOrgs(f, &cfg.DataDir), NewCmdStatus(f, &cfg.DataDir, nil))
 	return cmd
@@ -213,6 +224,9 @@ func (o *DaemonOptions) Validate() error {
 		return &cmdutil.UsageError{Err: err}
 	}
 	if err := o.checkBrowserEndpoints(); err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	if err := o.checkEgress(); err != nil {
 		return &cmdutil.UsageError{Err: err}
 	}
 	return nil
