@@ -95,6 +95,10 @@ type Config struct {
 	// allow and deny patterns. Run fills in Shared (the daemon serves
 	// more than one organization) from the store.
 	Egress egress.Config
+	// EgressPolicy, when set, is the policy itself, built by the caller
+	// (tests that give their own Executor share it with their engine);
+	// Egress is then ignored, and Run protects its address on it.
+	EgressPolicy *egress.Policy
 	// EgressProxyHost is the address of this machine on which each run's
 	// egress proxy listens, reached by the run's browser; "" means
 	// 127.0.0.1 (a local Chromium, browsers on this machine).
@@ -240,11 +244,14 @@ func Run(ctx context.Context, cfg Config) error {
 	// What runs may reach: one policy for the browsers, the blocks and
 	// the webhooks. The daemon's own address is protected once it
 	// listens.
-	egressCfg := cfg.Egress
-	egressCfg.Shared = func() bool { return st.OrganizationCount() > 1 }
-	policy := egress.New(egressCfg)
-	cfg.Logger.Info("egress policy", "private_networks", privateNote(egressCfg.Private, st.OrganizationCount()),
-		"allow", len(egressCfg.Allow), "deny", len(egressCfg.Deny))
+	policy := cfg.EgressPolicy
+	if policy == nil {
+		egressCfg := cfg.Egress
+		egressCfg.Shared = func() bool { return st.OrganizationCount() > 1 }
+		policy = egress.New(egressCfg)
+	}
+	cfg.Logger.Info("egress policy", "private_networks", privateNote(policy.Config().Private, st.OrganizationCount()),
+		"allow", len(policy.Config().Allow), "deny", len(policy.Config().Deny))
 
 	files, err := artifacts.NewStore(filepath.Join(cfg.DataDir, datadir.ArtifactsDirName), artifacts.WithIDs(gen))
 	if err != nil {
