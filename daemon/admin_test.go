@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,49 +17,78 @@ import (
 	"github.com/abctl/abctl/daemon/store"
 )
 
-const testAdminToken = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-
-// adminEnv is a daemon handler with the admin routes on, served on loopback
-// over a real bbolt file holding a default organization.
+// adminEnv is a daemon handler with the admin routes served on a real
+// admin socket (admin.Listen in a temporary data directory) and the API
+// served over TCP on loopback, over a real bbolt file holding a default
+// organization.
 type adminEnv struct {
-	t     *testing.T
-	url   string
-	store *store.Store
-	srv   *api.Server
+	t      *testing.T
+	socket string // the admin socket's path
+	apiURL string // the TCP API's base URL
+	key    string // the default organization's API key
+	store  *store.Store
+	srv    *api.Server
+	hc     *http.Client // reaches the admin socket
 }
 
 func newAdminEnv(t *testing.T) *adminEnv {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "abctl.db"), store.Options{})
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "abctl.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	if _, _, err := st.CreateOrganization(t.Context(), "default"); err != nil {
+	_, key, err := st.CreateOrganization(t.Context(), "default")
+	if err != nil {
 		t.Fatal(err)
 	}
 	srv := api.NewServer(st, nil)
-	srv.EnableAdmin(testAdminToken)
-	t.Cleanup(func() { srv.EnableAdmin("") })
+	ln, err := admin.Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminSrv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: srv.AdminHandler()}}
+	adminSrv.Start()
+	t.Cleanup(adminSrv.Close)
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
-	return &adminEnv{t: t, url: hs.URL, store: st, srv: srv}
+	socket := admin.SocketPath(dir)
+	hc := &http.Client{Transport: &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		},
+	}}
+	t.Cleanup(hc.CloseIdleConnections)
+	return &adminEnv{t: t, socket: socket, apiURL: hs.URL, key: key, store: st, srv: srv, hc: hc}
 }
 
-// do sends a request with the given admin token ("" for none).
-func (e *adminEnv) do(method, path, token, contentType, body string) (int, string) {
+// do sends a request to the admin socket.
+func (e *adminEnv) do(method, path, contentType, body string) (int, string) {
 	e.t.Helper()
-	req, err := http.NewRequest(method, e.url+path, strings.NewReader(body))
+	return e.send(e.hc, "http://abctl", method, path, nil, contentType, body)
+}
+
+// doTCP sends a request to the TCP API with the given headers.
+func (e *adminEnv) doTCP(method, path string, header map[string]string, contentType, body string) (int, string) {
+	e.t.Helper()
+	return e.send(http.DefaultClient, e.apiURL, method, path, header, contentType, body)
+}
+
+func (e *adminEnv) send(hc *http.Client, base, method, path string, header map[string]string, contentType, body string) (int, string) {
+	e.t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if token != "" {
-		req.Header.Set("X-Admin-Token", token)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -69,7 +99,7 @@ func (e *adminEnv) do(method, path, token, contentType, body string) (int, strin
 
 func TestAdminCreateOrganization(t *testing.T) {
 	e := newAdminEnv(t)
-	code, body := e.do("POST", "/admin/organizations", testAdminToken, "application/json", `{"name": "  acme  "}`)
+	code, body := e.do("POST", "/admin/organizations", "application/json", `{"name": "  acme  "}`)
 	if code != 200 {
 		t.Fatalf("create: %d %s", code, body)
 	}
@@ -88,7 +118,7 @@ func TestAdminCreateOrganization(t *testing.T) {
 		t.Errorf("the key authenticates as %+v, want %s named acme", org, fields["organization_id"])
 	}
 
-	code, body = e.do("GET", "/admin/organizations", testAdminToken, "", "")
+	code, body = e.do("GET", "/admin/organizations", "", "")
 	if code != 200 {
 		t.Fatalf("list: %d %s", code, body)
 	}
@@ -101,56 +131,37 @@ func TestAdminCreateOrganization(t *testing.T) {
 	}
 }
 
-func TestAdminRejectsBadCredentials(t *testing.T) {
+// The TCP API has no admin routes: /admin/... answers as any unknown path,
+// whatever credentials come with it and wherever from (loopback here, as
+// a run's http_request block or browser page would send it).
+func TestAdminNotOnTheAPI(t *testing.T) {
 	e := newAdminEnv(t)
-	for _, tc := range []struct{ name, method, token string }{
-		{"no token", "POST", ""},
-		{"wrong token", "POST", strings.Repeat("0", len(testAdminToken))},
-		{"token prefix", "POST", testAdminToken[:10]},
-		{"list without token", "GET", ""},
-		{"an API key instead", "GET", "abk_whatever"},
+	for _, tc := range []struct {
+		name   string
+		header map[string]string
+	}{
+		{"API key and the former admin token header", map[string]string{"X-Api-Key": e.key, "X-Admin-Token": strings.Repeat("ab", 32)}},
+		{"API key", map[string]string{"X-Api-Key": e.key}},
+		{"nothing", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, body := e.do(tc.method, "/admin/organizations", tc.token, "application/json", `{"name":"x"}`)
-			if code != 403 || body != `{"detail":"Invalid credentials"}` {
-				t.Errorf("got %d %s, want 403 Invalid credentials", code, body)
+			wantCode, wantBody := e.doTCP("GET", "/no/such/path", tc.header, "", "")
+			for _, method := range []string{"GET", "POST"} {
+				for _, path := range []string{"/admin/organizations", "/admin/", "/admin"} {
+					code, body := e.doTCP(method, path, tc.header, "application/json", `{"name":"intruder"}`)
+					if code != wantCode || body != wantBody {
+						t.Errorf("%s %s over TCP: %d %s, want %d %s as for an unknown path", method, path, code, body, wantCode, wantBody)
+					}
+				}
+			}
+			if tc.header["X-Api-Key"] != "" && wantCode != 404 {
+				t.Errorf("an unknown path with a valid API key: %d %s, want 404", wantCode, wantBody)
 			}
 		})
 	}
 	orgs, err := e.store.Organizations(t.Context())
 	if err != nil || len(orgs) != 1 {
-		t.Errorf("organizations after rejected requests: %v, %v; want only the default", orgs, err)
-	}
-}
-
-func TestAdminAnswersOnlyLoopback(t *testing.T) {
-	e := newAdminEnv(t)
-	for _, tc := range []struct {
-		remote string
-		want   int
-	}{
-		{"203.0.113.5:1234", 403},
-		{"[2001:db8::1]:1234", 403},
-		{"[::ffff:203.0.113.5]:1234", 403},
-		{"garbage", 403},
-		{"127.0.0.1:1234", 200},
-		{"127.8.9.10:1234", 200},
-		{"[::1]:1234", 200},
-		{"[::ffff:127.0.0.1]:1234", 200},
-	} {
-		t.Run(tc.remote, func(t *testing.T) {
-			req := httptest.NewRequest("GET", "/admin/organizations", nil)
-			req.RemoteAddr = tc.remote
-			req.Header.Set("X-Admin-Token", testAdminToken)
-			rec := httptest.NewRecorder()
-			e.srv.ServeHTTP(rec, req)
-			if rec.Code != tc.want {
-				t.Fatalf("got %d %s, want %d", rec.Code, rec.Body, tc.want)
-			}
-			if tc.want == 403 && !strings.Contains(rec.Body.String(), "only requests from loopback") {
-				t.Errorf("body %s does not say that the routes answer only loopback", rec.Body)
-			}
-		})
+		t.Errorf("organizations after the requests over TCP: %v, %v; want only the default", orgs, err)
 	}
 }
 
@@ -170,7 +181,7 @@ func TestAdminRejectsBadBodies(t *testing.T) {
 		{"not JSON", "text/plain", `name=x`, "model_attributes_type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, body := e.do("POST", "/admin/organizations", testAdminToken, tc.contentType, tc.body)
+			code, body := e.do("POST", "/admin/organizations", tc.contentType, tc.body)
 			if code != 422 {
 				t.Fatalf("got %d %s, want 422", code, body)
 			}
@@ -186,13 +197,13 @@ func TestAdminRejectsBadBodies(t *testing.T) {
 		})
 	}
 	// A name of exactly the limit is fine.
-	if code, body := e.do("POST", "/admin/organizations", testAdminToken, "application/json",
+	if code, body := e.do("POST", "/admin/organizations", "application/json",
 		`{"name": "`+strings.Repeat("é", admin.MaxOrganizationNameLength)+`"}`); code != 200 {
 		t.Errorf("a name of %d characters: %d %s", admin.MaxOrganizationNameLength, code, body)
 	}
 	// The body limit applies.
 	huge := `{"name": "x", "pad": "` + strings.Repeat("a", 9<<20) + `"}`
-	if code, body := e.do("POST", "/admin/organizations", testAdminToken, "application/json", huge); code != 422 || !strings.Contains(body, "larger than") {
+	if code, body := e.do("POST", "/admin/organizations", "application/json", huge); code != 422 || !strings.Contains(body, "larger than") {
 		t.Errorf("a 9 MiB body: %d %.200s", code, body)
 	}
 	orgs, _ := e.store.Organizations(t.Context())
@@ -201,42 +212,24 @@ func TestAdminRejectsBadBodies(t *testing.T) {
 	}
 }
 
-func TestAdminRoutingAndDisabled(t *testing.T) {
+// The admin socket serves the admin routes and nothing else.
+func TestAdminSocketRouting(t *testing.T) {
 	e := newAdminEnv(t)
-	if code, body := e.do("DELETE", "/admin/organizations", testAdminToken, "", ""); code != 405 || body != `{"detail":"Method Not Allowed"}` {
+	if code, body := e.do("DELETE", "/admin/organizations", "", ""); code != 405 || body != `{"detail":"Method Not Allowed"}` {
 		t.Errorf("DELETE: %d %s", code, body)
 	}
-	if code, body := e.do("GET", "/admin/keys", testAdminToken, "", ""); code != 404 || body != `{"detail":"Not Found"}` {
-		t.Errorf("unknown admin path: %d %s", code, body)
-	}
-	// The admin token is not an API key, and the admin routes do not take one.
-	if code, _ := e.do("GET", "/v1/agents", testAdminToken, "", ""); code != 403 {
-		t.Errorf("/v1/agents with only the admin token: %d, want 403", code)
-	}
-
-	e.srv.EnableAdmin("")
-	for _, token := range []string{testAdminToken, ""} {
-		if code, body := e.do("GET", "/admin/organizations", token, "", ""); code != 404 || body != `{"detail":"Not Found"}` {
-			t.Errorf("disabled admin, token %q: %d %s, want 404", token, code, body)
+	for _, path := range []string{"/admin/keys", "/v1/agents", "/healthz", "/metrics", "/"} {
+		if code, body := e.do("GET", path, "", ""); code != 404 || body != `{"detail":"Not Found"}` {
+			t.Errorf("GET %s on the admin socket: %d %s, want 404", path, code, body)
 		}
-	}
-	// A server that never had a token answers 404 too.
-	st := e.store
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequest("GET", "/admin/organizations", nil)
-	req.RemoteAddr = "127.0.0.1:1234"
-	api.NewServer(st, nil).ServeHTTP(rec, req)
-	if rec.Code != 404 {
-		t.Errorf("server without admin: %d %s", rec.Code, rec.Body)
 	}
 }
 
 func TestAdminClient(t *testing.T) {
 	e := newAdminEnv(t)
-	addr := strings.TrimPrefix(e.url, "http://")
-	ac, err := admin.NewClient(admin.State{Addr: addr, AdminToken: testAdminToken})
-	if err != nil {
-		t.Fatal(err)
+	ac := admin.NewClient(e.socket)
+	if ac.Socket() != e.socket {
+		t.Errorf("Socket() = %q, want %q", ac.Socket(), e.socket)
 	}
 	created, err := ac.CreateOrganization(t.Context(), "team b")
 	if err != nil {
@@ -255,24 +248,15 @@ func TestAdminClient(t *testing.T) {
 		t.Errorf("empty name: %v", err)
 	}
 
-	bad, _ := admin.NewClient(admin.State{Addr: addr, AdminToken: "nope"})
-	if _, err := bad.Organizations(context.Background()); !errors.As(err, &ae) || ae.StatusCode != 403 || ae.Detail != "Invalid credentials" {
-		t.Errorf("wrong token: %v", err)
+	// No socket there: the error names the path, and no request went
+	// anywhere else.
+	missing := filepath.Join(t.TempDir(), "admin.sock")
+	if _, err := admin.NewClient(missing).Organizations(context.Background()); err == nil || !strings.Contains(err.Error(), missing) || errors.As(err, &ae) {
+		t.Errorf("client of a missing socket: %v, want a connection error naming %s", err, missing)
 	}
-
-	for addr, want := range map[string]string{
-		"0.0.0.0:8780":   "127.0.0.1:8780",
-		"[::]:8780":      "[::1]:8780",
-		"[::1]:8780":     "[::1]:8780",
-		"localhost:8780": "127.0.0.1:8780",
-	} {
-		c, err := admin.NewClient(admin.State{Addr: addr, AdminToken: "t"})
-		if err != nil || c.Addr() != want {
-			t.Errorf("NewAdminClient(%s): %v, %v; want %s", addr, c, err, want)
-		}
-	}
-	if _, err := admin.NewClient(admin.State{Addr: "192.0.2.7:8780", AdminToken: "t"}); err == nil || !strings.Contains(err.Error(), "not on loopback") {
-		t.Errorf("non-loopback address: %v", err)
+	long := "/" + strings.Repeat("d", admin.MaxSocketPath()) + "/admin.sock"
+	if _, err := admin.NewClient(long).Organizations(context.Background()); err == nil || !strings.Contains(err.Error(), "more than the") {
+		t.Errorf("client of a socket path too long: %v", err)
 	}
 }
 

@@ -224,14 +224,7 @@ func newCustomLLMDaemon(t *testing.T, logs io.Writer) *customLLMDaemon {
 	dir := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	addr, stop := daemontest.Start(t, dir, daemon.Config{APIKey: key, Executor: &scripted.Executor{}, Workers: 1, Logger: logger})
-	st, err := admin.ReadState(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := admin.NewClient(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ac := admin.NewClient(admin.SocketPath(dir))
 	other, err := ac.CreateOrganization(t.Context(), "b")
 	if err != nil {
 		t.Fatal(err)

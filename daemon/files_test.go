@@ -41,14 +41,7 @@ func newFilesEnv(t *testing.T, cfg daemon.Config) *filesEnv {
 	cfg.APIKey = filesTestKey
 	cfg.Executor = &scripted.Executor{}
 	addr, _ := daemontest.Start(t, dir, cfg)
-	st, err := admin.ReadState(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := admin.NewClient(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ac := admin.NewClient(admin.SocketPath(dir))
 	other, err := ac.CreateOrganization(t.Context(), "other")
 	if err != nil {
 		t.Fatal(err)

@@ -75,14 +75,7 @@ func TestMCPRequiresAPIKey(t *testing.T) {
 func TestMCPActsAsTheCallersKey(t *testing.T) {
 	dir := t.TempDir()
 	addr, _ := daemontest.Start(t, dir, daemon.Config{APIKey: mcpTestKey, Executor: &scripted.Executor{}})
-	st, err := admin.ReadState(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := admin.NewClient(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	admin := admin.NewClient(admin.SocketPath(dir))
 	other, err := admin.CreateOrganization(t.Context(), "other")
 	if err != nil {
 		t.Fatal(err)

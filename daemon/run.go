@@ -185,10 +185,12 @@ func (e listenError) Is(target error) bool { return target == ErrListen }
 // Run serves the API until ctx is done, then shuts down: in-flight requests
 // finish (up to 10 s), and the store closes last.
 //
-// While it serves, the state file (datadir.StateFileName in the data
-// directory, mode 0600) holds the address listened on and a fresh admin
-// token for the admin routes (package daemon/admin, and daemon/api's
-// admin.go); Run removes it when it returns.
+// While it serves, the admin routes (package daemon/admin, and daemon/api's
+// admin.go) answer on the admin socket (datadir.AdminSocketName in the
+// data directory, mode 0600) and nowhere else, and the state file
+// (datadir.StateFileName, mode 0600) holds the address listened on and the
+// process id; Run removes both when it returns. A data directory whose
+// path is too long for a Unix socket is refused.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.DataDir == "" {
 		return errors.New("daemon: no data directory given")
@@ -210,6 +212,10 @@ func Run(ctx context.Context, cfg Config) error {
 		buf := newLogBuffer(cfg.Stderr, 200*time.Millisecond)
 		defer buf.Close()
 		accessLog = slog.New(slog.NewTextHandler(buf, nil))
+	}
+	// Before anything is made there: the admin socket must fit.
+	if err := admin.CheckSocketPath(cfg.DataDir); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("daemon: create data directory: %w", err)
@@ -364,48 +370,56 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("daemon: listen on %s: %w", cfg.Addr, listenError{err})
 	}
+	defer ln.Close() // in case Serve never runs; the server closes it otherwise
 	if err := policy.Protect(ln.Addr().String(), "the daemon's API"); err != nil {
-		ln.Close()
 		return fmt.Errorf("daemon: %w", err)
 	}
-	// The state file tells `abctl daemon orgs` where this daemon answers
-	// and with which admin token, while the store is locked by it.
-	token, err := admin.NewToken()
+	// The admin routes are served on the admin socket (mode 0600) and on
+	// nothing else: the TCP port is reachable by the runs themselves.
+	adminLn, err := admin.Listen(cfg.DataDir)
 	if err != nil {
-		ln.Close()
 		return err
 	}
-	if err := admin.WriteState(cfg.DataDir, admin.State{Addr: ln.Addr().String(), PID: os.Getpid(), AdminToken: token}); err != nil {
-		ln.Close()
+	defer adminLn.Close() // removes the socket
+	// The state file tells `abctl daemon orgs` and the CLI that this
+	// daemon holds the store, and where its API answers.
+	state := admin.State{Addr: ln.Addr().String(), PID: os.Getpid()}
+	if err := admin.WriteState(cfg.DataDir, state); err != nil {
 		return err
 	}
 	defer func() {
-		if err := admin.RemoveState(cfg.DataDir, token); err != nil {
+		if err := admin.RemoveState(cfg.DataDir, state); err != nil {
 			cfg.Logger.Warn("could not remove the state file", "error", err)
 		}
 	}()
-	handler.EnableAdmin(token)
-	defer handler.EnableAdmin("")
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
-	}
-	cfg.Logger.Info("abctl daemon listening", "addr", ln.Addr().String(), "data_dir", cfg.DataDir)
+	errorLog := slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn)
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+	adminSrv := &http.Server{Handler: handler.AdminHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: errorLog}
+	cfg.Logger.Info("abctl daemon listening", "addr", ln.Addr().String(), "admin_socket", adminLn.Addr().String(), "data_dir", cfg.DataDir)
 	if cfg.Ready != nil {
 		cfg.Ready(ln.Addr().String())
 	}
 
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	serveErr := make(chan error, 2)
+	go func() { serveErr <- fmt.Errorf("daemon: serve: %w", srv.Serve(ln)) }()
+	go func() { serveErr <- fmt.Errorf("daemon: serve the admin socket: %w", adminSrv.Serve(adminLn)) }()
 	select {
 	case err := <-serveErr:
-		return fmt.Errorf("daemon: serve: %w", err)
+		srv.Close()
+		adminSrv.Close()
+		return err
 	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
+	// Both at once: each waits for its requests in flight.
+	adminDone := make(chan error, 1)
+	go func() { adminDone <- adminSrv.Shutdown(shutdownCtx) }()
+	err = srv.Shutdown(shutdownCtx)
+	if aerr := <-adminDone; err == nil && aerr != nil {
+		err = fmt.Errorf("admin socket: %w", aerr)
+	}
+	if err != nil {
 		return fmt.Errorf("daemon: shutdown: %w", err)
 	}
 	cfg.Logger.Info("abctl daemon stopped")

@@ -258,14 +258,7 @@ func TestScheduleRoutes(t *testing.T) {
 	}
 
 	// Another organization sees none of it.
-	state, err := admin.ReadState(d.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := admin.NewClient(state)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ac := admin.NewClient(admin.SocketPath(d.dir))
 	acme, err := ac.CreateOrganization(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)

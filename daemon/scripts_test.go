@@ -44,14 +44,7 @@ func newScriptsDaemon(t *testing.T) *scriptsDaemon {
 	const key = "abk_scripts_test_key_a"
 	dir := t.TempDir()
 	addr, stop := daemontest.Start(t, dir, daemon.Config{APIKey: key, Executor: &scripted.Executor{}, Workers: 1})
-	st, err := admin.ReadState(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := admin.NewClient(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ac := admin.NewClient(admin.SocketPath(dir))
 	other, err := ac.CreateOrganization(t.Context(), "b")
 	if err != nil {
 		t.Fatal(err)

@@ -43,14 +43,7 @@ func TestCustomModelServesItsOrganizationOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := admin.ReadState(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ac, err := admin.NewClient(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ac := admin.NewClient(admin.SocketPath(dir))
 	other, err := ac.CreateOrganization(t.Context(), "other")
 	if err != nil {
 		t.Fatal(err)

@@ -238,15 +238,12 @@ func TestTriggerFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ac, err := admin.NewClient(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ac := admin.NewClient(admin.SocketPath(e.dir))
 	other, err := ac.CreateOrganization(t.Context(), "other")
 	if err != nil {
 		t.Fatal(err)
 	}
-	oc, err := client.New(client.WithBaseURL("http://"+ac.Addr()), client.WithAPIKey(other.APIKey), client.WithMaxRetries(0))
+	oc, err := client.New(client.WithBaseURL("http://"+st.Addr), client.WithAPIKey(other.APIKey), client.WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}

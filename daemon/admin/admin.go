@@ -1,47 +1,66 @@
-// Package admin is the admin protocol of `abctl daemon`: the state file a
-// running daemon publishes in its data directory, the organizations the
-// admin routes create and list, and the client `abctl daemon orgs` uses.
-// The routes themselves are served by package daemon/api.
+// Package admin is the admin protocol of `abctl daemon`: the Unix socket a
+// running daemon serves the admin routes on, the state file it publishes
+// in its data directory, the organizations the admin routes create and
+// list, and the client `abctl daemon orgs` uses. The routes themselves are
+// served by package daemon/api (AdminHandler).
 //
 // The admin routes let `abctl daemon orgs` manage organizations while a
 // daemon holds the store (bbolt allows one process per file).
 //
-// Protocol. On start, daemon.Run writes <data-dir>/daemon.json (mode 0600):
+// Protocol. As Docker and containerd do, the daemon serves the admin routes
+// on a Unix socket in its data directory, <data-dir>/admin.sock
+// (datadir.AdminSocketName), with mode 0600, and on nothing else: its TCP
+// port answers /admin/... as any unknown path (404 to a valid API key,
+// 403 without one). Connecting to the socket is the authentication: the
+// file's mode lets only the daemon's user (and root) connect, the same
+// people who can open the store directly, so the routes give no one more
+// than they already had, and nothing that reaches the TCP port (a run's
+// http_request block, a page a run's browser loads, another machine)
+// reaches them. Listen makes the socket in a private directory, sets its
+// mode and only then moves it into place, so that it is never reachable
+// with a looser mode; it replaces a socket left by a daemon that crashed,
+// but refuses to start while something answers on it. The socket is
+// removed on shutdown.
 //
-//	{"addr": "127.0.0.1:8780", "pid": 4242, "admin_token": "<64 hex digits>"}
+// A Unix socket path is short (107 bytes on Linux, 103 on macOS and the
+// BSDs): a daemon whose data directory's path is too long to hold it
+// refuses to start, saying so.
 //
-// with a fresh random token, and removes the file on a clean shutdown. A
-// request to /admin/... is answered only when it comes from a loopback
-// address and carries the header x-admin-token with that token (compared in
-// constant time); otherwise it is 403. Reading the token takes read access
-// to the data directory, which is what opening the store directly takes, so
-// the routes give no one more than they already had. An api.Server
-// without a token (EnableAdmin never called) answers 404 there, as for any unknown
-// path.
+// The state file. While the daemon serves, <data-dir>/daemon.json (mode
+// 0600) holds the TCP address it listens on and its process id:
+//
+//	{"addr": "127.0.0.1:8780", "pid": 4242}
+//
+// and it is removed on a clean shutdown. It holds no secret.
+//
+// The routes, on the socket:
 //
 //	POST /admin/organizations  {"name": "acme"}
 //	    200 {"organization_id": "o_...", "api_key": "abk_..."}
 //	    422 {"detail": [{type, loc, msg, input}]} for a bad body or name
 //	GET  /admin/organizations
 //	    200 [{"organization_id": "o_...", "name": "...", "created_at": "..."}], oldest first
+//
+// By hand: curl --unix-socket <data-dir>/admin.sock http://abctl/admin/organizations
 package admin
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
-	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -50,17 +69,13 @@ import (
 	"github.com/abctl/abctl/daemon/datadir"
 )
 
-// TokenHeader carries the admin token on requests to /admin/.
-const TokenHeader = "X-Admin-Token"
-
 // MaxOrganizationNameLength is the longest organization name, in characters.
 const MaxOrganizationNameLength = 255
 
 // State is the content of the state file of a running daemon.
 type State struct {
-	Addr       string `json:"addr"` // the address listened on, as the listener reports it
-	PID        int    `json:"pid"`
-	AdminToken string `json:"admin_token"`
+	Addr string `json:"addr"` // the TCP address listened on, as the listener reports it
+	PID  int    `json:"pid"`
 }
 
 // CreatedOrganization is the answer to POST /admin/organizations. The key
@@ -109,15 +124,6 @@ func CheckOrganizationName(name string) (trimmed, typ, msg string) {
 	return name, "", ""
 }
 
-// NewToken returns 32 random bytes, hex-encoded.
-func NewToken() (string, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("daemon: make an admin token: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
 // WriteState writes the state file atomically, with mode 0600: readers see
 // the old file or the whole new one.
 func WriteState(dataDir string, st State) error {
@@ -147,14 +153,15 @@ func WriteState(dataDir string, st State) error {
 	return nil
 }
 
-// RemoveState removes the state file if it is still the one holding token.
-func RemoveState(dataDir, token string) error {
+// RemoveState removes the state file if it still holds st (another
+// daemon's is left alone).
+func RemoveState(dataDir string, st State) error {
 	path := filepath.Join(dataDir, datadir.StateFileName)
-	st, err := ReadState(dataDir)
+	cur, err := ReadState(dataDir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if err == nil && subtle.ConstantTimeCompare([]byte(st.AdminToken), []byte(token)) != 1 {
+	if err == nil && cur != st {
 		return nil
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -176,55 +183,177 @@ func ReadState(dataDir string) (State, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return State{}, fmt.Errorf("%s is not a daemon state file: %w", path, err)
 	}
-	if st.Addr == "" || st.AdminToken == "" {
-		return State{}, fmt.Errorf("%s is not a daemon state file: addr or admin_token missing", path)
+	if st.Addr == "" {
+		return State{}, fmt.Errorf("%s is not a daemon state file: addr missing", path)
 	}
 	return st, nil
 }
 
-// Client calls the admin routes of a running daemon.
-type Client struct {
-	baseURL string
-	token   string
-	hc      *http.Client
+// SocketPath is the path of the admin socket of the daemon over dataDir.
+func SocketPath(dataDir string) string {
+	return filepath.Join(dataDir, datadir.AdminSocketName)
 }
 
-// NewClient returns a client of the daemon described by st. A daemon
-// listening on all interfaces is reached through loopback; one listening
-// only on another address cannot be reached, since the admin routes answer
-// only loopback.
-func NewClient(st State) (*Client, error) {
-	host, port, err := net.SplitHostPort(st.Addr)
+// MaxSocketPath is the longest path, in bytes, that a Unix socket can be
+// bound to or reached at on this system (sun_path less its final NUL).
+func MaxSocketPath() int {
+	switch runtime.GOOS {
+	case "linux", "android", "windows":
+		return 107
+	default: // macOS, the BSDs
+		return 103
+	}
+}
+
+// privateDirPattern names the directory Listen makes the socket in before
+// moving it into place; tmpSocketPath is the longest path the socket has
+// there (os.MkdirTemp puts up to 10 digits in place of the star).
+const privateDirPattern = ".admin-*"
+
+func tmpSocketPath(dataDir string) string {
+	return filepath.Join(dataDir, strings.Replace(privateDirPattern, "*", "4294967295", 1), "s")
+}
+
+// CheckSocketPath returns an error when the data directory's path is too
+// long for a Unix socket in it (see MaxSocketPath).
+func CheckSocketPath(dataDir string) error {
+	extra := len(tmpSocketPath(dataDir)) - len(dataDir)
+	if limit := MaxSocketPath() - extra; len(dataDir) > limit {
+		return fmt.Errorf("daemon: the data directory %s has a path of %d bytes, too long for the admin socket in it "+
+			"(a Unix socket path has at most %d bytes here, which leaves %d for the directory): choose a data directory with a shorter path",
+			dataDir, len(dataDir), MaxSocketPath(), limit)
+	}
+	return nil
+}
+
+// Listen listens on the admin socket of dataDir, with mode 0600. A socket
+// file left there by a daemon that stopped without removing it (a crash) is
+// replaced; one on which something answers is not, and Listen fails naming
+// it. Closing the listener removes the socket, unless another has taken
+// its place.
+func Listen(dataDir string) (net.Listener, error) {
+	if err := CheckSocketPath(dataDir); err != nil {
+		return nil, err
+	}
+	path := SocketPath(dataDir)
+	if err := removeStaleSocket(path); err != nil {
+		return nil, err
+	}
+	// The socket is bound in a directory only this user can enter (mode
+	// 0700), given its mode there, and then renamed into place: no one
+	// else can connect in between, whatever the mode of the data
+	// directory and the umask.
+	dir, err := os.MkdirTemp(dataDir, privateDirPattern)
 	if err != nil {
-		return nil, fmt.Errorf("daemon address %q: %w", st.Addr, err)
+		return nil, fmt.Errorf("daemon: make the admin socket %s: %w", path, err)
 	}
-	ip, err := netip.ParseAddr(host)
-	switch {
-	case err != nil:
-		if host != "localhost" {
-			return nil, fmt.Errorf("daemon address %q is not an IP address", st.Addr)
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: listen on the admin socket %s: %w", path, err)
+	}
+	ln.SetUnlinkOnClose(false) // the socket moves: Close removes it by its final path
+	err = os.Chmod(tmp, 0o600)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	var fi os.FileInfo
+	if err == nil {
+		fi, err = os.Lstat(path)
+	}
+	if err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("daemon: make the admin socket %s: %w", path, err)
+	}
+	return &socketListener{UnixListener: ln, path: path, fi: fi}, nil
+}
+
+// removeStaleSocket removes the socket at path when nothing answers on it.
+func removeStaleSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("daemon: the admin socket %s: %w", path, err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return fmt.Errorf("daemon: %s is where the daemon serves its admin routes, but it is not a socket (%v): move it away", path, fi.Mode().Type())
+	}
+	conn, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err == nil {
+		conn.Close()
+		return fmt.Errorf("daemon: something already answers on the admin socket %s: is another daemon running over %s? Stop it first",
+			path, filepath.Dir(path))
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("daemon: cannot tell whether a daemon still answers on the admin socket %s, so it is left alone: %w", path, err)
+	}
+	// Refused: no one listens. A daemon that crashed left it.
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("daemon: remove the stale admin socket %s: %w", path, err)
+	}
+	return nil
+}
+
+// socketListener removes its socket when closed.
+type socketListener struct {
+	*net.UnixListener
+	path string
+	fi   os.FileInfo // the socket as bound, to remove it only if still there
+
+	once sync.Once
+	err  error
+}
+
+// Addr is the socket's final path (the listener was bound to its
+// temporary one).
+func (l *socketListener) Addr() net.Addr { return &net.UnixAddr{Name: l.path, Net: "unix"} }
+
+func (l *socketListener) Close() error {
+	l.once.Do(func() {
+		l.err = l.UnixListener.Close()
+		if fi, err := os.Lstat(l.path); err == nil && os.SameFile(fi, l.fi) {
+			if err := os.Remove(l.path); err != nil && !errors.Is(err, fs.ErrNotExist) && l.err == nil {
+				l.err = fmt.Errorf("daemon: remove the admin socket %s: %w", l.path, err)
+			}
 		}
-		host = "127.0.0.1"
-	case ip.IsUnspecified() && ip.Is4():
-		host = "127.0.0.1"
-	case ip.IsUnspecified():
-		host = "::1"
-	case !ip.Unmap().IsLoopback():
-		return nil, fmt.Errorf("the daemon listens on %s, not on loopback, and its admin routes answer only loopback", st.Addr)
-	}
+	})
+	return l.err
+}
+
+// Client calls the admin routes of a running daemon, on its admin socket.
+type Client struct {
+	socket string
+	hc     *http.Client
+}
+
+// NewClient returns a client of the admin routes served on the Unix socket
+// at socketPath (SocketPath of the daemon's data directory). It connects
+// to that socket only, never over TCP nor through a proxy.
+func NewClient(socketPath string) *Client {
+	var d net.Dialer
 	return &Client{
-		baseURL: "http://" + net.JoinHostPort(host, port),
-		token:   st.AdminToken,
+		socket: socketPath,
 		hc: &http.Client{
 			Timeout: 30 * time.Second,
-			// Never through a proxy: the token goes to the daemon only.
-			Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
+			Transport: &http.Transport{
+				Proxy:             nil,
+				DisableKeepAlives: true,
+				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+					if n := len(socketPath); n > MaxSocketPath() {
+						return nil, fmt.Errorf("the admin socket path %s has %d bytes, more than the %d a Unix socket path may have here", socketPath, n, MaxSocketPath())
+					}
+					return d.DialContext(ctx, "unix", socketPath)
+				},
+			},
 		},
-	}, nil
+	}
 }
 
-// Addr returns the address the client sends to ("127.0.0.1:8780").
-func (c *Client) Addr() string { return strings.TrimPrefix(c.baseURL, "http://") }
+// Socket returns the path of the socket the client connects to.
+func (c *Client) Socket() string { return c.socket }
 
 // Error is a non-2xx answer of an admin route.
 type Error struct {
@@ -257,17 +386,21 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.baseURL+path, rd)
+	// The host is a name only: the transport connects to the socket.
+	req, err := http.NewRequestWithContext(ctx, method, "http://abctl"+path, rd)
 	if err != nil {
 		return err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set(TokenHeader, c.token)
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return err
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its URL names no real host
+		}
+		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))

@@ -1,40 +1,24 @@
 package api
 
-// The admin routes (the protocol is described in package daemon/admin).
+// The admin routes (the protocol is described in package daemon/admin),
+// served on the daemon's admin socket only.
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
-	"net"
 	"net/http"
-	"net/netip"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/admin"
 )
 
-// EnableAdmin turns on the admin routes under /admin/, answering requests
-// from loopback that carry token in the x-admin-token header. The token
-// should be long and random (daemon.Run uses 32 random bytes, hex-encoded). An
-// empty token turns them off again. It is safe to call while serving.
-func (s *Server) EnableAdmin(token string) {
-	if token == "" {
-		s.adminToken.Store(nil)
-		return
-	}
-	sum := sha256.Sum256([]byte(token))
-	s.adminToken.Store(&sum)
+// AdminHandler returns the handler of the admin routes (/admin/...), and of
+// nothing else: daemon.Run serves it on the admin socket only, whose file
+// mode is the access control. The server's own handler (ServeHTTP, what
+// the TCP port serves) has no admin routes: it answers /admin/... as any
+// unknown path.
+func (s *Server) AdminHandler() http.Handler {
+	return chain(s.adminRoutes(), withRequestID, withSecurityHeaders, withAccessLog(s.accessLog), withRecover(s.logger))
 }
 
-func (s *Server) adminTokenHash() (sum [sha256.Size]byte, ok bool) {
-	p := s.adminToken.Load()
-	if p == nil {
-		return sum, false
-	}
-	return *p, true
-}
-
-// adminRoutes serves /admin/; routes.go mounts it outside the API key check.
 func (s *Server) adminRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/admin/organizations", func(w http.ResponseWriter, r *http.Request) {
@@ -48,44 +32,10 @@ func (s *Server) adminRoutes() http.Handler {
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
 		}
 	})
-	mux.HandleFunc("/admin/", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	})
-	return chain(mux, s.withAdminAuth, withBodyLimit)
-}
-
-// withAdminAuth lets a request through only when admin is enabled, it comes
-// from a loopback address and it carries the admin token.
-func (s *Server) withAdminAuth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		want, ok := s.adminTokenHash()
-		if !ok {
-			writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
-			return
-		}
-		if !isLoopback(r.RemoteAddr) {
-			writeError(w, r, s.logger, errorf(KindForbidden, "The admin routes answer only requests from loopback"))
-			return
-		}
-		// Hashing both sides gives equal lengths, so that the comparison
-		// takes the same time whatever was sent.
-		got := sha256.Sum256([]byte(r.Header.Get(admin.TokenHeader)))
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			writeError(w, r, s.logger, errorf(KindForbidden, "Invalid credentials"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// isLoopback reports whether a RemoteAddr ("ip:port") is a loopback address.
-func isLoopback(remoteAddr string) bool {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	return chain(mux, withBodyLimit)
 }
 
 func (s *Server) handleAdminCreateOrganization(w http.ResponseWriter, r *http.Request) {

@@ -145,7 +145,8 @@ func (s *Server) routes() http.Handler {
 	}
 	// No API key for the version, as the hosted service asks none (version.go).
 	root.HandleFunc("GET /v1/version", s.handleVersion)
-	root.Handle("/admin/", s.adminRoutes()) // loopback and admin token only: admin.go
+	// No /admin/: the admin routes are served on the admin socket only
+	// (AdminHandler, admin.go), never here, where runs' requests come from.
 	if l := s.links(); l != nil && l.Signer != nil && s.runs.Files != nil {
 		// Run files open in a browser: the URL's signature is the credential.
 		root.Handle(artifacts.Path, s.runs.Files.Handler(l.Signer))

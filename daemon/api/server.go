@@ -18,11 +18,9 @@ package api
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/abctl/abctl/daemon/ids"
@@ -38,9 +36,6 @@ type Server struct {
 	// store (package definition); now is their clock.
 	ids *ids.Generator
 	now func() time.Time
-	// adminToken is the SHA-256 of the admin routes' token; nil while they
-	// are off (see EnableAdmin).
-	adminToken atomic.Pointer[[sha256.Size]byte]
 	// runs starts and shows runs; nil answers 503 to starting one.
 	runs *Runs
 	// accessLog receives one record per request; the logger by default.

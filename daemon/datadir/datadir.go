@@ -28,5 +28,11 @@ const SecretFileName = "secret"
 const ArtifactsDirName = "artifacts"
 
 // StateFileName is the file in the data directory where a running daemon
-// publishes its address and admin token (mode 0600).
+// publishes its address and process id (mode 0600).
 const StateFileName = "daemon.json"
+
+// AdminSocketName is the Unix socket in the data directory (mode 0600) on
+// which a running daemon serves its admin routes (package daemon/admin),
+// and nowhere else: connecting to it is the authentication, as with
+// Docker's and containerd's sockets.
+const AdminSocketName = "admin.sock"

@@ -88,7 +88,7 @@ func TestNoDaemonNamesTheAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	dead := closedAddr(t)
-	state := `{"addr":"` + dead + `","pid":1,"admin_token":"00"}`
+	state := `{"addr":"` + dead + `","pid":1}`
 	if err := os.WriteFile(filepath.Join(dataDir, datadir.StateFileName), []byte(state), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -109,8 +109,11 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			"" + llm.DefaultOllamaModel + ", no key needed; OPENAI_API_KEY or ANTHROPIC_API_KEY alone select those\n" +
 			"services. Agents and blocks may name another model in their model field. Prefer the\n" +
 			"environment for the key: flags show in process lists.\n\n" +
-			"While it runs, <data-dir>/" + datadir.StateFileName + " (mode 0600) holds its address and a\n" +
-			"token for the admin routes that 'abctl daemon orgs' uses; it is removed on shutdown.",
+			"While it runs, <data-dir>/" + datadir.StateFileName + " (mode 0600) holds its address and process\n" +
+			"id, and it serves the admin routes that 'abctl daemon orgs' uses on the Unix socket\n" +
+			"<data-dir>/" + datadir.AdminSocketName + " (mode 0600), never on its TCP port; both are removed on\n" +
+			"shutdown. A Unix socket path is short (107 bytes on Linux): the daemon refuses a\n" +
+			"--data-dir whose path leaves no room for it.",
 		// An argument can only be a mistyped subcommand (orgs).
 		Args:                       cmdutil.GroupArgs,
 		SuggestionsMinimumDistance: 2,

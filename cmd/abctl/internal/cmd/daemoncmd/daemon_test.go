@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -265,6 +264,9 @@ func TestDaemonOrgsThroughRunningDaemon(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, datadir.StateFileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("state file after shutdown: %v", err)
 	}
+	if _, err := os.Lstat(filepath.Join(dir, datadir.AdminSocketName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("admin socket after shutdown: %v", err)
+	}
 	code, stdout, stderr = run(t, "daemon", "orgs", "create", "after", "--data-dir", dir, "-o", "json")
 	if code != ExitOK {
 		t.Fatalf("after stop: exit %d, stderr %s", code, stderr)
@@ -276,25 +278,19 @@ func TestDaemonOrgsThroughRunningDaemon(t *testing.T) {
 
 func TestDaemonOrgsStaleStateFile(t *testing.T) {
 	dir, _ := initDataDir(t)
-	// Another process holds the store, and daemon.json points at an
-	// address where nothing listens: a daemon that crashed, say.
+	// Another process holds the store, and daemon.json says a daemon runs,
+	// but nothing answers on the admin socket: a daemon that crashed, say.
 	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadAddr := ln.Addr().String()
-	ln.Close()
-	state := `{"addr":"` + deadAddr + `","pid":1,"admin_token":"00"}`
+	state := `{"addr":"127.0.0.1:1","pid":1}`
 	if err := os.WriteFile(filepath.Join(dir, datadir.StateFileName), []byte(state), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := run(t, "daemon", "orgs", "create", "acme", "--data-dir", dir)
-	want := "a daemon holds " + dir + " but does not answer at " + deadAddr
+	want := "a daemon holds " + dir + " but does not answer on its admin socket " + filepath.Join(dir, datadir.AdminSocketName)
 	if code != ExitError || stdout != "" || !strings.Contains(stderr, want) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
 	}

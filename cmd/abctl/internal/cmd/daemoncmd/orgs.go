@@ -42,8 +42,9 @@ func NewCmdOrgs(f *cmdutil.Factory, dataDir *string) *cobra.Command {
 			"agent, folder and run belongs to exactly one organization, and an organization's API keys\n" +
 			"see only its own records.\n\n" +
 			"When no daemon is running on --data-dir, the store is changed directly. When one is, the\n" +
-			"request goes to its admin routes on loopback, authenticated with the token it keeps in\n" +
-			"<data-dir>/" + datadir.StateFileName + ".",
+			"request goes to its admin routes, which it serves only on the Unix socket\n" +
+			"<data-dir>/" + datadir.AdminSocketName + " (mode 0600: only its user, and root, can connect), never on\n" +
+			"its TCP port.",
 		Args:                       cmdutil.GroupArgs,
 		SuggestionsMinimumDistance: 2,
 		RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
@@ -244,13 +245,9 @@ func openOrgAdmin(ctx context.Context, dataDir string) (orgAdmin, error) {
 		if !errors.Is(err, store.ErrLocked) {
 			return nil, err
 		}
-		state, serr := admin.ReadState(dataDir)
+		_, serr := admin.ReadState(dataDir)
 		if serr == nil {
-			ac, err := admin.NewClient(state)
-			if err != nil {
-				return nil, fmt.Errorf("a daemon holds %s, but %w; stop it and try again", dataDir, err)
-			}
-			return remoteAdmin{c: ac, dataDir: dataDir}, nil
+			return remoteAdmin{c: admin.NewClient(admin.SocketPath(dataDir)), dataDir: dataDir}, nil
 		}
 		if !errors.Is(serr, fs.ErrNotExist) {
 			return nil, fmt.Errorf("the store in %s is locked, and %w", dataDir, serr)
@@ -293,7 +290,8 @@ func (a storeAdmin) organizations(ctx context.Context) ([]admin.Organization, er
 
 func (a storeAdmin) close() error { return a.st.Close() }
 
-// remoteAdmin goes through the admin routes of the daemon holding the store.
+// remoteAdmin goes through the admin routes of the daemon holding the
+// store, on its admin socket.
 type remoteAdmin struct {
 	c       *admin.Client
 	dataDir string
@@ -317,7 +315,7 @@ func (a remoteAdmin) wrap(err error) error {
 	}
 	var ae *admin.Error
 	if errors.As(err, &ae) {
-		return fmt.Errorf("the daemon holding %s, at %s, answered %w", a.dataDir, a.c.Addr(), err)
+		return fmt.Errorf("the daemon holding %s answered on its admin socket %s: %w", a.dataDir, a.c.Socket(), err)
 	}
-	return fmt.Errorf("a daemon holds %s but does not answer at %s: %w", a.dataDir, a.c.Addr(), err)
+	return fmt.Errorf("a daemon holds %s but does not answer on its admin socket %s: %w", a.dataDir, a.c.Socket(), err)
 }

@@ -129,7 +129,7 @@ func TestDaemonStatusNoDaemon(t *testing.T) {
 	}
 	deadAddr := ln.Addr().String()
 	ln.Close()
-	state := `{"addr":"` + deadAddr + `","pid":1,"admin_token":"00"}`
+	state := `{"addr":"` + deadAddr + `","pid":1}`
 	if err := os.WriteFile(filepath.Join(dir, datadir.StateFileName), []byte(state), 0o600); err != nil {
 		t.Fatal(err)
 	}
