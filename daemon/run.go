@@ -292,6 +292,7 @@ func Run(ctx context.Context, cfg Config) error {
 	rn := runner.New(runner.Config{
 		Store: st, Executor: exec, Files: files, Notifier: hooks,
 		Workers: cfg.Workers, Logger: cfg.Logger, Minute: cfg.Minute,
+		LocalFiles: artifacts.LocalFiles{Store: files, Signer: signer}, // the daemon's own file URLs, read from disk
 	})
 	sessions := cfg.Sessions
 	if sessions == nil {
