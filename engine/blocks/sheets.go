@@ -170,6 +170,11 @@ func (in sheetsBlocks) sheets(ctx context.Context, sc *scope, spreadsheetURL, cr
 	// reaches it.
 	tokens := base
 	if in.guard != nil {
+		// The early check gives the clear refusal (the token source words
+		// its errors in its own text); the client checks every connection.
+		if err := in.guard.CheckURL(ctx, sa.TokenURI); err != nil {
+			return nil, fmt.Errorf("signing in as service account %s: the key's token_uri is not reachable: %v", sa.ClientEmail, err)
+		}
 		tokens = in.guard.CheckedClient(0)
 	}
 	src := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, tokens))

@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// Permanent reports that a refusal is permanent: the same request would
+// be refused again, so callers that retry (the model client) stop.
+func (e *Error) Permanent() bool { return true }
+
 // CheckedTransport returns next behind an early check of every request's
 // URL (CheckURL with schemes, WebSchemes when none), redirects included:
 // a refusal names the URL asked for, the address it resolved to and the
