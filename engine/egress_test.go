@@ -18,8 +18,10 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/engine/blocks"
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/internal/mailtest"
 	"github.com/abctl/abctl/llm"
 	"github.com/abctl/abctl/llm/llmtest"
 )
@@ -202,5 +204,57 @@ func TestDaemonOwnFileURLUnderSharedPolicy(t *testing.T) {
 	}
 	if len(out.Lines) != 1 || out.Lines[0]["supplier"] != "Northwind" {
 		t.Errorf("lines_output %v, want the uploaded file's row", out.Lines)
+	}
+}
+
+// TestOperatorServersTrusted: the servers the operator configured (the
+// daemon's SMTP server and S3 service) are reached on loopback even by a
+// shared daemon, whose guard refuses loopback; what the run names is
+// guarded: the same SMTP server named by the block, and the source URL of
+// a download_to_s3 block.
+func TestOperatorServersTrusted(t *testing.T) {
+	needBrowser(t)
+	smtpSrv, err := mailtest.StartSMTP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { smtpSrv.Close() })
+	host, port := smtpSrv.HostPort()
+	s3 := startS3(t, []string{"AKIADAEMON"}, "runs")
+	source := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("notes")) }))
+	defer source.Close()
+
+	e := newEngine(t, engine.Config{Egress: sharedPolicy(t, nil),
+		SMTP: blocks.SMTP{Host: host, Port: port},
+		S3: blocks.S3Config{Endpoint: s3.url, Region: "us-east-1", PathStyle: true, Bucket: "runs", Prefix: "abctl/",
+			AccessKeyID: "AKIADAEMON", SecretAccessKey: daemonS3Secret},
+	})
+	mail := func(label string) *client.SendEmailBlock {
+		return &client.SendEmailBlock{BlockBase: base(label), Sender: "robot@example.com", Recipients: []string{"ada@example.com"}, Subject: "Hi", Body: "Hello"}
+	}
+	named := mail("named")
+	named.CustomSMTPHost, named.CustomSMTPPort = host, port
+	for _, tc := range []struct {
+		block client.Block
+		want  string // "" for completed; else in the failure
+	}{
+		{mail("operators"), ""},
+		{named, "refused to reach " + smtpSrv.Addr()},
+		{&client.UploadToS3Block{BlockBase: base("to_daemon")}, ""},
+		{&client.DownloadToS3Block{BlockBase: base("fetch"), URL: source.URL + "/notes.txt"}, "refused to reach " + source.URL + "/notes.txt"},
+	} {
+		res := e.Execute(t.Context(), job(t, client.WorkflowDefinition{Blocks: client.Blocks{tc.block}}, nil), &progress{})
+		label := tc.block.Base().Label
+		t.Logf("%s: %s %s", label, res.Status, res.FailureReason)
+		switch {
+		case tc.want == "" && res.Status != client.RunStatusCompleted:
+			t.Errorf("%s: %s: %s", label, res.Status, res.FailureReason)
+		case tc.want != "" && (res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, tc.want) ||
+			!strings.Contains(res.FailureReason, "the daemon serves several organizations")):
+			t.Errorf("%s: %s: %q, want it refused", label, res.Status, res.FailureReason)
+		}
+	}
+	if n := len(smtpSrv.Messages()); n != 1 {
+		t.Errorf("%d emails sent, want the operator's server's one", n)
 	}
 }
