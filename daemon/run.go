@@ -324,6 +324,7 @@ func Run(ctx context.Context, cfg Config) error {
 	rn := runner.New(runner.Config{
 		Store: st, Executor: exec, Files: files, Notifier: hooks,
 		Workers: cfg.Workers, Logger: cfg.Logger, Minute: cfg.Minute,
+		LocalFiles: artifacts.LocalFiles{Store: files, Signer: signer}, // the daemon's own file URLs, read from disk
 	})
 	sessions := cfg.Sessions
 	if sessions == nil {
@@ -336,7 +337,7 @@ func Run(ctx context.Context, cfg Config) error {
 	fleet, _ := exec.(metrics.FleetSource)
 	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog), api.WithMinute(cfg.Minute),
 		api.WithMaxUploadSize(cfg.MaxUploadSize), api.WithVersion(cfg.Version),
-		api.WithModelCheck(customModelCheck(cfg)),
+		api.WithModelCheck(customModelCheck(cfg, nil)), // nil: no egress policy yet (give it the policy's For)
 		api.WithMetrics(metrics.Handler(metrics.NewFleetCollector(fleet))),
 		api.WithBrowsers(func() (any, bool) { return metrics.Health(fleet) }))
 	defer handler.StopSessionTimers()

@@ -70,6 +70,9 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
+	// The run's file URLs go through its organization's guard; the
+	// daemon's own are read from its disk.
+	r.files.UseNetwork(r.guard, job.LocalFiles)
 	r.sess.SetSecrets(creds)
 	env := e.env
 	env.Models = models

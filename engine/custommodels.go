@@ -10,10 +10,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/abctl/abctl/engine/agent"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/llm"
 )
 
@@ -139,9 +141,42 @@ func (e *Engine) runModels(job *executor.Job) agent.Models {
 	}
 	ms := e.models
 	ms.Custom = make(map[string]agent.CustomModel, len(job.CustomModels))
+	opts := []llm.Option{llm.WithLogger(e.log)}
+	if hc := e.modelClient(job.OrgID); hc != nil {
+		opts = append(opts, llm.WithHTTPClient(hc))
+	}
 	for _, cm := range job.CustomModels {
-		model, err := CustomModel(cm, llm.WithLogger(e.log))
+		model, err := CustomModel(cm, opts...)
 		ms.Custom[cm.ID] = agent.CustomModel{Model: model, Err: err}
 	}
 	return ms
+}
+
+// modelClient is the HTTP client of an organization's custom models: its
+// api_base is the organization's to give, so its connections go through
+// the organization's egress guard (one client per organization, its
+// connections reused from run to run). nil without a policy: the llm
+// package's own client. The engine's own models (Config.Models, the
+// operator's flags) are not guarded.
+func (e *Engine) modelClient(orgID string) *http.Client {
+	g := e.guard(orgID)
+	if g == nil {
+		return nil
+	}
+	if c, ok := e.modelClients.Load(orgID); ok {
+		return c.(*http.Client)
+	}
+	c, _ := e.modelClients.LoadOrStore(orgID, CustomModelClient(g, 0))
+	return c.(*http.Client)
+}
+
+// CustomModelClient is the HTTP client of an organization's custom models
+// under its egress guard g: each connection, and each request's URL,
+// checked (timeout 0: none; the model's calls have their own). nil for a
+// nil guard (no policy).
+func CustomModelClient(g *egress.Guard, timeout time.Duration) *http.Client {
+	if g == nil {
+		return nil
+	}
+	return g.CheckedClient(timeout)
 }

@@ -194,6 +194,10 @@ type Engine struct {
 
 	keptMu sync.Mutex
 	kept   map[string]*keptSession // open browser sessions by id (browsersessions.go)
+
+	// modelClients are the HTTP clients of the organizations' custom
+	// models, through their guards, by organization id (custommodels.go).
+	modelClients sync.Map
 }
 
 var (
@@ -281,6 +285,10 @@ func (e *Engine) Close() error {
 	e.pool = nil
 	e.poolMu.Unlock()
 	e.wg.Wait()
+	e.modelClients.Range(func(_, c any) bool {
+		c.(*http.Client).CloseIdleConnections()
+		return true
+	})
 	if p != nil {
 		return p.Close()
 	}

@@ -37,6 +37,9 @@ func (e *Engine) runTask(ctx context.Context, job *executor.Job, progress execut
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
+	// The run's file URLs go through its organization's guard; the
+	// daemon's own are read from its disk.
+	r.files.UseNetwork(r.guard, job.LocalFiles)
 	g := &agent.Goal{Navigation: t.Prompt, Model: m, Verify: true, ErrorCodes: t.ErrorCodeMapping,
 		Schema: agent.ParseSchema(t.DataExtractionSchema), HistoryInVerify: t.IncludeActionHistoryInVerification != nil && *t.IncludeActionHistoryInVerification}
 	if g.Schema != nil {

@@ -9,6 +9,8 @@ package executor
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -88,6 +90,22 @@ type Job struct {
 	// Script is how an agent run uses scripts (run_with: code,
 	// generate_script_on_terminal); nil for neither.
 	Script *ScriptJob
+
+	// LocalFiles opens the files that URLs of the daemon itself name (the
+	// signed URLs of run files and of POST /v1/upload_file), so that a run
+	// reads them from the daemon's disk: the daemon's own address is not
+	// reachable by runs (package internal/egress). nil: every file URL is
+	// fetched over the network.
+	LocalFiles LocalFiles
+}
+
+// LocalFiles opens a file the daemon serves by a URL of its own.
+type LocalFiles interface {
+	// OpenURL returns the file u names and its name; ok is false when u
+	// is not a URL of the daemon's files (the caller fetches it), and err
+	// says why one that is cannot be read (an invalid signature, an
+	// expired URL, a file that is gone).
+	OpenURL(u *url.URL) (f io.ReadCloser, name string, ok bool, err error)
 }
 
 // ScriptJob is how an agent run replays and records a script (package

@@ -148,6 +148,12 @@ func describeNetErr(err error, timeout time.Duration) string {
 
 // permanentNetErr reports network errors a retry cannot cure.
 func permanentNetErr(err error) bool {
+	// An error that says it is permanent (a refusal of the egress policy,
+	// which the same call would meet again).
+	var perm interface{ Permanent() bool }
+	if errors.As(err, &perm) && perm.Permanent() {
+		return true
+	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
 		return true

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/executor"
@@ -99,6 +100,11 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job := &executor.Job{RunID: rec.ID, OrgID: org.ID, RunType: client.RunTypeWorkflowRun, Dir: dir}
+	if l := s.links(); l != nil && l.Signer != nil {
+		// The daemon's own file URLs are read from its disk (a run may
+		// not reach the daemon's address).
+		job.LocalFiles = artifacts.LocalFiles{Store: s.runs.Files, Signer: l.Signer}
+	}
 	if req.WorkflowRunID == "" {
 		job.BrowserSessionID = sessionID // a follow-up acts in the browser its run already has
 	}

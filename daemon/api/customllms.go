@@ -24,8 +24,9 @@ import (
 
 // ModelCheck tells whether a custom model's endpoint answers; the error
 // says why not, without the key. The daemon's sends one short call with a
-// bounded timeout (package engine, CheckCustomModel).
-type ModelCheck func(ctx context.Context, m executor.CustomModel) error
+// bounded timeout (package engine, CheckCustomModel), through the egress
+// guard of orgID, the organization that saves the model.
+type ModelCheck func(ctx context.Context, orgID string, m executor.CustomModel) error
 
 // WithModelCheck makes the server check the endpoint of every custom model
 // it saves, recording the outcome as the model's valid. Without it, no
@@ -157,7 +158,7 @@ func (s customLLMsAPI) checkCustomLLM(r *http.Request, m executor.CustomModel) b
 	if s.modelCheck == nil {
 		return false
 	}
-	if err := s.modelCheck(r.Context(), m); err != nil {
+	if err := s.modelCheck(r.Context(), organization(r.Context()).ID, m); err != nil {
 		s.logger.InfoContext(r.Context(), "a custom model's endpoint did not answer its check; it is saved with valid false",
 			"request_id", requestID(r.Context()), "custom_llm_id", m.ID, "error", err.Error())
 		return false

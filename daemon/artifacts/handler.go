@@ -76,57 +76,69 @@ func (s *Store) serve(signer *Signer, w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, http.StatusMethodNotAllowed, detailBadMethod)
 		return
 	}
+	ref, status, detail := signer.check(r.URL)
+	if status != 0 {
+		writeError(w, r, status, detail)
+		return
+	}
+	orgID, runID, name, download, exp := ref.orgID, ref.runID, ref.name, ref.download, ref.expires
+	now := signer.now()
+	s.ServeFile(w, r, orgID, runID, name, download, "private, max-age="+strconv.FormatInt(maxAge(now, exp), 10))
+}
+
+// signedRef is what a signed URL names.
+type signedRef struct {
+	orgID, runID, name string
+	download           bool
+	expires            int64
+}
+
+// check reads a URL of the handler: the file it names when its signature
+// is valid and it has not expired, else the status and detail to answer
+// (404 for a path that names no file, 403 for a missing or invalid
+// signature, 410 for an expired URL).
+func (s *Signer) check(u *url.URL) (signedRef, int, string) {
 	// The escaped path, so that an encoded slash (%2F) stays inside its
 	// segment and is refused with the name instead of splitting it.
-	rest, ok := strings.CutPrefix(r.URL.EscapedPath(), Path)
+	rest, ok := strings.CutPrefix(u.EscapedPath(), Path)
 	if !ok {
-		writeError(w, r, http.StatusNotFound, detailNotFound)
-		return
+		return signedRef{}, http.StatusNotFound, detailNotFound
 	}
 	rawRun, rawName, ok := strings.Cut(rest, "/")
 	if !ok {
-		writeError(w, r, http.StatusNotFound, detailNotFound)
-		return
+		return signedRef{}, http.StatusNotFound, detailNotFound
 	}
 	runID, err1 := url.PathUnescape(rawRun)
 	name, err2 := url.PathUnescape(rawName)
 	if err1 != nil || err2 != nil || !ValidID(runID) || !executor.ValidFileName(name) {
-		writeError(w, r, http.StatusNotFound, detailNotFound)
-		return
+		return signedRef{}, http.StatusNotFound, detailNotFound
 	}
 
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		writeError(w, r, http.StatusForbidden, detailNoSig)
-		return
+		return signedRef{}, http.StatusForbidden, detailNoSig
 	}
 	orgID, okOrg := single(q, "org")
 	expStr, okExp := single(q, "expires")
 	sig, okSig := single(q, "signature")
 	if !okOrg || !okExp || !okSig {
-		writeError(w, r, http.StatusForbidden, detailNoSig)
-		return
+		return signedRef{}, http.StatusForbidden, detailNoSig
 	}
 	download := false
 	if vs, present := q["download"]; present {
 		if len(vs) != 1 || vs[0] != "1" {
-			writeError(w, r, http.StatusForbidden, detailBadSig)
-			return
+			return signedRef{}, http.StatusForbidden, detailBadSig
 		}
 		download = true
 	}
 	exp, err := strconv.ParseInt(expStr, 10, 64)
-	if err != nil || !ValidID(orgID) || !signer.verify(orgID, runID, name, exp, download, sig) {
-		writeError(w, r, http.StatusForbidden, detailBadSig)
-		return
+	if err != nil || !ValidID(orgID) || !s.verify(orgID, runID, name, exp, download, sig) {
+		return signedRef{}, http.StatusForbidden, detailBadSig
 	}
-	now := signer.now()
-	if now.Unix() >= exp {
-		writeError(w, r, http.StatusGone, detailExpired)
-		return
+	if s.now().Unix() >= exp {
+		return signedRef{}, http.StatusGone, detailExpired
 	}
-
-	s.ServeFile(w, r, orgID, runID, name, download, "private, max-age="+strconv.FormatInt(maxAge(now, exp), 10))
+	return signedRef{orgID: orgID, runID: runID, name: name, download: download, expires: exp}, 0, ""
 }
 
 // maxAge is the number of whole seconds the URL has left, at most the

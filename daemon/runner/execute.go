@@ -89,6 +89,7 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		MaxSteps: rec.MaxSteps, Dir: dir, Vault: r.vault(),
 		BrowserSessionID: rec.BrowserSessionID,
 		Trigger:          r.starter(ctx, rec),
+		LocalFiles:       r.cfg.LocalFiles,
 	}
 	// The organization's custom models, keys unsealed: the job carries
 	// them to the executor and nothing logs them.

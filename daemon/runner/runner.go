@@ -60,6 +60,9 @@ type Config struct {
 	// Minute is how long a minute of max_elapsed_time_minutes lasts; 0
 	// means time.Minute. Tests shorten it to exercise time limits.
 	Minute time.Duration
+	// LocalFiles opens the files the daemon's own signed URLs name, for
+	// the runs given such a URL (executor.Job.LocalFiles); nil: none.
+	LocalFiles executor.LocalFiles
 }
 
 // Causes of a run's context ending, which decide the status it ends in.

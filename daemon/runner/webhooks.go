@@ -69,7 +69,9 @@ func (n *Webhooks) prepare(ctx context.Context, rec *store.RunRecord, url, key s
 	if err != nil {
 		return webhooks.Delivery{URL: url, At: time.Now(), Err: "The webhook payload could not be built: " + err.Error()}
 	}
-	return n.Sender.Prepare(url, key, body)
+	d := n.Sender.Prepare(url, key, body)
+	d.OrgID = rec.OrgID // through the egress guard of the run's organization
+	return d
 }
 
 // Replay serves retry_webhook: it signs the payload (with the caller's
@@ -162,7 +164,9 @@ func (n *Webhooks) FetchCode(ctx context.Context, rec *store.RunRecord, url stri
 	if err != nil {
 		return "", err
 	}
-	d := n.Sender.Send(ctx, url, key, payload)
+	d := n.Sender.Prepare(url, key, payload)
+	d.OrgID = rec.OrgID // through the egress guard of the run's organization
+	d = n.Sender.Deliver(ctx, d)
 	if !d.OK() {
 		return "", fmt.Errorf("the totp_verification_url %s: %s", url, d.Err)
 	}

@@ -11,11 +11,13 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/client/webhook"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // DefaultTimeout is how long a receiver has to answer, as docs/daemon.md
@@ -78,6 +80,14 @@ type Sender struct {
 	Now func() time.Time
 	// UserAgent is the User-Agent header. "": DefaultUserAgent.
 	UserAgent string
+	// Guard gives the egress guard of an organization (package
+	// internal/egress; an egress.Policy's For): a delivery with an OrgID
+	// (a run's webhook, its totp_verification_url) connects through it,
+	// its URL and every connection checked, redirects not followed. nil,
+	// or a nil guard: no policy. Client, when set, wins (tests).
+	Guard func(orgID string) *egress.Guard
+
+	clients sync.Map // organization id → *http.Client through its guard
 }
 
 // Delivery is the outcome of one attempt.
@@ -103,6 +113,11 @@ type Delivery struct {
 	// answer, then TruncationMark when there was more; invalid UTF-8 bytes
 	// read as U+FFFD.
 	ResponseBody string
+	// OrgID is the organization the delivery is made for, whose egress
+	// guard (Sender.Guard) decides what it may reach; the caller sets it
+	// after Prepare. "" with a Guard: the guard of "" (the policy's rules
+	// without an organization's own allowances).
+	OrgID string
 	// Err is "" when the receiver answered 2xx, and otherwise a sentence
 	// saying why the delivery failed:
 	//
@@ -191,7 +206,7 @@ func (s *Sender) Deliver(ctx context.Context, d Delivery) Delivery {
 	req.Header.Set("User-Agent", s.userAgent())
 
 	start := time.Now()
-	resp, err := s.client().Do(req)
+	resp, err := s.clientFor(d.OrgID).Do(req)
 	if err != nil {
 		d.Latency = time.Since(start)
 		d.Err = requestError(ctx, actx, err, timeout)
@@ -291,7 +306,39 @@ func invalidURL(u, why string) string {
 
 // CloseIdleConnections closes the kept-alive connections to receivers that
 // no delivery is using.
-func (s *Sender) CloseIdleConnections() { s.client().CloseIdleConnections() }
+func (s *Sender) CloseIdleConnections() {
+	s.client().CloseIdleConnections()
+	if s != nil {
+		s.clients.Range(func(_, c any) bool {
+			c.(*http.Client).CloseIdleConnections()
+			return true
+		})
+	}
+}
+
+// clientFor is the client of a delivery for an organization: Client when
+// set, else one through the organization's guard, else the default.
+func (s *Sender) clientFor(orgID string) *http.Client {
+	if s == nil || s.Client != nil || s.Guard == nil {
+		return s.client()
+	}
+	g := s.Guard(orgID)
+	if g == nil {
+		return s.client()
+	}
+	if c, ok := s.clients.Load(orgID); ok {
+		return c.(*http.Client)
+	}
+	tr := g.Transport()
+	tr.MaxIdleConnsPerHost = 16
+	c, _ := s.clients.LoadOrStore(orgID, &http.Client{
+		Transport: g.CheckedTransport(tr),
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	})
+	return c.(*http.Client)
+}
 
 func (s *Sender) client() *http.Client {
 	if s == nil || s.Client == nil {

@@ -109,6 +109,9 @@ type Interpreter struct {
 	human   HumanAsker
 	trigger AgentStarter
 	scripts *Scripts
+	// guard decides what the run's blocks may reach over the network
+	// (nil: no policy); its refusals are logged.
+	guard *egress.Guard
 }
 
 // New returns the interpreter of a run.
@@ -116,11 +119,18 @@ func New(env Env, r Run) *Interpreter {
 	if r.Scripts != nil {
 		r.Scripts.labels = blockLabels(r.Definition.Blocks)
 	}
+	guard := r.Guard
+	if guard != nil && env.Logger != nil {
+		log := env.Logger
+		guard = guard.WithReport(func(e *egress.Error) {
+			log.Warn("a block's connection refused by the egress policy", "org_id", r.Guard.Org(), "target", e.Target, "address", e.Addr.String(), "rule", e.Rule)
+		})
+	}
 	return &Interpreter{
 		env: env, sess: r.Session, files: r.Session.Files(), agent: r.Agent, steps: r.Steps,
 		def: r.Definition, agentModel: r.Model, params: r.Params, outputs: newOutputs(),
 		labels: blockLabels(r.Definition.Blocks), human: r.Human, trigger: r.Trigger,
-		scripts: r.Scripts,
+		scripts: r.Scripts, guard: guard,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // SMTP is an SMTP server to send mail through.
@@ -34,6 +36,11 @@ type SMTP struct {
 	Port     int // 0 means 587
 	Username string
 	Password string
+	// guard connects to the server when the run named it; nil for the
+	// operator's server (Env.SMTP, given by the daemon's flags), which is
+	// trusted wherever it is: a shared daemon's guard would refuse the
+	// loopback or private relay an operator typically gives.
+	guard *egress.Guard
 }
 
 func (in mailBlocks) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc *scope) (SMTP, error) {
@@ -103,6 +110,9 @@ func (in mailBlocks) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc *s
 			return s, errors.New("no SMTP server: give the block custom_smtp_host (or an smtp_host_secret_parameter_key), or start the daemon with --smtp-host")
 		}
 		s = def
+		s.guard = nil // the operator's
+	} else {
+		s.guard = in.guard // the run's server: its organization's guard decides
 	}
 	// Placeholders of credentials become their values for the server only.
 	for _, v := range []*string{&s.Host, &s.Username, &s.Password} {
@@ -182,11 +192,14 @@ func (in mailBlocks) deliver(ctx context.Context, b *client.SendEmailBlock, sc *
 		auth = smtp.PlainAuth("", server.Username, server.Password, server.Host)
 	}
 	done := make(chan error, 1)
-	go func() { done <- smtp.SendMail(addr, auth, msg["sender"], to, data) }()
+	go func() { done <- sendMail(ctx, server.guard, addr, server.Host, auth, msg["sender"], to, data) }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+	if egress.IsRefused(err) {
+		return nil, fmt.Errorf("the SMTP server %s: %v", addr, err)
 	}
 	if err != nil {
 		// The server's answer, never the password.
@@ -275,4 +288,65 @@ func writeBase64(b *bytes.Buffer, data []byte) {
 	}
 	b.WriteString(enc)
 	b.WriteString("\r\n")
+}
+
+// sendMail is smtp.SendMail over a connection made by guard (nil: no
+// policy), whose DialContext resolves the server once and connects only
+// to an address the run may reach: STARTTLS when the server offers it,
+// then auth (when given), the envelope and the message.
+func sendMail(ctx context.Context, guard *egress.Guard, addr, host string, auth smtp.Auth, from string, to []string, msg []byte) error {
+	for _, line := range append([]string{from}, to...) {
+		if strings.ContainsAny(line, "\r\n") {
+			return errors.New("smtp: A line must not contain CR or LF")
+		}
+	}
+	var conn net.Conn
+	var err error
+	if guard != nil {
+		conn, err = guard.DialContext(ctx, "tcp", addr)
+	} else {
+		var d net.Dialer
+		conn, err = d.DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		return err
+	}
+	c, err := smtp.NewClient(conn, host)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	defer c.Close()
+	if ok, _ := c.Extension("STARTTLS"); ok {
+		if err := c.StartTLS(&tls.Config{ServerName: host}); err != nil {
+			return err
+		}
+	}
+	if auth != nil {
+		if ok, _ := c.Extension("AUTH"); !ok {
+			return errors.New("smtp: server doesn't support AUTH")
+		}
+		if err := c.Auth(auth); err != nil {
+			return err
+		}
+	}
+	if err := c.Mail(from); err != nil {
+		return err
+	}
+	for _, addr := range to {
+		if err := c.Rcpt(addr); err != nil {
+			return err
+		}
+	}
+	w, err := c.Data()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(msg); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return c.Quit()
 }

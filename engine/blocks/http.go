@@ -17,6 +17,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/tmpl"
 )
 
@@ -94,7 +95,12 @@ func (in fileBlocks) httpRequest(ctx context.Context, b *client.HTTPRequestBlock
 	if b.Timeout > 0 {
 		timeout = min(time.Duration(b.Timeout)*time.Second, maxHTTPTimeout)
 	}
+	// The run's organization's guard makes the connections (every
+	// redirect's too); without a policy, the engine's client.
 	hc := *in.env.HTTP
+	if in.guard != nil {
+		hc = *in.guard.CheckedClient(timeout)
+	}
 	hc.Timeout = timeout
 	if b.FollowRedirects != nil && !*b.FollowRedirects {
 		hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -108,6 +114,11 @@ func (in fileBlocks) httpRequest(ctx context.Context, b *client.HTTPRequestBlock
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		if egress.IsRefused(err) {
+			// It names the URL (without its query), the address and the
+			// rule.
+			return nil, session.NetErr(err)
+		}
 		return nil, fmt.Errorf("%s %s: %v", method, u.Redacted(), session.NetErr(err))
 	}
 	defer resp.Body.Close()

@@ -157,6 +157,8 @@ func humanSeconds(d time.Duration) string {
 // recipients there is nothing to send, and that is no failure: people see
 // the paused run in the CLI and the API.
 func (in peopleBlocks) mailHumans(ctx context.Context, t humanTexts, howToAnswer string) error {
+	// Only the operator's server (Env.SMTP, the daemon's flags): trusted,
+	// so not dialed through the run's egress guard (see SMTP.guard).
 	server := in.env.SMTP
 	if server.Host == "" || len(t.recipients) == 0 {
 		return nil

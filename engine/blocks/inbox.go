@@ -44,6 +44,7 @@ import (
 	"github.com/abctl/abctl/engine/internal/text"
 	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // Limits of email_inbox blocks.
@@ -88,6 +89,10 @@ type mailAccount struct {
 	tls      *tls.Config
 	username string
 	password string
+	// guard connects to the server: the run's organization's for the
+	// provider its block names; nil for the operator's server
+	// (Env.IMAP.Address, the daemon's flags), which is trusted.
+	guard *egress.Guard
 }
 
 // mailQuery says which messages to read.
@@ -298,9 +303,9 @@ func (in mailBlocks) emailInbox(ctx context.Context, b *client.EmailInboxBlock, 
 // mailAccount is the server and the sign-in of a block: the password is
 // revealed here, for the server only.
 func (in mailBlocks) mailAccount(ctx context.Context, b *client.EmailInboxBlock) (mailAccount, error) {
-	acct := mailAccount{address: imapProviders[b.EmailClient], tls: in.env.IMAP.TLS}
+	acct := mailAccount{address: imapProviders[b.EmailClient], tls: in.env.IMAP.TLS, guard: in.guard}
 	if a := in.env.IMAP.Address; a != "" {
-		acct.address, acct.startTLS = a, in.env.IMAP.StartTLS
+		acct.address, acct.startTLS, acct.guard = a, in.env.IMAP.StartTLS, nil
 	}
 	if acct.address == "" {
 		return acct, fmt.Errorf("email_client %q is not gmail or outlook", b.EmailClient)

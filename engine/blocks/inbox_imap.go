@@ -6,6 +6,7 @@ package blocks
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,40 @@ import (
 	"github.com/emersion/go-message/mail"
 )
 
+// dialGuarded connects as imapclient.DialTLS and DialStartTLS do, over a
+// connection the account's egress guard makes: the server's name resolved
+// once, and only an address the run may reach dialed.
+func dialGuarded(ctx context.Context, acct mailAccount, opts *imapclient.Options) (*imapclient.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, imapTimeout)
+	defer cancel()
+	conn, err := acct.guard.DialContext(dctx, "tcp", acct.address)
+	if err != nil {
+		return nil, err
+	}
+	host, _, _ := net.SplitHostPort(acct.address)
+	cfg := &tls.Config{}
+	if acct.tls != nil {
+		cfg = acct.tls.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	o := *opts
+	o.TLSConfig = cfg
+	if acct.startTLS {
+		return imapclient.NewStartTLS(conn, &o)
+	}
+	if cfg.NextProtos == nil {
+		cfg.NextProtos = []string{"imap"}
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(dctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return imapclient.New(tc, &o), nil
+}
+
 // readMailbox signs in to the account, opens the folder read-only and
 // returns the messages q asks for, newest first.
 func readMailbox(ctx context.Context, acct mailAccount, q mailQuery) ([]mailMessage, error) {
@@ -35,6 +70,11 @@ func readMailbox(ctx context.Context, acct mailAccount, q mailQuery) ([]mailMess
 		err error
 	}
 	ch := make(chan dialed, 1)
+	if acct.guard != nil {
+		dial = func(address string, opts *imapclient.Options) (*imapclient.Client, error) {
+			return dialGuarded(ctx, acct, opts)
+		}
+	}
 	go func() {
 		c, err := dial(acct.address, opts)
 		ch <- dialed{c, err}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/secrets"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // DefaultSheetsEndpoint is the Sheets API; Env.SheetsEndpoint replaces it
@@ -163,7 +164,22 @@ func (in sheetsBlocks) sheets(ctx context.Context, sc *scope, spreadsheetURL, cr
 	if endpoint == "" {
 		endpoint = DefaultSheetsEndpoint
 	}
-	return &sheetsAPI{http: cfg.Client(context.WithValue(ctx, oauth2.HTTPClient, base)), endpoint: endpoint, id: id, account: sa.ClientEmail}, nil
+	// The key's token_uri is the organization's to give: the token is
+	// fetched through the run's guard. The Sheets API is the operator's
+	// (Env.SheetsEndpoint, else Google's), reached as the engine's client
+	// reaches it.
+	tokens := base
+	if in.guard != nil {
+		// The early check gives the clear refusal (the token source words
+		// its errors in its own text); the client checks every connection.
+		if err := in.guard.CheckURL(ctx, sa.TokenURI); err != nil {
+			return nil, fmt.Errorf("signing in as service account %s: the key's token_uri is not reachable: %v", sa.ClientEmail, err)
+		}
+		tokens = in.guard.CheckedClient(0)
+	}
+	src := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, tokens))
+	hc := &http.Client{Transport: &oauth2.Transport{Source: src, Base: base.Transport}}
+	return &sheetsAPI{http: hc, endpoint: endpoint, id: id, account: sa.ClientEmail}, nil
 }
 
 // call sends one request and decodes the answer into out.
@@ -190,6 +206,10 @@ func (s *sheetsAPI) call(ctx context.Context, method, path string, query url.Val
 	resp, err := s.http.Do(req)
 	if err != nil {
 		var re *oauth2.RetrieveError
+		var refused *egress.Error
+		if errors.As(err, &refused) {
+			return fmt.Errorf("signing in as service account %s: the key's token_uri is not reachable: %v", s.account, refused)
+		}
 		if errors.As(err, &re) {
 			return fmt.Errorf("Google refused the sign-in of service account %s: %s", s.account, strings.TrimSpace(re.ErrorDescription+" "+re.ErrorCode))
 		}

@@ -391,6 +391,13 @@ func (in storageBlocks) blockStore(ctx context.Context, b *client.FileUploadBloc
 
 // newS3Store returns the bucket of cfg's service; noKeys says how to give
 // keys when cfg has none.
+//
+// The service is always the operator's (Env.S3: the daemon's flags and
+// environment; no block names an endpoint), so it is trusted and not
+// reached through the run's egress guard: a shared daemon's guard would
+// refuse the loopback or private MinIO an operator typically gives. What a
+// run names (the sources of download_to_s3, SFTP servers) goes through
+// the guard.
 func newS3Store(cfg S3Config, bucket, noKeys string) (*s3Store, error) {
 	if cfg.AccessKeyID == "" || cfg.SecretAccessKey == "" {
 		return nil, errors.New("no S3 access key: " + noKeys)

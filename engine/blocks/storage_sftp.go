@@ -33,6 +33,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/steplog"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // sftpTimeout bounds reaching an SFTP server and signing in.
@@ -49,6 +50,9 @@ type sftpTarget struct {
 	dir        string // "" is the login folder
 	hostKey    string // "" leaves the known_hosts file to vouch for the server
 	knownHosts string
+	// guard connects to the server: it is the run's, so the run's
+	// organization's guard decides (nil: no policy).
+	guard *egress.Guard
 }
 
 func (t sftpTarget) addr() string { return net.JoinHostPort(t.host, strconv.Itoa(t.port)) }
@@ -66,7 +70,7 @@ func (t sftpTarget) uri(p string) string {
 }
 
 func (in storageBlocks) sftpUpload(ctx context.Context, b *client.FileUploadBlock, sc *scope, folder string, names []string) (any, error) {
-	t := sftpTarget{port: 22, knownHosts: in.env.S3.KnownHostsFile}
+	t := sftpTarget{port: 22, knownHosts: in.env.S3.KnownHostsFile, guard: in.guard}
 	if b.SFTPPort != nil {
 		t.port = *b.SFTPPort
 	}
@@ -154,10 +158,19 @@ func sftpPut(ctx context.Context, t sftpTarget, paths []string) ([]any, error) {
 	}
 	addr := t.addr()
 	d := net.Dialer{Timeout: sftpTimeout}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	dial := d.DialContext
+	if t.guard != nil {
+		dial = t.guard.DialContext
+	}
+	dctx, cancel := context.WithTimeout(ctx, sftpTimeout)
+	conn, err := dial(dctx, "tcp", addr)
+	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if egress.IsRefused(err) {
+			return nil, fmt.Errorf("the SFTP server %s: %v", addr, err)
 		}
 		var op *net.OpError
 		if errors.As(err, &op) {

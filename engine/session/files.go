@@ -21,6 +21,7 @@ import (
 	"github.com/abctl/abctl/engine/browser"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // maxUploadBytes caps a file fetched to be uploaded.
@@ -35,6 +36,10 @@ type Files struct {
 	progress executor.Progress
 	log      *slog.Logger
 	http     *http.Client
+	// guard decides what the run's file URLs may reach, and local opens
+	// the daemon's own file URLs (UseNetwork); nil: neither.
+	guard *egress.Guard
+	local executor.LocalFiles
 
 	shotSeq   int
 	shots     []string
@@ -45,6 +50,18 @@ type Files struct {
 
 func newFiles(dir string, progress executor.Progress, log *slog.Logger, hc *http.Client) *Files {
 	return &Files{dir: dir, progress: progress, log: log, http: hc, seen: map[string]string{}}
+}
+
+// UseNetwork makes the run's file URLs go through guard, the egress guard
+// of its organization (nil: no policy, the engine's client), and the URLs
+// of the daemon's own files (local, nil for none) read from the daemon's
+// disk rather than fetched: the daemon's address is one the guard
+// refuses.
+func (f *Files) UseNetwork(guard *egress.Guard, local executor.LocalFiles) {
+	f.guard, f.local = guard, local
+	if guard != nil {
+		f.http = guard.CheckedClient(0)
+	}
 }
 
 // Screenshots are the names of the run's screenshots, in order.
@@ -275,6 +292,16 @@ func (f *Files) FetchUpload(ctx context.Context, fileURL string) (string, error)
 		return "", err
 	}
 	u, _ := url.Parse(strings.TrimSpace(fileURL))
+	if f.local != nil {
+		rc, name, ok, err := f.local.OpenURL(u)
+		if ok && err != nil {
+			return "", &FetchError{Msg: "The file_url could not be read: " + err.Error()}
+		}
+		if ok {
+			defer rc.Close()
+			return f.keepUpload(rc, safeName(name, "upload"))
+		}
+	}
 	hc := *f.http
 	hc.Timeout = 2 * time.Minute
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -283,12 +310,21 @@ func (f *Files) FetchUpload(ctx context.Context, fileURL string) (string, error)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
+		// A refusal of the guard names the URL (redacted), its address
+		// and the rule.
 		return "", &FetchError{Msg: fmt.Sprintf("The file_url could not be fetched: %v", NetErr(err))}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 400 {
 		return "", &FetchError{Msg: fmt.Sprintf("The file_url answered HTTP %s", resp.Status)}
 	}
+	return f.keepUpload(resp.Body, safeName(ResponseFileName(resp, u), "upload"))
+}
+
+// keepUpload writes a file to upload into a directory of its own under
+// the run's temporary directory, and returns its path.
+func (f *Files) keepUpload(body io.Reader, name string) (string, error) {
+	var err error
 	if f.tmpDir == "" {
 		if f.tmpDir, err = os.MkdirTemp("", "abctl-uploads-"); err != nil {
 			return "", err
@@ -299,14 +335,13 @@ func (f *Files) FetchUpload(ctx context.Context, fileURL string) (string, error)
 		return "", err
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
-	name := safeName(ResponseFileName(resp, u), "upload")
 	p := filepath.Join(tmp, name)
 	file, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		cleanup()
 		return "", err
 	}
-	n, err := io.Copy(file, io.LimitReader(resp.Body, maxUploadBytes+1))
+	n, err := io.Copy(file, io.LimitReader(body, maxUploadBytes+1))
 	if cerr := file.Close(); err == nil {
 		err = cerr
 	}
