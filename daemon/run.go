@@ -312,7 +312,7 @@ func Run(ctx context.Context, cfg Config) error {
 			actions.EndActionSessions(ctx)
 		}()
 	}
-	sender := &webhooks.Sender{Timeout: cfg.WebhookTimeout, Client: cfg.WebhookClient}
+	sender := &webhooks.Sender{Timeout: cfg.WebhookTimeout, Client: cfg.WebhookClient, Guard: policy.For}
 	// A stopped daemon leaves no connection open to a receiver: kept-alive
 	// ones would hold up the receiver's own graceful shutdown (a server
 	// waits seconds for a connection that never sent a request).
@@ -337,7 +337,7 @@ func Run(ctx context.Context, cfg Config) error {
 	fleet, _ := exec.(metrics.FleetSource)
 	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog), api.WithMinute(cfg.Minute),
 		api.WithMaxUploadSize(cfg.MaxUploadSize), api.WithVersion(cfg.Version),
-		api.WithModelCheck(customModelCheck(cfg, nil)), // nil: no egress policy yet (give it the policy's For)
+		api.WithModelCheck(customModelCheck(cfg, policy.For)),
 		api.WithMetrics(metrics.Handler(metrics.NewFleetCollector(fleet))),
 		api.WithBrowsers(func() (any, bool) { return metrics.Health(fleet) }))
 	defer handler.StopSessionTimers()

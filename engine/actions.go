@@ -267,6 +267,7 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: "The browser session could not be opened: " + err.Error()}
 	}
 	r := e.newRun(ctx, e.guard(job.OrgID), job.Dir, bs, progress, 0, release != nil)
+	r.files.UseNetwork(r.guard, job.LocalFiles)
 	r.release = release
 	as := &actionSession{e: e, runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}
 	as.lock <- struct{}{}

@@ -16,7 +16,7 @@ import (
 // address is refused on a shared daemon, naming the URL (without its
 // query), the address and the rule, and nothing reaches it; a single
 // organization's daemon reaches the same loopback receiver; a Client of
-// the caller's wins over the guard.
+// the caller's sends, and the guard still checks its URLs.
 func TestDeliveryThroughGuard(t *testing.T) {
 	var hits atomic.Int32
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -54,8 +54,13 @@ func TestDeliveryThroughGuard(t *testing.T) {
 		t.Errorf("a single organization's daemon: %+v", d)
 	}
 
+	// A Client of the caller's sends, and the guard still checks.
 	s = &webhooks.Sender{Guard: shared.For, Client: &http.Client{}}
-	if d := deliver(s); !d.OK() || hits.Load() != 2 {
+	if d := deliver(s); d.OK() || !strings.Contains(d.Err, "the daemon's API is never reachable") || hits.Load() != 1 {
 		t.Errorf("with a Client of the caller's: %+v", d)
+	}
+	s = &webhooks.Sender{Guard: single.For, Client: &http.Client{}}
+	if d := deliver(s); !d.OK() || hits.Load() != 2 {
+		t.Errorf("with a Client of the caller's, one organization: %+v", d)
 	}
 }

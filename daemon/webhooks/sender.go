@@ -84,7 +84,8 @@ type Sender struct {
 	// internal/egress; an egress.Policy's For): a delivery with an OrgID
 	// (a run's webhook, its totp_verification_url) connects through it,
 	// its URL and every connection checked, redirects not followed. nil,
-	// or a nil guard: no policy. Client, when set, wins (tests).
+	// or a nil guard: no policy. With Client set (tests), Client sends
+	// and the guard checks each request's URL first.
 	Guard func(orgID string) *egress.Guard
 
 	clients sync.Map // organization id → *http.Client through its guard
@@ -316,10 +317,12 @@ func (s *Sender) CloseIdleConnections() {
 	}
 }
 
-// clientFor is the client of a delivery for an organization: Client when
-// set, else one through the organization's guard, else the default.
+// clientFor is the client of a delivery for an organization: one through
+// the organization's guard; Client when set, its requests' URLs still
+// checked by the guard (CheckedTransport over Client's transport); the
+// default without a guard.
 func (s *Sender) clientFor(orgID string) *http.Client {
-	if s == nil || s.Client != nil || s.Guard == nil {
+	if s == nil || s.Guard == nil {
 		return s.client()
 	}
 	g := s.Guard(orgID)
@@ -329,15 +332,27 @@ func (s *Sender) clientFor(orgID string) *http.Client {
 	if c, ok := s.clients.Load(orgID); ok {
 		return c.(*http.Client)
 	}
-	tr := g.Transport()
-	tr.MaxIdleConnsPerHost = 16
-	c, _ := s.clients.LoadOrStore(orgID, &http.Client{
-		Transport: g.CheckedTransport(tr),
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	})
-	return c.(*http.Client)
+	var c *http.Client
+	if s.Client != nil {
+		cc := *s.Client
+		next := cc.Transport
+		if next == nil {
+			next = http.DefaultTransport
+		}
+		cc.Transport = g.CheckedTransport(next)
+		c = &cc
+	} else {
+		tr := g.Transport()
+		tr.MaxIdleConnsPerHost = 16
+		c = &http.Client{
+			Transport: g.CheckedTransport(tr),
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		}
+	}
+	got, _ := s.clients.LoadOrStore(orgID, c)
+	return got.(*http.Client)
 }
 
 func (s *Sender) client() *http.Client {
