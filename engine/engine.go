@@ -194,6 +194,8 @@ type Engine struct {
 
 	keptMu sync.Mutex
 	kept   map[string]*keptSession // open browser sessions by id (browsersessions.go)
+
+	unproxied sync.Map // remote browsers warned of running without the egress proxy (egress.go)
 }
 
 var (
@@ -234,6 +236,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		if err := CheckBrowserAddress(ep.URL); err != nil {
 			return nil, fmt.Errorf("a browser endpoint of the fleet: %w", err)
 		}
+	}
+	if err := e.protectBrowsers(); err != nil {
+		return nil, err
 	}
 	if cfg.BrowserAddress == "" && len(cfg.BrowserEndpoints) == 0 {
 		if _, err := browser.FindChromium(cfg.Chromium); err != nil {
@@ -323,6 +328,7 @@ func (e *Engine) browserPool(ctx context.Context) (*browser.Pool, error) {
 		p, err := browser.NewPool(ctx, browser.Options{
 			ChromiumPath: e.cfg.Chromium, RemoteURL: e.cfg.BrowserAddress, Endpoints: e.cfg.BrowserEndpoints, Logger: e.log,
 			QueueTimeout: e.cfg.BrowserQueueTimeout, MaxQueue: e.cfg.BrowserQueueMax,
+			DevTools: e.protectLocalDevTools,
 		})
 		e.poolMu.Lock()
 		e.starting = nil

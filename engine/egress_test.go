@@ -1,0 +1,257 @@
+package engine_test
+
+// The egress of the runs' browsers: with a policy, every navigation a run
+// asks for is checked first, and the page's own requests go through the
+// run's proxy; what the policy refuses fails with its reason and reaches
+// nothing.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/engine/browser"
+	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/chromiumtest"
+	"github.com/abctl/abctl/internal/egress"
+)
+
+// countingServer serves on loopback and counts the requests it receives.
+type countingServer struct {
+	*httptest.Server
+	n atomic.Int32
+}
+
+func newCountingServer(t *testing.T, body string) *countingServer {
+	t.Helper()
+	c := &countingServer{}
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.n.Add(1)
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+func (c *countingServer) hostPort() string { return strings.TrimPrefix(c.URL, "http://") }
+
+func (c *countingServer) port() string {
+	_, p, _ := net.SplitHostPort(c.hostPort())
+	return p
+}
+
+// egressSite is the run's site: pages, a redirect to target, and a page
+// that asks target for things the page's own way (fetch, an image, a
+// websocket, a form post in an iframe).
+func egressSite(t *testing.T, target string) *countingServer {
+	t.Helper()
+	c := &countingServer{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "<!doctype html><title>egress site</title><h1>hello</h1>")
+	})
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target+"/admin", http.StatusFound)
+	})
+	mux.HandleFunc("/redirect-https", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "https"+strings.TrimPrefix(target, "http")+"/admin", http.StatusFound)
+	})
+	mux.HandleFunc("/probe", func(w http.ResponseWriter, r *http.Request) {
+		ws := "ws" + strings.TrimPrefix(target, "http")
+		fmt.Fprintf(w, `<!doctype html><title>probe</title>
+<img src="%[1]s/img.png">
+<iframe src="%[1]s/frame"></iframe>
+<script>
+fetch(%[1]q + "/fetch").catch(() => {});
+fetch(%[1]q + "/metrics", {mode: "no-cors"}).catch(() => {});
+const x = new XMLHttpRequest(); x.open("GET", %[1]q + "/xhr"); x.send();
+try { new WebSocket(%[2]q + "/ws"); } catch (e) {}
+</script>`, target, ws)
+	})
+	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c.n.Add(1)
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(c.Close)
+	return c
+}
+
+// gotoRun runs an agent of one goto_url block to u, and of a wait after
+// it, and returns the result and the run's step log.
+func gotoRun(t *testing.T, e *engine.Engine, u string) (executor.Result, steps) {
+	t.Helper()
+	def := client.WorkflowDefinition{Blocks: client.Blocks{
+		gotoBlock("go", u),
+		&client.WaitBlock{BlockBase: base("pause"), WaitSec: 1},
+	}}
+	j := job(t, def, nil)
+	res := e.Execute(t.Context(), j, &progress{})
+	var st steps
+	if b, err := os.ReadFile(filepath.Join(j.Dir, "steps.json")); err == nil {
+		json.Unmarshal(b, &st)
+	}
+	return res, st
+}
+
+type steps struct {
+	Refused []string `json:"refused"`
+}
+
+func (s steps) has(sub string) bool {
+	for _, l := range s.Refused {
+		if strings.Contains(l, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestEgressSharedPolicy: the daemon serves several organizations; the
+// test site is allowed by the operator's pattern, a loopback server
+// stands for the daemon's API (protected), another loopback server is
+// merely private.
+func TestEgressSharedPolicy(t *testing.T) {
+	needBrowser(t)
+	daemonAPI := newCountingServer(t, "<!doctype html><title>daemon</title><p>admin token</p>")
+	private := newCountingServer(t, "<!doctype html><title>private</title>")
+	site := egressSite(t, daemonAPI.URL)
+
+	allow, err := egress.ParsePatterns([]string{site.hostPort()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := egress.New(egress.Config{Shared: func() bool { return true }, Allow: allow})
+	if err := policy.Protect(daemonAPI.hostPort(), "the daemon's API"); err != nil {
+		t.Fatal(err)
+	}
+	e := newEngine(t, engine.Config{Egress: policy})
+
+	res, _ := gotoRun(t, e, site.URL+"/")
+	if res.Status != client.RunStatusCompleted {
+		t.Fatalf("the allowed site: %s %q", res.Status, res.FailureReason)
+	}
+
+	for _, c := range []struct{ name, url, want string }{
+		{"file", "file:///etc/hostname", "refused to reach file:///etc/hostname: the file: scheme is not reachable by a run (only http, https)"},
+		{"data", "data:text/html,<h1>x</h1>", "the data: scheme is not reachable by a run"},
+		{"javascript", "javascript:alert(1)", "the javascript: scheme is not reachable by a run"},
+		{"chrome", "chrome://version", "the chrome: scheme is not reachable by a run"},
+		{"view-source", "view-source:" + site.URL + "/", "the view-source: scheme is not reachable by a run"},
+		{"daemon", daemonAPI.URL + "/admin", "refused to reach " + daemonAPI.URL + "/admin (127.0.0.1:" + daemonAPI.port() + "): the daemon's API is never reachable by a run"},
+		{"private", private.URL + "/", "refused to reach " + private.URL + "/ (127.0.0.1:" + private.port() + "): a loopback address is refused because the daemon serves several organizations"},
+		{"mapped", "http://[::ffff:127.0.0.1]:" + daemonAPI.port() + "/admin", "the daemon's API is never reachable by a run"},
+		{"localhost", "http://localhost:" + daemonAPI.port() + "/", "refused to reach http://localhost:" + daemonAPI.port() + "/ (it resolves to "},
+		{"redirect", site.URL + "/redirect", "refused to reach " + daemonAPI.URL + "/admin (127.0.0.1:" + daemonAPI.port() + "): the daemon's API is never reachable by a run"},
+		{"redirect-https", site.URL + "/redirect-https", "refused to reach " + site.URL + "/redirect-https, which led to 127.0.0.1:" + daemonAPI.port() + " (127.0.0.1:" + daemonAPI.port() + "): the daemon's API is never reachable by a run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, st := gotoRun(t, e, c.url)
+			if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, c.want) {
+				t.Fatalf("%s: %s %q, want a failure with %q", c.url, res.Status, res.FailureReason, c.want)
+			}
+			if !st.has("refused to reach") {
+				t.Errorf("the step log has no refusal: %q", st.Refused)
+			}
+		})
+	}
+	if n := private.n.Load(); n != 0 {
+		t.Errorf("the private server received %d requests", n)
+	}
+
+	// The page's own requests: nothing reaches the daemon, the run goes on,
+	// and its step log names the refusal (once).
+	res, st := gotoRun(t, e, site.URL+"/probe")
+	if res.Status != client.RunStatusCompleted {
+		t.Fatalf("the probe page: %s %q", res.Status, res.FailureReason)
+	}
+	if !st.has("refused to reach 127.0.0.1:"+daemonAPI.port()) || !st.has("the daemon's API is never reachable by a run") {
+		t.Errorf("the step log's refusals: %q", st.Refused)
+	}
+	t.Logf("refused: %q", st.Refused)
+	if len(st.Refused) > 3 {
+		t.Errorf("the same refusal is listed several times: %q", st.Refused)
+	}
+	if n := daemonAPI.n.Load(); n != 0 {
+		t.Errorf("the daemon's API received %d requests", n)
+	}
+}
+
+// TestEgressSingleOrganization: one organization: loopback servers are
+// reached as without a policy, the schemes stay refused.
+func TestEgressSingleOrganization(t *testing.T) {
+	needBrowser(t)
+	private := newCountingServer(t, "<!doctype html><title>private</title>")
+	site := egressSite(t, private.URL)
+	e := newEngine(t, engine.Config{Egress: egress.New(egress.Config{Shared: func() bool { return false }})})
+
+	for _, u := range []string{site.URL + "/", private.URL + "/", site.URL + "/redirect"} {
+		if res, st := gotoRun(t, e, u); res.Status != client.RunStatusCompleted || len(st.Refused) != 0 {
+			t.Errorf("%s: %s %q, refused %q", u, res.Status, res.FailureReason, st.Refused)
+		}
+	}
+	before := private.n.Load()
+	if res, _ := gotoRun(t, e, site.URL+"/probe"); res.Status != client.RunStatusCompleted {
+		t.Fatalf("the probe page: %s %q", res.Status, res.FailureReason)
+	}
+	if private.n.Load() == before {
+		t.Error("the page's own requests did not reach the private server")
+	}
+	if res, _ := gotoRun(t, e, "file:///etc/hostname"); res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, "the file: scheme is not reachable") {
+		t.Errorf("file: %s %q", res.Status, res.FailureReason)
+	}
+
+	// Without a policy: the schemes are refused all the same.
+	plain := newEngine(t, engine.Config{})
+	if res, _ := gotoRun(t, plain, "file:///etc/hostname"); res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, "the file: scheme is not reachable") {
+		t.Errorf("file: without a policy: %s %q", res.Status, res.FailureReason)
+	}
+	if res, _ := gotoRun(t, plain, private.URL+"/"); res.Status != client.RunStatusCompleted {
+		t.Errorf("without a policy: %s %q", res.Status, res.FailureReason)
+	}
+}
+
+// TestEgressFleetDevTools: the DevTools endpoint of a fleet browser is
+// refused to its runs even when the daemon serves one organization, and a
+// run_action cannot name it as its own browser_address.
+func TestEgressFleetDevTools(t *testing.T) {
+	b := chromiumtest.Start(t)
+	site := egressSite(t, b.URL())
+	policy := egress.New(egress.Config{})
+	e := newEngine(t, engine.Config{Egress: policy, BrowserEndpoints: []browser.Endpoint{{URL: b.URL(), Name: "b1", Capacity: 2}}})
+
+	res, _ := gotoRun(t, e, b.URL()+"/json/list")
+	want := `the DevTools of browser endpoint "b1" is never reachable by a run`
+	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, want) {
+		t.Fatalf("goto_url %s: %s %q", b.URL()+"/json/list", res.Status, res.FailureReason)
+	}
+	res, st := gotoRun(t, e, site.URL+"/probe")
+	if res.Status != client.RunStatusCompleted || !st.has(want) {
+		t.Errorf("the probe page on the fleet: %s %q, refused %q", res.Status, res.FailureReason, st.Refused)
+	}
+	// The page ran on the fleet browser, through the proxy: the site is reached.
+	if site.n.Load() == 0 {
+		t.Error("the site was not reached")
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	j := &executor.Job{RunID: "wr_action", OrgID: "o_1", RunType: client.RunTypeWorkflowRun, Dir: t.TempDir()}
+	_, err := e.RunAction(ctx, j, &client.RunActionRequest{URL: site.URL + "/", BrowserAddress: b.URL(),
+		Action: client.Action{Type: client.ActionClick, Selector: "h1"}}, &progress{}, func(executor.Result) {})
+	var ae *engine.ActionError
+	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Msg, want) {
+		t.Fatalf("run_action with the fleet's browser as its browser_address: %v", err)
+	}
+}
