@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +27,8 @@ import (
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/chromiumtest"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/llm/llmtest"
 )
 
 // countingServer serves on loopback and counts the requests it receives.
@@ -186,6 +189,63 @@ func TestEgressSharedPolicy(t *testing.T) {
 	if n := daemonAPI.n.Load(); n != 0 {
 		t.Errorf("the daemon's API received %d requests", n)
 	}
+
+	// A kept browser session: its start URL is checked, its proxy serves
+	// its runs and closes with it.
+	ctx := t.Context()
+	err = e.OpenBrowserSession(ctx, "o_1", "pbs_refused", executor.BrowserSessionOptions{URL: daemonAPI.URL + "/"})
+	if err == nil || !strings.Contains(err.Error(), "the daemon's API is never reachable by a run") {
+		t.Fatalf("a browser session starting at the daemon's API: %v", err)
+	}
+	if err := e.OpenBrowserSession(ctx, "o_1", "pbs_1", executor.BrowserSessionOptions{URL: site.URL + "/"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := runProxies(policy); n != 1 {
+		t.Errorf("%d run proxies while the browser session is open: %q", n, policy.Protected())
+	}
+	for range 2 {
+		j := job(t, client.WorkflowDefinition{Blocks: client.Blocks{
+			gotoBlock("go", site.URL+"/probe"),
+			&client.WaitBlock{BlockBase: base("pause"), WaitSec: 1},
+		}}, nil)
+		j.BrowserSessionID = "pbs_1"
+		if res := e.Execute(ctx, j, &progress{}); res.Status != client.RunStatusCompleted {
+			t.Fatalf("a run in the browser session: %s %q", res.Status, res.FailureReason)
+		}
+		var st steps
+		b, _ := os.ReadFile(filepath.Join(j.Dir, "steps.json"))
+		json.Unmarshal(b, &st)
+		if !st.has("the daemon's API is never reachable by a run") {
+			t.Errorf("the step log of a run in the browser session: %q", st.Refused)
+		}
+	}
+	if n := runProxies(policy); n != 1 {
+		t.Errorf("%d run proxies after runs in the browser session: %q", n, policy.Protected())
+	}
+	if _, err := e.CloseBrowserSession(ctx, "o_1", "pbs_1", false); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for runProxies(policy) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("run proxies left open: %q", policy.Protected())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := daemonAPI.n.Load(); n != 0 {
+		t.Errorf("the daemon's API received %d requests", n)
+	}
+}
+
+// runProxies counts the run proxies open (each protects its address).
+func runProxies(p *egress.Policy) int {
+	n := 0
+	for _, s := range p.Protected() {
+		if strings.Contains(s, "a run's egress proxy") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestEgressSingleOrganization: one organization: loopback servers are
@@ -253,5 +313,44 @@ func TestEgressFleetDevTools(t *testing.T) {
 	var ae *engine.ActionError
 	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Msg, want) {
 		t.Fatalf("run_action with the fleet's browser as its browser_address: %v", err)
+	}
+}
+
+// TestEgressModelAndTask: the task's starting url and the model's own
+// goto_url are checked as the blocks' are; the model hears the refusal.
+func TestEgressModelAndTask(t *testing.T) {
+	needBrowser(t)
+	daemonAPI := newCountingServer(t, "<!doctype html><title>daemon</title>")
+	site := egressSite(t, daemonAPI.URL)
+	allow, _ := egress.ParsePatterns([]string{site.hostPort()})
+	policy := egress.New(egress.Config{Shared: func() bool { return true }, Allow: allow})
+	if err := policy.Protect(daemonAPI.hostPort(), "the daemon's API"); err != nil {
+		t.Fatal(err)
+	}
+	want := "the daemon's API is never reachable by a run"
+	srv := llmtest.New(t,
+		llmtest.Step{Kind: llm.KindPlan, Reply: llmtest.JSON(map[string]any{
+			"thought": "Open the admin page.", "actions": []any{map[string]string{"type": "goto_url", "text": daemonAPI.URL + "/admin"}}})},
+		decide(regexp.QuoteMeta(want), "terminate", "The admin page is refused.", nil),
+	)
+	e := modelEngine(t, srv, engine.Config{Egress: policy})
+	j := taskJob(t, &client.TaskRunRequest{Prompt: "Open the admin page.", URL: site.URL + "/"})
+	res := e.Execute(t.Context(), j, &progress{})
+	if res.Status != client.RunStatusTerminated {
+		calls := srv.Calls()
+		t.Fatalf("status %s: %s\nlast prompt:\n%s", res.Status, res.FailureReason, calls[len(calls)-1].LastUserText())
+	}
+	steps := readSteps(t, j.Dir).Steps
+	if len(steps) == 0 || len(steps[0].Actions) == 0 || steps[0].Actions[0].OK || !strings.Contains(steps[0].Actions[0].Result, want) {
+		t.Errorf("the model's goto_url: %+v", steps)
+	}
+
+	j = taskJob(t, &client.TaskRunRequest{Prompt: "Read the metrics.", URL: daemonAPI.URL + "/metrics"})
+	res = e.Execute(t.Context(), j, &progress{})
+	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, want) {
+		t.Errorf("a task starting at the daemon's API: %s %q", res.Status, res.FailureReason)
+	}
+	if n := daemonAPI.n.Load(); n != 0 {
+		t.Errorf("the daemon's API received %d requests", n)
 	}
 }
