@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"time"
 
 	"github.com/abctl/abctl/engine/browser"
 	"github.com/abctl/abctl/engine/session"
@@ -81,6 +82,7 @@ func (e *Engine) acquire(ctx context.Context, pool *browser.Pool, orgID string, 
 		bs, err := pool.Acquire(ctx, o)
 		return bs, nil, err
 	}
+	e.protectPending(false)
 	if o.BrowserAddress != "" {
 		// The organization's own browser must not be the fleet's, the
 		// local Chromium's DevTools, or the daemon.
@@ -127,33 +129,61 @@ func (e *Engine) warnUnproxied(name string) {
 }
 
 // protectBrowsers protects the DevTools endpoints of the daemon's remote
-// browsers (the fleet's, the daemon-wide one) from every run.
+// browsers (the fleet's, the daemon-wide one) from every run. A host name
+// that does not resolve yet (a browser container that starts after the
+// daemon) is tried again before each run's browser opens (acquire), until
+// it does.
 func (e *Engine) protectBrowsers() error {
 	if e.cfg.Egress == nil {
 		return nil
 	}
-	protect := func(raw, what string) error {
-		hp, err := hostPortOf(raw)
-		if err != nil {
-			return err
-		}
-		return e.cfg.Egress.Protect(hp, what)
-	}
+	var pending []protection
 	if e.cfg.BrowserAddress != "" {
-		if err := protect(e.cfg.BrowserAddress, "the DevTools of the daemon's browser"); err != nil {
-			return err
-		}
+		pending = append(pending, protection{e.cfg.BrowserAddress, "the DevTools of the daemon's browser"})
 	}
 	for _, ep := range e.cfg.BrowserEndpoints {
 		name := ep.Name
 		if name == "" {
 			name = egress.Redact(ep.URL)
 		}
-		if err := protect(ep.URL, fmt.Sprintf("the DevTools of browser endpoint %q", name)); err != nil {
+		pending = append(pending, protection{ep.URL, fmt.Sprintf("the DevTools of browser endpoint %q", name)})
+	}
+	for _, p := range pending {
+		if _, err := hostPortOf(p.addr); err != nil {
 			return err
 		}
 	}
+	e.protectMu.Lock()
+	e.unprotected = pending
+	e.protectMu.Unlock()
+	e.protectPending(true)
 	return nil
+}
+
+// protection is a browser address to protect and what it is.
+type protection struct{ addr, what string }
+
+// protectPending protects the browser addresses not protected yet; warn
+// logs those that still fail.
+// Tries are at most every 10 seconds.
+func (e *Engine) protectPending(warn bool) {
+	e.protectMu.Lock()
+	defer e.protectMu.Unlock()
+	if len(e.unprotected) == 0 || !warn && time.Since(e.protectTried) < 10*time.Second {
+		return
+	}
+	e.protectTried = time.Now()
+	left := e.unprotected[:0]
+	for _, p := range e.unprotected {
+		hp, _ := hostPortOf(p.addr)
+		if err := e.cfg.Egress.Protect(hp, p.what); err != nil {
+			if warn {
+				e.log.Warn("a browser's DevTools are not protected from runs yet (tried again as runs start)", "browser", egress.Redact(p.addr), "error", err)
+			}
+			left = append(left, p)
+		}
+	}
+	e.unprotected = left
 }
 
 // protectLocalDevTools protects the DevTools port of a local Chromium the

@@ -354,3 +354,25 @@ func TestEgressModelAndTask(t *testing.T) {
 		t.Errorf("the daemon's API received %d requests", n)
 	}
 }
+
+// TestEgressProtectsBrowserAddresses: the fleet's DevTools addresses are
+// protected as the engine is made; one whose host does not resolve yet
+// does not stop the engine.
+func TestEgressProtectsBrowserAddresses(t *testing.T) {
+	policy := egress.New(egress.Config{})
+	newEngine(t, engine.Config{Egress: policy, BrowserEndpoints: []browser.Endpoint{
+		{URL: "http://127.0.0.1:1234", Name: "a"},
+		{URL: "ws://127.0.0.1/devtools/browser/x"},
+		{URL: "http://browser.invalid:9222", Name: "later"},
+	}})
+	got := strings.Join(policy.Protected(), "\n")
+	for _, want := range []string{`127.0.0.1:1234 (the DevTools of browser endpoint "a")`, `127.0.0.1:80 (the DevTools of browser endpoint "ws://127.0.0.1/devtools/browser/x")`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("protected:\n%s\nlacks %s", got, want)
+		}
+	}
+	err := policy.For("o_1").CheckURL(t.Context(), "http://localhost:1234/json/list")
+	if err == nil || !strings.Contains(err.Error(), `the DevTools of browser endpoint "a" is never reachable by a run`) {
+		t.Errorf("the endpoint through localhost: %v", err)
+	}
+}

@@ -196,6 +196,10 @@ type Engine struct {
 	kept   map[string]*keptSession // open browser sessions by id (browsersessions.go)
 
 	unproxied sync.Map // remote browsers warned of running without the egress proxy (egress.go)
+
+	protectMu    sync.Mutex
+	unprotected  []protection // browser DevTools addresses whose host did not resolve yet (egress.go)
+	protectTried time.Time
 }
 
 var (
