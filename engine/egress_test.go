@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -375,4 +377,93 @@ func TestEgressProtectsBrowserAddresses(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `the DevTools of browser endpoint "a" is never reachable by a run`) {
 		t.Errorf("the endpoint through localhost: %v", err)
 	}
+}
+
+// TestEgressRemoteBrowser: a fleet browser that is not on this machine's
+// loopback runs without the proxy when the proxies listen on 127.0.0.1
+// (it could not reach them), with one warning; with EgressProxyHost set,
+// it runs through the proxy. The browser is a local Chromium reached
+// through a non-loopback address of this machine.
+func TestEgressRemoteBrowser(t *testing.T) {
+	b := chromiumtest.Start(t)
+	ip := nonLoopbackIPv4(t)
+	far := forward(t, ip, b.Port())
+	private := newCountingServer(t, "<!doctype html><title>private</title>")
+	site := egressSite(t, private.URL)
+	allow, _ := egress.ParsePatterns([]string{site.hostPort(), far})
+	shared := func() *egress.Policy {
+		return egress.New(egress.Config{Shared: func() bool { return true }, Allow: allow})
+	}
+	endpoints := []browser.Endpoint{{URL: "http://" + far, Name: "far"}}
+
+	var logs lockedBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	e := newEngine(t, engine.Config{Egress: shared(), BrowserEndpoints: endpoints, Logger: logger})
+	for range 2 {
+		if res, st := gotoRun(t, e, site.URL+"/probe"); res.Status != client.RunStatusCompleted || len(st.Refused) != 0 {
+			t.Fatalf("without the proxy: %s %q, refused %q", res.Status, res.FailureReason, st.Refused)
+		}
+	}
+	if n := strings.Count(string(logs.Bytes()), "runs without the egress proxy"); n != 1 || !strings.Contains(string(logs.Bytes()), "browser=far") {
+		t.Errorf("%d warnings:\n%s", n, string(logs.Bytes()))
+	}
+	// Without the proxy, the page reached the private server: what the
+	// warning is about.
+	if private.n.Load() == 0 {
+		t.Error("the page's requests did not go out without the proxy")
+	}
+
+	private.n.Store(0)
+	e = newEngine(t, engine.Config{Egress: shared(), BrowserEndpoints: endpoints, EgressProxyHost: "127.0.0.1"})
+	res, st := gotoRun(t, e, site.URL+"/probe")
+	if res.Status != client.RunStatusCompleted || !st.has("a loopback address is refused") {
+		t.Errorf("with the proxy host: %s %q, refused %q", res.Status, res.FailureReason, st.Refused)
+	}
+	if n := private.n.Load(); n != 0 {
+		t.Errorf("the private server received %d requests through the proxy", n)
+	}
+}
+
+// nonLoopbackIPv4 is an IPv4 address of this machine that is not loopback;
+// the test skips without one.
+func nonLoopbackIPv4(t *testing.T) string {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+				return n.IP.String()
+			}
+		}
+	}
+	t.Skip("this machine has no non-loopback IPv4 address")
+	return ""
+}
+
+// forward relays connections from ip (a port of its own) to port on
+// 127.0.0.1 until the test ends, and returns ip:port.
+func forward(t *testing.T, ip string, port int) string {
+	ln, err := net.Listen("tcp4", ip+":0")
+	if err != nil {
+		t.Skipf("cannot listen on %s: %v", ip, err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				up, err := net.Dial("tcp4", fmt.Sprintf("127.0.0.1:%d", port))
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				go io.Copy(up, c)
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	return ln.Addr().String()
 }
