@@ -33,6 +33,7 @@ import (
 	"github.com/abctl/abctl/engine/internal/text"
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // maxActionTimeout caps the timeout of a single action.
@@ -251,22 +252,26 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: text.UpperFirst(err.Error())}
 	}
 	var bs *browser.Session
+	var be *browserEgress
 	var release func()
 	if job.BrowserSessionID != "" {
 		// In a kept browser session, held until this action session ends.
-		if bs, release, err = e.useKept(ctx, job.OrgID, job.BrowserSessionID); err != nil {
+		if bs, be, release, err = e.useKept(ctx, job.OrgID, job.BrowserSessionID); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, &ActionError{Status: http.StatusConflict, Msg: err.Error()}
 		}
-	} else if bs, err = pool.Acquire(ctx, browser.SessionOptions{RunID: job.RunID, BrowserAddress: req.BrowserAddress, DownloadDir: job.Dir}); err != nil {
+	} else if bs, be, err = e.acquire(ctx, pool, job.OrgID, browser.SessionOptions{RunID: job.RunID, BrowserAddress: req.BrowserAddress, DownloadDir: job.Dir}); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if egress.IsRefused(err) {
+			return nil, &ActionError{Status: http.StatusBadRequest, Msg: "The browser_address cannot be used: " + err.Error()}
+		}
 		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: "The browser session could not be opened: " + err.Error()}
 	}
-	r := e.newRun(ctx, e.guard(job.OrgID), job.Dir, bs, progress, 0, release != nil)
+	r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, 0, release != nil)
 	r.files.UseNetwork(r.guard, job.LocalFiles)
 	r.release = release
 	as := &actionSession{e: e, runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}

@@ -12,9 +12,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/chromedp/chromedp"
-
 	"github.com/abctl/abctl/engine/browser"
+	"github.com/abctl/abctl/engine/page"
+	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/executor"
 )
 
@@ -24,7 +24,8 @@ var _ executor.BrowserSessions = (*Engine)(nil)
 type keptSession struct {
 	org  string
 	bs   *browser.Session
-	lock chan struct{} // capacity 1: held by the run executing in the session, and by its closing
+	be   *browserEgress // its egress proxy, which lives as long as it; nil: none
+	lock chan struct{}  // capacity 1: held by the run executing in the session, and by its closing
 }
 
 // OpenBrowserSession implements executor.BrowserSessions.
@@ -33,7 +34,7 @@ func (e *Engine) OpenBrowserSession(ctx context.Context, orgID, id string, o exe
 	if err != nil {
 		return err
 	}
-	bs, err := pool.Acquire(ctx, browser.SessionOptions{RunID: id})
+	bs, be, err := e.acquire(ctx, pool, orgID, browser.SessionOptions{RunID: id})
 	if err != nil {
 		return fmt.Errorf("the browser session could not be opened: %w", err)
 	}
@@ -51,7 +52,12 @@ func (e *Engine) OpenBrowserSession(ctx context.Context, orgID, id string, o exe
 		}
 	}
 	if o.URL != "" {
-		if err := chromedp.Do(bs.Tab(), chromedp.Navigate(o.URL)); err != nil {
+		// Checked by the organization's egress like every navigation of a
+		// run (session.Navigate).
+		pg := page.New(bs.Tab())
+		_, err := session.Navigate(ctx, e.guard(orgID), be.sessionRefusals(), pg, o.URL)
+		pg.Close()
+		if err != nil {
 			return fail(fmt.Errorf("%s could not be loaded: %w", o.URL, err))
 		}
 	}
@@ -63,7 +69,7 @@ func (e *Engine) OpenBrowserSession(ctx context.Context, orgID, id string, o exe
 	if _, dup := e.kept[id]; dup {
 		return fail(fmt.Errorf("the browser session %s is open already", id))
 	}
-	e.kept[id] = &keptSession{org: orgID, bs: bs, lock: make(chan struct{}, 1)}
+	e.kept[id] = &keptSession{org: orgID, bs: bs, be: be, lock: make(chan struct{}, 1)}
 	return nil
 }
 
@@ -100,23 +106,24 @@ func (e *Engine) CloseBrowserSession(ctx context.Context, orgID, id string, keep
 // useKept returns the open browser session a run executes in, holding it
 // for the run: release gives it back. It waits, within ctx, while another
 // run uses it.
-func (e *Engine) useKept(ctx context.Context, orgID, id string) (bs *browser.Session, release func(), err error) {
+// be is the session's egress proxy (nil: none).
+func (e *Engine) useKept(ctx context.Context, orgID, id string) (bs *browser.Session, be *browserEgress, release func(), err error) {
 	e.keptMu.Lock()
 	ks := e.kept[id]
 	e.keptMu.Unlock()
 	if ks == nil || ks.org != orgID {
-		return nil, nil, fmt.Errorf("The browser session %s is not open: it was closed, it timed out, or the daemon restarted since it was opened.", id)
+		return nil, nil, nil, fmt.Errorf("The browser session %s is not open: it was closed, it timed out, or the daemon restarted since it was opened.", id)
 	}
 	select {
 	case ks.lock <- struct{}{}:
 	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+		return nil, nil, nil, ctx.Err()
 	}
 	if err := ks.bs.Err(); err != nil {
 		<-ks.lock
-		return nil, nil, errors.New("The browser session " + id + " ended: " + err.Error())
+		return nil, nil, nil, errors.New("The browser session " + id + " ended: " + err.Error())
 	}
-	return ks.bs, func() { <-ks.lock }, nil
+	return ks.bs, ks.be, func() { <-ks.lock }, nil
 }
 
 // closeKept closes every open browser session (the engine is closing).

@@ -198,6 +198,12 @@ type Engine struct {
 	// modelClients are the HTTP clients of the organizations' custom
 	// models, through their guards, by organization id (custommodels.go).
 	modelClients sync.Map
+
+	unproxied sync.Map // remote browsers warned of running without the egress proxy (egress.go)
+
+	protectMu    sync.Mutex
+	unprotected  []protection // browser DevTools addresses whose host did not resolve yet (egress.go)
+	protectTried time.Time
 }
 
 var (
@@ -238,6 +244,9 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 		if err := CheckBrowserAddress(ep.URL); err != nil {
 			return nil, fmt.Errorf("a browser endpoint of the fleet: %w", err)
 		}
+	}
+	if err := e.protectBrowsers(); err != nil {
+		return nil, err
 	}
 	if cfg.BrowserAddress == "" && len(cfg.BrowserEndpoints) == 0 {
 		if _, err := browser.FindChromium(cfg.Chromium); err != nil {
@@ -331,6 +340,7 @@ func (e *Engine) browserPool(ctx context.Context) (*browser.Pool, error) {
 		p, err := browser.NewPool(ctx, browser.Options{
 			ChromiumPath: e.cfg.Chromium, RemoteURL: e.cfg.BrowserAddress, Endpoints: e.cfg.BrowserEndpoints, Logger: e.log,
 			QueueTimeout: e.cfg.BrowserQueueTimeout, MaxQueue: e.cfg.BrowserQueueMax,
+			DevTools: e.protectLocalDevTools,
 		})
 		e.poolMu.Lock()
 		e.starting = nil

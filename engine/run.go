@@ -34,19 +34,27 @@ type run struct {
 	state     []byte
 	// release gives a kept browser session back when the run ends.
 	release func()
-	// guard decides what the run may reach (nil: no policy).
+	// guard decides what the run may reach (nil: no policy); its
+	// refusals go to the step log.
 	guard *egress.Guard
+	// egress is the proxy of the run's browser context (nil: none); the
+	// run hears of its refusals while it executes.
+	egress *browserEgress
 }
 
 // newRun assembles a run over a browser session and starts its recording.
 // limit bounds the steps of the whole run (0: none).
 // shared: the browser session outlives the run (a kept browser session),
 // which leaves it open when it ends.
-// guard is the egress guard of the run's organization.
-func (e *Engine) newRun(ctx context.Context, guard *egress.Guard, dir string, bs *browser.Session, progress executor.Progress, limit int, shared bool) *run {
-	r := &run{log: e.log, dir: dir, tag: newTag(), guard: guard}
+// guard is the egress guard of the run's organization, be the egress
+// proxy of the browser context (nil: none).
+func (e *Engine) newRun(ctx context.Context, guard *egress.Guard, be *browserEgress, dir string, bs *browser.Session, progress executor.Progress, limit int, shared bool) *run {
+	r := &run{log: e.log, dir: dir, tag: newTag(), egress: be}
 	r.steps = steplog.New(progress, e.log, limit)
-	r.sess = session.Open(ctx, bs, session.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared, Guard: guard})
+	r.guard = guard.WithReport(r.refused)
+	be.follow(r.refused)
+	r.sess = session.Open(ctx, bs, session.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared,
+		Guard: r.guard, Refusals: be.sessionRefusals()})
 	r.files = r.sess.Files()
 	r.agent = agent.New(r.sess.Browser(), r.steps, agent.Config{Tag: r.tag, Logger: e.log, AllowPrivateURLs: e.cfg.AllowPrivateURLs})
 	return r
@@ -60,16 +68,16 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 		return nil, errors.New(text.UpperFirst(err.Error()))
 	}
 	if job.BrowserSessionID != "" {
-		bs, release, err := e.useKept(ctx, job.OrgID, job.BrowserSessionID)
+		bs, be, release, err := e.useKept(ctx, job.OrgID, job.BrowserSessionID)
 		if err != nil {
 			return nil, err
 		}
-		r := e.newRun(ctx, e.guard(job.OrgID), job.Dir, bs, progress, limit, true)
+		r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, limit, true)
 		r.release = release
 		r.keepState = job.KeepBrowserState
 		return r, nil
 	}
-	bs, err := pool.Acquire(ctx, browser.SessionOptions{RunID: job.RunID, DownloadDir: job.Dir})
+	bs, be, err := e.acquire(ctx, pool, job.OrgID, browser.SessionOptions{RunID: job.RunID, DownloadDir: job.Dir})
 	if err != nil {
 		return nil, errors.New("The browser session could not be opened: " + err.Error())
 	}
@@ -84,10 +92,13 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 			return nil, errors.New("The browser profile could not be loaded: " + err.Error())
 		}
 	}
-	r := e.newRun(ctx, e.guard(job.OrgID), job.Dir, bs, progress, limit, false)
+	r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, limit, false)
 	r.keepState = job.KeepBrowserState
 	return r, nil
 }
+
+// refused records a refusal of the run's egress in its step log.
+func (r *run) refused(e *egress.Error) { r.steps.AddRefusal(e.Error()) }
 
 // newTag returns the random tag of a run's page markers.
 func newTag() string {
@@ -114,6 +125,7 @@ func (r *run) finish(ctx context.Context) executor.Result {
 		}
 	}
 	recording := r.sess.Close(ctx)
+	r.egress.follow(nil)
 	if r.release != nil {
 		r.release()
 	}

@@ -105,6 +105,13 @@ type Options struct {
 	MaxQueue     int
 	// HealthInterval is how often idle endpoints are checked (default 5 s).
 	HealthInterval time.Duration
+
+	// DevTools is told the DevTools address (127.0.0.1:port) of each local
+	// Chromium the pool starts (a restart too), when it listens on one, so
+	// that the daemon keeps the pages of runs away from it. The local
+	// Chromium is driven over a pipe (chromedp's default), so it opens no
+	// DevTools port unless ExtraFlags ask for one.
+	DevTools func(addr string)
 }
 
 // FindChromium returns the absolute path of the Chromium binary. A non-empty
@@ -414,6 +421,11 @@ func (p *Pool) localFlags() []chromedp.ExecAllocatorOption {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-domain-reliability", true),
+		// WebRTC sends no UDP around the proxy of a run's browser context
+		// (its egress proxy): no peer connection reaches what the proxy
+		// would refuse, nor reveals the machine's addresses.
+		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 		// No idle about:blank tab: every run gets its own browser context, so
 		// the startup tab would only hold a renderer (~150 MiB PSS) for nothing.
 		chromedp.Flag("no-startup-window", true),
@@ -448,7 +460,57 @@ func (p *Pool) startLocal(ctx context.Context) (*instance, error) {
 		return nil, fmt.Errorf("starting Chromium %s: %w", p.execPath, err)
 	}
 	p.log.Debug("browser started", "path", p.execPath, "pid", inst.pid())
+	if p.opts.DevTools != nil {
+		if addr := localDevTools(inst.pid()); addr != "" {
+			p.opts.DevTools(addr)
+		}
+	}
 	return inst, nil
+}
+
+// localDevTools returns the DevTools address (127.0.0.1:port) of the
+// local Chromium of process pid, "" when it listens on none: driven over a
+// pipe, it has no port; with --remote-debugging-port (an ExtraFlag), the
+// port it took is the first line of DevToolsActivePort in its user data
+// directory. Its command line is read from /proc (Linux); elsewhere it
+// returns "".
+func localDevTools(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	var dataDir, port string
+	listens := false
+	for _, arg := range strings.Split(string(raw), "\x00") {
+		if v, ok := strings.CutPrefix(arg, "--user-data-dir="); ok {
+			dataDir = v
+		}
+		if v, ok := strings.CutPrefix(arg, "--remote-debugging-port="); ok {
+			listens, port = true, v
+		}
+	}
+	if !listens {
+		return ""
+	}
+	if port != "0" && port != "" {
+		return "127.0.0.1:" + port
+	}
+	if dataDir == "" {
+		return ""
+	}
+	// Chromium writes the file once it listens, which it does before it
+	// answers the first DevTools call.
+	for range 50 {
+		b, err := os.ReadFile(filepath.Join(dataDir, "DevToolsActivePort"))
+		if line, _, ok := strings.Cut(string(b), "\n"); err == nil && ok && line != "" && line != "0" {
+			return "127.0.0.1:" + line
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return ""
 }
 
 // connectRemote connects to a browser that runs already.

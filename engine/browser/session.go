@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +18,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/abctl/abctl/internal/egress"
 )
 
 // Download limits of a session when SessionOptions leaves them zero.
@@ -50,6 +55,17 @@ type SessionOptions struct {
 	// DialogPrompt is the answer given to window.prompt. Empty: prompts are
 	// dismissed (as if the user pressed Cancel).
 	DialogPrompt string
+	// Proxy is the proxy server of the run's browser context
+	// (http://host:port: the run's egress.Proxy), given with
+	// egress.BrowserBypassList so that loopback goes through it too. A
+	// local Chromium and a browser on this machine (a loopback address)
+	// take it; another remote browser only with ProxyRemote, since it
+	// reaches the proxy only when the proxy listens on an address it can
+	// reach. Empty: no proxy. Session.Proxied says whether it was given.
+	Proxy string
+	// ProxyRemote gives Proxy to remote browsers that are not on this
+	// machine too.
+	ProxyRemote bool
 }
 
 // TabInfo describes a tab of a session.
@@ -86,6 +102,7 @@ type Session struct {
 	dl          *downloads // nil when downloads are denied
 	created     time.Time
 	place       *place // its place on a fleet endpoint; nil for other browsers
+	proxied     bool   // the browser context uses opts.Proxy
 
 	mu          sync.Mutex
 	tabs        []*tab // activation order: the last live ready tab is active
@@ -167,6 +184,7 @@ func (p *Pool) openSession(ctx context.Context, o SessionOptions, addr string, p
 		stop:      make(chan struct{}),
 		exited:    make(chan struct{}),
 	}
+	s.proxied = o.Proxy != "" && (addr == "" || o.ProxyRemote || onThisMachine(addr))
 	if o.DownloadDir != "" {
 		var parent string
 		if addr == "" {
@@ -215,10 +233,18 @@ func (p *Pool) openSession(ctx context.Context, o SessionOptions, addr string, p
 // open creates the browser context and its first tab.
 func (s *Session) open(ctx context.Context) error {
 	b := s.inst.b
-	bc, err := cdp.Call(ctx, b, target.CreateBrowserContext, target.CreateBrowserContextParams{
+	params := target.CreateBrowserContextParams{
 		// A remote browser disposes of the context if our connection drops.
 		DisposeOnDetach: new(true),
-	})
+	}
+	if s.proxied {
+		// Every request of the context's pages (navigations, subresources,
+		// fetch, websockets) goes through the run's egress proxy; loopback
+		// too, which Chromium otherwise sends around any proxy.
+		params.ProxyServer = s.opts.Proxy
+		params.ProxyBypassList = egress.BrowserBypassList
+	}
+	bc, err := cdp.Call(ctx, b, target.CreateBrowserContext, params)
 	if err != nil {
 		return err
 	}
@@ -786,6 +812,35 @@ func (s *Session) Ended(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
+}
+
+// Proxied reports whether the session's browser context sends its
+// requests through SessionOptions.Proxy.
+func (s *Session) Proxied() bool { return s.proxied }
+
+// Browser names the browser the session runs on: "local Chromium", the
+// fleet endpoint's name, or the remote browser's address (without
+// credentials or query).
+func (s *Session) Browser() string {
+	if s.place != nil {
+		return s.place.ep.name
+	}
+	return displayAddr(s.addr)
+}
+
+// onThisMachine reports whether a browser address names this machine: a
+// loopback address, or localhost.
+func onThisMachine(addr string) bool {
+	u, err := url.Parse(addr)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
 }
 
 // ContextID is the id of the session's browser context.

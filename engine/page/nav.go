@@ -27,6 +27,7 @@ type navTracker struct {
 	main       cdp.FrameID
 	s          navSnap
 	status     map[cdp.LoaderID]string
+	egress     map[cdp.LoaderID]string // the EgressHeader of the document's response
 	wake       chan struct{}
 	statusKeys []cdp.LoaderID
 }
@@ -52,7 +53,7 @@ func (s navSnap) loaded() bool {
 }
 
 func newNavTracker(onNewDoc func()) *navTracker {
-	return &navTracker{onNewDoc: onNewDoc, wake: make(chan struct{}), status: map[cdp.LoaderID]string{}}
+	return &navTracker{onNewDoc: onNewDoc, wake: make(chan struct{}), status: map[cdp.LoaderID]string{}, egress: map[cdp.LoaderID]string{}}
 }
 
 func (n *navTracker) setMain(id cdp.FrameID) {
@@ -113,9 +114,15 @@ func (n *navTracker) handle(ev any) {
 		if e.Type == network.ResourceTypeDocument && e.FrameID == n.main && e.Response != nil {
 			if len(n.statusKeys) >= 16 {
 				delete(n.status, n.statusKeys[0])
+				delete(n.egress, n.statusKeys[0])
 				n.statusKeys = n.statusKeys[1:]
 			}
 			n.status[e.LoaderID] = strings.TrimSpace(strconv.FormatInt(e.Response.Status, 10) + " " + e.Response.StatusText)
+			for k, v := range e.Response.Headers {
+				if strings.EqualFold(k, EgressHeader) {
+					n.egress[e.LoaderID], _ = v.(string)
+				}
+			}
 			n.statusKeys = append(n.statusKeys, e.LoaderID)
 		}
 		changed = false
@@ -143,6 +150,17 @@ func (n *navTracker) statusOf(l cdp.LoaderID) string {
 	defer n.mu.Unlock()
 	return n.status[l]
 }
+
+func (n *navTracker) egressOf(l cdp.LoaderID) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.egress[l]
+}
+
+// EgressHeader is the response header by which a run's egress proxy marks
+// the answers it made itself (package internal/egress): "refused" on a
+// refusal's page. Result.Egress carries it for the document.
+const EgressHeader = "X-Abctl-Egress"
 
 // wait returns the first snapshot for which cond holds, or the last one and
 // the context's error.
@@ -244,9 +262,9 @@ func addDetail(r *Result, s string) {
 	}
 }
 
-// normalizeURL accepts what a model may write ("example.com/x") and
-// returns an absolute URL.
-func normalizeURL(raw string) (string, error) {
+// NormalizeURL accepts what a model may write ("example.com/x") and
+// returns the absolute URL GoTo loads.
+func NormalizeURL(raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if raw == "" {
 		return "", errors.New("empty URL")
@@ -285,7 +303,7 @@ func (p *Page) GoTo(ctx context.Context, rawURL string) (Result, error) {
 		return Result{Reason: err.Error()}, err
 	}
 	defer done()
-	u, err := normalizeURL(rawURL)
+	u, err := NormalizeURL(rawURL)
 	if err != nil {
 		r := Result{Reason: fmt.Sprintf("could not load %s: %v", rawURL, err)}
 		return r, fmt.Errorf("%w: %s", ErrNavigation, r.Reason)
@@ -358,6 +376,7 @@ func (p *Page) waitDocument(ctx context.Context, before navSnap, loader cdp.Load
 	if st := p.nav.statusOf(s.loader); st != "" && !strings.HasPrefix(st, "2") && !strings.HasPrefix(st, "3") {
 		addDetail(&res, "HTTP "+st)
 	}
+	res.Egress = p.nav.egressOf(s.loader)
 	return res, nil
 }
 

@@ -158,6 +158,10 @@ type Result struct {
 	Navigated bool
 	// URL is the main frame's URL after the action, when known.
 	URL string
+	// Egress is the EgressHeader of the response of the document GoTo
+	// or GoBack loaded: "refused" when the run's egress proxy answered
+	// with a refusal instead of the site.
+	Egress string
 }
 
 // Element is one interactive element of an observation.

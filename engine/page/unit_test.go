@@ -51,12 +51,12 @@ func TestNormalizeURL(t *testing.T) {
 		" http://127.0.0.1:8/a ": "http://127.0.0.1:8/a",
 		"about:blank":            "about:blank",
 	} {
-		if got, err := normalizeURL(in); err != nil || got != want {
+		if got, err := NormalizeURL(in); err != nil || got != want {
 			t.Errorf("%q: %q %v", in, got, err)
 		}
 	}
 	for _, bad := range []string{"", "javascript:alert(1)", "ftp://x/", "http://"} {
-		if _, err := normalizeURL(bad); err == nil {
+		if _, err := NormalizeURL(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

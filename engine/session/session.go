@@ -44,6 +44,9 @@ type Session struct {
 	files *Files
 	view  *view
 	guard *egress.Guard // what the run may reach; nil: no policy
+	// refusals are those of the browser context's egress proxy; nil
+	// without one.
+	refusals *Refusals
 
 	tab     context.Context // the tab last acted on
 	pages   map[context.Context]*page.Page
@@ -135,6 +138,10 @@ type Options struct {
 	// Guard decides what the run may reach: its navigations and the
 	// files it fetches (package internal/egress); nil: no policy.
 	Guard *egress.Guard
+	// Refusals are told the refusals of the browser context's egress
+	// proxy, so that a navigation it refused fails with the reason; nil
+	// without a proxy.
+	Refusals *Refusals
 }
 
 // Open returns the Session of a run over its browser session, and starts
@@ -142,7 +149,7 @@ type Options struct {
 // logged; the run goes on.
 func Open(ctx context.Context, bs *browser.Session, o Options) *Session {
 	s := &Session{
-		log: o.Logger, sess: bs, shared: o.Shared, guard: o.Guard,
+		log: o.Logger, sess: bs, shared: o.Shared, guard: o.Guard, refusals: o.Refusals,
 		files:   newFiles(o.Dir, o.Progress, o.Logger, o.HTTP),
 		pages:   map[context.Context]*page.Page{},
 		watches: map[context.Context]*tabWatch{},
@@ -211,17 +218,21 @@ func (s *Session) page(ctx context.Context) (*page.Page, error) {
 	return pg, nil
 }
 
-// Navigate loads url in the active tab. A page that cannot be loaded fails
-// with the browser's reason.
+// Navigate loads url in the active tab, once the run's egress allows it
+// (CheckNavigation). A page that cannot be loaded fails with the browser's
+// reason, one the egress refused with the refusal.
 func (s *Session) Navigate(ctx context.Context, rawURL string) (page.Result, error) {
-	if u, err := url.Parse(rawURL); err == nil && agent.IsPrivateHost(u.Hostname()) {
-		s.privateStart = true
-	}
 	pg, err := s.page(ctx)
 	if err != nil {
 		return page.Result{}, err
 	}
-	res, err := pg.GoTo(ctx, rawURL)
+	res, err := s.goTo(ctx, pg, rawURL)
+	if u, perr := url.Parse(rawURL); perr == nil && agent.IsPrivateHost(u.Hostname()) && !egress.IsRefused(err) {
+		s.privateStart = true
+	}
+	if egress.IsRefused(err) {
+		return res, err
+	}
 	if err != nil {
 		// A load that failed because the browser went away says so.
 		if ctx.Err() == nil {
@@ -235,6 +246,13 @@ func (s *Session) Navigate(ctx context.Context, rawURL string) (page.Result, err
 		return res, err
 	}
 	return res, nil
+}
+
+// goTo is the one way a run's browser is sent to a URL: checked by the
+// run's egress, refused navigations failing with the refusal (Navigate in
+// egress.go).
+func (s *Session) goTo(ctx context.Context, pg *page.Page, rawURL string) (page.Result, error) {
+	return Navigate(ctx, s.guard, s.refusals, pg, rawURL)
 }
 
 // CurrentURL is the URL of the active tab, "" when unknown.

@@ -68,7 +68,7 @@ func (v *view) Act(ctx context.Context, a agent.Action) (page.Result, error) {
 	case "wait":
 		res, err = pg.Wait(ctx, a.Wait)
 	case "goto_url":
-		res, err = pg.GoTo(ctx, a.Text)
+		res, err = v.s.goTo(ctx, pg, a.Text)
 	case "go_back":
 		res, err = pg.GoBack(ctx)
 	case "switch_tab", "close_tab":

@@ -52,6 +52,41 @@ type Log struct {
 	errs      []json.RawMessage // the run's errors
 	blockSeq  int               // the block executions begun so far
 	running   []int             // the Seq of the block executions running, innermost last
+	refused   []string          // the egress's refusals, each line once (AddRefusal)
+	refusedN  int               // refusals beyond MaxRefusals
+}
+
+// MaxRefusals bounds the refusals a step log lists: a page that asks for
+// the same refused address a thousand times makes one line, and beyond
+// MaxRefusals lines only a count remains.
+const MaxRefusals = 50
+
+// AddRefusal records that the run's egress refused a connection (a
+// navigation, a request of the page, a block's call): one line, the
+// refusal's text, listed once however often it came.
+func (l *Log) AddRefusal(line string) {
+	l.mu.Lock()
+	for _, r := range l.refused {
+		if r == line {
+			l.mu.Unlock()
+			return
+		}
+	}
+	if len(l.refused) >= MaxRefusals {
+		l.refusedN++
+		l.mu.Unlock()
+		return
+	}
+	l.refused = append(l.refused, line)
+	l.mu.Unlock()
+	l.logger.Info("egress refused", "refusal", line)
+}
+
+// Refusals returns the lines AddRefusal recorded.
+func (l *Log) Refusals() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.refused...)
 }
 
 // New returns the log of a run that reports to progress and logs to
@@ -413,7 +448,7 @@ func (l *Log) Errors() []json.RawMessage {
 func (l *Log) Empty() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.steps) == 0 && len(l.calls) == 0
+	return len(l.steps) == 0 && len(l.calls) == 0 && len(l.refused) == 0
 }
 
 // Write writes the log to dir/name.
@@ -425,7 +460,11 @@ func (l *Log) Write(dir, name string) error {
 		Summary string    `json:"summary,omitempty"`
 		Steps   []*Step   `json:"steps"`
 		Calls   []Call    `json:"calls"`
-	}{l.models, l.usage, l.summary, l.steps, l.calls}
+		// Refused are the egress's refusals, one line each; RefusedMore
+		// counts those beyond MaxRefusals.
+		Refused     []string `json:"refused,omitempty"`
+		RefusedMore int      `json:"refused_more,omitempty"`
+	}{l.models, l.usage, l.summary, l.steps, l.calls, l.refused, l.refusedN}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	l.mu.Unlock()
 	if err != nil {

@@ -1,8 +1,12 @@
 package steplog
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -49,5 +53,35 @@ func TestLimitAndHistory(t *testing.T) {
 	}
 	if got := l.Summarize(client.RunStatusCompleted, ""); got != "Ran 2 steps." {
 		t.Errorf("summary %q", got)
+	}
+}
+
+// TestRefusalsBounded: a refusal is listed once however often it comes,
+// and beyond MaxRefusals lines only counted; the log is written with them.
+func TestRefusalsBounded(t *testing.T) {
+	l := New(&counter{}, slog.New(slog.DiscardHandler), 0)
+	for range 100 {
+		l.AddRefusal("refused to reach 127.0.0.1:8780: the daemon's API is never reachable by a run")
+	}
+	if got := l.Refusals(); len(got) != 1 || l.Empty() {
+		t.Fatalf("refusals %q, empty %v", got, l.Empty())
+	}
+	for i := range MaxRefusals + 10 {
+		l.AddRefusal("refused to reach 10.0.0." + strconv.Itoa(i) + ":80: a private address is refused")
+	}
+	if got := l.Refusals(); len(got) != MaxRefusals {
+		t.Errorf("%d refusals listed, want %d", len(got), MaxRefusals)
+	}
+	dir := t.TempDir()
+	if err := l.Write(dir, FileName); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, FileName))
+	var doc struct {
+		Refused     []string `json:"refused"`
+		RefusedMore int      `json:"refused_more"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Refused) != MaxRefusals || doc.RefusedMore != 11 {
+		t.Errorf("written: %d lines, %d more (%v)", len(doc.Refused), doc.RefusedMore, err)
 	}
 }
