@@ -23,6 +23,7 @@ import (
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/engine"
 	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/llm/llmtest"
 )
 
@@ -223,7 +224,11 @@ func newCustomLLMDaemon(t *testing.T, logs io.Writer) *customLLMDaemon {
 	const key = "abk_custom_llms_test_key_a"
 	dir := t.TempDir()
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	addr, stop := daemontest.Start(t, dir, daemon.Config{APIKey: key, Executor: &scripted.Executor{}, Workers: 1, Logger: logger})
+	// Two organizations whose models answer on loopback: the operator
+	// allows private networks (a shared daemon refuses them otherwise,
+	// as engine/egress_blocks_test.go shows).
+	addr, stop := daemontest.Start(t, dir, daemon.Config{APIKey: key, Executor: &scripted.Executor{}, Workers: 1, Logger: logger,
+		Egress: egress.Config{Private: egress.PrivateAllow}})
 	ac := admin.NewClient(admin.SocketPath(dir))
 	other, err := ac.CreateOrganization(t.Context(), "b")
 	if err != nil {
