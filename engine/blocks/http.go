@@ -52,6 +52,10 @@ func (in fileBlocks) httpRequest(ctx context.Context, b *client.HTTPRequestBlock
 	}
 	rawURL = strings.TrimSpace(rawURL)
 	u, err := url.Parse(rawURL)
+	if err == nil && u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https" {
+		// file:, ftp:, gopher:...: refused as every channel refuses them.
+		return nil, in.guard.CheckURL(ctx, rawURL)
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("the url %q is not an absolute http or https URL", rawURL)
 	}

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,6 +135,10 @@ func (in *Interpreter) sourceFile(ctx context.Context, ref string) (string, erro
 	}
 	if p, ok := in.files.Path(ref); ok {
 		return p, nil
+	}
+	if u, err := url.Parse(ref); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
+		// file:, ftp:, data:...: refused as every channel refuses them.
+		return "", in.guard.CheckURL(ctx, ref)
 	}
 	return "", fmt.Errorf("file_url %q is neither an http(s) URL nor the name of a file this run downloaded or saved", ref)
 }
