@@ -20,6 +20,7 @@ import (
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/llm"
 	"github.com/abctl/abctl/llm/llmtest"
 )
@@ -38,7 +39,10 @@ func TestCustomModelServesItsOrganizationOnly(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := modelEngine(t, daemonModel, engine.Config{Logger: logger})
 	dir := t.TempDir()
-	addr, _ := daemontest.Start(t, dir, daemon.Config{APIKey: testKey, Executor: e, Workers: 2, Logger: logger})
+	// Two organizations whose model answers on loopback: the operator
+	// allows private networks, which a shared daemon refuses otherwise.
+	addr, _ := daemontest.Start(t, dir, daemon.Config{APIKey: testKey, Executor: e, Workers: 2, Logger: logger,
+		Egress: egress.Config{Private: egress.PrivateAllow}})
 	a, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey(testKey), client.WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)

@@ -82,7 +82,7 @@ func newDownloads(o SessionOptions, stagingParent string) (*downloads, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the download directory: %w", err)
 	}
 	var staging string
@@ -90,7 +90,7 @@ func newDownloads(o SessionOptions, stagingParent string) (*downloads, error) {
 		staging, err = os.MkdirTemp(stagingParent, "session-")
 	} else {
 		staging = filepath.Join(dir, stagingDirName)
-		err = os.MkdirAll(staging, 0o755)
+		err = os.MkdirAll(staging, 0o700)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("creating the download staging directory: %w", err)
@@ -320,7 +320,7 @@ func moveFile(from, to string) error {
 		return err
 	}
 	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_TRUNC, 0o644)
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func (d *downloads) reserveLocked(base string) (name, path string, err error) {
 			continue
 		}
 		path = filepath.Join(d.dir, name)
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if errors.Is(err, os.ErrExist) {
 			continue
 		}
