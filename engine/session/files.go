@@ -190,6 +190,14 @@ func (f *Files) sync(done []browser.Download) []string {
 				continue
 			}
 		}
+		// The browser's file may be readable by all (a download copied
+		// across file systems is created 0644): like every file of the
+		// run, it is its owner's only.
+		if err := os.Chmod(filepath.Join(f.dir, name), 0o600); err != nil {
+			f.log.Warn("download not kept", "file", name, "error", err)
+			f.seen[d.Path] = ""
+			continue
+		}
 		f.seen[d.Path] = name
 		f.downloads = append(f.downloads, name)
 		added = append(added, name)
