@@ -160,24 +160,22 @@ func uploadURI(up *store.Upload) string {
 
 // uploadFileName makes the name a client gave its file into the name it
 // is kept under (executor.ValidFileName): its last path element, with the
-// characters a file name may not hold replaced by '_', at most
-// executor.MaxFileNameLen bytes; "upload" when nothing usable is left.
+// characters a file name may not hold replaced by '_', cut to
+// executor.MaxFileNameLen bytes with its extension kept
+// (executor.CutFileName); "upload" when nothing usable is left.
 func uploadFileName(given string) string {
 	given = path.Base(strings.ReplaceAll(given, `\`, "/"))
-	var b strings.Builder
-	for _, c := range given {
+	name := strings.Map(func(c rune) rune {
 		switch {
 		case c == utf8.RuneError, c == ':', unicode.IsControl(c), unicode.Is(unicode.Bidi_Control, c):
-			c = '_'
+			return '_'
 		}
-		if b.Len()+utf8.RuneLen(c) > executor.MaxFileNameLen {
-			break
-		}
-		b.WriteRune(c)
-	}
-	name := strings.ReplaceAll(b.String(), "..", "_")
+		return c
+	}, given)
+	name = strings.ReplaceAll(name, "..", "_")
 	name = strings.TrimLeft(name, ".")
 	name = strings.TrimRight(name, ". ")
+	name = executor.CutFileName(name, executor.MaxFileNameLen)
 	if !executor.ValidFileName(name) {
 		return "upload"
 	}

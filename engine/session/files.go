@@ -142,17 +142,8 @@ func safeName(name, def string) string {
 	for strings.Contains(name, "..") {
 		name = strings.ReplaceAll(name, "..", ".")
 	}
-	if len(name) > 200 {
-		ext := fileExt(name)
-		if len(ext) > 20 {
-			ext = ""
-		}
-		stem := name[:200-len(ext)]
-		for !utf8.ValidString(stem) {
-			stem = stem[:len(stem)-1]
-		}
-		name = stem + ext
-	}
+	// 200 bytes leave room for the " (999)" of a taken name.
+	name = executor.CutFileName(name, 200)
 	if executor.ValidFileName(name) {
 		return name
 	}
