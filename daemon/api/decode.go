@@ -14,7 +14,8 @@ import (
 	"github.com/abctl/abctl/client"
 )
 
-// readBody reads the whole request body within the size limit.
+// readBody reads the whole request body within the size limit; a body
+// over it is a KindTooLarge error (413) that names the limit.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
@@ -22,7 +23,7 @@ func readBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(r.Body)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, errorf(KindInvalid, "Request body is larger than %d bytes.", tooLarge.Limit)
+		return nil, bodyTooLarge(tooLarge.Limit)
 	}
 	if err != nil {
 		return nil, errorf(KindBadRequest, "Could not read the request body: %v", err)
