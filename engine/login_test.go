@@ -352,8 +352,13 @@ func TestDaemonLoginLeaksNothing(t *testing.T) {
 			}
 		}
 	}
-	if !bytes.Contains(rec.b.Bytes(), []byte("<secret:portal.password>")) && !bytes.Contains(rec.b.Bytes(), []byte(`\u003csecret:portal.password\u003e`)) {
-		t.Error("the run's steps do not show the placeholder typed: the search saw nothing of the run")
+	// The password and the one-time code, each shown as the mask in the
+	// steps and the timeline; and no length of a secret.
+	if n := bytes.Count(rec.b.Bytes(), []byte("typed "+secrets.Mask)); n < 2 {
+		t.Errorf("the answers show %d secrets typed as the mask, want the password and the code: the search saw nothing of the run", n)
+	}
+	if bytes.Contains(rec.b.Bytes(), []byte("(hidden)")) {
+		t.Error("the answers tell a secret's length")
 	}
 }
 
