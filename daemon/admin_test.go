@@ -203,7 +203,7 @@ func TestAdminRejectsBadBodies(t *testing.T) {
 	}
 	// The body limit applies.
 	huge := `{"name": "x", "pad": "` + strings.Repeat("a", 9<<20) + `"}`
-	if code, body := e.do("POST", "/admin/organizations", "application/json", huge); code != 422 || !strings.Contains(body, "larger than") {
+	if code, body := e.do("POST", "/admin/organizations", "application/json", huge); code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "larger than") {
 		t.Errorf("a 9 MiB body: %d %.200s", code, body)
 	}
 	orgs, _ := e.store.Organizations(t.Context())

@@ -55,6 +55,7 @@ import (
 	"github.com/abctl/abctl/engine/agent"
 	"github.com/abctl/abctl/engine/internal/text"
 	"github.com/abctl/abctl/engine/page"
+	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/engine/session"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/llm"
@@ -289,10 +290,7 @@ func (as *actionSession) located(ctx context.Context, m llm.Model, act *client.A
 			return nil, unprocessable("ai_input_text has no value, and the intention implies none")
 		}
 		res, err = pg.InputText(actx, el.ID, value)
-		result["value"] = value
-		if el.Type == "password" {
-			result["value"] = "********"
-		}
+		result["value"] = secrets.Shown(value, el.Type == "password")
 	case client.ActionSelectOption:
 		if value == "" {
 			return nil, unprocessable("ai_select_option has no value, and the intention implies none")

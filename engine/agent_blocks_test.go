@@ -28,7 +28,7 @@ func membersAgent() client.WorkflowDefinition {
 		Blocks: client.Blocks{
 			&client.NavigationBlock{BlockBase: base("sign_in"), URL: "{{ site }}" + testsite.PageMembersLogin,
 				NavigationGoal:    "Sign in with the username {{ user }} and the password from the details.",
-				CompleteCriterion: "The page welcomes the member by name."},
+				CompleteCriterion: "The page welcomes the member by name.", ParameterKeys: []string{"user", "password"}},
 			&client.ExtractionBlock{BlockBase: base("read_welcome"), DataExtractionGoal: "the welcome message",
 				DataSchema: json.RawMessage(`{"type":"object","properties":{"welcome":{"type":"string"}},"required":["welcome"]}`)},
 			&client.ValidationBlock{BlockBase: base("check_area"), CompleteCriterion: "The members area is shown."},
@@ -336,5 +336,63 @@ func TestExtractionNotMatchingTheSchemaIsReported(t *testing.T) {
 	details := p.details()
 	if len(details) != 2 || details[1].Block != "read_welcome" || details[1].Decision != "extracted (not matching the schema)" {
 		t.Errorf("reported steps: %s", describeInfos(details))
+	}
+}
+
+// TestModelCallsGetOnlyTheirParameters: a model call is given the run's
+// parameters its block names (parameter_keys, or a {{ }} reference in its
+// texts) and no other. A run with a plain password parameter that no
+// block names: a validation block with parameter_keys gets the account it
+// names, one without keys gets nothing, and the error-code call that
+// matches its failure gets no parameter at all; the password reaches no
+// model request. (A security review found every call given every
+// parameter.)
+func TestModelCallsGetOnlyTheirParameters(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	const password, account = "pw-Zebra-4471-never-shown", "acct-7731"
+	srv := llmtest.New(t,
+		llmtest.Step{Kind: llm.KindVerify, Match: `(?s)members area.*` + account,
+			Reply: llmtest.JSON(map[string]string{"status": "complete", "reasoning": "The page is the members page."})},
+		llmtest.Step{Kind: llm.KindVerify, Match: `says the sign-in failed`,
+			Reply: llmtest.JSON(map[string]string{"status": "terminate", "reasoning": "The page reads Sign-in failed."})},
+		llmtest.Step{Kind: llm.KindClassify, Match: `(?s)login_failed.*Sign-in failed`, Reply: llmtest.JSON(map[string]any{"errors": []any{
+			map[string]any{"error_code": "login_failed", "reasoning": "The sign-in was refused.", "confidence": 0.9}}})},
+	)
+	e := modelEngine(t, srv, engine.Config{})
+	def := client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("password"), stringParam("account")},
+		Blocks: client.Blocks{
+			gotoBlock("open", site.URL(testsite.PageMembersDenied)),
+			&client.ValidationBlock{BlockBase: base("on_members_page"), CompleteCriterion: "The page belongs to the members area.",
+				ParameterKeys: []string{"account"}},
+			&client.ValidationBlock{BlockBase: base("signed_in"), CompleteCriterion: "The member is signed in.",
+				TerminateCriterion: "The page says the sign-in failed."},
+		},
+		ErrorCodeMapping: map[string]string{"login_failed": "The sign-in was refused", "maintenance": "The site is down"},
+	}
+	res := e.Execute(t.Context(), job(t, def, map[string]any{"password": password, "account": account}), &progress{})
+	if res.Status != client.RunStatusTerminated {
+		t.Fatalf("status %s: %s", res.Status, res.FailureReason)
+	}
+	if out := outputOf(t, res); out["error"] != "login_failed" {
+		t.Errorf("output.error %v in %s", out["error"], res.Output)
+	}
+	verify, classify := callsOf(srv, llm.KindVerify), callsOf(srv, llm.KindClassify)
+	if len(verify) != 2 || len(classify) != 1 {
+		t.Fatalf("%d validation calls and %d error-code calls, want 2 and 1", len(verify), len(classify))
+	}
+	if !strings.Contains(verify[0].Prompt(), account) {
+		t.Errorf("the validation with parameter_keys [account] was not given the account:\n%s", verify[0].Prompt())
+	}
+	for _, c := range []*llmtest.Request{verify[1], classify[0]} {
+		if strings.Contains(c.Prompt(), account) {
+			t.Errorf("a %s call that names no parameter was given the account:\n%s", c.Kind, c.Prompt())
+		}
+	}
+	for _, c := range srv.Calls() {
+		if strings.Contains(c.Prompt(), password) || strings.Contains(c.System, password) {
+			t.Errorf("a %s call was given the password parameter:\n%s", c.Kind, c.Prompt())
+		}
 	}
 }

@@ -125,24 +125,25 @@ func TestWhileLoop(t *testing.T) {
 }
 
 // TestConditionalProse: criteria in prose are judged by the model, which
-// sees the page as it is and the run's values; its verdict picks the
-// branch.
+// sees the page as it is, the outputs so far and the values the criterion
+// names (and no other parameter); its verdict picks the branch.
 func TestConditionalProse(t *testing.T) {
 	needBrowser(t)
 	site := testsite.Start(t)
-	judge := func(match string, holds bool) llmtest.Step {
+	judge := func(match string, holds, namesTotal bool) llmtest.Step {
 		return llmtest.Step{Kind: llm.KindVerify, Match: match, Reply: llmtest.Func(func(r *llmtest.Request) (llmtest.Reply, error) {
 			text := r.LastUserText()
-			// The page and the values reach the model.
-			if !strings.Contains(text, "Insulated Water Bottle") || !strings.Contains(text, `"total": 250`) {
-				return llmtest.Reply{}, fmt.Errorf("the judge saw neither the page nor the values: %s", text)
+			// The page, the outputs and the values named reach the model.
+			if !strings.Contains(text, "Insulated Water Bottle") || !strings.Contains(text, `"open_output"`) ||
+				strings.Contains(text, `"total": 250`) != namesTotal || strings.Contains(text, `"site"`) {
+				return llmtest.Reply{}, fmt.Errorf("the judge did not see the page, the outputs and only the values named: %s", text)
 			}
 			return llmtest.JSON(map[string]any{"valid": holds, "reasoning": "judged"}), nil
 		})}
 	}
 	srv := llmtest.New(t,
-		judge(`the customer is a reseller`, false),
-		judge(`a product on the page is out of stock and the order total is 250`, true),
+		judge(`the customer is a reseller`, false, false),
+		judge(`a product on the page is out of stock and the order total is 250`, true, true),
 	)
 	e := modelEngine(t, srv, engine.Config{})
 	prose := func(s string) json.RawMessage {

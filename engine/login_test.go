@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/internal/totp"
@@ -122,19 +124,37 @@ func TestLoginWithoutModel(t *testing.T) {
 	if o, _ := out["sign_in_output"].(map[string]any); o["signed_in"] != true || !strings.Contains(o["url"].(string), testsite.PageSecureAccount) {
 		t.Errorf("sign_in_output %v", out["sign_in_output"])
 	}
-	steps := readSteps(t, j.Dir)
+	secretsMasked(t, readSteps(t, j.Dir))
+	noSecretIn(t, j.Dir, loginPassword, loginTOTP, ev(site).Form.Get("code"))
+}
+
+// lengthRE finds a number of characters, which a secret's step must not
+// tell.
+var lengthRE = regexp.MustCompile(`\d+ (characters|chars|digits)`)
+
+// secretsMasked checks the typing of a sign-in in a step log: the username
+// as it is, then the password and the one-time code each as the one mask
+// (secrets.Mask), with no length in what their steps say.
+func secretsMasked(t *testing.T, steps stepsFile) {
+	t.Helper()
 	var typed []string
 	for _, s := range steps.Steps {
 		for _, a := range s.Actions {
-			if a.Type == "input_text" {
-				typed = append(typed, a.Text)
+			if a.Type != "input_text" {
+				continue
+			}
+			typed = append(typed, a.Text)
+			if a.Text == loginUser {
+				continue
+			}
+			if a.Text != secrets.Mask || lengthRE.MatchString(a.Result) || strings.Contains(a.Result, "<secret:") {
+				t.Errorf("a secret typed shows as %q: %q", a.Text, a.Result)
 			}
 		}
 	}
-	if got := strings.Join(typed, " | "); got != loginUser+" | <secret:portal.password> | <secret:portal.totp>" {
-		t.Errorf("typed %s", got)
+	if got, want := strings.Join(typed, " | "), loginUser+" | "+secrets.Mask+" | "+secrets.Mask; got != want {
+		t.Errorf("typed %s, want %s", got, want)
 	}
-	noSecretIn(t, j.Dir, loginPassword, loginTOTP, ev(site).Form.Get("code"))
 }
 
 func ev(site *testsite.Site) testsite.Event {
@@ -211,6 +231,7 @@ func TestLoginWithModel(t *testing.T) {
 			}
 		}
 	}
+	secretsMasked(t, readSteps(t, j.Dir))
 	noSecretIn(t, j.Dir, loginPassword, loginTOTP, code)
 }
 
@@ -331,8 +352,13 @@ func TestDaemonLoginLeaksNothing(t *testing.T) {
 			}
 		}
 	}
-	if !bytes.Contains(rec.b.Bytes(), []byte("<secret:portal.password>")) && !bytes.Contains(rec.b.Bytes(), []byte(`\u003csecret:portal.password\u003e`)) {
-		t.Error("the run's steps do not show the placeholder typed: the search saw nothing of the run")
+	// The password and the one-time code, each shown as the mask in the
+	// steps and the timeline; and no length of a secret.
+	if n := bytes.Count(rec.b.Bytes(), []byte("typed "+secrets.Mask)); n < 2 {
+		t.Errorf("the answers show %d secrets typed as the mask, want the password and the code: the search saw nothing of the run", n)
+	}
+	if bytes.Contains(rec.b.Bytes(), []byte("(hidden)")) {
+		t.Error("the answers tell a secret's length")
 	}
 }
 

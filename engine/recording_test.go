@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/internal/testsite"
 )
 
 // colourSite serves pages of one colour and records when each was asked
@@ -161,5 +163,68 @@ func TestRecordingHoldsWholeRun(t *testing.T) {
 	}
 	if held < 4 {
 		t.Errorf("the video ends on %d green frames, want at least 4 (a second)", held)
+	}
+}
+
+// TestRunFilesAreOwnersOnly: every file a recorded run writes (the
+// recording, the screenshots, a download, a printed PDF, the step log) is
+// readable by its owner only (0600), and so is every directory in the
+// run's directory (0700). (A security review found recording.webm at
+// 0644, written with ffmpeg's mode.)
+func TestRunFilesAreOwnersOnly(t *testing.T) {
+	needBrowser(t)
+	needFFmpeg(t)
+	site := testsite.Start(t)
+	e := newEngine(t, engine.Config{Record: true})
+	def := client.WorkflowDefinition{Blocks: client.Blocks{
+		gotoBlock("open_downloads", site.URL(testsite.PageDownload)),
+		&client.ActionBlock{BlockBase: base("download_report"), Selector: "#report-link", CompleteOnDownload: true},
+		&client.PrintPageBlock{BlockBase: base("print"), CustomFilename: "downloads", IncludeTimestamp: new(false)},
+	}}
+	j := job(t, def, nil)
+	res := e.Execute(t.Context(), j, &progress{})
+	if res.Status != client.RunStatusCompleted {
+		t.Fatalf("status %s: %s", res.Status, res.FailureReason)
+	}
+	if res.Recording == "" {
+		t.Fatal("no recording")
+	}
+	kinds := map[string]bool{}
+	err := filepath.WalkDir(j.Dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || path == j.Dir {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := os.FileMode(0o600)
+		if d.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", path, fi.Mode().Perm(), want)
+		}
+		switch name := d.Name(); {
+		case name == res.Recording:
+			kinds["recording"] = true
+		case name == testsite.ReportFilename:
+			kinds["download"] = true
+		case name == engine.StepsName:
+			kinds["steps"] = true
+		case strings.HasSuffix(name, ".pdf"):
+			kinds["pdf"] = true
+		case strings.HasSuffix(name, ".jpg"):
+			kinds["screenshot"] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"recording", "download", "steps", "pdf", "screenshot"} {
+		if !kinds[k] {
+			t.Errorf("the run wrote no %s: its mode is not checked", k)
+		}
 	}
 }

@@ -342,6 +342,60 @@ const DefaultActionIdle = 5 * time.Minute
 // file-system limit.
 const MaxFileNameLen = 255
 
+// maxExtLen is the longest extension CutFileName keeps, in bytes (the dot
+// included): a longer "extension" is a part of the name that happens to
+// follow a dot.
+const maxExtLen = 16
+
+// CutFileName returns name cut to at most max bytes, keeping its
+// extension: the stem is cut, never the extension (".pdf", or a double
+// one such as ".tar.gz"), and never inside a UTF-8 sequence; a cut stem
+// loses its trailing dots and spaces (which ValidFileName refuses before
+// the extension). A name of at most max bytes is returned as it is. A
+// name whose extension leaves no room for a stem (or is longer than 16
+// bytes) is cut at its end like any text. It is the one rule of every
+// place that shortens a file name: uploads, downloads, saved files.
+func CutFileName(name string, max int) string {
+	if len(name) <= max {
+		return name
+	}
+	ext := fileNameExt(name)
+	if len(ext) >= max {
+		ext = ""
+	}
+	stem := cutUTF8(strings.TrimSuffix(name, ext), max-len(ext))
+	if ext != "" {
+		stem = strings.TrimRight(stem, ". ")
+	}
+	return stem + ext
+}
+
+// fileNameExt is the extension of name that CutFileName keeps: its last
+// ".xyz", with a ".tar" before it, when it is at most maxExtLen bytes
+// and the name has a stem before it; "" otherwise.
+func fileNameExt(name string) string {
+	ext := filepath.Ext(name)
+	if ext == "" || ext == name || len(ext) > maxExtLen || strings.ContainsAny(ext, " ") {
+		return ""
+	}
+	stem := strings.TrimSuffix(name, ext)
+	if e2 := filepath.Ext(stem); strings.EqualFold(e2, ".tar") && e2 != stem {
+		return e2 + ext
+	}
+	return ext
+}
+
+// cutUTF8 returns s cut to at most n bytes, at the start of a rune.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // ValidFileName reports whether name is acceptable as the name of a run's
 // file (a download, a screenshot, a recording): one clean path element of
 // 1 to MaxFileNameLen bytes of valid UTF-8 that does

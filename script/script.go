@@ -137,26 +137,20 @@ func Parse(data []byte) (*Script, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%w: the file is empty (an abctl script starts with format: %s)", ErrForeign, Format)
 	}
-	var probe struct {
-		Format any `yaml:"format"`
-	}
-	if err := yaml.Unmarshal(data, &probe); err != nil {
-		var te *yaml.TypeError
-		if errors.As(err, &te) {
-			return nil, fmt.Errorf("%w: the file is not a YAML mapping of keys (an abctl script starts with format: %s)", ErrForeign, Format)
-		}
-		return nil, fmt.Errorf("%w: %s is not YAML or JSON: %v", ErrForeign, FileName, cleanYAMLError(err))
-	}
-	if f, _ := probe.Format.(string); f != Format {
-		if probe.Format == nil {
-			return nil, fmt.Errorf("%w: it has no format key (an abctl script starts with format: %s)", ErrForeign, Format)
-		}
-		return nil, fmt.Errorf("%w: format is %v; this abctl reads %s", ErrForeign, probe.Format, Format)
-	}
+	// The file is read once when it is an abctl script: a large one (a
+	// script of several MB) costs the YAML scanner tens of MB of passing
+	// buffers per read. Only a file that is not one is read again, to
+	// say why (foreign, then strict).
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var s Script
-	if err := dec.Decode(&s); err != nil {
+	if err := dec.Decode(&s); err != nil || s.Format != Format {
+		if ferr := foreign(data); ferr != nil {
+			return nil, ferr
+		}
+		if err == nil { // cannot happen: foreign accepts only Format
+			return nil, fmt.Errorf("%w: format is %v; this abctl reads %s", ErrForeign, s.Format, Format)
+		}
 		return nil, fmt.Errorf("%s: %v", FileName, cleanYAMLError(err))
 	}
 	if err := s.Validate(); err != nil {
@@ -166,6 +160,29 @@ func Parse(data []byte) (*Script, error) {
 		s.CacheKey = DefaultCacheKey
 	}
 	return &s, nil
+}
+
+// foreign returns the ErrForeign error of a file that is not an abctl
+// script (not YAML, not a mapping, without format or of another format),
+// nil for one whose format is Format.
+func foreign(data []byte) error {
+	var probe struct {
+		Format any `yaml:"format"`
+	}
+	if err := yaml.Unmarshal(data, &probe); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("%w: the file is not a YAML mapping of keys (an abctl script starts with format: %s)", ErrForeign, Format)
+		}
+		return fmt.Errorf("%w: %s is not YAML or JSON: %v", ErrForeign, FileName, cleanYAMLError(err))
+	}
+	if f, _ := probe.Format.(string); f != Format {
+		if probe.Format == nil {
+			return fmt.Errorf("%w: it has no format key (an abctl script starts with format: %s)", ErrForeign, Format)
+		}
+		return fmt.Errorf("%w: format is %v; this abctl reads %s", ErrForeign, probe.Format, Format)
+	}
+	return nil
 }
 
 // File is one file of a script as the API carries it.

@@ -14,20 +14,49 @@ import (
 	"github.com/abctl/abctl/client"
 )
 
-// readBody reads the whole request body within the size limit.
+// readBody reads the whole request body within the size limit; a body
+// over it is a KindTooLarge error (413) that names the limit.
 func readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil {
 		return nil, nil
 	}
-	b, err := io.ReadAll(r.Body)
+	b, err := readAll(r.Body, r.ContentLength)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, errorf(KindInvalid, "Request body is larger than %d bytes.", tooLarge.Limit)
+		return nil, bodyTooLarge(tooLarge.Limit)
 	}
 	if err != nil {
 		return nil, errorf(KindBadRequest, "Could not read the request body: %v", err)
 	}
 	return b, nil
+}
+
+// readAll reads rd to its end. A body whose length is known (n >= 0; at
+// most maxBodyBytes, withBodyLimit refuses the others) is read into one
+// buffer of its size, plus the byte that finds its end: io.ReadAll's
+// growing buffer would pass through about twice the body's size on the
+// way, which for a body of several MB is what the process's memory grows
+// by.
+func readAll(rd io.Reader, n int64) ([]byte, error) {
+	if n < 0 || n > maxBodyBytes {
+		return io.ReadAll(rd)
+	}
+	b := make([]byte, 0, n+1)
+	for {
+		m, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			// Longer than it said: the rest the usual way.
+			rest, err := io.ReadAll(rd)
+			return append(b, rest...), err
+		}
+	}
 }
 
 // mediaType returns the request's media type, lowercased, without

@@ -26,6 +26,7 @@ const (
 	KindConflict                // 409
 	KindInvalid                 // 422: the request does not validate
 	KindUnavailable             // 503: the daemon cannot do this now (no run executor)
+	KindTooLarge                // 413: the request's body is over the route's limit
 )
 
 var kindStatus = map[Kind]int{
@@ -36,6 +37,7 @@ var kindStatus = map[Kind]int{
 	KindConflict:    http.StatusConflict,
 	KindInvalid:     http.StatusUnprocessableEntity,
 	KindUnavailable: http.StatusServiceUnavailable,
+	KindTooLarge:    http.StatusRequestEntityTooLarge,
 }
 
 // Error is an error with a kind and the detail the client is shown. The

@@ -180,14 +180,30 @@ func withAuth(st *store.Store, logger *slog.Logger) middleware {
 // maxBodyBytes caps request bodies; agent definitions are the largest.
 const maxBodyBytes = 8 << 20
 
+// withBodyLimit caps the body of every request but uploads (which have a
+// limit of their own, uploads.go) at maxBodyBytes. A body that says it is
+// larger is answered 413 before it is read; one that turns out larger is
+// answered 413 by the handler that reads it (readBody).
 func withBodyLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Uploaded files have a limit of their own (uploads.go).
 		if r.Body != nil && r.URL.Path != uploadPath {
+			if r.ContentLength > maxBodyBytes {
+				// The body is not read: the connection cannot carry
+				// another request.
+				w.Header().Set("Connection", "close")
+				writeError(w, r, nil, bodyTooLarge(maxBodyBytes)) // not internal: logs nothing
+				return
+			}
 			r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bodyTooLarge is the error of a request body over limit bytes: 413, with
+// the limit.
+func bodyTooLarge(limit int64) *Error {
+	return errorf(KindTooLarge, "The request body is larger than this daemon's limit of %d bytes (%d MiB).", limit, limit>>20)
 }
 
 // marshalJSON encodes compactly without HTML escaping.

@@ -69,7 +69,9 @@ func scriptFiles(files []scriptFileBody) (*script.Script, []byte, error) {
 		if f.Path == nil || f.Content == nil {
 			continue
 		}
-		content := []byte(*f.Content)
+		// One copy of the content, in the form it is kept: a script can
+		// be several MB.
+		var content []byte
 		if enc == string(client.FileEncodingBase64) {
 			b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(*f.Content))
 			if err != nil {
@@ -77,6 +79,8 @@ func scriptFiles(files []scriptFileBody) (*script.Script, []byte, error) {
 				continue
 			}
 			content = b
+		} else {
+			content = []byte(*f.Content)
 		}
 		parsed = append(parsed, script.File{Path: *f.Path, Content: content})
 	}

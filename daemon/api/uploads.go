@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -83,7 +82,7 @@ func (s filesAPI) handleUploadFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength > s.maxUpload+multipartSlack {
-		s.uploadTooLarge(w)
+		s.uploadTooLarge(w, r)
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.maxUpload+multipartSlack)
@@ -101,7 +100,7 @@ func (s filesAPI) handleUploadFile(w http.ResponseWriter, r *http.Request) {
 		}
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			s.uploadTooLarge(w)
+			s.uploadTooLarge(w, r)
 			return
 		}
 		if err != nil {
@@ -127,7 +126,7 @@ func (s filesAPI) saveUpload(w http.ResponseWriter, r *http.Request, org string,
 		s.runs.Files.RemoveDir(org, dir)
 		var tooBig *http.MaxBytesError
 		if errors.Is(err, errUploadTooLarge) || errors.As(err, &tooBig) {
-			s.uploadTooLarge(w)
+			s.uploadTooLarge(w, r)
 			return
 		}
 		s.error(w, r, err)
@@ -146,10 +145,10 @@ func (s filesAPI) saveUpload(w http.ResponseWriter, r *http.Request, org string,
 }
 
 // uploadTooLarge answers 413 naming the limit and how to raise it.
-func (s filesAPI) uploadTooLarge(w http.ResponseWriter) {
+func (s filesAPI) uploadTooLarge(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Connection", "close")
-	writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"detail": fmt.Sprintf(
-		"The uploaded file is larger than this daemon's limit of %d bytes (set with abctl daemon --max-upload-size)", s.maxUpload)})
+	s.error(w, r, errorf(KindTooLarge,
+		"The uploaded file is larger than this daemon's limit of %d bytes (set with abctl daemon --max-upload-size)", s.maxUpload))
 }
 
 // uploadURI is the s3_uri of an uploaded file: a stable, non-secret name
@@ -160,24 +159,22 @@ func uploadURI(up *store.Upload) string {
 
 // uploadFileName makes the name a client gave its file into the name it
 // is kept under (executor.ValidFileName): its last path element, with the
-// characters a file name may not hold replaced by '_', at most
-// executor.MaxFileNameLen bytes; "upload" when nothing usable is left.
+// characters a file name may not hold replaced by '_', cut to
+// executor.MaxFileNameLen bytes with its extension kept
+// (executor.CutFileName); "upload" when nothing usable is left.
 func uploadFileName(given string) string {
 	given = path.Base(strings.ReplaceAll(given, `\`, "/"))
-	var b strings.Builder
-	for _, c := range given {
+	name := strings.Map(func(c rune) rune {
 		switch {
 		case c == utf8.RuneError, c == ':', unicode.IsControl(c), unicode.Is(unicode.Bidi_Control, c):
-			c = '_'
+			return '_'
 		}
-		if b.Len()+utf8.RuneLen(c) > executor.MaxFileNameLen {
-			break
-		}
-		b.WriteRune(c)
-	}
-	name := strings.ReplaceAll(b.String(), "..", "_")
+		return c
+	}, given)
+	name = strings.ReplaceAll(name, "..", "_")
 	name = strings.TrimLeft(name, ".")
 	name = strings.TrimRight(name, ". ")
+	name = executor.CutFileName(name, executor.MaxFileNameLen)
 	if !executor.ValidFileName(name) {
 		return "upload"
 	}

@@ -89,14 +89,30 @@ type scriptRecord struct {
 }
 
 // scriptVersionRecord is the stored form of one version of a script.
+// Content is in the record only in versions written before the version
+// buckets (below); a version bucket keeps it apart, as it is.
 type scriptVersionRecord struct {
 	RevisionID string      `json:"revision_id"`
 	Version    int         `json:"version"`
 	RunID      string      `json:"run_id,omitempty"`
 	CreatedAt  client.Time `json:"created_at"`
-	Content    []byte      `json:"content"`
+	Content    []byte      `json:"content,omitempty"`
 	SHA256     string      `json:"sha256"`
 }
+
+// A version of a script is a bucket of its own under its key in
+// script_versions, holding its record without the content
+// (versionRecordKey) and the content as it is (versionContentKey). A
+// script may be several MB: in a bucket of its own its content sits in
+// pages that later writes do not touch, where side by side in one bucket
+// (bbolt keeps at least two entries a page) every new version copied the
+// one before it, through memory, at every write. Versions written before
+// are one scriptVersionRecord JSON value with the content inside, and are
+// read as they are.
+var (
+	versionRecordKey  = []byte("record")
+	versionContentKey = []byte("content")
+)
 
 func scriptNotFound(id string) error { return notFound(RecordScript, id) }
 
@@ -154,14 +170,23 @@ func getScript(o *orgTx, id string) (*scriptRecord, error) {
 // getScriptVersion returns one version of a script; NotFoundError with
 // the version when it has none such.
 func getScriptVersion(o *orgTx, id string, version int) (*scriptVersionRecord, error) {
-	var v []byte
-	if version > 0 && int64(version) <= math.MaxUint32 {
-		v = o.scriptVersions().Get(scriptVersionKey(id, version))
+	if version <= 0 || int64(version) > math.MaxUint32 {
+		return nil, &NotFoundError{Record: RecordScript, ID: id, Version: version}
 	}
+	key := scriptVersionKey(id, version)
+	rec := new(scriptVersionRecord)
+	if b := o.scriptVersions().Bucket(key); b != nil {
+		if err := json.Unmarshal(b.Get(versionRecordKey), rec); err != nil {
+			return nil, fmt.Errorf("store: version %d of script %s: %w", version, id, err)
+		}
+		// The bytes of the store are valid only inside its transaction.
+		rec.Content = bytes.Clone(b.Get(versionContentKey))
+		return rec, nil
+	}
+	v := o.scriptVersions().Get(key)
 	if v == nil {
 		return nil, &NotFoundError{Record: RecordScript, ID: id, Version: version}
 	}
-	rec := new(scriptVersionRecord)
 	if err := json.Unmarshal(v, rec); err != nil {
 		return nil, fmt.Errorf("store: version %d of script %s: %w", version, id, err)
 	}
@@ -173,7 +198,16 @@ func getScriptVersion(o *orgTx, id string, version int) (*scriptVersionRecord, e
 func (sc *Scripts) putScriptVersion(o *orgTx, rec *scriptRecord, revisionID, runID string, content []byte, now client.Time) (*scriptVersionRecord, error) {
 	v := &scriptVersionRecord{RevisionID: revisionID, Version: rec.Latest + 1, RunID: runID, CreatedAt: now,
 		Content: bytes.Clone(content), SHA256: scriptDigest(content)}
-	if err := putJSON(o.scriptVersions(), scriptVersionKey(rec.ID, v.Version), v); err != nil {
+	b, err := o.scriptVersions().CreateBucket(scriptVersionKey(rec.ID, v.Version))
+	if err != nil {
+		return nil, fmt.Errorf("store: version %d of script %s: %w", v.Version, rec.ID, err)
+	}
+	record := *v
+	record.Content = nil
+	if err := putJSON(b, versionRecordKey, &record); err != nil {
+		return nil, err
+	}
+	if err := b.Put(versionContentKey, v.Content); err != nil {
 		return nil, err
 	}
 	rec.Latest, rec.ModifiedAt = v.Version, now

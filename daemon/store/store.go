@@ -101,9 +101,13 @@
 //	                                           modified_at, latest: its latest version,
 //	                                           deleted_at}
 //	        script_versions/
-//	            <script id> 0x00 <version uint32 BE> -> scriptVersionRecord JSON {revision id,
-//	                                           version, run_id, created_at, content: the
-//	                                           bytes of script.yaml, sha256 of them}
+//	            <script id> 0x00 <version uint32 BE>/  a version (scripts.go)
+//	                record                  -> scriptVersionRecord JSON {revision id, version,
+//	                                           run_id, created_at, sha256 of the content}
+//	                content                 -> the bytes of script.yaml, as they are
+//	            <script id> 0x00 <version uint32 BE> -> a version written before the buckets
+//	                                           above: scriptVersionRecord JSON with the
+//	                                           content inside (base64), read as it is
 //	        script_index/
 //	            <wpid> 0x00 <cache key>     -> the script id that runs of the agent with this
 //	                                           cache key replay and record into

@@ -18,6 +18,7 @@ import (
 
 	"github.com/abctl/abctl/engine/internal/text"
 	"github.com/abctl/abctl/engine/page"
+	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/script"
 )
@@ -29,12 +30,12 @@ func (l *loop) doAll(ctx context.Context, actions []planAction) (results []stepl
 	b := l.a.browser
 	changed := ""
 	for i, a := range actions {
-		rec := steplog.Action{Type: a.Type, ID: a.ID, Text: a.Text}
+		// A secret typed (a placeholder, or any text typed into a password
+		// field) is recorded as secrets.Mask.
+		rec := steplog.Action{Type: a.Type, ID: a.ID, Text: secrets.Shown(a.Text, false)}
 		if el := FindElement(l.obs, a.ID); el != nil {
 			rec.Element = ElementLine(l.obs, el)
-			if el.Type == "password" && a.Text != "" {
-				rec.Text = "********"
-			}
+			rec.Text = secrets.Shown(a.Text, el.Type == "password")
 		}
 		switch {
 		case i >= maxActionsPerStep:

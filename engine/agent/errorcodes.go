@@ -35,8 +35,8 @@ type errorMatch struct {
 type FailureInfo struct {
 	// Goal is what was to be done; Reason why it was not.
 	Goal, Reason string
-	// Details are the user's values; History the last steps.
-	Details map[string]any
+	// History is the last steps. The run's parameters are not given:
+	// matching a failure to the user's codes needs none of them.
 	History []string
 	// Label is the block's ("" for a task run).
 	Label string
@@ -59,7 +59,6 @@ func (a *Agent) Classify(ctx context.Context, m llm.Model, codes map[string]stri
 	b.section("The user's error codes", codesJSON(codes))
 	b.section("The goal", text.Clip(f.Goal, goalBudget))
 	b.section("Why it was not reached", text.Clip(f.Reason, 2000))
-	b.section("User details (JSON)", DetailsJSON(f.Details))
 	h := f.History
 	if len(h) > historyLines {
 		h = h[len(h)-historyLines:]

@@ -192,19 +192,22 @@ func checkWhile(b *client.WhileLoopBlock) error {
 }
 
 // judgeCriterion asks the model whether a criterion in prose holds,
-// against the page as it is now and the run's values so far (parameters,
-// loop values and block outputs, secrets as placeholders). The criterion
-// is a template: its references are rendered first.
+// against the page as it is now, the values the criterion names (a
+// parameter, a loop value) and the outputs of the blocks so far (secrets
+// as placeholders). The criterion is a template: its references are
+// rendered first.
 func (in *Interpreter) judgeCriterion(ctx context.Context, b *client.ConditionalBlock, criterion string, sc *scope) (bool, error) {
 	m, err := in.blockModel(b)
 	if err != nil {
 		return false, err
 	}
-	statement, err := sc.render(criterion)
+	// The values the criterion names, and the outputs of the blocks so
+	// far; not the run's other parameters.
+	values, err := sc.details(nil, criterion)
 	if err != nil {
 		return false, err
 	}
-	values, err := sc.details(nil)
+	statement, err := sc.render(criterion)
 	if err != nil {
 		return false, err
 	}

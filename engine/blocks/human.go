@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/engine/secrets"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/executor"
 )
@@ -196,7 +197,7 @@ func (in peopleBlocks) mailHumans(ctx context.Context, t humanTexts, howToAnswer
 	}
 	if err != nil {
 		// The server's answer, never the password.
-		msg := strings.ReplaceAll(err.Error(), server.Password, "********")
+		msg := strings.ReplaceAll(err.Error(), server.Password, secrets.Mask)
 		if server.Password == "" {
 			msg = err.Error()
 		}

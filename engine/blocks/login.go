@@ -130,9 +130,11 @@ type fill struct {
 	text string
 }
 
-// typeLogin types one field as one step; the step records the placeholder.
+// typeLogin types one field as one step; the step records what was typed
+// as secrets.Shown shows it (the username as it is, a secret as the mask).
 func (in browserBlocks) typeLogin(ctx context.Context, label string, pg *page.Page, obs *page.Observation, f fill) error {
-	rec, err := in.steps.Start(label, steplog.Action{Type: "input_text", ID: f.el.ID, Text: strings.TrimSuffix(f.text, "\n"), Element: agent.ElementLine(obs, f.el)})
+	shown := secrets.Shown(strings.TrimSuffix(f.text, "\n"), f.el.Type == "password")
+	rec, err := in.steps.Start(label, steplog.Action{Type: "input_text", ID: f.el.ID, Text: shown, Element: agent.ElementLine(obs, f.el)})
 	if err != nil {
 		return err
 	}

@@ -131,15 +131,26 @@ func (in *Interpreter) spec(b client.Block, sc *scope) (*blockSpec, error) {
 	default:
 		return nil, fmt.Errorf("block type %s is not driven by a model", b.BlockType())
 	}
+	if _, ok := b.(*client.LoginBlock); ok && len(keys) == 0 {
+		// A login block without keys signs in with the run's credentials
+		// (their secrets are placeholders).
+		keys = in.sess.Secrets().Keys()
+	}
+	// The model is given what the block names (details), from its texts
+	// as written; a block that acts on the page, the current loop's
+	// values too. A validation is judged on what it names only.
+	if g.Details, err = sc.details(keys, g.Navigation, g.Extraction, g.CompleteCriterion, g.TerminateCriterion); err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 && s.mode != "validate" {
+		sc.addLoopValues(g.Details)
+	}
 	url, err := sc.renderURL(s.url)
 	if err != nil {
 		return nil, err
 	}
 	s.url = url
 	if err := sc.renderAll(&g.Navigation, &g.Extraction, &g.CompleteCriterion, &g.TerminateCriterion); err != nil {
-		return nil, err
-	}
-	if g.Details, err = sc.details(keys); err != nil {
 		return nil, err
 	}
 	g.ErrorCodes = mergeCodes(codes, in.def.ErrorCodeMapping)
@@ -222,7 +233,7 @@ func (in *Interpreter) goalFailed(ctx context.Context, g *agent.Goal, o *agent.O
 	if goalText == "" {
 		goalText = strings.TrimSpace("Validate: " + g.CompleteCriterion + " " + g.TerminateCriterion)
 	}
-	code := in.agent.Classify(ctx, g.Model, g.ErrorCodes, agent.FailureInfo{Goal: goalText, Details: g.Details, Reason: err.Error(), History: in.steps.History(g.Label), Label: g.Label})
+	code := in.agent.Classify(ctx, g.Model, g.ErrorCodes, agent.FailureInfo{Goal: goalText, Reason: err.Error(), History: in.steps.History(g.Label), Label: g.Label})
 	if code == "" {
 		return err
 	}
@@ -408,11 +419,14 @@ func (in *Interpreter) modelDownload(ctx context.Context, b *client.FileDownload
 	if err != nil {
 		return nil, false, err
 	}
-	goalText, err := sc.render(b.NavigationGoal)
+	details, err := sc.details(b.ParameterKeys, b.NavigationGoal)
 	if err != nil {
 		return nil, false, err
 	}
-	details, err := sc.details(b.ParameterKeys)
+	if len(b.ParameterKeys) == 0 {
+		sc.addLoopValues(details)
+	}
+	goalText, err := sc.render(b.NavigationGoal)
 	if err != nil {
 		return nil, false, err
 	}

@@ -125,10 +125,14 @@ func (sc *scope) renderAll(fields ...*string) error {
 	return nil
 }
 
-// details are the values a block's model may use: the parameters its
-// parameter_keys name (any template path), or, without keys, the run's
-// parameters and the current loop's values.
-func (sc *scope) details(keys []string) (map[string]any, error) {
+// details are the values a block's model is given: the values its
+// parameter_keys name (any template path); without keys, only the values
+// that the block's texts (its templates, before they are rendered) name
+// by a reference, {{ name }} or {{ name.field }}: a run parameter, a
+// block's output, a loop's value. A parameter that neither a key nor a
+// text of the block names (a password meant for another block) never
+// reaches the block's model.
+func (sc *scope) details(keys []string, texts ...string) (map[string]any, error) {
 	vars := sc.vars()
 	out := map[string]any{}
 	if len(keys) > 0 {
@@ -141,17 +145,28 @@ func (sc *scope) details(keys []string) (map[string]any, error) {
 		}
 		return out, nil
 	}
-	for k, v := range sc.in.params {
-		out[k] = v
-	}
-	for s := sc; s != nil; s = s.parent {
-		for k, v := range s.vals {
-			if _, ok := out[k]; !ok {
-				out[k] = jsonValue(v)
+	for _, t := range texts {
+		for _, ref := range tmpl.References(t) {
+			if v, ok := vars[ref.Root]; ok && ref.Root != "" {
+				out[ref.Root] = jsonValue(v)
 			}
 		}
 	}
 	return out, nil
+}
+
+// addLoopValues adds to details the values of the loops the scope is in
+// (current_value, current_index, current_item), inner ones first, unless
+// details has a value of that name: a block that acts inside a loop works
+// on its item.
+func (sc *scope) addLoopValues(details map[string]any) {
+	for s := sc; s != nil; s = s.parent {
+		for k, v := range s.vals {
+			if _, ok := details[k]; !ok {
+				details[k] = jsonValue(v)
+			}
+		}
+	}
 }
 
 // loopValues returns the list a for_loop iterates over.

@@ -16,6 +16,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/abctl/abctl/engine/secrets"
+
 	"github.com/abctl/abctl/internal/retry"
 )
 
@@ -353,6 +355,18 @@ const keep = 3
 // through the native setter and input/change events. A value the page changed
 // fails with the value it holds (never echoed for passwords).
 func (p *Page) InputText(ctx context.Context, id, text string) (Result, error) {
+	return p.inputText(ctx, id, text, false)
+}
+
+// InputSecret is InputText for a secret (a password, a one-time code, a
+// credential's field): what the result says of the text is
+// secrets.Mask, whatever the field, never the text, its length or what
+// the field made of it.
+func (p *Page) InputSecret(ctx context.Context, id, text string) (Result, error) {
+	return p.inputText(ctx, id, text, true)
+}
+
+func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Result, error) {
 	ctx, done, err := p.begin(ctx)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
@@ -370,7 +384,7 @@ func (p *Page) InputText(ctx context.Context, id, text string) (Result, error) {
 	if reason != "" {
 		return Result{Reason: reason}, nil
 	}
-	secret := loc.typ == "password"
+	secret = secret || loc.typ == "password"
 	// A newline ending the text of a one-line field is the Enter key, as
 	// a keyboard makes it (a todo list adds its item on Enter, a search
 	// box submits): the rest is typed and checked, then Enter is pressed.
@@ -441,17 +455,16 @@ func (p *Page) InputText(ctx context.Context, id, text string) (Result, error) {
 		}
 		res.OK = false
 		if secret {
-			res.Reason = "the field's value differs from the text (a password, not shown)"
+			res.Reason = "the field's value differs from the text (a secret, not shown)"
 		} else {
 			res.Reason = fmt.Sprintf("the field holds %q instead of the text", oneLine(got, 120))
 		}
 	}
 	if res.OK && res.Detail == "" {
-		n := len([]rune(text))
 		if secret {
-			res.Detail = fmt.Sprintf("typed %d characters (hidden)", n)
+			res.Detail = "typed " + secrets.Mask
 		} else {
-			res.Detail = fmt.Sprintf("typed %d characters", n)
+			res.Detail = fmt.Sprintf("typed %d characters", len([]rune(text)))
 		}
 	}
 	if res.OK && enter {

@@ -9,6 +9,8 @@ import (
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/abctl/abctl/engine/secrets"
 )
 
 // jsonOpts decode page answers: page text may hold lone surrogates.
@@ -215,7 +217,7 @@ func (p *Page) collect(ctx context.Context, st *obsState, r *realm, w *wObs, ox,
 			Rect:        rect,
 		}
 		if e.PW == 1 && el.Value != "" {
-			el.Value = "********"
+			el.Value = secrets.Mask
 		}
 		if e.V == 1 {
 			v := isect(rect, clip)

@@ -183,7 +183,7 @@ type Element struct {
 	// absolute).
 	Placeholder, Name, Href string
 	// Value is the current value: text of a field, selected option labels of
-	// a select, chosen file names. Passwords are masked ("********").
+	// a select, chosen file names. Passwords are masked (secrets.Mask).
 	Value string
 	// Checked, Disabled, Required and ReadOnly are the element's states.
 	Checked, Disabled, Required, ReadOnly bool

@@ -80,10 +80,17 @@ func startEncoder(r *Recorder, w, h int) (*encoder, error) {
 		writerDone: make(chan struct{}),
 	}
 	_ = os.Remove(e.tmpPath)
+	// The file is created here, readable by its owner only like every
+	// other file of a run; ffmpeg (-y) truncates it and keeps its mode,
+	// where a file of its own would have the umask's 0644.
+	f, err := os.OpenFile(e.tmpPath, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FileMode)
+	if err != nil {
+		return nil, fmt.Errorf("record: %w", err)
+	}
+	f.Close()
 	e.cmd = exec.Command(r.ffmpeg, ffmpegArgs(r.opt, w, h, e.tmpPath)...)
 	e.cmd.Stderr = e.stderr
 	e.cmd.SysProcAttr = sysProcAttr()
-	var err error
 	if e.stdin, err = e.cmd.StdinPipe(); err != nil {
 		return nil, fmt.Errorf("record: ffmpeg: %w", err)
 	}

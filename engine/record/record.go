@@ -229,6 +229,10 @@ type followReq struct {
 	reply chan error
 }
 
+// FileMode is the mode of a recording: readable and writable by its owner
+// only, like every file of a run's directory.
+const FileMode = 0o600
+
 // Start starts recording tab into outPath. tab is a chromedp context that is
 // attached to a page target (it has run an action). The recording ends with
 // Stop, or when ctx ends; call Stop in both cases, to get the file. The video
@@ -435,6 +439,11 @@ func (r *Recorder) stop(ctx context.Context) (string, error) {
 	defer unwatch()
 	if err := enc.wait(wctx); err != nil {
 		return "", err
+	}
+	// Whatever ffmpeg did to the file, the recording is its owner's only.
+	if err := os.Chmod(enc.tmpPath, FileMode); err != nil {
+		os.Remove(enc.tmpPath)
+		return "", fmt.Errorf("record: %w", err)
 	}
 	if err := os.Rename(enc.tmpPath, r.outPath); err != nil {
 		os.Remove(enc.tmpPath)

@@ -42,6 +42,26 @@ const DefaultCodeWait = 3 * time.Minute
 // field of the credential parameter key.
 func Placeholder(key, field string) string { return "<secret:" + key + "." + field + ">" }
 
+// Mask is how every typed secret is shown, wherever it is shown: the
+// step log, the timeline, logs, the answers of the API and the results of
+// actions. It is the same for every secret (a password, a one-time code, a
+// credential's field typed through its placeholder, a password field's
+// value) and says nothing of the secret: neither its length nor which
+// field of which credential it was.
+const Mask = "********"
+
+// Shown returns text as it may be shown outside the engine: Mask when
+// text is a secret (secret is true, as for the text typed into a password
+// field, and text is not empty) or holds a placeholder, text otherwise.
+// Every place that shows a typed text goes through it, so that every
+// secret is shown the one way.
+func Shown(text string, secret bool) string {
+	if (secret && text != "") || Has(text) {
+		return Mask
+	}
+	return text
+}
+
 var placeholderRE = regexp.MustCompile(`<secret:([A-Za-z_][A-Za-z0-9_]*)\.([a-z_]+)>`)
 
 // The secret fields of each type of credential; the others (a username, a

@@ -159,17 +159,8 @@ func safeName(name, def string) string {
 	for strings.Contains(name, "..") {
 		name = strings.ReplaceAll(name, "..", ".")
 	}
-	if len(name) > 200 {
-		ext := fileExt(name)
-		if len(ext) > 20 {
-			ext = ""
-		}
-		stem := name[:200-len(ext)]
-		for !utf8.ValidString(stem) {
-			stem = stem[:len(stem)-1]
-		}
-		name = stem + ext
-	}
+	// 200 bytes leave room for the " (999)" of a taken name.
+	name = executor.CutFileName(name, 200)
 	if executor.ValidFileName(name) {
 		return name
 	}
@@ -206,6 +197,14 @@ func (f *Files) sync(done []browser.Download) []string {
 				f.seen[d.Path] = ""
 				continue
 			}
+		}
+		// The browser's file may be readable by all (a download copied
+		// across file systems is created 0644): like every file of the
+		// run, it is its owner's only.
+		if err := os.Chmod(filepath.Join(f.dir, name), 0o600); err != nil {
+			f.log.Warn("download not kept", "file", name, "error", err)
+			f.seen[d.Path] = ""
+			continue
 		}
 		f.seen[d.Path] = name
 		f.downloads = append(f.downloads, name)

@@ -86,7 +86,12 @@ func (s *Session) TypeText(ctx context.Context, pg *page.Page, id, text string) 
 	if err != nil {
 		return page.Result{Reason: err.Error()}, nil
 	}
-	res, err := pg.InputText(ctx, id, real)
+	var res page.Result
+	if secret {
+		res, err = pg.InputSecret(ctx, id, real)
+	} else {
+		res, err = pg.InputText(ctx, id, real)
+	}
 	if secret {
 		res.Reason, res.Detail = s.secrets.Scrub(res.Reason), s.secrets.Scrub(res.Detail)
 		if err != nil {

@@ -217,7 +217,8 @@ type Action struct {
 	ID   string `json:"id,omitempty"`
 	// Element is the element's line in the observation.
 	Element string `json:"element,omitempty"`
-	// Text is the action's text argument (masked for password fields).
+	// Text is the action's text argument; a secret typed (a placeholder,
+	// any text typed into a password field) is secrets.Mask.
 	Text    string `json:"text,omitempty"`
 	OK      bool   `json:"ok"`
 	Skipped bool   `json:"skipped,omitempty"`
