@@ -212,6 +212,10 @@ func TestRefusalNamesURLAddressAndRule(t *testing.T) {
 			t.Errorf("%q does not name %q", msg, want)
 		}
 	}
+	// An IPv4 answer in its IPv6-mapped form is named as IPv4.
+	if err := p.For("o_b").CheckURL(context.Background(), "http://mapped.example:9222/"); err == nil || !strings.Contains(err.Error(), "resolves to 127.0.0.1:9222") {
+		t.Errorf("mapped answer: %v", err)
+	}
 	for _, secret := range []string{"pw", "s3cret"} {
 		if strings.Contains(msg, secret) {
 			t.Errorf("%q shows %q", msg, secret)

@@ -234,6 +234,7 @@ func (g *Guard) resolve(ctx context.Context, target, host, portText string) ([]n
 	out := make([]netip.AddrPort, 0, len(addrs))
 	var refused *Error
 	for _, a := range addrs {
+		a = a.Unmap() // resolvers answer IPv4 as ::ffff:a.b.c.d too
 		ap := netip.AddrPortFrom(a, port)
 		if rule := g.decide(host, ap.Addr(), ap.Port()); rule != "" {
 			if refused == nil {
