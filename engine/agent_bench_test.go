@@ -118,17 +118,7 @@ func benchAgentPage(b *testing.B, origin string, bp benchPage) {
 	url := origin + bp.path
 	task := &client.TaskRunRequest{Prompt: "Fill in the page.", URL: url, MaxSteps: new(benchSteps + 1)}
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.Flag("headless", "new"), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1280, 720))
-	defer cancelAlloc()
-	browserCtx, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-	if _, err := chromedp.Run(browserCtx, chromedp.Evaluate[int]("1")); err != nil {
-		b.Fatal(err)
-	}
+	browserCtx := rawBrowser(b)
 	// raw does the same steps with chromedp and returns each step's time:
 	// the action, a screenshot and a page read.
 	raw := func() ([]time.Duration, error) {

@@ -147,6 +147,23 @@ func TestSiteProcess(t *testing.T) {
 	}
 }
 
+// rawBrowser starts the peer of the benchmarks: Chromium with the engine's
+// flags, driven by raw chromedp; it ends with the benchmark.
+func rawBrowser(tb testing.TB) context.Context {
+	tb.Helper()
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.Flag("headless", "new"), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1280, 720))
+	browserCtx, cancelBrowser := chromedp.NewContext(alloc)
+	tb.Cleanup(func() { cancelBrowser(); cancelAlloc() })
+	if _, err := chromedp.Run(browserCtx, chromedp.Evaluate[int]("1")); err != nil {
+		tb.Fatal(err)
+	}
+	return browserCtx
+}
+
 // sevenActions is the reference run of the performance notes: open a page,
 // then six actions on it, a screenshot after each.
 var sevenActionSelectors = []string{"#text", "#email", "#password", "#number", "#tel", "#agree"}

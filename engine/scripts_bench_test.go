@@ -225,17 +225,7 @@ func benchScript(b *testing.B, origin string, sb scriptBench) {
 		return res, d, calls - c0, promptChars - p0
 	}
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.Flag("headless", "new"), chromedp.Flag("no-sandbox", true), chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.WindowSize(1280, 720))
-	defer cancelAlloc()
-	browserCtx, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-	if _, err := chromedp.Run(browserCtx, chromedp.Evaluate[int]("1")); err != nil {
-		b.Fatal(err)
-	}
+	browserCtx := rawBrowser(b)
 	raw := func() time.Duration {
 		t0 := time.Now()
 		tab, cancel := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
