@@ -282,6 +282,11 @@ func TestHostileOrganization(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s %s: %v", at.channel, at.target.url, err)
 		}
+		if at.channel == "webhook" {
+			// A run ends, then its webhook is sent; a webhook that cannot
+			// be sent fails the run after that.
+			r = waitWebhookFailure(t, b, at.runID)
+		}
 		reason := r.GetFailureReason()
 		if r.Status != client.RunStatusFailed {
 			t.Errorf("%s %s: %s, want failed (%s)", at.channel, at.target.url, r.Status, reason)
@@ -378,6 +383,23 @@ func TestHostileOrganization(t *testing.T) {
 		if s != "" && bytes.Contains(seen.Bytes(), []byte(s)) {
 			t.Errorf("%s appears in what B can read", what)
 		}
+	}
+}
+
+// waitWebhookFailure waits, at most a minute, until the run records that
+// its webhook could not be sent, and returns the run.
+func waitWebhookFailure(t *testing.T, c *client.Client, id string) *client.Run {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r, err := c.Runs.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GetWebhookFailureReason() != "" || time.Now().After(deadline) {
+			return r
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
