@@ -188,12 +188,12 @@ func (e *Engine) protectPending(warn bool) {
 
 // protectLocalDevTools protects the DevTools port of a local Chromium the
 // pool started (browser.Options.DevTools).
-func (e *Engine) protectLocalDevTools(addr string) {
+func (e *Engine) protectDevTools(addr, what string) {
 	if e.cfg.Egress == nil {
 		return
 	}
-	if err := e.cfg.Egress.Protect(addr, "the DevTools of the local Chromium"); err != nil {
-		e.log.Warn("the local Chromium's DevTools are not protected from runs", "address", addr, "error", err)
+	if err := e.cfg.Egress.Protect(addr, what); err != nil {
+		e.log.Warn("a browser's DevTools are not protected from runs", "address", addr, "error", err)
 	}
 }
 

@@ -340,7 +340,7 @@ func (e *Engine) browserPool(ctx context.Context) (*browser.Pool, error) {
 		p, err := browser.NewPool(ctx, browser.Options{
 			ChromiumPath: e.cfg.Chromium, RemoteURL: e.cfg.BrowserAddress, Endpoints: e.cfg.BrowserEndpoints, Logger: e.log,
 			QueueTimeout: e.cfg.BrowserQueueTimeout, MaxQueue: e.cfg.BrowserQueueMax,
-			DevTools: e.protectLocalDevTools,
+			DevTools: e.protectDevTools,
 		})
 		e.poolMu.Lock()
 		e.starting = nil

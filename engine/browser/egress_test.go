@@ -3,11 +3,13 @@ package browser
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,7 +106,7 @@ func TestLocalChromiumFlags(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var told []string
-	p, err := NewPool(ctx, Options{Logger: testLogger(), DevTools: func(addr string) { told = append(told, addr) }})
+	p, err := NewPool(ctx, Options{Logger: testLogger(), DevTools: func(addr, _ string) { told = append(told, addr) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,4 +173,52 @@ func execSleep(t *testing.T, args ...string) int {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd.Process.Pid
+}
+
+// TestFleetTellsTheWebSocketAddress: an endpoint whose /json/version names
+// its browser's websocket at another address (a hosted service in front of
+// its browsers) has that address told to Options.DevTools, with the
+// endpoint's name, before the pool connects to it.
+func TestFleetTellsTheWebSocketAddress(t *testing.T) {
+	m := startFleetMember(t)
+	resp, err := http.Get(m.URL() + "/json/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(version) // the browser's websocket address, not the front's
+	}))
+	defer front.Close()
+	var mu sync.Mutex
+	told := map[string]string{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fp, err := NewPool(ctx, Options{ChromiumPath: "/nonexistent", Logger: testLogger(),
+		Endpoints: []Endpoint{{URL: front.URL, Name: "front", Capacity: 1}},
+		DevTools: func(addr, what string) {
+			mu.Lock()
+			told[addr] = what
+			mu.Unlock()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fp.Close()
+	s, err := fp.Acquire(ctx, SessionOptions{RunID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close(ctx)
+	want := strings.TrimPrefix(m.URL(), "http://")
+	mu.Lock()
+	defer mu.Unlock()
+	if told[want] != `the DevTools of browser endpoint "front"` {
+		t.Fatalf("told %v, want %s as the DevTools of endpoint front", told, want)
+	}
 }

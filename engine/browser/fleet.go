@@ -462,6 +462,13 @@ func (f *fleet) webSocketURL(ctx context.Context, ep *endpoint) (string, error) 
 	if ws.RawQuery == "" {
 		ws.RawQuery = ep.dial.RawQuery // a service's token
 	}
+	if tell := f.pool.opts.DevTools; tell != nil {
+		port := ws.Port()
+		if port == "" {
+			port = map[bool]string{true: "443", false: "80"}[ws.Scheme == "wss"]
+		}
+		tell(net.JoinHostPort(ws.Hostname(), port), fmt.Sprintf("the DevTools of browser endpoint %q", ep.name))
+	}
 	return ws.String(), nil
 }
 

@@ -106,12 +106,15 @@ type Options struct {
 	// HealthInterval is how often idle endpoints are checked (default 5 s).
 	HealthInterval time.Duration
 
-	// DevTools is told the DevTools address (127.0.0.1:port) of each local
-	// Chromium the pool starts (a restart too), when it listens on one, so
-	// that the daemon keeps the pages of runs away from it. The local
-	// Chromium is driven over a pipe (chromedp's default), so it opens no
-	// DevTools port unless ExtraFlags ask for one.
-	DevTools func(addr string)
+	// DevTools is told the DevTools addresses (host:port) of the browsers
+	// the pool reaches and what they are, so that the daemon keeps the
+	// pages of runs away from them: each local Chromium it starts (a
+	// restart too) when it listens on a port, and the websocket address a
+	// fleet endpoint's /json/version names when it is not the endpoint's
+	// own (a hosted service's browser). The local Chromium is driven over
+	// a pipe (chromedp's default), so it opens no DevTools port unless
+	// ExtraFlags ask for one.
+	DevTools func(addr, what string)
 }
 
 // FindChromium returns the absolute path of the Chromium binary. A non-empty
@@ -462,7 +465,7 @@ func (p *Pool) startLocal(ctx context.Context) (*instance, error) {
 	p.log.Debug("browser started", "path", p.execPath, "pid", inst.pid())
 	if p.opts.DevTools != nil {
 		if addr := localDevTools(inst.pid()); addr != "" {
-			p.opts.DevTools(addr)
+			p.opts.DevTools(addr, "the DevTools of the local Chromium")
 		}
 	}
 	return inst, nil
