@@ -85,10 +85,13 @@ func (e *Engine) acquire(ctx context.Context, pool *browser.Pool, orgID string, 
 	e.protectPending(false)
 	if o.BrowserAddress != "" {
 		// The organization's own browser must not be the fleet's, the
-		// local Chromium's DevTools, or the daemon.
-		if err := g.CheckURL(ctx, o.BrowserAddress, "http", "https", "ws", "wss"); err != nil {
+		// local Chromium's DevTools, or the daemon; the engine connects
+		// to the address that was checked.
+		pinned, err := g.PinURL(ctx, o.BrowserAddress, "http", "https", "ws", "wss")
+		if err != nil {
 			return nil, nil, err
 		}
+		o.BrowserAddress = pinned
 	}
 	be := &browserEgress{}
 	p, err := g.WithReport(be.report).StartProxy(e.cfg.EgressProxyHost, e.log)

@@ -425,3 +425,32 @@ func hostOf(raw string) string {
 	}
 	return u.Hostname()
 }
+
+// PinURL names the checked address, so that a name answering otherwise
+// later changes nothing; TLS schemes keep their name.
+func TestPinURL(t *testing.T) {
+	r := newResolver(map[string][][]string{
+		"rebind.example":  {{"93.184.216.34"}, {"127.0.0.1"}},
+		"rebind2.example": {{"93.184.216.34"}, {"127.0.0.1"}},
+		"tls.example":     {{"93.184.216.35"}},
+	})
+	g := testPolicy(t, Config{Resolver: r}).For("o_b")
+	ctx := context.Background()
+	for in, want := range map[string]string{
+		"http://rebind.example:9222/json/version": "http://93.184.216.34:9222/json/version",
+		"ws://rebind2.example/devtools/browser/x": "ws://93.184.216.34:80/devtools/browser/x",
+		"wss://tls.example/devtools?token=t":      "wss://tls.example/devtools?token=t",
+	} {
+		got, err := g.PinURL(ctx, in, "http", "https", "ws", "wss")
+		if err != nil || got != want {
+			t.Errorf("PinURL(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := g.PinURL(ctx, "http://127.0.0.1:9222/", "http", "ws"); err == nil || !strings.Contains(err.Error(), "DevTools") {
+		t.Errorf("a protected address pinned: %v", err)
+	}
+	var none *Guard
+	if got, err := none.PinURL(ctx, "http://name.example:9222/", "http"); err != nil || got != "http://name.example:9222/" {
+		t.Errorf("no policy: %q, %v", got, err)
+	}
+}

@@ -162,12 +162,19 @@ var (
 // allowed (a name is resolved now, with ctx). The connection is checked
 // again where it is made: this early check gives the clear refusal.
 func (g *Guard) CheckURL(ctx context.Context, raw string, schemes ...string) error {
+	_, _, err := g.checkURL(ctx, raw, schemes)
+	return err
+}
+
+// checkURL is CheckURL, returning the parsed URL and the allowed
+// addresses its host resolved to (none without a policy).
+func (g *Guard) checkURL(ctx context.Context, raw string, schemes []string) (*url.URL, []netip.AddrPort, error) {
 	if len(schemes) == 0 {
 		schemes = WebSchemes
 	}
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		return g.refuse(&Error{Target: Redact(raw), Rule: "it is not a URL: " + err.Error()})
+		return nil, nil, g.refuse(&Error{Target: Redact(raw), Rule: "it is not a URL: " + err.Error()})
 	}
 	scheme := strings.ToLower(u.Scheme)
 	ok := false
@@ -179,13 +186,13 @@ func (g *Guard) CheckURL(ctx context.Context, raw string, schemes ...string) err
 		if scheme != "" {
 			what = "the " + scheme + ": scheme"
 		}
-		return g.refuse(&Error{Target: Redact(raw), Rule: fmt.Sprintf("%s is not reachable by a run (only %s)", what, strings.Join(schemes, ", "))})
+		return nil, nil, g.refuse(&Error{Target: Redact(raw), Rule: fmt.Sprintf("%s is not reachable by a run (only %s)", what, strings.Join(schemes, ", "))})
 	}
 	if u.Host == "" {
-		return g.refuse(&Error{Target: Redact(raw), Rule: "the URL has no host"})
+		return nil, nil, g.refuse(&Error{Target: Redact(raw), Rule: "the URL has no host"})
 	}
 	if g == nil || g.p == nil {
-		return nil // no policy: the schemes only
+		return u, nil, nil // no policy: the schemes only
 	}
 	port := u.Port()
 	if port == "" {
@@ -196,8 +203,30 @@ func (g *Guard) CheckURL(ctx context.Context, raw string, schemes ...string) err
 			port = "80"
 		}
 	}
-	_, err = g.resolve(ctx, Redact(raw), u.Hostname(), port)
-	return err
+	aps, err := g.resolve(ctx, Redact(raw), u.Hostname(), port)
+	return u, aps, err
+}
+
+// PinURL checks a URL as CheckURL does and returns it with its host
+// replaced by the allowed address the host resolved to, so that whoever
+// connects to it reaches the address that was checked, however the name
+// answers later (DNS rebinding). A URL whose scheme carries TLS (https,
+// wss) keeps its name, which its certificate is checked against; the
+// name is resolved again when it is dialed. Without a policy the URL is
+// returned as it is once its scheme is checked.
+func (g *Guard) PinURL(ctx context.Context, raw string, schemes ...string) (string, error) {
+	u, aps, err := g.checkURL(ctx, raw, schemes)
+	if err != nil {
+		return "", err
+	}
+	if len(aps) == 0 {
+		return raw, nil
+	}
+	if s := strings.ToLower(u.Scheme); s == "https" || s == "wss" {
+		return raw, nil
+	}
+	u.Host = aps[0].String()
+	return u.String(), nil
 }
 
 // CheckNavigation checks a URL a browser is sent to: about:blank, or
