@@ -178,5 +178,5 @@ func CustomModelClient(g *egress.Guard, timeout time.Duration) *http.Client {
 	if g == nil {
 		return nil
 	}
-	return g.CheckedClient(timeout)
+	return g.HTTPClient(timeout)
 }

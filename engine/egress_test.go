@@ -368,7 +368,7 @@ func TestEgressProtectsBrowserAddresses(t *testing.T) {
 		{URL: "http://browser.invalid:9222", Name: "later"},
 	}})
 	got := strings.Join(policy.Protected(), "\n")
-	for _, want := range []string{`127.0.0.1:1234 (the DevTools of browser endpoint "a")`, `127.0.0.1:80 (the DevTools of browser endpoint "ws://127.0.0.1/devtools/browser/x")`} {
+	for _, want := range []string{`this machine:1234 (the DevTools of browser endpoint "a")`, `this machine:80 (the DevTools of browser endpoint "ws://127.0.0.1/devtools/browser/x")`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("protected:\n%s\nlacks %s", got, want)
 		}

@@ -342,14 +342,8 @@ func (s *Sender) clientFor(orgID string) *http.Client {
 		cc.Transport = g.CheckedTransport(next)
 		c = &cc
 	} else {
-		tr := g.Transport()
-		tr.MaxIdleConnsPerHost = 16
-		c = &http.Client{
-			Transport: g.CheckedTransport(tr),
-			CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse
-			},
-		}
+		c = g.HTTPClient(0)
+		c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
 	got, _ := s.clients.LoadOrStore(orgID, c)
 	return got.(*http.Client)

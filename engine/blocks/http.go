@@ -103,7 +103,7 @@ func (in fileBlocks) httpRequest(ctx context.Context, b *client.HTTPRequestBlock
 	// redirect's too); without a policy, the engine's client.
 	hc := *in.env.HTTP
 	if in.guard != nil {
-		hc = *in.guard.CheckedClient(timeout)
+		hc = *in.guard.HTTPClient(timeout)
 	}
 	hc.Timeout = timeout
 	if b.FollowRedirects != nil && !*b.FollowRedirects {

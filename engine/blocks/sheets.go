@@ -175,7 +175,7 @@ func (in sheetsBlocks) sheets(ctx context.Context, sc *scope, spreadsheetURL, cr
 		if err := in.guard.CheckURL(ctx, sa.TokenURI); err != nil {
 			return nil, fmt.Errorf("signing in as service account %s: the key's token_uri is not reachable: %v", sa.ClientEmail, err)
 		}
-		tokens = in.guard.CheckedClient(0)
+		tokens = in.guard.HTTPClient(0)
 	}
 	src := cfg.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, tokens))
 	hc := &http.Client{Transport: &oauth2.Transport{Source: src, Base: base.Transport}}

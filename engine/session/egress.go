@@ -133,21 +133,7 @@ func CheckNavigation(ctx context.Context, g *egress.Guard, raw string) error {
 			return nil
 		}
 	}
-	if g == nil {
-		if strings.EqualFold(u, "about:blank") {
-			return nil
-		}
-		p, err := url.Parse(u)
-		if err != nil {
-			return nil // GoTo says why
-		}
-		switch s := strings.ToLower(p.Scheme); s {
-		case "http", "https":
-			return nil
-		default:
-			return &egress.Error{Target: egress.Redact(u), Rule: fmt.Sprintf("the %s: scheme is not reachable by a run (only %s)", s, strings.Join(egress.BrowserSchemes, ", "))}
-		}
-	}
+	// Without a policy (g nil) the guard checks the scheme alone.
 	err = g.CheckNavigation(ctx, u)
 	if err != nil && !egress.IsRefused(err) {
 		return nil // a name that does not resolve: the browser says so

@@ -60,7 +60,7 @@ func newFiles(dir string, progress executor.Progress, log *slog.Logger, hc *http
 func (f *Files) UseNetwork(guard *egress.Guard, local executor.LocalFiles) {
 	f.guard, f.local = guard, local
 	if guard != nil {
-		f.http = guard.CheckedClient(0)
+		f.http = guard.HTTPClient(0)
 	}
 }
 

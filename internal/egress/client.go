@@ -2,23 +2,18 @@ package egress
 
 import (
 	"net/http"
-	"time"
 )
 
 // Permanent reports that a refusal is permanent: the same request would
 // be refused again, so callers that retry (the model client) stop.
 func (e *Error) Permanent() bool { return true }
 
-// CheckedTransport returns next behind an early check of every request's
-// URL (CheckURL with schemes, WebSchemes when none), redirects included:
-// a refusal names the URL asked for, the address it resolved to and the
-// rule, where a refusal of the dialer alone names only host and port.
-// next should connect through the guard (Transport): the early check is
-// for the message, the dialer's for the address really connected to.
+// CheckedTransport returns next behind a check of every request's URL
+// (CheckURL with schemes, WebSchemes when none), redirects included, for a
+// transport that does not connect through the guard (a caller's own
+// client, as the daemon's tests give the webhook sender). A transport of
+// the guard's wants HTTPClient, which decides once per connection.
 func (g *Guard) CheckedTransport(next http.RoundTripper, schemes ...string) http.RoundTripper {
-	if next == nil {
-		next = g.Transport()
-	}
 	return checkedTransport{g: g, next: next, schemes: schemes}
 }
 
@@ -43,13 +38,4 @@ func (t checkedTransport) CloseIdleConnections() {
 	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
-}
-
-// CheckedClient is HTTPClient with every request's URL checked first
-// (CheckedTransport): what the blocks and the daemon use for a run's
-// requests.
-func (g *Guard) CheckedClient(timeout time.Duration, schemes ...string) *http.Client {
-	c := g.HTTPClient(timeout, schemes...)
-	c.Transport = g.CheckedTransport(c.Transport, schemes...)
-	return c
 }

@@ -352,7 +352,7 @@ func TestWildcardListenerProtectsThePortEverywhere(t *testing.T) {
 	if err := g.CheckURL(context.Background(), "http://127.0.0.1:8781/"); err != nil {
 		t.Errorf("another port refused: %v", err)
 	}
-	if got := p.Protected(); len(got) != 1 || !strings.Contains(got[0], "*:8780") {
+	if got := p.Protected(); len(got) != 1 || !strings.Contains(got[0], "this machine:8780") {
 		t.Errorf("Protected() = %v", got)
 	}
 }

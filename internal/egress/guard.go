@@ -166,15 +166,11 @@ func (g *Guard) CheckURL(ctx context.Context, raw string, schemes ...string) err
 	return err
 }
 
-// checkURL is CheckURL, returning the parsed URL and the allowed
-// addresses its host resolved to (none without a policy).
-func (g *Guard) checkURL(ctx context.Context, raw string, schemes []string) (*url.URL, []netip.AddrPort, error) {
+// checkScheme refuses a URL whose scheme is not one of schemes
+// (WebSchemes when none), or that has no host.
+func (g *Guard) checkScheme(u *url.URL, raw string, schemes []string) error {
 	if len(schemes) == 0 {
 		schemes = WebSchemes
-	}
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return nil, nil, g.refuse(&Error{Target: Redact(raw), Rule: "it is not a URL: " + err.Error()})
 	}
 	scheme := strings.ToLower(u.Scheme)
 	ok := false
@@ -186,11 +182,25 @@ func (g *Guard) checkURL(ctx context.Context, raw string, schemes []string) (*ur
 		if scheme != "" {
 			what = "the " + scheme + ": scheme"
 		}
-		return nil, nil, g.refuse(&Error{Target: Redact(raw), Rule: fmt.Sprintf("%s is not reachable by a run (only %s)", what, strings.Join(schemes, ", "))})
+		return g.refuse(&Error{Target: Redact(raw), Rule: fmt.Sprintf("%s is not reachable by a run (only %s)", what, strings.Join(schemes, ", "))})
 	}
 	if u.Host == "" {
-		return nil, nil, g.refuse(&Error{Target: Redact(raw), Rule: "the URL has no host"})
+		return g.refuse(&Error{Target: Redact(raw), Rule: "the URL has no host"})
 	}
+	return nil
+}
+
+// checkURL is CheckURL, returning the parsed URL and the allowed
+// addresses its host resolved to (none without a policy).
+func (g *Guard) checkURL(ctx context.Context, raw string, schemes []string) (*url.URL, []netip.AddrPort, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, nil, g.refuse(&Error{Target: Redact(raw), Rule: "it is not a URL: " + err.Error()})
+	}
+	if err := g.checkScheme(u, raw, schemes); err != nil {
+		return nil, nil, err
+	}
+	scheme := strings.ToLower(u.Scheme)
 	if g == nil || g.p == nil {
 		return u, nil, nil // no policy: the schemes only
 	}
@@ -287,7 +297,11 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	if err != nil {
 		return nil, err
 	}
-	aps, err := g.resolve(ctx, addr, host, port)
+	target := addr
+	if t, ok := ctx.Value(targetKey{}).(string); ok {
+		target = t // the URL a request of HTTPClient's asked for
+	}
+	aps, err := g.resolve(ctx, target, host, port)
 	if err != nil {
 		return nil, err
 	}
@@ -335,18 +349,46 @@ func (g *Guard) Transport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil
 	t.DialContext = g.DialContext
-	t.MaxIdleConnsPerHost = 4
+	t.MaxIdleConnsPerHost = 16
 	return t
 }
 
-// HTTPClient returns a client over Transport whose redirects keep to
-// schemes (WebSchemes when none): at most 10, each checked.
+// targetKey carries, in a request's context, the URL its connection is
+// for, so that DialContext's refusal names the URL rather than host:port.
+type targetKey struct{}
+
+// urlTransport checks each request's scheme and names its URL to the
+// guard's dialer, which then resolves, decides and connects once.
+type urlTransport struct {
+	g       *Guard
+	next    *http.Transport
+	schemes []string
+}
+
+func (t urlTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := t.g.checkScheme(req.URL, req.URL.String(), t.schemes); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	ctx := context.WithValue(req.Context(), targetKey{}, Redact(req.URL.String()))
+	return t.next.RoundTrip(req.WithContext(ctx))
+}
+
+// CloseIdleConnections closes the transport's idle connections.
+func (t urlTransport) CloseIdleConnections() { t.next.CloseIdleConnections() }
+
+// HTTPClient returns the client of a run's requests: over Transport, each
+// request's scheme checked (schemes, WebSchemes when none) and its URL
+// named in a refusal; at most 10 redirects, each checked. A host is looked
+// up once per connection.
 func (g *Guard) HTTPClient(timeout time.Duration, schemes ...string) *http.Client {
 	if len(schemes) == 0 {
 		schemes = WebSchemes
 	}
 	return &http.Client{
-		Transport: g.Transport(),
+		Transport: urlTransport{g: g, next: g.Transport(), schemes: schemes},
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) >= 10 {

@@ -209,8 +209,8 @@ type Policy struct {
 	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu        sync.RWMutex
-	protected map[netip.AddrPort]string // exact address and port → what listens there
-	ports     map[uint16]string         // a port on every local address (a wildcard listener)
+	protected map[netip.AddrPort]string // another machine's address and port → what listens there
+	ports     map[uint16]string         // a port of this machine, on every address that reaches it
 	local     map[netip.Addr]bool       // this machine's own addresses
 }
 
@@ -224,9 +224,10 @@ func (p *Policy) Config() Config { return p.cfg }
 
 // Protect refuses addr (host:port, as a listener reports it or as a
 // browser endpoint is given) to every run, naming it what (say "the
-// daemon's API" or `the DevTools of browser endpoint "b"`). A wildcard
-// address (0.0.0.0:8780, [::]:8780, :8780) protects the port on every
-// address of this machine; a host name is resolved now and each of its
+// daemon's API" or `the DevTools of browser endpoint "b"`). An address
+// of this machine (loopback, a wildcard such as 0.0.0.0:8780, [::]:8780
+// or :8780, or one of its interfaces') protects the port on every address
+// that reaches this machine; a host name is resolved now and each of its
 // addresses protected.
 func (p *Policy) Protect(addr, what string) error {
 	host, portText, err := net.SplitHostPort(addr)
@@ -253,7 +254,9 @@ func (p *Policy) Protect(addr, what string) error {
 	defer p.mu.Unlock()
 	for _, a := range addrs {
 		a = canonical(a)
-		if a.IsUnspecified() {
+		if p.isLocal(a) {
+			// 127.0.0.1, ::1 and this machine's own addresses name
+			// the same machine: the port is protected on all of them.
 			p.ports[port] = what
 			continue
 		}
@@ -262,14 +265,24 @@ func (p *Policy) Protect(addr, what string) error {
 	return nil
 }
 
+// isLocal reports whether a connection to a reaches this machine.
+func (p *Policy) isLocal(a netip.Addr) bool {
+	return a.IsLoopback() || a.IsUnspecified() || p.local[a]
+}
+
 // Unprotect undoes Protect for addr (a run's proxy that closed).
 func (p *Policy) Unprotect(addr string) {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil {
 		return
 	}
+	a := canonical(ap.Addr())
 	p.mu.Lock()
-	delete(p.protected, netip.AddrPortFrom(canonical(ap.Addr()), ap.Port()))
+	if p.isLocal(a) {
+		delete(p.ports, ap.Port())
+	} else {
+		delete(p.protected, netip.AddrPortFrom(a, ap.Port()))
+	}
 	p.mu.Unlock()
 }
 
@@ -283,7 +296,7 @@ func (p *Policy) Protected() []string {
 		out = append(out, ap.String()+" ("+what+")")
 	}
 	for port, what := range p.ports {
-		out = append(out, "*:"+strconv.Itoa(int(port))+" ("+what+")")
+		out = append(out, "this machine:"+strconv.Itoa(int(port))+" ("+what+")")
 	}
 	sort.Strings(out)
 	return out
@@ -292,24 +305,10 @@ func (p *Policy) Protected() []string {
 func (p *Policy) protectedBy(a netip.Addr, port uint16) string {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	if what, ok := p.protected[netip.AddrPortFrom(a, port)]; ok {
+	if what, ok := p.ports[port]; ok && p.isLocal(a) {
 		return what
 	}
-	if what, ok := p.ports[port]; ok && (a.IsLoopback() || a.IsUnspecified() || p.local[a]) {
-		return what
-	}
-	// A listener on one loopback address is reached through any other
-	// loopback address only when it listens on that one; but 127.0.0.1
-	// and ::1 name the same machine, so a protected loopback port is
-	// protected on every loopback address.
-	if a.IsLoopback() || a.IsUnspecified() || p.local[a] {
-		for ap, what := range p.protected {
-			if ap.Port() == port && (ap.Addr().IsLoopback() || p.local[ap.Addr()]) {
-				return what
-			}
-		}
-	}
-	return ""
+	return p.protected[netip.AddrPortFrom(a, port)]
 }
 
 // For returns the guard of one organization's runs.
