@@ -21,6 +21,7 @@ import (
 	"github.com/abctl/abctl/engine/blocks"
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/internal/egress/egresstest"
 	"github.com/abctl/abctl/internal/mailtest"
 	"github.com/abctl/abctl/llm"
 	"github.com/abctl/abctl/llm/llmtest"
@@ -32,18 +33,11 @@ const refusedRule = "the daemon's API is never reachable by a run"
 // protecting the addresses of protect as its API; allow are the
 // operator's --egress-allow patterns.
 func sharedPolicy(t *testing.T, protect []string, allow ...string) *egress.Policy {
-	t.Helper()
-	pats, err := egress.ParsePatterns(allow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := egress.New(egress.Config{Shared: func() bool { return true }, Allow: pats})
+	var pairs []string
 	for _, a := range protect {
-		if err := p.Protect(a, "the daemon's API"); err != nil {
-			t.Fatal(err)
-		}
+		pairs = append(pairs, a, "the daemon's API")
 	}
-	return p
+	return egresstest.Shared(t, allow, pairs...)
 }
 
 func hostOf(u string) string { return strings.TrimPrefix(strings.TrimPrefix(u, "http://"), "https://") }

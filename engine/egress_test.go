@@ -29,6 +29,7 @@ import (
 	"github.com/abctl/abctl/executor"
 	"github.com/abctl/abctl/internal/chromiumtest"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/internal/egress/egresstest"
 	"github.com/abctl/abctl/llm"
 	"github.com/abctl/abctl/llm/llmtest"
 )
@@ -133,14 +134,7 @@ func TestEgressSharedPolicy(t *testing.T) {
 	private := newCountingServer(t, "<!doctype html><title>private</title>")
 	site := egressSite(t, daemonAPI.URL)
 
-	allow, err := egress.ParsePatterns([]string{site.hostPort()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy := egress.New(egress.Config{Shared: func() bool { return true }, Allow: allow})
-	if err := policy.Protect(daemonAPI.hostPort(), "the daemon's API"); err != nil {
-		t.Fatal(err)
-	}
+	policy := egresstest.Shared(t, []string{site.hostPort()}, daemonAPI.hostPort(), "the daemon's API")
 	e := newEngine(t, engine.Config{Egress: policy})
 
 	res, _ := gotoRun(t, e, site.URL+"/")
@@ -195,7 +189,7 @@ func TestEgressSharedPolicy(t *testing.T) {
 	// A kept browser session: its start URL is checked, its proxy serves
 	// its runs and closes with it.
 	ctx := t.Context()
-	err = e.OpenBrowserSession(ctx, "o_1", "pbs_refused", executor.BrowserSessionOptions{URL: daemonAPI.URL + "/"})
+	err := e.OpenBrowserSession(ctx, "o_1", "pbs_refused", executor.BrowserSessionOptions{URL: daemonAPI.URL + "/"})
 	if err == nil || !strings.Contains(err.Error(), "the daemon's API is never reachable by a run") {
 		t.Fatalf("a browser session starting at the daemon's API: %v", err)
 	}
@@ -324,11 +318,7 @@ func TestEgressModelAndTask(t *testing.T) {
 	needBrowser(t)
 	daemonAPI := newCountingServer(t, "<!doctype html><title>daemon</title>")
 	site := egressSite(t, daemonAPI.URL)
-	allow, _ := egress.ParsePatterns([]string{site.hostPort()})
-	policy := egress.New(egress.Config{Shared: func() bool { return true }, Allow: allow})
-	if err := policy.Protect(daemonAPI.hostPort(), "the daemon's API"); err != nil {
-		t.Fatal(err)
-	}
+	policy := egresstest.Shared(t, []string{site.hostPort()}, daemonAPI.hostPort(), "the daemon's API")
 	want := "the daemon's API is never reachable by a run"
 	srv := llmtest.New(t,
 		llmtest.Step{Kind: llm.KindPlan, Reply: llmtest.JSON(map[string]any{
@@ -390,10 +380,7 @@ func TestEgressRemoteBrowser(t *testing.T) {
 	far := forward(t, ip, b.Port())
 	private := newCountingServer(t, "<!doctype html><title>private</title>")
 	site := egressSite(t, private.URL)
-	allow, _ := egress.ParsePatterns([]string{site.hostPort(), far})
-	shared := func() *egress.Policy {
-		return egress.New(egress.Config{Shared: func() bool { return true }, Allow: allow})
-	}
+	shared := func() *egress.Policy { return egresstest.Shared(t, []string{site.hostPort(), far}) }
 	endpoints := []browser.Endpoint{{URL: "http://" + far, Name: "far"}}
 
 	var logs lockedBuffer

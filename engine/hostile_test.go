@@ -40,7 +40,7 @@ import (
 	"github.com/abctl/abctl/engine"
 	"github.com/abctl/abctl/engine/browser"
 	"github.com/abctl/abctl/internal/chromiumtest"
-	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/internal/egress/egresstest"
 )
 
 // canary is a loopback server no run may reach: it counts the
@@ -114,14 +114,7 @@ func TestHostileOrganization(t *testing.T) {
 	}))
 	defer site.Close()
 	hostOf := func(u string) string { p, _ := url.Parse(u); return p.Host }
-	allow, err := egress.ParsePatterns([]string{hostOf(site.URL), hostOf(hold.URL)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	policy := egress.New(egress.Config{Shared: func() bool { return true }, Allow: allow})
-	if err := policy.Protect(hostOf(protected.URL()), "a protected test server"); err != nil {
-		t.Fatal(err)
-	}
+	policy := egresstest.Shared(t, []string{hostOf(site.URL), hostOf(hold.URL)}, hostOf(protected.URL()), "a protected test server")
 	e := newEngine(t, engine.Config{BrowserEndpoints: endpoints, Egress: policy})
 	dataDir := t.TempDir()
 	keyA := "abk_hostile_a_" + randomHex(t)

@@ -27,6 +27,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine/steplog"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/internal/egress/egresstest"
 	"github.com/abctl/abctl/internal/mailtest"
 	"github.com/abctl/abctl/internal/sftptest"
 )
@@ -35,23 +36,12 @@ import (
 // several, whose API listens at apiAddr (a test server playing it); allow
 // are the operator's --egress-allow patterns.
 func sharedGuard(t *testing.T, apiAddr string, allow ...string) *egress.Guard {
-	t.Helper()
-	pats, err := egress.ParsePatterns(allow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := egress.New(egress.Config{Shared: func() bool { return true }, Allow: pats})
-	if err := p.Protect(apiAddr, "the daemon's API"); err != nil {
-		t.Fatal(err)
-	}
-	return p.For("o_1")
+	return egresstest.Shared(t, allow, apiAddr, "the daemon's API").For("o_1")
 }
 
 // singleGuard is the guard of a daemon serving one organization, which
 // reaches loopback.
-func singleGuard() *egress.Guard {
-	return egress.New(egress.Config{Shared: func() bool { return false }}).For("o_1")
-}
+func singleGuard() *egress.Guard { return egresstest.Single().For("o_1") }
 
 // wantRefusal checks that err names the target, the address and the rule.
 func wantRefusal(t *testing.T, what string, err error, target, addr string) {

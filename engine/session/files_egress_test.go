@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/internal/egress/egresstest"
 )
 
 type nopProgress struct{}
@@ -22,16 +23,7 @@ func (nopProgress) Screenshot(string) {}
 // sharedPolicy is a daemon serving several organizations whose API listens
 // at apiAddr; allow are the operator's --egress-allow patterns.
 func sharedPolicy(t *testing.T, apiAddr string, allow ...string) *egress.Policy {
-	t.Helper()
-	pats, err := egress.ParsePatterns(allow)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := egress.New(egress.Config{Shared: func() bool { return true }, Allow: pats})
-	if err := p.Protect(apiAddr, "the daemon's API"); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return egresstest.Shared(t, allow, apiAddr, "the daemon's API")
 }
 
 func testFiles(t *testing.T) *Files {
