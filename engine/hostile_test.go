@@ -113,7 +113,6 @@ func TestHostileOrganization(t *testing.T) {
 		}
 	}))
 	defer site.Close()
-	hostOf := func(u string) string { p, _ := url.Parse(u); return p.Host }
 	policy := egresstest.Shared(t, []string{hostOf(site.URL), hostOf(hold.URL)}, hostOf(protected.URL()), "a protected test server")
 	e := newEngine(t, engine.Config{BrowserEndpoints: endpoints, Egress: policy})
 	dataDir := t.TempDir()
