@@ -14,6 +14,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/folders"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/mcpcmd"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/modelbyhand"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/models"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/profiles"
 	runcmd "github.com/abctl/abctl/cmd/abctl/internal/cmd/run"
@@ -89,7 +90,7 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 		schedules.NewCmdSchedules(f),
 		models.NewCmdModels(f),
 		scripts.NewCmdScripts(f),
-		configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil),
+		configcmd.NewCmdConfig(f), daemoncmd.NewCmdDaemon(f, nil), modelbyhand.NewCmdModelByHand(f, nil),
 		mcpcmd.NewCmdMCP(f, nil), version.NewCmdVersion(), completion.NewCmdCompletion())
 	root.SetHelpCommandGroupID("manage")
 	root.AddCommand(helpTopics()...)
