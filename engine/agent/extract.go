@@ -28,6 +28,7 @@ import (
 	"github.com/abctl/abctl/engine/internal/text"
 	"github.com/abctl/abctl/engine/page"
 	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/script"
 )
 
 // maxValidationErrors caps the validation errors reported.
@@ -241,4 +242,120 @@ func (a *Agent) checkAndRepair(ctx context.Context, m llm.Model, req *llm.Reques
 			"message": "the extracted data does not match the schema (kept as the model gave it)", "errors": verrs})
 	}
 	return data, verrs, nil
+}
+
+// maxSchemaDepth bounds the walk through a schema's $refs and
+// combinations, which a schema may make circular.
+const maxSchemaDepth = 32
+
+// numberTypeAt is what the schema says the numbers at path (a script
+// field's path, $.products[0].price) are: script.TypeNumber when it allows
+// any number there, script.TypeInteger when only whole ones, "" when there
+// is no schema, it says nothing of that place, or it allows no number
+// there. Nullable types (["number", "null"]) count as their number type;
+// the branches of anyOf, oneOf and allOf are all looked at, so a place
+// where one branch allows any number is a number.
+func (s *Schema) numberTypeAt(path string) string {
+	if s == nil || s.raw == nil {
+		return ""
+	}
+	parts, err := script.ParsePath(path)
+	if err != nil {
+		return ""
+	}
+	var root any
+	if json.Unmarshal(s.raw, &root) != nil {
+		return ""
+	}
+	types := map[string]bool{}
+	schemaTypesAt(root, root, parts, types, 0)
+	switch {
+	case types["number"]:
+		return script.TypeNumber
+	case types["integer"]:
+		return script.TypeInteger
+	}
+	return ""
+}
+
+// schemaTypesAt adds to types the JSON types node (a part of the schema
+// root) gives the values at parts below it.
+func schemaTypesAt(root, node any, parts []script.PathPart, types map[string]bool, depth int) {
+	n, ok := node.(map[string]any)
+	if !ok || depth > maxSchemaDepth {
+		return
+	}
+	if ref, ok := n["$ref"].(string); ok {
+		if target := localRef(root, ref); target != nil {
+			schemaTypesAt(root, target, parts, types, depth+1)
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		if list, ok := n[k].([]any); ok {
+			for _, sub := range list {
+				schemaTypesAt(root, sub, parts, types, depth+1)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		switch t := n["type"].(type) {
+		case string:
+			types[t] = true
+		case []any:
+			for _, x := range t {
+				if s, ok := x.(string); ok {
+					types[s] = true
+				}
+			}
+		}
+		return
+	}
+	p, rest := parts[0], parts[1:]
+	if p.IsKey {
+		if props, ok := n["properties"].(map[string]any); ok {
+			if sub, ok := props[p.Key]; ok {
+				schemaTypesAt(root, sub, rest, types, depth+1)
+				return
+			}
+		}
+		schemaTypesAt(root, n["additionalProperties"], rest, types, depth+1)
+		return
+	}
+	// An item of a list: its own schema in prefixItems (or a draft-07 list
+	// of items), else the schema of every item.
+	if prefix, ok := n["prefixItems"].([]any); ok && p.Index < len(prefix) {
+		schemaTypesAt(root, prefix[p.Index], rest, types, depth+1)
+		return
+	}
+	switch items := n["items"].(type) {
+	case map[string]any:
+		schemaTypesAt(root, items, rest, types, depth+1)
+	case []any:
+		if p.Index < len(items) {
+			schemaTypesAt(root, items[p.Index], rest, types, depth+1)
+		}
+	}
+}
+
+// localRef returns the part of root a reference inside the schema names
+// ("#/$defs/price"), nil for any other reference.
+func localRef(root any, ref string) any {
+	if ref == "#" {
+		return root
+	}
+	if !strings.HasPrefix(ref, "#/") {
+		return nil
+	}
+	node := root
+	for _, tok := range strings.Split(ref[2:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := node.(map[string]any)
+		if !ok {
+			return nil
+		}
+		if node, ok = m[tok]; !ok {
+			return nil
+		}
+	}
+	return node
 }
