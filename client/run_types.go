@@ -165,6 +165,13 @@ type Run struct {
 	// the daemon also reports it here, for runs of both kinds.
 	WebhookFailureReason *string `json:"webhook_failure_reason,omitempty"`
 
+	// Summary says in a few sentences what the run did (the agent's own
+	// account, then how it ended): what there is to read of a run that
+	// extracted nothing, whose output is null. The hosted service sends it
+	// only in task webhooks (their "summary"); the daemon also reports it
+	// here, absent when the run has none.
+	Summary *string `json:"summary,omitempty"`
+
 	// Workflow runs only.
 	RunWith           *string `json:"run_with,omitempty"`
 	AIFallback        *bool   `json:"ai_fallback,omitempty"`
@@ -180,6 +187,9 @@ func (r *Run) GetFailureReason() string { return ptr.Value(r.FailureReason) }
 
 // GetWebhookFailureReason returns why the terminal webhook failed, or "".
 func (r *Run) GetWebhookFailureReason() string { return ptr.Value(r.WebhookFailureReason) }
+
+// GetSummary returns what the run did, or "" when it does not say.
+func (r *Run) GetSummary() string { return ptr.Value(r.Summary) }
 
 // GetRecordingURL returns the recording URL, or "" when there is none.
 func (r *Run) GetRecordingURL() string { return ptr.Value(r.RecordingURL) }

@@ -327,7 +327,7 @@ func mustJSON(v any) string {
 }
 
 // TestRunSummaryAndLogs: the executor's summary goes into the webhook's
-// summary, and its log files become skyvern_log artifacts that open
+// summary and the run's, and its log files become skyvern_log artifacts that open
 // through their signed URLs.
 func TestRunSummaryAndLogs(t *testing.T) {
 	e := newRunsEnv(t, runsEnvConfig{})
@@ -342,6 +342,10 @@ func TestRunSummaryAndLogs(t *testing.T) {
 	}
 	if rec := e.record(run.RunID); rec.Summary != "Found the price on the second page." {
 		t.Errorf("stored summary %q", rec.Summary)
+	}
+	// GET shows it too: a run that extracted nothing says what it did.
+	if got, err := e.a.Runs.Get(t.Context(), run.RunID); err != nil || got.GetSummary() != "Found the price on the second page." {
+		t.Errorf("the run's summary %q (%v)", got.GetSummary(), err)
 	}
 	logs, err := e.a.Runs.ListArtifacts(t.Context(), run.RunID, &client.ListArtifactsOptions{Types: []client.ArtifactType{client.ArtifactSkyvernLog}})
 	if err != nil {

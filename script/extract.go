@@ -1,6 +1,7 @@
 package script
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -57,8 +58,12 @@ type Leaf struct {
 }
 
 // Leaves lists the values of decoded JSON data (as encoding/json decodes
-// into any) in document order: objects by sorted key, lists by index. An
-// empty list or object is a leaf of type array or object.
+// into any, with or without UseNumber) in document order: objects by
+// sorted key, lists by index. An empty list or object is a leaf of type
+// array or object. A number is an integer when it is whole, except a
+// json.Number written with a decimal point or an exponent (149.00), which
+// is a number: whoever wrote it meant one. A number's Value is a float64
+// either way.
 func Leaves(data any) []Leaf {
 	var out []Leaf
 	var walk func(path string, v any)
@@ -88,11 +93,14 @@ func Leaves(data any) []Leaf {
 		case string:
 			out = append(out, Leaf{Path: path, Type: TypeString, Value: x})
 		case float64:
-			t := TypeNumber
-			if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
-				t = TypeInteger
+			out = append(out, Leaf{Path: path, Type: numberType(x, false), Value: x})
+		case json.Number:
+			f, err := x.Float64()
+			if err != nil {
+				out = append(out, Leaf{Path: path, Type: TypeString, Value: x.String()})
+				return
 			}
-			out = append(out, Leaf{Path: path, Type: t, Value: x})
+			out = append(out, Leaf{Path: path, Type: numberType(f, strings.ContainsAny(x.String(), ".eE")), Value: f})
 		case bool:
 			out = append(out, Leaf{Path: path, Type: TypeBoolean, Value: x})
 		case nil:
@@ -103,6 +111,15 @@ func Leaves(data any) []Leaf {
 	}
 	walk("$", data)
 	return out
+}
+
+// numberType is the field type of a number: integer when it is whole
+// (and exactly representable) and was not written as a decimal.
+func numberType(x float64, writtenAsDecimal bool) string {
+	if !writtenAsDecimal && x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+		return TypeInteger
+	}
+	return TypeNumber
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -249,6 +266,13 @@ func FirstNumber(text string) (float64, bool) {
 	}
 	n, err := strconv.ParseFloat(strings.ReplaceAll(m, ",", ""), 64)
 	return n, err == nil
+}
+
+// DecimalWritten reports whether the first number in text is written with
+// a decimal point ("$149.00", "1,299.50"): a value read from such a text
+// is a number, not an integer, even when this one is whole.
+func DecimalWritten(text string) bool {
+	return strings.Contains(numberRE.FindString(text), ".")
 }
 
 // put sets v at parts below root, making the objects and lists on the way.

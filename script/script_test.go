@@ -223,3 +223,29 @@ func TestProbes(t *testing.T) {
 		t.Fatalf("probes %+v, want %+v", got, want)
 	}
 }
+
+// TestLeavesNumbersAsWritten: a number written with a decimal point is a
+// number even when it is whole; the page's "$149.00" is a decimal.
+func TestLeavesNumbersAsWritten(t *testing.T) {
+	dec := json.NewDecoder(strings.NewReader(`{"a":149.00,"b":149,"c":1e3,"d":24.5}`))
+	dec.UseNumber()
+	var data any
+	if err := dec.Decode(&data); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range Leaves(data) {
+		if _, ok := l.Value.(float64); !ok {
+			t.Errorf("%s: value %T, want float64", l.Path, l.Value)
+		}
+		got = append(got, l.Path+":"+l.Type)
+	}
+	if want := "$.a:number $.b:integer $.c:number $.d:number"; strings.Join(got, " ") != want {
+		t.Errorf("leaves %s, want %s", strings.Join(got, " "), want)
+	}
+	for text, want := range map[string]bool{"$149.00": true, "1,299.50 EUR": true, "$149": false, "149. items": false, "no number": false, "Item 3 of 4.5": false} {
+		if DecimalWritten(text) != want {
+			t.Errorf("DecimalWritten(%q) = %v", text, !want)
+		}
+	}
+}

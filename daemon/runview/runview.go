@@ -47,6 +47,9 @@ func Response(rec *store.RunRecord, appURL string, fileURL artifacts.URLFunc) *c
 	if rec.WebhookFailureReason != "" {
 		run.WebhookFailureReason = client.Ptr(rec.WebhookFailureReason)
 	}
+	if rec.Summary != "" {
+		run.Summary = client.Ptr(rec.Summary)
+	}
 	if rec.Task != nil {
 		run.MaxScreenshotScrolls = rec.Task.MaxScreenshotScrolls
 		if rec.Task.BrowserSessionID != "" {

@@ -207,3 +207,34 @@ func (b *fakeBrowser) DownloadDone(context.Context, int, time.Duration) (bool, e
 	return false, nil
 }
 func (b *fakeBrowser) StartedPrivate() bool { return b.private }
+
+// TestSchemaNumberTypeAt: the type a schema gives the numbers at a
+// field's path, through items, nested objects, $refs, combinations and
+// nullable types.
+func TestSchemaNumberTypeAt(t *testing.T) {
+	s := ParseSchema(json.RawMessage(`{"type":"object","properties":{
+		"products":{"type":"array","items":{"$ref":"#/$defs/product"}},
+		"count":{"type":"integer"},
+		"total":{"anyOf":[{"type":"integer"},{"type":"number"}]},
+		"pair":{"type":"array","prefixItems":[{"type":"integer"},{"type":"number"}]},
+		"name":{"type":"string"},
+		"extra":{"type":"object","additionalProperties":{"type":"number"}}},
+		"$defs":{"product":{"type":"object","properties":{"price":{"type":["number","null"]},"stock":{"type":["null","integer"]}}}}}`))
+	for path, want := range map[string]string{
+		"$.products[0].price": "number", "$.products[3].stock": "integer", "$.count": "integer", "$.total": "number",
+		"$.pair[0]": "integer", "$.pair[1]": "number", "$.name": "", "$.missing": "", `$.extra["any key"]`: "number", "not a path": "",
+	} {
+		if got := s.numberTypeAt(path); got != want {
+			t.Errorf("numberTypeAt(%s) = %q, want %q", path, got, want)
+		}
+	}
+	var none *Schema
+	if got := none.numberTypeAt("$.a"); got != "" {
+		t.Errorf("no schema: %q", got)
+	}
+	// A schema that refers to itself ends.
+	loop := ParseSchema(json.RawMessage(`{"$ref":"#"}`))
+	if got := loop.numberTypeAt("$.a"); got != "" {
+		t.Errorf("circular: %q", got)
+	}
+}

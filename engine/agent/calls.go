@@ -155,7 +155,7 @@ func (a *Agent) Judge(ctx context.Context, m llm.Model, c Conditions) (Verdict, 
 		b.line("No page is shown: judge from the conditions and the user's details.")
 	}
 	req := &llm.Request{
-		Kind: llm.KindVerify, System: verifySystem,
+		Kind: llm.KindVerify, System: verifySystem(c),
 		Messages: []llm.Message{userParts(m, b.String(), c.Obs)},
 		Schema:   &llm.Schema{Name: "verdict", JSON: verifySchema},
 	}

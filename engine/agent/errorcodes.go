@@ -4,8 +4,10 @@ package agent
 // or a block does not complete (failed, terminated or timed out; not
 // canceled), and the user gave codes, one model call matches the situation
 // against the codes' descriptions: the failure reason, the last steps, and
-// the page as it is now when the browser still answers. Codes the user did
-// not define are dropped. The best match becomes output.error; every match
+// the page as it is now when the browser still answers. The answer's schema
+// lists the user's codes as an enum; codes the user did not define are
+// dropped all the same (a provider without structured output may ignore
+// the enum), after matching one that differs only in case. The best match becomes output.error; every match
 // is recorded in the run's errors. Classification never changes the run's
 // status: when it fails, the run simply has no code.
 
@@ -72,7 +74,7 @@ func (a *Agent) Classify(ctx context.Context, m llm.Model, codes map[string]stri
 	req := &llm.Request{
 		Kind: llm.KindClassify, System: classifySystem,
 		Messages: []llm.Message{userParts(m, b.String(), obs)},
-		Schema:   &llm.Schema{Name: "error_codes", JSON: classifySchema},
+		Schema:   &llm.Schema{Name: "error_codes", JSON: classifySchema(codes)},
 	}
 	resp, err := a.call(ctx, m, req, f.Label)
 	if err != nil {
@@ -88,8 +90,8 @@ func (a *Agent) Classify(ctx context.Context, m llm.Model, codes map[string]stri
 	}
 	best, bestConf := "", -1.0
 	for _, e := range ans.Errors {
-		code := strings.TrimSpace(e.Code)
-		if _, ok := codes[code]; !ok {
+		code, ok := userCode(codes, e.Code)
+		if !ok {
 			continue // only the user's codes
 		}
 		a.steps.AddError(map[string]any{"error_code": code, "reasoning": e.Reasoning, "confidence_float": e.Confidence, "block_label": f.Label})
@@ -98,6 +100,23 @@ func (a *Agent) Classify(ctx context.Context, m llm.Model, codes map[string]stri
 		}
 	}
 	return best
+}
+
+// userCode is the user's code an answer names: exactly, else the one
+// code that differs from it only in case and surrounding spaces (a model
+// may write "Out_Of_Stock" for "out_of_stock"). ok is false for any other.
+func userCode(codes map[string]string, answered string) (code string, ok bool) {
+	if _, ok := codes[answered]; ok {
+		return answered, true
+	}
+	answered = strings.TrimSpace(answered)
+	found := 0
+	for k := range codes {
+		if strings.EqualFold(strings.TrimSpace(k), answered) {
+			code, found = k, found+1
+		}
+	}
+	return code, found == 1
 }
 
 // Classifiable reports whether a failure should be matched against error

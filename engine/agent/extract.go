@@ -20,7 +20,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -28,6 +31,7 @@ import (
 	"github.com/abctl/abctl/engine/internal/text"
 	"github.com/abctl/abctl/engine/page"
 	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/script"
 )
 
 // maxValidationErrors caps the validation errors reported.
@@ -183,7 +187,7 @@ func (a *Agent) Extract(ctx context.Context, m llm.Model, what string, schema *S
 	if st := schema.promptText(); st != "" {
 		b.section("Shape of the answer (JSON Schema)", text.Clip(st, 12000))
 	} else {
-		b.line("Answer with a JSON object whose fields name what you extracted.")
+		b.line("No schema is given: answer with " + dataShape)
 	}
 	b.section("User details (JSON)", DetailsJSON(details))
 	b.pageBlock(a.tag, obs, planElementBudget, extractTextBudget, false)
@@ -200,6 +204,9 @@ func (a *Agent) Extract(ctx context.Context, m llm.Model, what string, schema *S
 		return nil, nil, resp, answerErr(ctx, resp, err)
 	}
 	data, verrs, err := a.checkAndRepair(ctx, m, req, resp, schema, label)
+	if schema == nil {
+		data = normalizeData(data)
+	}
 	return data, verrs, resp, err
 }
 
@@ -241,4 +248,230 @@ func (a *Agent) checkAndRepair(ctx context.Context, m llm.Model, req *llm.Reques
 			"message": "the extracted data does not match the schema (kept as the model gave it)", "errors": verrs})
 	}
 	return data, verrs, nil
+}
+
+// maxSchemaDepth bounds the walk through a schema's $refs and
+// combinations, which a schema may make circular.
+const maxSchemaDepth = 32
+
+// numberTypeAt is what the schema says the numbers at path (a script
+// field's path, $.products[0].price) are: script.TypeNumber when it allows
+// any number there, script.TypeInteger when only whole ones, "" when there
+// is no schema, it says nothing of that place, or it allows no number
+// there. Nullable types (["number", "null"]) count as their number type;
+// the branches of anyOf, oneOf and allOf are all looked at, so a place
+// where one branch allows any number is a number.
+func (s *Schema) numberTypeAt(path string) string {
+	if s == nil || s.raw == nil {
+		return ""
+	}
+	parts, err := script.ParsePath(path)
+	if err != nil {
+		return ""
+	}
+	var root any
+	if json.Unmarshal(s.raw, &root) != nil {
+		return ""
+	}
+	types := map[string]bool{}
+	schemaTypesAt(root, root, parts, types, 0)
+	switch {
+	case types["number"]:
+		return script.TypeNumber
+	case types["integer"]:
+		return script.TypeInteger
+	}
+	return ""
+}
+
+// schemaTypesAt adds to types the JSON types node (a part of the schema
+// root) gives the values at parts below it.
+func schemaTypesAt(root, node any, parts []script.PathPart, types map[string]bool, depth int) {
+	n, ok := node.(map[string]any)
+	if !ok || depth > maxSchemaDepth {
+		return
+	}
+	if ref, ok := n["$ref"].(string); ok {
+		if target := localRef(root, ref); target != nil {
+			schemaTypesAt(root, target, parts, types, depth+1)
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf"} {
+		if list, ok := n[k].([]any); ok {
+			for _, sub := range list {
+				schemaTypesAt(root, sub, parts, types, depth+1)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		switch t := n["type"].(type) {
+		case string:
+			types[t] = true
+		case []any:
+			for _, x := range t {
+				if s, ok := x.(string); ok {
+					types[s] = true
+				}
+			}
+		}
+		return
+	}
+	p, rest := parts[0], parts[1:]
+	if p.IsKey {
+		if props, ok := n["properties"].(map[string]any); ok {
+			if sub, ok := props[p.Key]; ok {
+				schemaTypesAt(root, sub, rest, types, depth+1)
+				return
+			}
+		}
+		schemaTypesAt(root, n["additionalProperties"], rest, types, depth+1)
+		return
+	}
+	// An item of a list: its own schema in prefixItems (or a draft-07 list
+	// of items), else the schema of every item.
+	if prefix, ok := n["prefixItems"].([]any); ok && p.Index < len(prefix) {
+		schemaTypesAt(root, prefix[p.Index], rest, types, depth+1)
+		return
+	}
+	switch items := n["items"].(type) {
+	case map[string]any:
+		schemaTypesAt(root, items, rest, types, depth+1)
+	case []any:
+		if p.Index < len(items) {
+			schemaTypesAt(root, items[p.Index], rest, types, depth+1)
+		}
+	}
+}
+
+// localRef returns the part of root a reference inside the schema names
+// ("#/$defs/price"), nil for any other reference.
+func localRef(root any, ref string) any {
+	if ref == "#" {
+		return root
+	}
+	if !strings.HasPrefix(ref, "#/") {
+		return nil
+	}
+	node := root
+	for _, tok := range strings.Split(ref[2:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := node.(map[string]any)
+		if !ok {
+			return nil
+		}
+		if node, ok = m[tok]; !ok {
+			return nil
+		}
+	}
+	return node
+}
+
+// dataShape is the shape asked of data when the user gave no schema, so
+// that two runs of one task answer alike ("$18.00" from one, 18 from the
+// next is what models do without it).
+const dataShape = `a JSON object whose fields are named for what was asked (snake_case). Numbers are JSON numbers, without currency symbols or thousands separators (18.5, not "$18.50"); when the currency matters, give it as its own field ("currency": "USD"). Dates are ISO 8601 (2024-03-15, 2024-03-15T14:30). Several items are an array of objects with the same fields. Use null for what the page does not show.`
+
+// plainNumber is a number written as a string the way a JSON number would
+// be, or with thousands separators ("18.00", "-3.5", "1,299.50"): no
+// leading zero, which a postal code or an identifier may have.
+var plainNumber = regexp.MustCompile(`^-?(?:0|[1-9][0-9]{0,2}(?:,[0-9]{3})+|[1-9][0-9]*)(?:\.[0-9]+)?$`)
+
+// numberOfString is the number a string of extracted data holds when it is
+// nothing but a number, the way the data contract asks for numbers: ok is
+// false for anything else, and for what could be read two ways ("1,299"
+// is 1299 in English and 1.299 in German; with cents, "1,299.00", or a
+// second group, "1,299,000", it is not ambiguous) or loses digits as a
+// JSON number (more than 15 digits, such as a card number).
+func numberOfString(s string) (json.Number, bool) {
+	if !plainNumber.MatchString(s) {
+		return "", false
+	}
+	if groups := strings.Count(s, ","); groups == 1 && !strings.Contains(s, ".") {
+		return "", false
+	}
+	plain := strings.ReplaceAll(s, ",", "")
+	if digits := strings.Count(plain, "") - 1 - strings.Count(plain, "-") - strings.Count(plain, "."); digits > 15 {
+		return "", false
+	}
+	return json.Number(plain), true
+}
+
+// normalizeData brings data extracted without a schema to the data
+// contract where that is safe: a string that holds nothing but a number
+// ("18.00") becomes the number. Nothing is added or removed, keys keep
+// their order, and a string that says more than a number ("$18.00", a
+// date, a postal code "02139") stays as it is. Data that is not JSON is
+// returned unchanged.
+func normalizeData(data json.RawMessage) json.RawMessage {
+	if len(data) == 0 {
+		return data
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var out bytes.Buffer
+	changed := false
+	// inObject says, for each open container, whether it is an object;
+	// keyNext whether an object's next token is a key.
+	var inObject, keyNext []bool
+	comma := false // a value was written in the current container
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return data
+		}
+		isKey := len(inObject) > 0 && inObject[len(inObject)-1] && keyNext[len(keyNext)-1]
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			out.WriteByte(byte(d))
+			inObject, keyNext = inObject[:len(inObject)-1], keyNext[:len(keyNext)-1]
+			comma = true
+			afterValue(inObject, keyNext)
+			continue
+		}
+		if comma && (isKey || len(inObject) > 0 && !inObject[len(inObject)-1]) {
+			out.WriteByte(',')
+		}
+		comma = false
+		switch t := tok.(type) {
+		case json.Delim:
+			out.WriteByte(byte(t))
+			inObject, keyNext = append(inObject, t == '{'), append(keyNext, true)
+			continue
+		case string:
+			if n, ok := numberOfString(t); ok && !isKey {
+				out.WriteString(n.String())
+				changed = true
+				break
+			}
+			b, _ := marshalPlain(t)
+			out.Write(b)
+			if isKey {
+				out.WriteByte(':')
+				keyNext[len(keyNext)-1] = false
+				continue
+			}
+		case json.Number:
+			out.WriteString(t.String())
+		case bool:
+			out.WriteString(strconv.FormatBool(t))
+		case nil:
+			out.WriteString("null")
+		}
+		comma = true
+		afterValue(inObject, keyNext)
+	}
+	if !changed {
+		return data
+	}
+	return json.RawMessage(out.Bytes())
+}
+
+// afterValue notes that a value ended in the innermost container: an
+// object's next token is a key again.
+func afterValue(inObject, keyNext []bool) {
+	if n := len(inObject); n > 0 && inObject[n-1] {
+		keyNext[n-1] = true
+	}
 }

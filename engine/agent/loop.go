@@ -283,7 +283,9 @@ func (l *loop) complete(ctx context.Context, s *steplog.Step, a planAction, p *p
 			return nil, v, nil
 		}
 	}
-	out := &Outcome{Summary: strings.TrimSpace(a.Text), URL: l.obs.URL, Data: p.Data}
+	// Data the model gave with its decision has no schema (a goal with one
+	// extracts below): it is brought to the data shape the prompt asks for.
+	out := &Outcome{Summary: strings.TrimSpace(a.Text), URL: l.obs.URL, Data: normalizeData(p.Data)}
 	if out.Summary == "" {
 		out.Summary = strings.TrimSpace(p.Thought)
 	}

@@ -13,6 +13,7 @@ package agent
 // makes the extraction the model's every time.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -169,21 +170,42 @@ func URLPath(raw string) string {
 // data) are on the current page: the fields of a script.Extract. reason
 // says why the extraction cannot replay (a value the page does not show as
 // text, a browser that cannot look) when it cannot; ext is then nil.
-func (a *Agent) RecordExtract(ctx context.Context, data json.RawMessage, rec *Recording) (ext *script.Extract, reason string) {
+//
+// A field's type comes from schema (the block's data schema, nil for
+// none) when it says what the values at that path are: a price the schema
+// calls a number replays 24.50 even when the values recorded were whole.
+// Where the schema says nothing, the values decide: a number is an integer
+// only when it is whole, the model did not write it as a decimal, and the
+// page does not show it as one ("$149.00").
+func (a *Agent) RecordExtract(ctx context.Context, data json.RawMessage, schema *Schema, rec *Recording) (ext *script.Extract, reason string) {
 	loc := a.locating()
 	if loc == nil {
 		return nil, "this browser cannot record where data is on the page"
 	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return nil, "the extracted data is not JSON"
 	}
 	leaves := script.Leaves(v)
 	ext = &script.Extract{}
 	var wants []page.TextWant
 	var wantAt []int
+	// guessed are the fields typed integer from their values alone: the
+	// page's text may show them as decimals.
+	guessed := map[int]bool{}
 	for _, l := range leaves {
 		f := script.Field{Path: l.Path, Type: l.Type}
+		if l.Type == script.TypeInteger || l.Type == script.TypeNumber {
+			switch st := schema.numberTypeAt(l.Path); {
+			case st == script.TypeNumber:
+				f.Type = script.TypeNumber
+			case st == script.TypeInteger && l.Type == script.TypeInteger:
+			case l.Type == script.TypeInteger:
+				guessed[len(ext.Fields)] = true
+			}
+		}
 		text := script.ParamText(l.Value)
 		switch {
 		case l.Type == script.TypeNull || l.Type == script.TypeArray || l.Type == script.TypeObject:
@@ -210,6 +232,8 @@ func (a *Agent) RecordExtract(ctx context.Context, data json.RawMessage, rec *Re
 		if err != nil {
 			return nil, "the page could not be read: " + err.Error()
 		}
+		var guessedSels []string
+		var guessedAt []int
 		for i, c := range css {
 			f := &ext.Fields[wantAt[i]]
 			if c == "" {
@@ -217,6 +241,21 @@ func (a *Agent) RecordExtract(ctx context.Context, data json.RawMessage, rec *Re
 					f.Path, clipValue(wants[i]))
 			}
 			f.CSS = c
+			if guessed[wantAt[i]] {
+				guessedSels = append(guessedSels, c)
+				guessedAt = append(guessedAt, wantAt[i])
+			}
+		}
+		if len(guessedSels) > 0 {
+			reads, err := loc.ReadTexts(ctx, guessedSels)
+			if err != nil {
+				return nil, "the page could not be read: " + err.Error()
+			}
+			for i, r := range reads {
+				if r.Found && script.DecimalWritten(r.Text) {
+					ext.Fields[guessedAt[i]].Type = script.TypeNumber
+				}
+			}
 		}
 	}
 	return ext, ""

@@ -214,7 +214,7 @@ func (in *Interpreter) recordOutcome(ctx context.Context, s *blockSpec, o *agent
 	case o.Unreplayable != "":
 		sx.keepModel(label, o.Unreplayable)
 	case o.Data != nil:
-		ext, reason := in.agent.RecordExtract(ctx, o.Data, s.g.Record)
+		ext, reason := in.agent.RecordExtract(ctx, o.Data, s.g.Schema, s.g.Record)
 		if ext == nil {
 			sx.keepModel(label, reason)
 			return
@@ -254,7 +254,7 @@ func (in *Interpreter) scriptedExtract(ctx context.Context, s *blockSpec, sc *sc
 	if sx.Record {
 		if rec != nil && rec.Mode == script.ModeModel {
 			sx.keep(*rec)
-		} else if ext, reason := in.agent.RecordExtract(ctx, data, &agent.Recording{Params: sc.recordingParams()}); ext != nil {
+		} else if ext, reason := in.agent.RecordExtract(ctx, data, s.g.Schema, &agent.Recording{Params: sc.recordingParams()}); ext != nil {
 			sx.keep(script.Block{Label: label, Mode: script.ModeReplay, Extract: ext})
 		} else {
 			sx.keepModel(label, reason)

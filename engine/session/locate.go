@@ -238,18 +238,34 @@ func misplaced(obs *page.Observation, id string, locs []script.Locator) string {
 	return ""
 }
 
-// FindTexts is page.Page's FindTexts on the page of the last observation.
+// FindTexts is page.Page's FindTexts on the active tab.
 func (v *view) FindTexts(ctx context.Context, wants []page.TextWant) ([]string, error) {
-	if v.pg == nil {
-		return nil, errors.New("the page was not read yet")
+	pg, err := v.activePage(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return v.pg.FindTexts(ctx, wants)
+	return pg.FindTexts(ctx, wants)
 }
 
-// ReadTexts is page.Page's ReadTexts on the page of the last observation.
+// ReadTexts is page.Page's ReadTexts on the active tab.
 func (v *view) ReadTexts(ctx context.Context, selectors []string) ([]page.TextRead, error) {
-	if v.pg == nil {
-		return nil, errors.New("the page was not read yet")
+	pg, err := v.activePage(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return v.pg.ReadTexts(ctx, selectors)
+	return pg.ReadTexts(ctx, selectors)
+}
+
+// activePage is the page of the last observation when it is the active
+// tab's, else the active tab's page: an extraction block that follows a
+// goto_url block reads a page the agent loop never observed.
+func (v *view) activePage(ctx context.Context) (*page.Page, error) {
+	if v.pg != nil && v.tab == v.s.tab {
+		return v.pg, nil
+	}
+	pg, err := v.s.page(ctx)
+	if err != nil {
+		return nil, v.s.browserErr(ctx, err)
+	}
+	return pg, nil
 }

@@ -34,7 +34,9 @@
 package follow
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -211,11 +213,15 @@ func changeLine(ev client.RunEvent, now time.Time) string {
 	return line
 }
 
-// endLines describe a finished run: the failure reason, the recording.
+// endLines describe a finished run: the failure reason, what a run that
+// extracted nothing did, the recording.
 func endLines(r *client.Run) []string {
 	var lines []string
 	if fr := r.GetFailureReason(); fr != "" && r.Status != client.RunStatusCompleted {
 		lines = append(lines, "reason: "+fr)
+	}
+	if s := r.GetSummary(); s != "" && r.Status == client.RunStatusCompleted && noOutput(r.Output) {
+		lines = append(lines, "done: "+s)
 	}
 	if l := scriptLine(r); l != "" {
 		lines = append(lines, l)
@@ -227,6 +233,12 @@ func endLines(r *client.Run) []string {
 		lines = append(lines, "last screenshot: "+r.ScreenshotURLs[0])
 	}
 	return lines
+}
+
+// noOutput reports whether a run's output holds nothing (absent or null).
+func noOutput(out json.RawMessage) bool {
+	t := bytes.TrimSpace(out)
+	return len(t) == 0 || string(t) == "null"
 }
 
 // scriptLine says which script a run replayed or recorded, and whether

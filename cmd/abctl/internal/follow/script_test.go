@@ -28,3 +28,25 @@ func TestScriptLine(t *testing.T) {
 		t.Error("a failed run claims a new version")
 	}
 }
+
+// TestEndLinesSayWhatARunWithoutOutputDid: a completed run that extracted
+// nothing ends with its summary; one with data, or one that failed, does
+// not repeat it.
+func TestEndLinesSayWhatARunWithoutOutputDid(t *testing.T) {
+	did := "Submitted the contact form; the site thanked us."
+	for _, c := range []struct {
+		run  client.Run
+		want bool
+	}{
+		{client.Run{Status: client.RunStatusCompleted, Summary: &did}, true},
+		{client.Run{Status: client.RunStatusCompleted, Summary: &did, Output: []byte(" null")}, true},
+		{client.Run{Status: client.RunStatusCompleted, Summary: &did, Output: []byte(`{"n":1}`)}, false},
+		{client.Run{Status: client.RunStatusFailed, Summary: &did}, false},
+		{client.Run{Status: client.RunStatusCompleted}, false},
+	} {
+		got := strings.Join(endLines(&c.run), "\n")
+		if strings.Contains(got, "done: "+did) != c.want {
+			t.Errorf("%s, output %q: end lines %q", c.run.Status, c.run.Output, got)
+		}
+	}
+}
