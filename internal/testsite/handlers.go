@@ -53,6 +53,7 @@ func (s *Site) handler(origin, other string) http.Handler {
 	mux.HandleFunc("POST "+PathEvent, s.serveEvent)
 	mux.HandleFunc("GET /gate", s.serveGate)
 	s.secureRoutes(mux)
+	s.actionRoutes(mux)
 	mux.HandleFunc("GET "+PageTodosApp, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, PageTodos, http.StatusFound)
 	})
