@@ -531,7 +531,7 @@ func TestActionsInScrolledContainers(t *testing.T) {
 		goTo(t, tab, p, site.URL(testsite.PageActionsScroll+query))
 		observe(t, tab, p, ObserveOptions{})
 	}
-	for _, sel := range []string{"#deep-button", "#nested-button", "#right-button", "#far-button"} {
+	for _, sel := range []string{"#deep-button", "#nested-button", "#right-button", "#far-button", "#cut-link"} {
 		open("")
 		ok(t, "click "+sel)(p.Click(tctx(t, tab, 10*time.Second), resolve(t, tab, p, sel)))
 		waitEventWith(t, site, testsite.EventActionsClick, "button", strings.TrimPrefix(sel, "#"))

@@ -872,15 +872,17 @@
   }
   // inView is point(el) narrowed to what el's clipping ancestors show: the
   // press point is the centre of the part left visible, and ok says that
-  // at least half of the element is.
+  // at least half of what the clip could show of the element shows (a
+  // link wider than the list item that cuts it off is in view).
   function inView(el) {
     const p = point(el);
     const c = scrollerClip(el);
     if (!c || !p.sized) return p;
     const g = docGeom(el.ownerDocument);
-    const vis = isect(isect(p.box, [c[0] + g.ox, c[1] + g.oy, c[2], c[3]]), g.clip);
+    const cl = isect([c[0] + g.ox, c[1] + g.oy, c[2], c[3]], g.clip);
+    const vis = isect(p.box, cl);
     const varea = vis[2] * vis[3];
-    const full = Math.min(p.box[2] * p.box[3], c[2] * c[3]);
+    const full = Math.min(p.box[2], cl[2]) * Math.min(p.box[3], cl[3]);
     return { x: vis[0] + vis[2] / 2, y: vis[1] + vis[3] / 2, box: p.box, sized: true, ok: varea >= 1 && varea >= 0.5 * full };
   }
   // reveal scrolls el into view in every scrolling ancestor and the page,

@@ -9,7 +9,8 @@ package testsite
 //     their box lies inside the viewport (#deep-button, #deep-input,
 //     #hover-target, #menu-button with its options, in #wrap;
 //     #nested-button in #inner inside #outer; #right-button to the right
-//     in #wide), and #far-button in #far, below the first screen. A click
+//     in #wide), #far-button in #far, below the first screen, and
+//     #cut-link, wider than the list item that cuts it off. A click
 //     reports Event "actions-click" (button; "hover" for a hover of
 //     #hover-target), a field's change Event "actions-field" (field,
 //     value). ?modal=1 shows a fixed #modal over the whole page.
