@@ -1034,12 +1034,13 @@
   }
 
   // Fields whose suggestions may come from the server: an ARIA combobox or
-  // autocomplete, a field tied to a list, a search field, or a field that
-  // turns the browser's autocomplete off and is named like one.
+  // autocomplete, a field tied to a list, or a field that turns the
+  // browser's autocomplete off and is named like one. A plain search field
+  // is not one: most suggest nothing, and the wait would slow each search.
   const SUGGESTWORDS = /auto-?complete|autosuggest|typeahead|type-ahead|suggest|combo|lookup/i;
   function suggests(el) {
     if (el.localName !== 'input' && !el.isContentEditable) return false;
-    if (el.getAttribute('role') === 'combobox' || el.type === 'search') return true;
+    if (el.getAttribute('role') === 'combobox') return true;
     const ac = el.getAttribute('aria-autocomplete');
     if (ac && ac !== 'none') return true;
     const hp = el.getAttribute('aria-haspopup');
