@@ -75,9 +75,16 @@ const (
 	// default (5000 ms).
 	DefaultActionTimeout = 5 * time.Second
 	// DefaultMaxSteps is the step budget of a goal that sets none (a task
-	// run without max_steps, a block without max_steps_per_run), as the
-	// hosted service's open-source default.
-	DefaultMaxSteps = 10
+	// run without max_steps, a block without max_steps_per_run). It is 25,
+	// the hosted service's default for task_v2, rather than its
+	// open-source default of 10: a real flow over several pages (sign in,
+	// a one-time code, search, pick a result, fill a form, confirm) takes
+	// 15 to 25 steps of one to five actions each, and at 10 such runs
+	// ended timed_out just short of the goal. The budget only bounds a
+	// run that is lost; one that repeats itself to no effect fails sooner
+	// (the agent's repeat check), and max_steps, max_steps_per_run and
+	// x-max-steps-override still set any other budget.
+	DefaultMaxSteps = 25
 	// DefaultTaskV2MaxSteps is the step budget of a task_v2 block that
 	// sets none, as the hosted service's default.
 	DefaultTaskV2MaxSteps = blocks.DefaultTaskV2MaxSteps

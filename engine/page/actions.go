@@ -414,6 +414,7 @@ func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Res
 		Kind    string `json:"kind"`
 		Focused int    `json:"focused"`
 		Len     int    `json:"len"`
+		Combo   int    `json:"combo"`
 	}
 	if err := p.call(ctx, ref.realm, "focusSelect", args, &fs); err != nil {
 		return failure(id, err)
@@ -459,6 +460,7 @@ func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Res
 		} else {
 			res.Reason = fmt.Sprintf("the field holds %q instead of the text", oneLine(got, 120))
 		}
+		res.Reason += p.refusedAdvice(ctx, ref, loc, fs.Kind, got)
 	}
 	if res.OK && res.Detail == "" {
 		if secret {
@@ -472,9 +474,78 @@ func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Res
 			return failure(id, err)
 		}
 		res.Detail += ", then pressed Enter"
+	} else if res.OK && fs.Combo == 1 {
+		p.waitSuggestions(ctx, ref, &res)
 	}
 	p.settle(ctx, before, &res)
 	return res, nil
+}
+
+// suggestionWait bounds the wait, after typing into a field that may show
+// suggestions (a combobox, an autocomplete), for the page to show them:
+// sites fetch them from their server once the typing has paused for
+// 150-400 ms, and the answer takes as long again or longer.
+const suggestionWait = 1500 * time.Millisecond
+
+// waitSuggestions waits, within suggestionWait and the context, until the
+// page changes outside the field just typed into (page.js watches it from
+// focusSelect on), so that the next observation shows the suggestions.
+// Nothing changing is no failure: many such fields suggest nothing.
+func (p *Page) waitSuggestions(ctx context.Context, ref *elemRef, res *Result) {
+	wait := suggestionWait
+	if dl, ok := ctx.Deadline(); ok {
+		// Leave the rest of the action time to finish.
+		wait = min(wait, time.Until(dl)/2)
+	}
+	if wait <= 0 {
+		return
+	}
+	b, err := p.callRaw(ctx, ref.realm, "suggestWait", map[string]any{"max": wait.Milliseconds()}, true)
+	if err != nil {
+		return // the page navigated or is gone: settle tells
+	}
+	var out struct {
+		Shown int `json:"shown"`
+	}
+	if jsonUnmarshal(b, &out) == nil && out.Shown == 1 {
+		addDetail(res, "a list of suggestions is showing")
+	}
+}
+
+// setterFormats are the formats the browser accepts as the value of the
+// inputs the engine sets directly (SETTERTYPE of page.js).
+var setterFormats = map[string]string{
+	"date":           "a date field takes the date as YYYY-MM-DD (such as 2026-03-14)",
+	"time":           "a time field takes the time as HH:MM on 24 hours (such as 14:30)",
+	"datetime-local": "a date and time field takes YYYY-MM-DDTHH:MM (such as 2026-03-14T14:30)",
+	"month":          "a month field takes YYYY-MM (such as 2026-03)",
+	"week":           "a week field takes YYYY-Www (such as 2026-W11)",
+	"color":          "a colour field takes #rrggbb in hexadecimal (such as #ff8800)",
+	"range":          "a slider takes a number between its min and max, on its step",
+}
+
+// refusedAdvice says, after a field ended with another value than the text
+// typed (got), what to do instead: the format of a field the engine sets
+// directly, or the picker that sets a field the page resets. It begins with
+// "; " when not empty.
+func (p *Page) refusedAdvice(ctx context.Context, ref *elemRef, loc located, kind, got string) string {
+	if kind == "setter" {
+		if f := setterFormats[loc.typ]; f != "" {
+			return "; " + f + ": the engine sets it directly, so type the value in that form"
+		}
+		return ""
+	}
+	what := "the page changed it"
+	if got == "" {
+		what = "the page cleared it"
+	}
+	var out struct {
+		Hint string `json:"hint"`
+	}
+	if err := p.call(ctx, ref.realm, "pickerAdvice", map[string]any{"tok": ref.tok, "i": loc.local}, &out); err != nil || out.Hint == "" {
+		return ": " + what
+	}
+	return ": " + what + "; " + out.Hint
 }
 
 func sameValue(got, want, kind string) bool {

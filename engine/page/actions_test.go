@@ -517,3 +517,110 @@ func TestClickWaitsForActionability(t *testing.T) {
 	}
 	site.OpenGate("late-uncover")
 }
+
+// TestActionsInScrolledContainers: a control inside a container with
+// overflow: auto, out of the container's view while its box lies inside
+// the viewport (or below it, or inside a container inside another, or to
+// the right), is scrolled into view by the action itself, for clicks,
+// typing, hovering and custom dropdowns; a real overlay is still reported.
+func TestActionsInScrolledContainers(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	open := func(query string) {
+		t.Helper()
+		goTo(t, tab, p, site.URL(testsite.PageActionsScroll+query))
+		observe(t, tab, p, ObserveOptions{})
+	}
+	for _, sel := range []string{"#deep-button", "#nested-button", "#right-button", "#far-button", "#cut-link"} {
+		open("")
+		ok(t, "click "+sel)(p.Click(tctx(t, tab, 10*time.Second), resolve(t, tab, p, sel)))
+		waitEventWith(t, site, testsite.EventActionsClick, "button", strings.TrimPrefix(sel, "#"))
+	}
+
+	open("")
+	ok(t, "type into #deep-input")(p.InputText(tctx(t, tab, 10*time.Second), resolve(t, tab, p, "#deep-input"), "umber\n"))
+	waitEventWith(t, site, testsite.EventActionsField, "field", "deep-input")
+
+	open("")
+	ok(t, "hover #hover-target")(p.Hover(tctx(t, tab, 10*time.Second), resolve(t, tab, p, "#hover-target")))
+	waitEventWith(t, site, testsite.EventActionsClick, "button", "hover")
+
+	open("")
+	ok(t, "choose in #menu-button")(p.SelectOption(tctx(t, tab, 10*time.Second), resolve(t, tab, p, "#menu-button"), "Sienna"))
+	if ev := waitEventWith(t, site, testsite.EventActionsField, "field", "menu"); ev.Form.Get("value") != "Sienna" {
+		t.Errorf("the menu chose %q, want Sienna", ev.Form.Get("value"))
+	}
+
+	// A modal over the page covers the button wherever it is scrolled.
+	open("?modal=1")
+	res, err := p.Click(WithActionWait(tctx(t, tab, 10*time.Second), 200*time.Millisecond), resolve(t, tab, p, "#deep-button"))
+	if err != nil || res.OK || !strings.Contains(res.Reason, "covered by div#modal") {
+		t.Errorf("a button under a modal: %+v %v; want a failure saying it is covered by div#modal", res, err)
+	}
+}
+
+// TestInputTextReadOnlyAndPickers: typing into a field that cannot take
+// it fails with a reason that says what to do instead.
+func TestInputTextReadOnlyAndPickers(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageActionsReadonly))
+	observe(t, tab, p, ObserveOptions{})
+	for _, tc := range []struct {
+		sel, text string
+		want      []string // in the reason
+		not       string   // not in the reason
+	}{
+		{"#depart", "2026-05-14", []string{"read-only", "picker", "click it"}, ""},
+		{"#return", "2026-05-20", []string{"read-only", "picker", `button "Open the calendar"`}, ""},
+		{"#guests", "3", []string{"read-only", "cannot be typed into"}, "click"},
+		{"#masked", "09:00-10:00", []string{`the page cleared it`, `button "Choose a slot"`}, ""},
+		{"#native", "03/14/2026", []string{"a date field", "YYYY-MM-DD"}, ""},
+	} {
+		res, err := p.InputText(tctx(t, tab, 10*time.Second), resolve(t, tab, p, tc.sel), tc.text)
+		if err != nil || res.OK {
+			t.Errorf("%s: %+v %v; want a failure", tc.sel, res, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(res.Reason, w) {
+				t.Errorf("%s: reason %q does not say %q", tc.sel, res.Reason, w)
+			}
+		}
+		if tc.not != "" && strings.Contains(res.Reason, tc.not) {
+			t.Errorf("%s: reason %q says %q", tc.sel, res.Reason, tc.not)
+		}
+	}
+	// The date field takes the format it names.
+	ok(t, "type a date in its format")(p.InputText(tctx(t, tab, 10*time.Second), resolve(t, tab, p, "#native"), "2026-03-14"))
+	// What the reason for #depart tells the model to do works.
+	ok(t, "open the picker")(p.Click(tctx(t, tab, 10*time.Second), resolve(t, tab, p, "#depart")))
+	observe(t, tab, p, ObserveOptions{})
+	ok(t, "choose a day")(p.Click(tctx(t, tab, 10*time.Second), resolve(t, tab, p, "#depart-picker .day:nth-child(3)")))
+	if ev := waitEventWith(t, site, testsite.EventActionsField, "field", "depart"); ev.Form.Get("value") != "2026-05-14" {
+		t.Errorf("the picker set %q", ev.Form.Get("value"))
+	}
+}
+
+// TestInputTextWaitsForSuggestions: typing into a field whose suggestions
+// come from the server after a debounce waits for them, so that the next
+// observation shows them.
+func TestInputTextWaitsForSuggestions(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageActionsSuggest))
+	observe(t, tab, p, ObserveOptions{})
+	for _, tc := range []struct{ sel, text, want string }{
+		{"#city", "pa", "Paducah, KY (PAH)"},  // an ARIA combobox
+		{"#airport", "ut", "Utica, NY (UCA)"}, // autocomplete=off and a jQuery UI class
+	} {
+		res := ok(t, "type into "+tc.sel)(p.InputText(tctx(t, tab, 10*time.Second), resolve(t, tab, p, tc.sel), tc.text))
+		obs := observe(t, tab, p, ObserveOptions{})
+		if !strings.Contains(obs.Rendered, tc.want) && !strings.Contains(obs.Text, tc.want) {
+			t.Errorf("%s: after typing %q (%+v) the observation does not show the suggestion %q:\n%s\n%s", tc.sel, tc.text, res, tc.want, obs.Rendered, obs.Text)
+		}
+		if !strings.Contains(res.Detail, "suggestions") {
+			t.Errorf("%s: the result %+v does not say that suggestions show", tc.sel, res)
+		}
+	}
+}

@@ -841,6 +841,117 @@
     return res;
   }
 
+  // scrollerClip is the part of the window that the ancestors of el which
+  // clip their content (overflow other than visible: scrolling containers,
+  // overflow: hidden) leave for it, as [x, y, w, h] in el's window
+  // coordinates; null when no ancestor clips it. An absolutely positioned
+  // element escapes the static ancestors between it and its containing
+  // block, a fixed one all of them, as in CSS.
+  function scrollerClip(el) {
+    const w = el.ownerDocument.defaultView;
+    const root = el.ownerDocument.documentElement;
+    let clip = null;
+    let cs = w.getComputedStyle(el);
+    if (cs.position === 'fixed') return null;
+    let escaping = cs.position === 'absolute';
+    for (let n = composedParent(el), g = 0; n && n.nodeType === 1 && g < 200; n = composedParent(n), g++) {
+      if (n.ownerDocument !== el.ownerDocument || n === root || n === el.ownerDocument.body) break;
+      cs = w.getComputedStyle(n);
+      const block = cs.position !== 'static' || cs.transform !== 'none';
+      const clips = cs.overflowX !== 'visible' || cs.overflowY !== 'visible';
+      if (clips && (!escaping || block)) {
+        const r = n.getBoundingClientRect();
+        const box = [r.left + n.clientLeft, r.top + n.clientTop, n.clientWidth, n.clientHeight];
+        clip = clip ? isect(clip, box) : box;
+      }
+      if (block) escaping = false;
+      if (cs.position === 'fixed') break;
+      if (cs.position === 'absolute') escaping = true;
+    }
+    return clip;
+  }
+  // inView is point(el) narrowed to what el's clipping ancestors show: the
+  // press point is the centre of the part left visible, and ok says that
+  // at least half of what the clip could show of the element shows (a
+  // link wider than the list item that cuts it off is in view).
+  function inView(el) {
+    const p = point(el);
+    const c = scrollerClip(el);
+    if (!c || !p.sized) return p;
+    const g = docGeom(el.ownerDocument);
+    const cl = isect([c[0] + g.ox, c[1] + g.oy, c[2], c[3]], g.clip);
+    const vis = isect(p.box, cl);
+    const varea = vis[2] * vis[3];
+    const full = Math.min(p.box[2], cl[2]) * Math.min(p.box[3], cl[3]);
+    return { x: vis[0] + vis[2] / 2, y: vis[1] + vis[3] / 2, box: p.box, sized: true, ok: varea >= 1 && varea >= 0.5 * full };
+  }
+  // reveal scrolls el into view in every scrolling ancestor and the page,
+  // unless enough of it is visible already, and returns inView(el).
+  function reveal(el) {
+    const p = inView(el);
+    if (p.ok) return p;
+    try {
+      el.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' });
+    } catch (e) {
+      // detached or not scrollable
+    }
+    return inView(el);
+  }
+
+  // ctlDesc names a control as the observation's element lines do:
+  // its role, then its name in quotes.
+  function ctlDesc(c) {
+    const role = c.getAttribute('role') || (c.localName === 'a' ? 'link' : c.localName === 'input' ? 'button' : c.localName);
+    let name = c.getAttribute('aria-label') || c.getAttribute('title') || squash(c.textContent) || c.value || '';
+    if (!name) {
+      const img = c.querySelector('img[alt]');
+      if (img) name = img.getAttribute('alt');
+    }
+    return name ? role + ' "' + cap(squash(name), 40) + '"' : role + ' (without a name)';
+  }
+  const PICKERWORDS = /(?<!up|candi|vali)date|picker|calendar|(^|[\W_])time|flatpickr|pikaday/i;
+  // pickerOf tells what sets a field that cannot be typed into: '' for the
+  // field itself when it looks like a picker's field (aria-haspopup, a
+  // combobox, a class or name of a date or time picker), the description of
+  // a button right beside it, or null when there is nothing of the kind.
+  function pickerOf(el) {
+    const hp = el.getAttribute('aria-haspopup');
+    if ((hp && hp !== 'false') || el.getAttribute('role') === 'combobox') return { self: 1 };
+    const words = (el.getAttribute('class') || '') + ' ' + el.id + ' ' + (el.getAttribute('name') || '');
+    const isBtn = (n) =>
+      n && n.nodeType === 1 && (n.localName === 'button' || (n.localName === 'input' && BUTTONTYPE[n.type]) ||
+        n.getAttribute('role') === 'button' || (n.getAttribute('aria-haspopup') || 'false') !== 'false');
+    // A button next to the field, or next to a wrapper that holds only it.
+    for (let n = el, g = 0; n && g < 3; n = n.parentElement, g++) {
+      for (const s of [n.nextElementSibling, n.previousElementSibling]) {
+        if (isBtn(s)) return { btn: ctlDesc(s) };
+        if (s && s.children.length === 1 && isBtn(s.firstElementChild)) return { btn: ctlDesc(s.firstElementChild) };
+      }
+      const par = n.parentElement;
+      if (!par || par.querySelectorAll('input,textarea,select').length > 1) break;
+    }
+    if (PICKERWORDS.test(words) || SETTERTYPE[el.type]) return { self: 1 };
+    return null;
+  }
+  // pickerHint is the advice for a field whose value the page sets: what to
+  // click instead of typing.
+  function pickerHint(el) {
+    const pk = pickerOf(el);
+    if (!pk) return '';
+    if (pk.btn) return 'it is set by a picker: click the ' + pk.btn + ' beside it (or the field) and choose in the picker that opens';
+    return 'it is set by a picker: click it and choose in the picker that opens';
+  }
+  function readOnlyWhy(el) {
+    const h = pickerHint(el);
+    if (h) return 'read-only; ' + h;
+    return 'read-only: it cannot be typed into (nothing beside it looks like a control that sets it)';
+  }
+  function pickerAdvice(a) {
+    const [el, why] = lookup(a);
+    if (!el) return { stale: why };
+    return { hint: pickerHint(el) };
+  }
+
   function prep(a) {
     let [el, why] = lookup(a);
     if (!el) return { stale: why };
@@ -852,21 +963,13 @@
     if (a.mode === 'focus') {
       const k = editKind(el);
       if (k.startsWith('no:')) return Object.assign(info, { fail: k.slice(3) });
-      if (el.readOnly) return Object.assign(info, { fail: 'read-only' });
+      if (el.readOnly) return Object.assign(info, { fail: readOnlyWhy(el) });
       info.kind = k;
       info.i = idOf(el);
     }
     if (a.mode !== 'hover' && isDisabled(el)) return Object.assign(info, { fail: 'disabled' });
     if (a.mode === 'click' && animating(el)) return Object.assign(info, { fail: 'moving (an animation runs on it)' });
-    let p = point(el);
-    if (!p.ok) {
-      try {
-        el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-      } catch (e) {
-        // detached or not scrollable
-      }
-      p = point(el);
-    }
+    const p = reveal(el);
     if (!p.sized) return Object.assign(info, { fail: 'not visible (it has no size)' });
     if (!p.ok) {
       const cs = el.ownerDocument.defaultView.getComputedStyle(el);
@@ -909,20 +1012,13 @@
   function host(a) {
     const [el, why] = lookup(a);
     if (!el) return { stale: why };
-    if (a.scroll) {
-      const p = point(el);
-      if (!p.ok) {
-        try {
-          el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-        } catch (e) {
-          // ignore
-        }
-      }
-    }
+    if (a.scroll) reveal(el);
     const g = docGeom(el.ownerDocument);
     const b = contentBox(el);
     const box = [b.x + g.ox, b.y + g.oy, b.w, b.h];
     const res = { x: box[0], y: box[1], clip: isect(box, g.clip) };
+    const sc = scrollerClip(el);
+    if (sc) res.clip = isect(res.clip, [sc[0] + g.ox, sc[1] + g.oy, sc[2], sc[3]]);
     if (a.lx !== undefined) {
       const px = box[0] + a.lx;
       const py = box[1] + a.ly;
@@ -937,10 +1033,104 @@
     return res;
   }
 
+  // Fields whose suggestions may come from the server: an ARIA combobox or
+  // autocomplete, a field tied to a list, or a field that turns the
+  // browser's autocomplete off and is named like one. A plain search field
+  // is not one: most suggest nothing, and the wait would slow each search.
+  const SUGGESTWORDS = /auto-?complete|autosuggest|typeahead|type-ahead|suggest|combo|lookup/i;
+  function suggests(el) {
+    if (el.localName !== 'input' && !el.isContentEditable) return false;
+    if (el.getAttribute('role') === 'combobox') return true;
+    const ac = el.getAttribute('aria-autocomplete');
+    if (ac && ac !== 'none') return true;
+    const hp = el.getAttribute('aria-haspopup');
+    if (hp === 'listbox' || el.hasAttribute('list') || el.hasAttribute('aria-controls') || el.hasAttribute('aria-owns')) return true;
+    const words = (el.getAttribute('class') || '') + ' ' + el.id + ' ' + (el.getAttribute('name') || '');
+    return el.getAttribute('autocomplete') === 'off' && SUGGESTWORDS.test(words);
+  }
+  // watchSuggestions starts counting the changes of the page outside the
+  // field el (the suggestions' list appearing or filling, aria-expanded
+  // turning true) while it is typed into; suggestWait reads the count.
+  // The watch ends by itself after a while if nothing reads it.
+  function watchSuggestions(el) {
+    unwatchSuggestions();
+    const sw = { el, n: 0, on: null, mo: null, timer: 0 };
+    sw.mo = new MutationObserver((recs) => {
+      for (const r of recs) {
+        const t = r.target;
+        if (r.type === 'attributes') {
+          if (r.attributeName !== 'aria-expanded' && (t === el || (t.nodeType === 1 && within(t, el)))) continue;
+        } else if (t === el || within(el, t)) {
+          continue;
+        }
+        sw.n++;
+        if (sw.on) sw.on();
+        return;
+      }
+    });
+    const opts = { subtree: true, childList: true, characterData: true, attributes: true, attributeFilter: ['aria-expanded', 'class', 'style', 'hidden'] };
+    sw.mo.observe(el.ownerDocument, opts);
+    const root = el.getRootNode();
+    if (root && root.nodeType === 11) sw.mo.observe(root, opts);
+    sw.timer = setTimeout(unwatchSuggestions, 15000);
+    st.sw = sw;
+  }
+  function unwatchSuggestions() {
+    if (st.sw) {
+      st.sw.mo.disconnect();
+      clearTimeout(st.sw.timer);
+      st.sw = null;
+    }
+  }
+  // listShowing reports whether a list of suggestions for el is visible:
+  // the element its aria-controls or aria-owns names when it has content,
+  // or any listbox with content, or any option.
+  function listShowing(el) {
+    const d = el.ownerDocument;
+    const ids = ((el.getAttribute('aria-controls') || '') + ' ' + (el.getAttribute('aria-owns') || '')).split(/\s+/);
+    const cands = ids.filter(Boolean).map((i) => d.getElementById(i));
+    const more = d.querySelectorAll('[role=listbox],[role=option]');
+    for (let k = 0; k < more.length && k < 200; k++) cands.push(more[k]);
+    for (const l of cands) {
+      if (!l || (l.getAttribute('role') !== 'option' && !l.firstElementChild)) continue;
+      const r = l.getBoundingClientRect();
+      if (r.width >= 1 && r.height >= 1) return true;
+    }
+    return false;
+  }
+  // suggestWait resolves when the page changes outside the field watched
+  // since focusSelect (the suggestions arrived), or after a.max ms. A list
+  // that changed while the keys were typed and shows now was filtered by
+  // the page itself: no wait then. shown says whether a list shows.
+  function suggestWait(a) {
+    const sw = st.sw;
+    if (!sw) return Promise.resolve(stringify({}));
+    return new Promise((resolve) => {
+      const t0 = Date.now();
+      let timer = 0;
+      const done = (changed) => {
+        clearTimeout(timer);
+        sw.on = null;
+        unwatchSuggestions();
+        resolve(stringify({ changed: changed ? 1 : 0, shown: listShowing(sw.el) ? 1 : 0, ms: Date.now() - t0 }));
+      };
+      if (sw.n > 0 && listShowing(sw.el)) {
+        done(true);
+        return;
+      }
+      sw.n = 0;
+      sw.on = () => done(true);
+      timer = setTimeout(() => done(false), Math.max(0, a.max || 0));
+    });
+  }
+
   function focusSelect(a) {
     const [el, why] = lookup(a);
     if (!el) return { stale: why };
     const k = editKind(el);
+    const combo = suggests(el);
+    if (combo) watchSuggestions(el);
+    else unwatchSuggestions();
     if (deepActive() !== el) el.focus({ preventScroll: true });
     if (k === 'text') {
       try {
@@ -956,7 +1146,7 @@
       s.removeAllRanges();
       s.addRange(r);
     }
-    return { kind: k, focused: deepActive() === el ? 1 : 0, len: k === 'ce' ? el.textContent.length : (el.value || '').length };
+    return { kind: k, focused: deepActive() === el ? 1 : 0, len: k === 'ce' ? el.textContent.length : (el.value || '').length, combo: combo ? 1 : 0 };
   }
   function readValue(a) {
     const [el, why] = lookup(a);
@@ -1024,8 +1214,13 @@
       for (let el = root.firstElementChild; el; el = el.nextElementSibling) {
         const tag = el.localName;
         if (SKIP[tag] === 1 || tag === 'svg') continue;
-        const t = squash(el.textContent).toLowerCase();
-        const has = t.includes(low);
+        // Whether the option's text is somewhere inside: the whole text,
+        // as squash keeps only the start of a long one (a page whose
+        // styles or text come before the option). A huge text is walked
+        // into without the check.
+        const raw = el.textContent;
+        const has = raw.length > 200000 || raw.replace(/\s+/g, ' ').toLowerCase().includes(low);
+        const t = has ? squash(raw).toLowerCase() : '';
         if (has || el.shadowRoot) {
           if (has && (t === low || t.length <= low.length + 3)) {
             const r = el.getBoundingClientRect();
@@ -1562,11 +1757,12 @@
   const OPS = {
     observe, prep, host, focusSelect, readValue, setValue, blurEl, selectNative,
     optMark, optFind, fileTarget, files, scrollInfo, pageScrollBy, scrollEl, query,
-    clickSeen, anchors, findTexts, readTexts,
+    clickSeen, anchors, findTexts, readTexts, pickerAdvice,
   };
   function run(op, a) {
     if (op === 'get') return get(a);
     if (op === 'stable') return stable(a);
+    if (op === 'suggestWait') return suggestWait(a || {});
     const f = OPS[op];
     if (!f) throw new Error('unknown op ' + op);
     return stringify(f(a || {}));

@@ -54,6 +54,7 @@ func (s *Site) handler(origin, other string) http.Handler {
 	mux.HandleFunc("GET /gate", s.serveGate)
 	s.secureRoutes(mux)
 	s.evalRoutes(mux)
+	s.actionRoutes(mux)
 	mux.HandleFunc("GET "+PageTodosApp, func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, PageTodos, http.StatusFound)
 	})
