@@ -111,8 +111,9 @@
   // Words on either side of a box's edge are kept apart (see isBoundary).
   // With o.lists false, lists nested in n (nestedList) are left out; with
   // o.values, the values of the fields in n are read as text (not those of
-  // password fields); o.noLig leaves out the ligatures of icon fonts; o.skip
-  // is an element left out.
+  // password fields, nor the "on" of checkboxes); o.noLig leaves out the ligatures of icon fonts; o.skip
+  // is an element left out; o.allEdges takes every element's edges for
+  // word boundaries, which spares the computed styles.
   function flatText(n, max, o) {
     let out = '';
     let visits = 5000;
@@ -120,6 +121,7 @@
     const values = o && o.values;
     const noLig = o && o.noLig;
     const skip = o ? o.skip : null;
+    const allEdges = o && o.allEdges;
     const add = (data) => {
       const piece = (data.length > max + 2000 ? data.slice(0, max + 2000) : data).replace(/\s+/g, ' ');
       if (piece === ' ') {
@@ -148,11 +150,11 @@
         if (values && !top && (t === 'input' || t === 'select' || t === 'textarea')) {
           const v = t === 'select'
             ? Array.from(x.selectedOptions || [], (op) => op.label || op.textContent).join(', ')
-            : (x.type === 'password' || x.type === 'hidden' ? '' : x.value);
+            : (x.type === 'password' || x.type === 'hidden' || x.type === 'checkbox' || x.type === 'radio' ? '' : x.value);
           if (v) add(' ' + v + ' ');
           return;
         }
-        if (!top && isBoundary(x)) {
+        if (!top && (allEdges || isBoundary(x))) {
           edge = true;
           add(' ');
         }
@@ -890,43 +892,51 @@
     }
   }
 
-  // The options of flatText for the context of a repeated control: the
-  // values of fields count (a row known by its quantity).
-  const CTXTEXT = { values: true, noLig: true };
+  // Rows, list items, posts and options: the containers whose text tells
+  // a repeated control apart.
+  const ROWTAG = { tr: 1, li: 1, article: 1, dd: 1, dt: 1 };
+  const ROWROLE = { row: 1, listitem: 1, option: 1, treeitem: 1, article: 1 };
   // contextOf is the text around a control whose line would read the same
-  // as others' (button "Select" in every row): the text of the largest
-  // ancestor that holds none of the others (its row, card or list item;
-  // else its previous sibling), without the control's own name, cut to
-  // 60 characters. prev and next are the others next to it in document
-  // order: an ancestor that holds any other holds one of these two.
+  // as others' (button "Select" in every row), without the control's own
+  // name, cut to 60 characters: the text of its nearest row, list item or
+  // article, else of its nearest ancestor with words besides its name (a
+  // card), else of its previous sibling; never of an ancestor that holds
+  // one of the others (prev and next are the others next to it in document
+  // order: an ancestor that holds any other holds one of these two).
   function contextOf(el, prev, next, name) {
-    let top = null;
+    const text = (n) => {
+      let t = flatText(n, 300, { values: true, noLig: true, skip: el, allEdges: true });
+      if (name) {
+        const i = t.indexOf(name);
+        if (i >= 0) t = t.slice(0, i) + ' ' + t.slice(i + name.length);
+      }
+      return squash(dropPUA(t)).replace(/^[\s·|,;:/-]+|[\s·|,;:/-]+$/g, '');
+    };
+    let first = '';
     for (let n = el.parentElement, g = 0; n && g < 12; n = n.parentElement, g++) {
-      if ((prev && n.contains(prev)) || (next && n.contains(next))) break;
-      top = n;
-      if (n.localName === 'body') break;
+      if ((prev && n.contains(prev)) || (next && n.contains(next)) || n.localName === 'body') break;
+      const r = n.getAttribute('role');
+      if (ROWTAG[n.localName] === 1 || (r !== null && ROWROLE[r] === 1)) {
+        const t = text(n);
+        if (t) return cap(t, 60);
+      }
+      if (!first) first = text(n);
     }
-    if (!top) {
+    if (!first) {
       const p = el.previousElementSibling;
-      if (!p || (prev && p.contains(prev))) return '';
-      top = p;
+      if (p && !(prev && p.contains(prev))) first = text(p);
     }
-    let t = flatText(top, 400, { values: true, noLig: true, skip: el });
-    if (name) {
-      const i = t.indexOf(name);
-      if (i >= 0) t = t.slice(0, i) + ' ' + t.slice(i + name.length);
-    }
-    t = squash(dropPUA(t)).replace(/^[\s·|,;:/-]+|[\s·|,;:/-]+$/g, '');
-    return cap(t, 60);
+    return cap(first, 60);
   }
-  // addContexts gives the records of repeated controls (same tag, role,
-  // type, name, label, icon and placeholder) their context (rec.in), for
-  // at most 400 of them.
+  // addContexts gives the records of repeated controls (same frame, tag,
+  // role, type, name, label, icon and placeholder: the frame markers of
+  // the prompt tell frames apart) their context (rec.in), for at most 400
+  // of them.
   function addContexts(out) {
     const groups = new Map();
     for (let k = 0; k < out.length; k++) {
       const r = out[k];
-      const key = r.t + '\u0001' + (r.r || '') + '\u0001' + (r.y || '') + '\u0001' + (r.x || '') + '\u0001' +
+      const key = (r.f || 0) + '\u0001' + r.t + '\u0001' + (r.r || '') + '\u0001' + (r.y || '') + '\u0001' + (r.x || '') + '\u0001' +
         (r.l || '') + '\u0001' + (r.ic || '') + '\u0001' + (r.p || '') + '\u0001' + (r.a && r.a.title ? r.a.title : '');
       const g = groups.get(key);
       if (g) g.push(k);
@@ -1140,7 +1150,7 @@
         else if (isCont(el, tag) || isItem(el, tag)) fl = PTRLIST;
       }
       if (((flags & PMARK) !== 0 && (isCont(el, tag) || isItem(el, tag))) ||
-          (c.mark && isCont(el, tag) && el.hasAttribute(c.mark))) {
+          (c.mark && el.hasAttribute(c.mark) && isCont(el, tag))) {
         fl |= PMARK;
       }
       const p0 = promoted;
