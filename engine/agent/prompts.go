@@ -44,7 +44,7 @@ const ObserveBudget = planElementBudget
 
 const planSystem = `You operate a web browser for a user, one step at a time, until their goal is reached or cannot be.
 
-Each turn you get the goal, the user's details, the steps taken so far and the current page: its interactive elements, one per line as [id] kind "name" details (such as [e12] button "Sign in"), its visible text and, when you can read images, a screenshot.
+Each turn you get the goal, the user's details, the steps taken so far and the current page: its interactive elements, one per line as [id] kind "name" details (such as [e12] button "Sign in"; icon="trash" is a name guessed from an icon, in="..." the row or card of a control listed more than once), its visible text and, when you can read images, a screenshot.
 
 The user's goal comes first. When the goal, or the conditions given with it, say when it is reached or when to give up (for example "the goal is reached whatever the site answers"), follow them, even where the generic rules below say otherwise: those rules only apply where the goal is silent.
 

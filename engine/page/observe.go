@@ -58,6 +58,8 @@ type wEl struct {
 	PW  int               `json:"pw"`
 	O   []string          `json:"o"`
 	A   map[string]string `json:"a"`
+	IC  string            `json:"ic"`
+	In  string            `json:"in"`
 	B   [4]float64        `json:"b"`
 	V   int               `json:"v"`
 }
@@ -114,7 +116,7 @@ func (p *Page) observe(ctx context.Context, o ObserveOptions) (*Observation, err
 	if textMax <= 0 {
 		textMax = DefaultTextLimit
 	}
-	args := map[string]any{"max": maxElements, "noText": o.NoText, "textMax": textMax}
+	args := map[string]any{"max": maxElements, "noText": o.NoText, "textMax": textMax, "mark": p.clickMark}
 	var w wObs
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
@@ -214,6 +216,8 @@ func (p *Page) collect(ctx context.Context, st *obsState, r *realm, w *wObs, ox,
 			Clickable:   e.K == 1,
 			Options:     e.O,
 			Attrs:       e.A,
+			Icon:        e.IC,
+			Context:     e.In,
 			Rect:        rect,
 		}
 		if e.PW == 1 && el.Value != "" {
@@ -250,7 +254,7 @@ func (p *Page) collect(ctx context.Context, st *obsState, r *realm, w *wObs, ox,
 		}
 		fi().TargetID = string(child.targetID)
 		var cw wObs
-		err = p.call(ctx, child, "observe", map[string]any{"max": maxElements, "noText": st.textLen >= st.textMax, "textMax": st.textMax - st.textLen + 1}, &cw)
+		err = p.call(ctx, child, "observe", map[string]any{"max": maxElements, "noText": st.textLen >= st.textMax, "textMax": st.textMax - st.textLen + 1, "mark": p.clickMark}, &cw)
 		if err != nil {
 			if errors.Is(err, errRealmGone) {
 				child.gone = true

@@ -524,3 +524,236 @@ func TestHostilePage(t *testing.T) {
 		t.Errorf("the page's world holds page.js: %s", v)
 	}
 }
+
+// lineOf returns the line of Rendered that shows element id.
+func lineOf(obs *Observation, id string) string {
+	for _, l := range strings.Split(obs.Rendered, "\n") {
+		if strings.HasPrefix(l, "["+id+"] ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// byText returns the elements of an observation whose Text is text.
+func byText(obs *Observation, text string) []Element {
+	var out []Element
+	for _, e := range obs.Elements {
+		if e.Text == text {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// oneByText returns the one element whose Text is text, or fails the test.
+func oneByText(t *testing.T, obs *Observation, text string) Element {
+	t.Helper()
+	es := byText(obs, text)
+	if len(es) != 1 {
+		t.Fatalf("%d elements named %q, want 1:\n%s", len(es), text, obs.Rendered)
+	}
+	return es[0]
+}
+
+// TestObserveNestedClickables: clickable list items inside clickable list
+// items are listed one by one, each named by its own words, also when they
+// appear later (a folder that opens, children made on opening); a list
+// with one delegated listener lists its items; the clickable lists
+// themselves are not listed; a clickable card stays one element and a
+// pointer-cursor menu of links lists its links only (PageObserveTree).
+func TestObserveNestedClickables(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageObserveTree))
+	obs := observe(t, tab, p, ObserveOptions{})
+	t.Log("\n" + obs.Rendered)
+	for _, name := range []string{"Thaddeus", "Mallory", "Juan", "urgent", "later", "someday"} {
+		if n := len(byText(obs, name)); n != 1 {
+			t.Errorf("%q is listed %d times, want once", name, n)
+		}
+	}
+	for _, e := range obs.Elements {
+		if strings.Contains(e.Text, "Thaddeus") && e.Text != "Thaddeus" || strings.Contains(e.Text, "urgent later") ||
+			e.Text == "Unlimited rides" || e.Text == "Home" && e.Tag != "a" {
+			t.Errorf("an element that is not a control, or a concatenation: %s", lineOf(obs, e.ID))
+		}
+		if e.Tag == "ul" {
+			t.Errorf("a list is listed: %s", lineOf(obs, e.ID))
+		}
+	}
+	if n := len(byText(obs, "Nathalie")); n != 0 {
+		t.Errorf("a hidden child is listed")
+	}
+	if card := byText(obs, "Premium plan Unlimited rides Free returns"); len(card) != 1 || !card[0].Clickable {
+		t.Errorf("the card: %+v", card)
+	}
+
+	ok(t, "open Thaddeus")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#folder-1")))
+	ok(t, "open Mallory")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#folder-2")))
+	obs = observe(t, tab, p, ObserveOptions{})
+	t.Log("\n" + obs.Rendered)
+	for _, name := range []string{"Thaddeus", "Nathalie", "Dannie", "Mallory", "Oscar", "Peggy", "Juan"} {
+		if n := len(byText(obs, name)); n != 1 {
+			t.Errorf("after opening: %q is listed %d times, want once", name, n)
+		}
+	}
+	for _, name := range []string{"Peggy", "Dannie", "later"} {
+		ok(t, "click "+name)(p.Click(tctx(t, tab, 5*time.Second), oneByText(t, obs, name).ID))
+		waitEventWith(t, site, "tree-click", "name", name)
+	}
+}
+
+// TestObserveListenerBound: controls whose only sign is a click listener
+// added by script (addEventListener, an onclick property) or a pointer
+// cursor on hover are listed; seven posts of four icons drawn by CSS
+// content: url() give 28 elements named from their image files, each
+// with its post as context; the framework root's listener lists nothing
+// (PageObservePosts).
+func TestObserveListenerBound(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageObservePosts))
+	obs := observe(t, tab, p, ObserveOptions{})
+	t.Log("\n" + obs.Rendered)
+	icons := map[string]int{}
+	for _, e := range obs.Elements {
+		if e.Tag == "span" && e.Icon != "" {
+			icons[e.Icon]++
+			if !strings.Contains(lineOf(obs, e.ID), ` in="`) {
+				t.Errorf("an icon without its post: %s", lineOf(obs, e.ID))
+			}
+		}
+		if e.Tag == "div" && (strings.Contains(e.Text, "Posts") || strings.Contains(e.Text, "Post number")) {
+			t.Errorf("a container is listed: %s", lineOf(obs, e.ID))
+		}
+	}
+	for _, name := range []string{"reply", "share", "like", "more"} {
+		if icons[name] != 7 {
+			t.Errorf("%d %q icons, want 7 (all: %v)", icons[name], name, icons)
+		}
+	}
+	like3 := find(t, obs, resolve(t, tab, p, "#like-3"))
+	if l := lineOf(obs, like3.ID); !strings.Contains(l, `icon="like"`) || !strings.Contains(l, "Margaret") && !strings.Contains(l, "Linus") {
+		t.Errorf("the third post's like: %s", l)
+	}
+	for sel, want := range map[string]string{"#archive-all": "Archive all", "#mark-read": "Mark all read"} {
+		if e := find(t, obs, resolve(t, tab, p, sel)); e.Text != want || !e.Clickable {
+			t.Errorf("%s: %+v", sel, e)
+		}
+	}
+	ok(t, "like post 3")(p.Click(tctx(t, tab, 5*time.Second), like3.ID))
+	if ev := waitEventWith(t, site, "post-action", "action", "like"); ev.Form.Get("post") != "3" {
+		t.Errorf("liked post %s", ev.Form.Get("post"))
+	}
+	ok(t, "mark all read")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#mark-read")))
+	waitEventWith(t, site, "post-bulk", "action", "read")
+}
+
+// TestObserveIcons: controls without words are named from what draws them
+// (PageObserveIcons), and the name is shown as derived.
+func TestObserveIcons(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageObserveIcons))
+	obs := observe(t, tab, p, ObserveOptions{})
+	t.Log("\n" + obs.Rendered)
+	for sel, want := range map[string]string{
+		"#b-fa":       "trash",
+		"#b-bi":       "heart fill",
+		"#s-icon":     "star",
+		"#b-glyph":    "pencil",
+		"#b-mat":      "delete forever",
+		"#a-img":      "trash 2",
+		"#b-use":      "settings",
+		"#b-bg":       "share",
+		"#dp-prev":    "prev",
+		"#dp-next":    "next",
+		"#b-svgtitle": "",
+		"#b-aria":     "",
+	} {
+		e := find(t, obs, resolve(t, tab, p, sel))
+		if e.Icon != want {
+			t.Errorf("%s: icon %q, want %q (%s)", sel, e.Icon, want, lineOf(obs, e.ID))
+		}
+		if want != "" && !strings.Contains(lineOf(obs, e.ID), `icon="`+want+`"`) {
+			t.Errorf("%s: the line does not show the icon: %s", sel, lineOf(obs, e.ID))
+		}
+		if strings.ContainsAny(e.Text, "\uf1f8\ue900") || strings.Contains(e.Text, "delete_forever") {
+			t.Errorf("%s: an icon's glyph or ligature is its text: %q", sel, e.Text)
+		}
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#b-svgtitle")); e.Text != "Close" {
+		t.Errorf("the SVG title: %q", e.Text)
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#dp-prev-btn")); e.Label != "Previous month" {
+		t.Errorf("the labelled Prev: %+v", e)
+	}
+	ok(t, "click next month")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#dp-next")))
+	waitEventWith(t, site, "icon-click", "id", "dp-next")
+}
+
+// TestObserveListOptions: an autocomplete's suggestions are listed one by
+// one as they appear, not as one list; an ARIA listbox is named by its
+// label, not by its options' words (PageObserveOptions).
+func TestObserveListOptions(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageObserveOptions))
+	ok(t, "type")(p.InputText(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#city"), "a"))
+	resolve(t, tab, p, "#suggest li") // waits for the suggestions
+	obs := observe(t, tab, p, ObserveOptions{})
+	t.Log("\n" + obs.Rendered)
+	for _, name := range []string{"Paducah, KY (PAH)", "Utica, NY (UCA)"} {
+		if n := len(byText(obs, name)); n != 1 {
+			t.Errorf("%q is listed %d times, want once", name, n)
+		}
+	}
+	for _, e := range obs.Elements {
+		if strings.Contains(e.Text, "(PAH)") && strings.Contains(e.Text, "(UCA)") || strings.Contains(e.Text, "Red") && strings.Contains(e.Text, "Blue") {
+			t.Errorf("a list named by its options: %s", lineOf(obs, e.ID))
+		}
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#lb")); e.Label != "Colour" {
+		t.Errorf("the listbox: %s", lineOf(obs, e.ID))
+	}
+	find(t, obs, resolve(t, tab, p, "#opt-green"))
+	ok(t, "pick Utica")(p.Click(tctx(t, tab, 5*time.Second), oneByText(t, obs, "Utica, NY (UCA)").ID))
+	waitEventWith(t, site, "option-pick", "value", "Utica, NY (UCA)")
+}
+
+// TestObserveRepeatedContext: controls whose lines would read the same
+// get the text of their row, card or field row (PageObserveRows); a
+// control that appears once gets none; words of touching boxes are kept
+// apart, and a word split by <b> is not.
+func TestObserveRepeatedContext(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageObserveRows))
+	obs := observe(t, tab, p, ObserveOptions{})
+	t.Log("\n" + obs.Rendered)
+	for sel, want := range map[string]string{
+		"#sel-umber":    "umber 22 in stock",
+		"#sel-yarrow":   "yarrow 4 in stock",
+		"#sel-zephyr":   "zephyr none left",
+		"#line-1":       "3",
+		"#line-3":       "8",
+		"#details-lamp": "Lamp $18.00",
+		"#details-desk": "Desk $149.00",
+		"#checkout":     "",
+	} {
+		e := find(t, obs, resolve(t, tab, p, sel))
+		if e.Context != want {
+			t.Errorf("%s: context %q, want %q", sel, e.Context, want)
+		}
+		if want != "" && !strings.Contains(lineOf(obs, e.ID), ` in="`+want+`"`) {
+			t.Errorf("%s: the line lacks its context: %s", sel, lineOf(obs, e.ID))
+		}
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#item-22")); e.Text != "Item 22 yarrow 22 Select yarrow" {
+		t.Errorf("touching spans: %q", e.Text)
+	}
+	if e := find(t, obs, resolve(t, tab, p, "#submit-b")); e.Text != "Submit" {
+		t.Errorf("a word split by <b>: %q", e.Text)
+	}
+}

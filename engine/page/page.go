@@ -198,6 +198,16 @@ type Element struct {
 	// Attrs holds other attributes worth knowing (aria-expanded, maxlength,
 	// accept, target, ...).
 	Attrs map[string]string
+	// Icon is a name derived from what draws a control that has no words
+	// (or only symbols such as "‹"): an icon font's class (fa-trash ->
+	// "trash"), a Material ligature, an image's file name, an SVG sprite's
+	// id, else the control's own class. Shown as icon="trash".
+	Icon string
+	// Context is the text of the row, card or list item of a control whose
+	// line would otherwise read the same as another's (button "Select" in
+	// every row), without its own name, at most 60 characters. Shown as
+	// in="...".
+	Context string
 	// Rect is x, y, width, height in CSS pixels of the tab's viewport.
 	Rect [4]float64
 }
@@ -314,6 +324,11 @@ type Page struct {
 	top        *realm
 	children   map[elemKey]*realm // frame element → child realm
 	sessions   map[string]*realm  // OOPIF target id → realm with its session
+
+	// clickMark names the attribute the click-listener hook marks
+	// elements with; hooked is set once the hook is installed (hooks.go).
+	clickMark string
+	hooked    bool
 }
 
 // elemKey names a node: its realm, the realm's token and the local number.
@@ -336,7 +351,7 @@ type elemRef struct {
 // a page target (the browser package makes them). New subscribes to the
 // tab's navigation events; it does not touch the page otherwise.
 func New(tab context.Context) *Page {
-	p := &Page{tab: tab, sem: make(chan struct{}, 1)}
+	p := &Page{tab: tab, sem: make(chan struct{}, 1), clickMark: newClickMark()}
 	p.resetRegistry()
 	p.epoch.Store(1)
 	p.regEpoch = 1
@@ -492,6 +507,11 @@ func (p *Page) begin(ctx context.Context) (context.Context, func(), error) {
 		// The caller's action wait goes with it (the derived context
 		// carries the tab's values, not the caller's).
 		c = WithActionWait(c, d)
+	}
+	if !p.hooked {
+		// Without the hook the walker still lists what it can see; the
+		// next operation tries again.
+		p.hooked = p.installClickHook(c) == nil
 	}
 	return c, func() { cancel(); <-p.sem }, nil
 }

@@ -70,13 +70,58 @@
   // Elements whose content is not text a person reads.
   const NOTTEXT = { script: 1, style: 1, noscript: 1, template: 1, head: 1, title: 1 };
 
+  // Tags that are laid out inline by default: the only elements whose
+  // edges may fall inside a word (<b>Sub</b>mit), so the only ones whose
+  // computed display flatText asks for.
+  const INLINE = {
+    span: 1, b: 1, i: 1, em: 1, strong: 1, a: 1, small: 1, sup: 1, sub: 1, code: 1,
+    mark: 1, u: 1, s: 1, abbr: 1, font: 1, q: 1, cite: 1, kbd: 1, var: 1, time: 1,
+    data: 1, bdi: 1, bdo: 1, del: 1, ins: 1, dfn: 1, samp: 1, tt: 1, big: 1,
+    strike: 1, nobr: 1, label: 1, wbr: 1,
+  };
+  // Lists and list-like groups: a clickable item's name leaves out the
+  // lists nested in it (a tree folder is "Docs", not "DocsReadmeLicense").
+  const NESTLIST = { ul: 1, ol: 1, menu: 1 };
+  const NESTROLE = { group: 1, tree: 1, listbox: 1, menu: 1, menubar: 1, list: 1 };
+  function nestedList(x) {
+    if (NESTLIST[x.localName] === 1) return true;
+    const r = x.getAttribute('role');
+    return r !== null && NESTROLE[r] === 1;
+  }
+  // Class names of icon fonts that draw their glyph from a ligature: the
+  // text in them ("delete") is the icon's name, not words on the page.
+  const LIGATURE = /(?:^|\s)material-(?:icons|symbols)/;
+  // isBoundary reports whether the edges of element x separate words: an
+  // element laid out as a box (block, inline-block, a flex or grid item,
+  // a table cell, a line break) does; an inline element (<b>Sub</b>mit)
+  // does not.
+  function isBoundary(x) {
+    const t = x.localName;
+    if (INLINE[t] !== 1) return true;
+    const w = x.ownerDocument.defaultView;
+    if (!w) return false;
+    const d = w.getComputedStyle(x).display;
+    return d !== 'inline' && d !== 'contents' && d !== 'none';
+  }
+
   // flatText is the text of n as a person reads it: its text nodes in the
   // flat tree (into open shadow roots, with the nodes slotted where their
   // slots are), without what scripts, styles, noscript and templates hold
   // or what aria-hidden hides, whitespace collapsed, at most max characters.
-  function flatText(n, max) {
+  // Words on either side of a box's edge are kept apart (see isBoundary).
+  // With o.lists false, lists nested in n (nestedList) are left out; with
+  // o.values, the values of the fields in n are read as text (not those of
+  // password fields, nor the "on" of checkboxes); o.noLig leaves out the ligatures of icon fonts; o.skip
+  // is an element left out; o.allEdges takes every element's edges for
+  // word boundaries, which spares the computed styles.
+  function flatText(n, max, o) {
     let out = '';
     let visits = 5000;
+    const skipLists = o && o.lists === false;
+    const values = o && o.values;
+    const noLig = o && o.noLig;
+    const skip = o ? o.skip : null;
+    const allEdges = o && o.allEdges;
     const add = (data) => {
       const piece = (data.length > max + 2000 ? data.slice(0, max + 2000) : data).replace(/\s+/g, ' ');
       if (piece === ' ') {
@@ -91,25 +136,46 @@
         add(x.data);
         return;
       }
+      let edge = false;
       if (x.nodeType === 1) {
         const t = x.localName;
         if (NOTTEXT[t] === 1) return;
-        if (!top && x.getAttribute('aria-hidden') === 'true') return;
+        if (!top) {
+          if (x === skip || (skipLists && nestedList(x))) return;
+          if (x.hasAttributes()) {
+            if (x.getAttribute('aria-hidden') === 'true') return;
+            if (noLig && LIGATURE.test(x.getAttribute('class') || '')) return;
+          }
+        }
+        if (values && !top && (t === 'input' || t === 'select' || t === 'textarea')) {
+          const v = t === 'select'
+            ? Array.from(x.selectedOptions || [], (op) => op.label || op.textContent).join(', ')
+            : (x.type === 'password' || x.type === 'hidden' || x.type === 'checkbox' || x.type === 'radio' ? '' : x.value);
+          if (v) add(' ' + v + ' ');
+          return;
+        }
+        if (!top && (allEdges || isBoundary(x))) {
+          edge = true;
+          add(' ');
+        }
         if (t === 'slot' && x.assignedNodes) {
           const as = x.assignedNodes({ flatten: true });
           if (as.length) {
             for (const c of as) walk(c, false);
+            if (edge) add(' ');
             return;
           }
         }
         if (x.shadowRoot) {
           walk(x.shadowRoot, false);
+          if (edge) add(' ');
           return;
         }
       } else if (x.nodeType !== 11) {
         return;
       }
       for (let c = x.firstChild; c; c = c.nextSibling) walk(c, false);
+      if (edge) add(' ');
     };
     walk(n, true);
     out = out.trim();
@@ -395,15 +461,165 @@
 
   // ---- text and labels ----------------------------------------------------
 
+  // Characters of the Private Use Areas: the glyphs of icon fonts
+  // (Font Awesome's "\f1f8"), which read as nothing.
+  const PUA = /[\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}]/gu;
+  function dropPUA(s) {
+    const t = s.replace(PUA, ' ');
+    return t === s ? s : squash(t);
+  }
+  // The options of flatText for the name of a control: its own words,
+  // not those of the lists nested in it nor the ligatures of its icons.
+  const NAMETEXT = { lists: false, noLig: true };
+  const NAMETEXTALL = { noLig: true };
+
+  // Roles of entries of lists, trees and menus, besides li, tr and dt.
+  const ENTRYROLE = { listitem: 1, row: 1, option: 1, treeitem: 1, menuitem: 1, menuitemcheckbox: 1, menuitemradio: 1 };
+  // textOf is the name of a control from its content: its text (for an
+  // entry of a list, tree or menu, without the lists nested in it, unless
+  // that is all it holds), else the alt, aria-label or title of an image
+  // or icon in it, else the text CSS generates.
   function textOf(el) {
-    let s = flatText(el, 600);
+    const t = el.localName;
+    const r = el.getAttribute('role');
+    const entry = t === 'li' || t === 'tr' || t === 'dt' || (r !== null && ENTRYROLE[r] === 1);
+    let s = entry ? dropPUA(flatText(el, 600, NAMETEXT)) : '';
+    if (!s) s = dropPUA(flatText(el, 600, NAMETEXTALL));
     if (!s) {
-      const img = el.querySelector('img[alt],[aria-label],svg title');
-      if (img) s = squash(img.getAttribute('alt') || img.getAttribute('aria-label') || img.textContent);
+      const img = el.querySelector('img[alt],[aria-label],[title],svg title');
+      if (img) s = squash(img.getAttribute('alt') || img.getAttribute('aria-label') || img.getAttribute('title') || img.textContent);
     }
-    if (!s) s = pseudoText(el);
+    if (!s) s = dropPUA(pseudoText(el));
     return cap(s, 150);
   }
+
+  // ---- icons --------------------------------------------------------------
+  //
+  // A control with no words (a trash can drawn by an icon font, an <img>
+  // without alt, a CSS content: url(...)) is named from what draws it, so
+  // that the model can tell the trash from the star. The name is shown as
+  // derived (icon="trash"), not as text.
+
+  // Class names of icon sets: a prefix and the icon's name (fa-trash,
+  // bi-heart-fill, glyphicon-star, icon-reply, mdi-delete), or the name
+  // and a suffix (like-icon).
+  const ICONCLASS = /^(?:fa[srlbdk]?|bi|icon|icons|ico|glyphicon|glyph|ion|ionicons|mdi|ti|la[srb]?|lni|ri|bx[sl]?|feather|oi|fi|gg|ph|codicon|octicon|uil|uis|ic|si|svg-icon|sprite)[-_](.+)$/;
+  const ICONSUFFIX = /^(.+?)[-_](?:icon|ico)$/;
+  // Modifiers of icon sets (fa-solid, fa-2x, icon-button): no icon's name.
+  const ICONMOD = /^(?:solid|regular|light|thin|duotone|brands|sharp|fw|lg|sm|xs|xl|2xs|2xl|\d+x|spin|pulse|beat|bounce|fade|shake|border|inverse|li|ul|pull-(?:left|right)|rotate-.*|flip-.*|stack(?:-.*)?|size-.*|button|btn|link|wrap|wrapper|container|text|label|left|right|small|large|medium|white|black|primary|secondary|outline|outlined|filled|round|rounded|two-tone|set|font)$/;
+  // words turns an identifier (trash-2, arrowLeft, ic_delete) into
+  // lower-case words.
+  function words(s) {
+    return squash(s.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[-_.]+/g, ' ')).toLowerCase().slice(0, 40);
+  }
+  function classIcon(x) {
+    const cl = x.getAttribute('class');
+    if (!cl) return '';
+    for (const tok of cl.trim().split(/\s+/)) {
+      const m = ICONCLASS.exec(tok) || ICONSUFFIX.exec(tok);
+      if (!m) continue;
+      const rest = m[1].replace(/^(?:md|ios|logo|outline|solid|regular)-/, '');
+      if (ICONMOD.test(rest)) continue;
+      return words(rest);
+    }
+    return '';
+  }
+  // Words of an image file name that say nothing of the icon.
+  const FILESTOP = /^(?:icon|icons|ic|ico|img|image|images|btn|button|svg|png|sprite|baseline|outline|round|sharp|black|white|\d+px|\d+x\d*|[0-9a-f]{8,})$/i;
+  // fileWords is the name an image's URL gives (/img/trash-2.svg ->
+  // "trash 2", ic_delete_24px.png -> "delete"); '' for data: URLs.
+  function fileWords(u) {
+    if (!u || /^data:/i.test(u)) return '';
+    let f = u.split(/[?#]/)[0];
+    f = f.slice(f.lastIndexOf('/') + 1);
+    try {
+      f = decodeURIComponent(f);
+    } catch (e) {
+      // keep it as written
+    }
+    f = f.replace(/\.[a-z0-9]{2,5}$/i, '').replace(/([a-z])([A-Z])/g, '$1 $2');
+    const ws = f.split(/[-_.\s@]+/).filter((w) => w && !FILESTOP.test(w) && !(w.length >= 12 && /\d/.test(w)));
+    return ws.join(' ').toLowerCase().slice(0, 40);
+  }
+  // cssURL is the first url(...) of a computed CSS value.
+  function cssURL(v) {
+    if (!v || v === 'none' || v === 'normal') return '';
+    const m = /url\(\s*(["']?)([^"')]*)\1\s*\)/.exec(v);
+    return m ? m[2] : '';
+  }
+  // Class words that name no action: layout, state and framework words.
+  const CLASSSTOP = new Set((
+    'btn button buttons icon icons ico clickable click active disabled selected hidden visible show hide ' +
+    'small large sm lg md xs xl left right top bottom center middle pull float flex grid col row ' +
+    'text bg border rounded shadow inline block wrapper wrap container item items ui js is has el ' +
+    'component cursor pointer hover focus nav link control controls action actions toolbar bar tool ' +
+    'tools box inner outer main content label span primary secondary default light dark outline ' +
+    'outlined filled round sharp material symbols fa bi the of and with mt mb ml mr mx my pt pb pl pr px py'
+  ).split(' '));
+  // classWords is the name a control's own class gives when nothing else
+  // does (<span class="prev">‹</span> -> "prev"): up to three words, no
+  // layout or state words, no generated names (css-1x2y3z, sc-bdVaJa).
+  function classWords(el) {
+    const cl = el.getAttribute('class');
+    if (!cl) return '';
+    const out = [];
+    for (const tok of cl.trim().split(/\s+/)) {
+      if (tok.length > 30 || /\d/.test(tok) || /^(?:sc|css|jsx|svelte|ng|v|emotion)-|^_/.test(tok)) continue;
+      for (const w of words(tok).split(' ')) {
+        if (w.length < 2 || CLASSSTOP.has(w) || out.includes(w)) continue;
+        out.push(w);
+        if (out.length === 3) return out.join(' ');
+      }
+    }
+    return out.join(' ');
+  }
+  // iconName names a control without words from what draws it, in this
+  // order: the class of an icon font (on it or a descendant), the ligature
+  // of a Material icon, the file name of an <img>, of a CSS content: url()
+  // or background image (on it, its ::before/::after or its first
+  // descendants), the id of an SVG sprite (<use href="#icon-x">), and
+  // last the words of its own class.
+  function iconName(el) {
+    const xs = [el];
+    const all = el.getElementsByTagName('*');
+    for (let k = 0; k < all.length && xs.length < 8; k++) xs.push(all[k]);
+    for (const x of xs) {
+      const n = classIcon(x);
+      if (n) return n;
+    }
+    for (const x of xs) {
+      if (LIGATURE.test(x.getAttribute('class') || '')) {
+        const n = words(squash(x.textContent));
+        if (n) return n;
+      }
+    }
+    const W2 = el.ownerDocument.defaultView;
+    for (let k = 0; k < xs.length && k < 4; k++) {
+      const x = xs[k];
+      if (x.localName === 'img') {
+        const n = fileWords(x.currentSrc || x.getAttribute('src') || '');
+        if (n) return n;
+        continue;
+      }
+      if (!W2) continue;
+      for (const ps of [null, '::before', '::after']) {
+        const cs = W2.getComputedStyle(x, ps);
+        const n = fileWords(cssURL(cs.content) || cssURL(cs.backgroundImage) || cssURL(cs.webkitMaskImage));
+        if (n) return n;
+      }
+    }
+    for (const x of xs) {
+      if (x.localName !== 'use') continue;
+      const h = x.getAttribute('href') || x.getAttribute('xlink:href') || '';
+      const i = h.lastIndexOf('#');
+      if (i >= 0) {
+        const n = words(h.slice(i + 1).replace(/^(?:icon|icons|ico|i|svg|sprite)[-_]/, ''));
+        if (n) return n;
+      }
+    }
+    return classWords(el);
+  }
+
   // rowText is the text of the row, list item or option a control without
   // a name of its own sits in (a todo's checkbox): what a person reads as
   // its label.
@@ -472,7 +688,88 @@
 
   // ---- observation --------------------------------------------------------
 
-  function classify(el, tag, ptr, parentPtr, inClick) {
+  // Lists, tables and their items. A clickable list (a pointer cursor or a
+  // click listener on a <ul>) whose items are listed one by one is not
+  // listed itself: its name would only repeat theirs.
+  const CONT = { ul: 1, ol: 1, menu: 1, dl: 1, table: 1, tbody: 1, thead: 1, tfoot: 1 };
+  const CONTROLE = { list: 1, group: 1, tree: 1, menu: 1, menubar: 1, grid: 1, rowgroup: 1, treegrid: 1, table: 1 };
+  const ITEMTAG = { li: 1, tr: 1, dt: 1 };
+  const ITEMROLE = { listitem: 1, row: 1 };
+  function isCont(el, tag) {
+    if (CONT[tag] === 1) return true;
+    const r = el.getAttribute('role');
+    return r !== null && CONTROLE[r] === 1;
+  }
+  function isItem(el, tag) {
+    if (ITEMTAG[tag] === 1) return true;
+    const r = el.getAttribute('role');
+    return r !== null && ITEMROLE[r] === 1;
+  }
+  // Kinds of listed elements inside which nothing but form controls and
+  // widget roles are listed (a <span> in a button is part of the button):
+  // native controls and the roles of single-action widgets. Inside any
+  // other listed element (a clickable card, a tree item, an option), an
+  // element with a click handler of its own, a pointer cursor of its own
+  // or a clickable list item is listed too.
+  const NATIVEKIND = { link: 1, button: 1, select: 1, textarea: 1, summary: 1, input: 1, label: 1 };
+  const NATIVEROLE = {
+    button: 1, link: 1, checkbox: 1, radio: 1, switch: 1, slider: 1, spinbutton: 1,
+    textbox: 1, searchbox: 1, combobox: 1, menuitemcheckbox: 1, menuitemradio: 1,
+  };
+  // Flags visit passes to an element's children. PTRLIST: the pointer
+  // cursor in effect was set on a list or list item (not on a card or a
+  // link). PMARK: the list they are in has a click listener.
+  const PTRLIST = 1;
+  const PMARK = 2;
+  // Elements that are controls for holdsControls.
+  const CTLSEL = 'a[href],button,input:not([type=hidden]),select,textarea,[role=button],[role=link],[role=checkbox],[role=radio],[role=tab],[role=menuitem],[role=option],[role=treeitem],[onclick]';
+
+  // insideList reports whether x sits in a list nested in el.
+  function insideList(x, el) {
+    for (let a = x.parentElement; a && a !== el; a = a.parentElement) {
+      if (nestedList(a)) return true;
+    }
+    return false;
+  }
+  // holdsControls reports whether el holds a control (CTLSEL, or an
+  // element with a click listener) outside the lists nested in it: a
+  // click listener on such an element delegates to them (React puts all
+  // its listeners on the root), and it is no control of its own.
+  function holdsControls(el, c) {
+    let m;
+    try {
+      const first = el.querySelector(c.ctl);
+      if (!first) return false;
+      if (!insideList(first, el)) return true;
+      m = el.querySelectorAll(c.ctl);
+    } catch (e) {
+      return false;
+    }
+    for (let k = 1; k < m.length && k < 50; k++) {
+      if (!insideList(m[k], el)) return true;
+    }
+    return m.length > 50;
+  }
+
+  // classify decides whether an element is listed, and as what: a form
+  // control or link (its tag), a widget role ('role'), an editable region
+  // ('ce'), or a clickable element: 'click', 'weak' (a clickable list,
+  // dropped when its items are listed) or 'item' (a clickable item of a
+  // list). inClick is 0 outside listed elements, 1 inside one that may
+  // hold controls of its own, 2 inside a native control (NATIVEKIND).
+  //
+  // Outside listed elements, an element is clickable when it has an
+  // onclick attribute, a tabindex, a click listener (the page's
+  // addEventListener, seen through the mark; not when the element holds
+  // other controls: that is delegation), a pointer cursor that starts on
+  // it or a pointer cursor on hover (a CSS :hover rule). Inside a listed
+  // element of level 1 the same holds, and an item of a list (li, tr,
+  // role row or listitem) with words of its own and no control in it is
+  // listed when the pointer cursor comes from its list or its list has a
+  // click listener: the entries of a tree, of an autocomplete's list,
+  // of a menu. A pointer cursor inherited from a card or a link lists
+  // nothing, so a card stays one element.
+  function classify(el, tag, ptr, parentPtr, inClick, flags, c) {
     switch (tag) {
       case 'a':
         if (el.hasAttribute('href')) return 'link';
@@ -485,27 +782,176 @@
       case 'input':
         return el.type === 'hidden' ? '' : 'input';
       case 'label': {
-        const c = el.control;
-        if (c && c.localName === 'input' && (c.type === 'file' || c.type === 'checkbox' || c.type === 'radio')) {
-          const r = c.getBoundingClientRect();
-          if (r.width < 2 || r.height < 2 || c.ownerDocument.defaultView.getComputedStyle(c).opacity === '0') return 'label';
+        const ct = el.control;
+        if (ct && ct.localName === 'input' && (ct.type === 'file' || ct.type === 'checkbox' || ct.type === 'radio')) {
+          const r = ct.getBoundingClientRect();
+          if (r.width < 2 || r.height < 2 || ct.ownerDocument.defaultView.getComputedStyle(ct).opacity === '0') return 'label';
         }
         break;
       }
     }
-    if (el.hasAttributes()) {
+    const attrs = el.hasAttributes();
+    if (attrs) {
       const role = el.getAttribute('role');
       if (role && WIDGET[role]) return 'role';
       const ce = el.getAttribute('contenteditable');
       if (ce !== null && ce !== 'false' && el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return 'ce';
-      if (!inClick) {
-        if (el.hasAttribute('onclick')) return 'click';
-        const ti = el.getAttribute('tabindex');
-        if (ti !== null && +ti >= 0 && tag !== 'body' && tag !== 'html') return 'click';
+    }
+    if (inClick === 2 || tag === 'body' || tag === 'html') return '';
+    if (attrs) {
+      if (el.hasAttribute('onclick')) return 'click';
+      const ti = el.getAttribute('tabindex');
+      if (ti !== null && +ti >= 0) return 'click';
+      if (c.mark && el.hasAttribute(c.mark)) {
+        if (isItem(el, tag)) return 'click';
+        if (!holdsControls(el, c)) return isCont(el, tag) ? 'weak' : 'click';
       }
     }
-    if (ptr && !parentPtr && !inClick) return 'click';
+    if ((ptr && !parentPtr) || (c.hov !== null && c.hov.has(el))) return isCont(el, tag) ? 'weak' : 'click';
+    if (inClick === 1 && ((ptr && (flags & PTRLIST)) || (flags & PMARK)) && isItem(el, tag) &&
+        flatText(el, 1, NAMETEXT) !== '' && !holdsControls(el, c)) {
+      return 'item';
+    }
     return '';
+  }
+
+  // splitSelectors splits a selector list at its top-level commas.
+  function splitSelectors(s) {
+    const out = [];
+    let depth = 0;
+    let from = 0;
+    for (let k = 0; k < s.length; k++) {
+      const ch = s[k];
+      if (ch === '(' || ch === '[') depth++;
+      else if (ch === ')' || ch === ']') depth--;
+      else if (ch === ',' && depth === 0) {
+        out.push(s.slice(from, k));
+        from = k + 1;
+      }
+    }
+    out.push(s.slice(from));
+    return out;
+  }
+  // The selectors of hover-pointer rules per document, kept while its
+  // style sheets keep their number of rules.
+  const hoverCache = new WeakMap();
+  // hoverPointers returns the elements of doc that a CSS rule gives a
+  // pointer cursor on hover only (.icon:hover { cursor: pointer }), or
+  // null when there are none: each such rule's selector without :hover.
+  // Style sheets of another origin cannot be read and are left out.
+  function hoverPointers(doc) {
+    const sheets = doc.styleSheets;
+    let key = sheets.length * 1000003;
+    for (let k = 0; k < sheets.length; k++) {
+      try {
+        key += sheets[k].cssRules.length;
+      } catch (e) {
+        // another origin's style sheet
+      }
+    }
+    let h = hoverCache.get(doc);
+    if (!h || h.key !== key) {
+      const sels = [];
+      const scan = (rules, d) => {
+        for (let k = 0; k < rules.length && sels.length < 60; k++) {
+          const r = rules[k];
+          const st = r.selectorText;
+          if (typeof st === 'string') {
+            if (st.indexOf(':hover') < 0 || !r.style || r.style.cursor !== 'pointer') continue;
+            for (const part of splitSelectors(st)) {
+              if (part.indexOf(':hover') < 0 || part.indexOf(':not(') >= 0) continue;
+              const sel = part.replace(/(^|[\s>+~(]):hover/g, '$1*').replace(/:hover/g, '').trim();
+              if (!sel || /[>+~]$/.test(sel) || sel === '*') continue;
+              try {
+                doc.querySelector(sel);
+                sels.push(sel);
+              } catch (e) {
+                // a selector this browser cannot query
+              }
+            }
+          } else if (r.cssRules && d < 4) {
+            scan(r.cssRules, d + 1); // @media, @supports, @layer
+          }
+        }
+      };
+      for (let k = 0; k < sheets.length; k++) {
+        try {
+          scan(sheets[k].cssRules, 0);
+        } catch (e) {
+          // another origin's style sheet
+        }
+      }
+      h = { key, sel: sels.join(',') };
+      hoverCache.set(doc, h);
+    }
+    if (!h.sel) return null;
+    try {
+      return new Set(doc.querySelectorAll(h.sel));
+    } catch (e) {
+      return null;
+    }
+  }
+
+  // Rows, list items, posts and options: the containers whose text tells
+  // a repeated control apart.
+  const ROWTAG = { tr: 1, li: 1, article: 1, dd: 1, dt: 1 };
+  const ROWROLE = { row: 1, listitem: 1, option: 1, treeitem: 1, article: 1 };
+  // contextOf is the text around a control whose line would read the same
+  // as others' (button "Select" in every row), without the control's own
+  // name, cut to 60 characters: the text of its nearest row, list item or
+  // article, else of its nearest ancestor with words besides its name (a
+  // card), else of its previous sibling; never of an ancestor that holds
+  // one of the others (prev and next are the others next to it in document
+  // order: an ancestor that holds any other holds one of these two).
+  function contextOf(el, prev, next, name) {
+    const text = (n) => {
+      let t = flatText(n, 300, { values: true, noLig: true, skip: el, allEdges: true });
+      if (name) {
+        const i = t.indexOf(name);
+        if (i >= 0) t = t.slice(0, i) + ' ' + t.slice(i + name.length);
+      }
+      return squash(dropPUA(t)).replace(/^[\s·|,;:/-]+|[\s·|,;:/-]+$/g, '');
+    };
+    let first = '';
+    for (let n = el.parentElement, g = 0; n && g < 12; n = n.parentElement, g++) {
+      if ((prev && n.contains(prev)) || (next && n.contains(next)) || n.localName === 'body') break;
+      const r = n.getAttribute('role');
+      if (ROWTAG[n.localName] === 1 || (r !== null && ROWROLE[r] === 1)) {
+        const t = text(n);
+        if (t) return cap(t, 60);
+      }
+      if (!first) first = text(n);
+    }
+    if (!first) {
+      const p = el.previousElementSibling;
+      if (p && !(prev && p.contains(prev))) first = text(p);
+    }
+    return cap(first, 60);
+  }
+  // addContexts gives the records of repeated controls (same frame, tag,
+  // role, type, name, label, icon and placeholder: the frame markers of
+  // the prompt tell frames apart) their context (rec.in), for at most 400
+  // of them.
+  function addContexts(out) {
+    const groups = new Map();
+    for (let k = 0; k < out.length; k++) {
+      const r = out[k];
+      const key = (r.f || 0) + '\u0001' + r.t + '\u0001' + (r.r || '') + '\u0001' + (r.y || '') + '\u0001' + (r.x || '') + '\u0001' +
+        (r.l || '') + '\u0001' + (r.ic || '') + '\u0001' + (r.p || '') + '\u0001' + (r.a && r.a.title ? r.a.title : '');
+      const g = groups.get(key);
+      if (g) g.push(k);
+      else groups.set(key, [k]);
+    }
+    let budget = 400;
+    for (const g of groups.values()) {
+      if (g.length < 2) continue;
+      const els = g.map((k) => st.byId.get(out[k].i));
+      for (let j = 0; j < g.length && budget > 0; j++, budget--) {
+        const r = out[g[j]];
+        const t = contextOf(els[j], els[j - 1], els[j + 1], r.x || r.l || '');
+        if (t) r.in = t;
+      }
+    }
   }
 
   function implicitRole(el, tag, kind) {
@@ -596,7 +1042,9 @@
       if (ctl.checked) rec.c = 1;
     } else {
       if (role === 'textbox' || role === 'searchbox' || role === 'combobox' || role === 'spinbutton' || role === 'slider') field = true;
-      const t = textOf(el);
+      // A listbox is named by its label: its text is its options', which
+      // are listed one by one.
+      const t = role === 'listbox' ? '' : textOf(el);
       if (t) rec.x = t;
       if (role === 'checkbox' || role === 'radio' || role === 'switch' || role === 'menuitemcheckbox' || role === 'menuitemradio') {
         if (el.getAttribute('aria-checked') === 'true') rec.c = 1;
@@ -606,9 +1054,18 @@
         }
       }
     }
-    if (kind === 'click') rec.k = 1;
+    if (kind === 'click' || kind === 'weak' || kind === 'item') rec.k = 1;
     const lab = labelOf(el, field);
     if (lab) rec.l = lab;
+    if (!field && kind !== 'label') {
+      // No words (an icon) or only symbols ("‹", "×"): add the name of
+      // what draws it.
+      const nm = rec.x || rec.l || el.getAttribute('title') || el.getAttribute('alt') || '';
+      if (!nm || !/[\p{L}\p{N}]/u.test(nm)) {
+        const ic = iconName(el);
+        if (ic && ic !== nm) rec.ic = cap(ic, 40);
+      }
+    }
     const nm = el.getAttribute('name');
     if (nm) rec.n = cap(nm, 80);
     if (tag === 'a') {
@@ -646,15 +1103,20 @@
     const textMax = a.textMax || 20000;
     let textLen = 0;
 
-    const visit = (el, c, inClick, parentPtr, depth) => {
+    // promoted counts the elements listed inside other listed ones; removed
+    // the clickable lists dropped for their items (nulls in out).
+    let promoted = 0;
+    let removed = 0;
+    const visit = (el, c, inClick, parentPtr, depth, flags) => {
       const tag = el.localName;
       if (SKIP[tag] === 1) return;
       // Inside a link or button, a plain element (no attributes, not a
-      // control) cannot be reported, so its style is not needed: that
-      // saves a getComputedStyle on the content of cards and links.
+      // control nor a list item) cannot be reported, so its style is not
+      // needed: that saves a getComputedStyle on the content of cards and
+      // links.
       let cs = null;
       let ptr = parentPtr;
-      if (!inClick || el.hasAttributes() || TAGCAND[tag] === 1) {
+      if (!inClick || el.hasAttributes() || TAGCAND[tag] === 1 || ITEMTAG[tag] === 1) {
         cs = c.gcs(el);
         if (cs.display === 'none') return;
         ptr = cs.cursor === 'pointer';
@@ -663,11 +1125,35 @@
         frame(el, c, cs || c.gcs(el), depth);
         return;
       }
-      const kind = cs ? classify(el, tag, ptr, parentPtr, inClick) : '';
+      const kind = cs ? classify(el, tag, ptr, parentPtr, inClick, flags, c) : '';
+      let at = -1;
       if (kind) {
-        if (out.length < max) emit(el, tag, kind, cs, c, out);
-        else more++;
+        if (out.length < max) {
+          const n0 = out.length;
+          emit(el, tag, kind, cs, c, out);
+          if (out.length > n0) {
+            at = n0;
+            if (inClick) promoted++;
+          }
+        } else {
+          more++;
+        }
       }
+      let nextIn = inClick;
+      if (kind && kind !== 'ce' && inClick !== 2) {
+        nextIn = NATIVEKIND[kind] === 1 || (kind === 'role' && NATIVEROLE[el.getAttribute('role')] === 1) ? 2 : 1;
+      }
+      // The flags of the children (PTRLIST, PMARK).
+      let fl = 0;
+      if (ptr) {
+        if (parentPtr) fl = flags & PTRLIST;
+        else if (isCont(el, tag) || isItem(el, tag)) fl = PTRLIST;
+      }
+      if (((flags & PMARK) !== 0 && (isCont(el, tag) || isItem(el, tag))) ||
+          (c.mark && el.hasAttribute(c.mark) && isCont(el, tag))) {
+        fl |= PMARK;
+      }
+      const p0 = promoted;
       if (tag === 'svg') {
         // Drawings are not walked, but the widgets drawn in them are
         // (<g role="slider">).
@@ -683,18 +1169,22 @@
               break;
             }
           }
-          if (!inner) visit(w, c, inClick || kind !== '', ptr, depth + 1);
+          if (!inner) visit(w, c, nextIn, ptr, depth + 1, fl);
         }
         return;
       }
       if (tag === 'select' || tag === 'textarea' || depth > 400) return;
-      const nextIn = inClick || (kind !== '' && kind !== 'ce');
       const sr = el.shadowRoot;
       if (sr) {
         if (withText && c.fi === 0 && shadows.length < 100) shadows.push(sr);
-        for (let ch = sr.firstElementChild; ch; ch = ch.nextElementSibling) visit(ch, c, nextIn, ptr, depth + 1);
+        for (let ch = sr.firstElementChild; ch; ch = ch.nextElementSibling) visit(ch, c, nextIn, ptr, depth + 1, fl);
       }
-      for (let ch = el.firstElementChild; ch; ch = ch.nextElementSibling) visit(ch, c, nextIn, ptr, depth + 1);
+      for (let ch = el.firstElementChild; ch; ch = ch.nextElementSibling) visit(ch, c, nextIn, ptr, depth + 1, fl);
+      if (kind === 'weak' && at >= 0 && promoted > p0) {
+        // A clickable list whose items are listed.
+        out[at] = null;
+        removed++;
+      }
     };
 
     const addText = (doc, label) => {
@@ -740,8 +1230,8 @@
       if (d && d.documentElement && d.defaultView) {
         fr.u = d.URL;
         const w = d.defaultView;
-        const c2 = { ox: box[0], oy: box[1], clip, fi, gcs: (x) => w.getComputedStyle(x) };
-        visit(d.documentElement, c2, false, false, depth + 1);
+        const c2 = { ox: box[0], oy: box[1], clip, fi, gcs: (x) => w.getComputedStyle(x), mark, ctl, hov: hoverPointers(d) };
+        visit(d.documentElement, c2, 0, false, depth + 1, 0);
         addText(d, 'frame ' + d.URL);
       } else {
         fr.x = 1;
@@ -751,7 +1241,24 @@
 
     const gcs = W.getComputedStyle.bind(W);
     const root = W.document.documentElement;
-    if (root) visit(root, { ox: 0, oy: 0, clip: [0, 0, vw, vh], fi: 0, gcs }, false, false, 0);
+    // The attribute the page's click listeners are marked with (hooks.go),
+    // when Go installed the hook.
+    const mark = typeof a.mark === 'string' && /^data-[a-z0-9-]+$/.test(a.mark) ? a.mark : '';
+    const ctl = mark ? CTLSEL + ',[' + mark + ']' : CTLSEL;
+    if (root) visit(root, { ox: 0, oy: 0, clip: [0, 0, vw, vh], fi: 0, gcs, mark, ctl, hov: hoverPointers(W.document) }, 0, false, 0, 0);
+    if (removed) {
+      // Drop the nulls, and move the frames' places in out with them.
+      const to = new Array(out.length + 1);
+      let j = 0;
+      for (let k = 0; k < out.length; k++) {
+        to[k] = j;
+        if (out[k]) out[j++] = out[k];
+      }
+      to[out.length] = j;
+      out.length = j;
+      for (const f of frames) f.at = to[f.at];
+    }
+    addContexts(out);
     if (withText) {
       // The top document's text goes first.
       const frameTexts = texts.splice(0);

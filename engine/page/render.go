@@ -197,7 +197,9 @@ func distance(e *Element, vp [2]float64) float64 {
 	return d
 }
 
-// elementLine renders one element: [id] kind "name" details.
+// elementLine renders one element: [id] kind "name" details, where the
+// details start with icon="..." (a name derived from an icon) and in="..."
+// (the row or card of a repeated control) when the element has them.
 func elementLine(e *Element, origin string) string {
 	var b strings.Builder
 	b.WriteByte('[')
@@ -222,6 +224,16 @@ func elementLine(e *Element, origin string) string {
 	if name != "" {
 		b.WriteByte(' ')
 		b.WriteString(strconv.Quote(oneLine(name, 100)))
+	}
+	if e.Icon != "" {
+		// A name derived from an icon, for a control without words.
+		b.WriteString(" icon=")
+		b.WriteString(strconv.Quote(oneLine(e.Icon, 40)))
+	}
+	if e.Context != "" {
+		// Where a control stands whose line would read as another's.
+		b.WriteString(" in=")
+		b.WriteString(strconv.Quote(oneLine(e.Context, 60)))
 	}
 	if !field && e.Label != "" && e.Label != name {
 		b.WriteString(" label=")

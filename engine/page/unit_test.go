@@ -129,3 +129,22 @@ func TestRenderScrollLine(t *testing.T) {
 		}
 	}
 }
+
+// TestElementLineIconContext: a derived icon name and the context of a
+// repeated control are shown, marked as such, after the name.
+func TestElementLineIconContext(t *testing.T) {
+	for _, c := range []struct {
+		e    Element
+		want string
+	}{
+		{Element{ID: "e1", Tag: "span", Clickable: true, Icon: "trash"}, `[e1] clickable(span) icon="trash"`},
+		{Element{ID: "e2", Tag: "span", Clickable: true, Text: "‹", Icon: "prev"}, `[e2] clickable(span) "‹" icon="prev"`},
+		{Element{ID: "e3", Tag: "button", Text: "Select", Context: "umber 22 in stock"}, `[e3] button "Select" in="umber 22 in stock"`},
+		{Element{ID: "e4", Tag: "a", Text: "Details", Context: "Lamp $18.00", Href: "http://h/lamp"}, `[e4] link "Details" in="Lamp $18.00" -> /lamp`},
+		{Element{ID: "e5", Tag: "button", Text: "Go"}, `[e5] button "Go"`},
+	} {
+		if got := elementLine(&c.e, "http://h"); got != c.want {
+			t.Errorf("got  %s\nwant %s", got, c.want)
+		}
+	}
+}
