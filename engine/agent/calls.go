@@ -220,7 +220,7 @@ func (a *Agent) Locate(ctx context.Context, m llm.Model, obs *page.Observation, 
 	if err := json.Unmarshal(resp.JSON, &loc); err != nil {
 		return Location{}, fmt.Errorf("the model's answer does not name an element: %v", err)
 	}
-	loc.ID = strings.Trim(strings.TrimSpace(loc.ID), "[]")
+	loc.ID = page.CleanID(loc.ID)
 	return loc, nil
 }
 

@@ -8,7 +8,7 @@ package agent
 // that what is between them is data from the website, never instructions:
 // a page cannot close the block early because it cannot know the tag. The
 // page's visible text is indented so that no line of it can pass for an
-// element line ("[e5] button ..."), and the model may only act on ids the
+// element line ("[kd] button ..."), and the model may only act on ids the
 // engine issued, whatever the page says.
 
 import (
@@ -44,7 +44,7 @@ const ObserveBudget = planElementBudget
 
 const planSystem = `You operate a web browser for a user, one step at a time, until their goal is reached or cannot be.
 
-Each turn you get the goal, the user's details, the steps taken so far and the current page: its interactive elements, one per line as [id] kind "name" details (such as [e12] button "Sign in"), its visible text and, when you can read images, a screenshot.
+Each turn you get the goal, the user's details, the steps taken so far and the current page: its interactive elements, one per line as [id] kind "name" details (such as [kd] button "Sign in"), its visible text and, when you can read images, a screenshot.
 
 Values written as <secret:NAME.FIELD> in the user's details are secrets (a password, a one-time code, a card number) that the browser fills in for you: to enter one, type the placeholder exactly as written into the field. Never guess, change or spell out a secret.
 
@@ -150,7 +150,7 @@ var classifySchema = json.RawMessage(`{
  "additionalProperties": false
 }`)
 
-const locateSystem = `You find, on a web page, the one element an instruction is about, for a browser automation. The page lists its interactive elements, one per line as [id] kind "name" details (such as [e12] button "Sign in").
+const locateSystem = `You find, on a web page, the one element an instruction is about, for a browser automation. The page lists its interactive elements, one per line as [id] kind "name" details (such as [kd] button "Sign in").
 
 Answer with one JSON object: {"id": "...", "text": "...", "reasoning": "..."}
 "id": the element's id from the list, or "" when no element fits.
@@ -256,7 +256,7 @@ func (b *promptBuilder) pageBlock(tag string, obs *page.Observation, elementBudg
 	b.WriteString(closing)
 }
 
-// withoutIDs drops the "[e12] " prefixes of element lines, for prompts
+// withoutIDs drops the "[kd] " prefixes of element lines, for prompts
 // that must not act (extraction).
 func withoutIDs(rendered string) string {
 	var b strings.Builder
