@@ -275,8 +275,21 @@ type Observation struct {
 	// and where elements were left out ("… 37 more here"), and a last line
 	// counting those above and below the viewport.
 	Rendered string
-	// Text is the visible text of the page (all frames), capped.
+	// Text is the visible text of the page (all frames), capped: the top
+	// document's first, then each frame's. When the top document has more
+	// text than the cap, Text keeps a window around the viewport (a
+	// quarter of the cap above it), and TextAbove and TextBelow count the
+	// characters of the top document's text left out before and after it.
 	Text string
+	// TextAt is the byte offset in Text where the text in the viewport
+	// starts: that of the first text, in document order, shown in the
+	// viewport outside fixed and sticky boxes. It is 0 when the page is
+	// not scrolled or the viewport shows no text of the top document.
+	TextAt int
+	// TextAbove and TextBelow count the characters (UTF-16 code units)
+	// of the top document's text that Text leaves out before its start and
+	// after its end.
+	TextAbove, TextBelow int
 	// Screenshot is a JPEG of the viewport when asked for.
 	Screenshot []byte
 	// Truncated counts elements left out of Rendered (and elements beyond
