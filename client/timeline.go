@@ -103,7 +103,7 @@ type RunStep struct {
 	// Thought is the model's note on the page and its plan.
 	Thought string `json:"thought"`
 	// Actions says, for people, what each action was and how it went, in
-	// order: `click [e5] button "Sign in": ok, loaded /account.html`.
+	// order: `click [kd] button "Sign in": ok, loaded /account.html`.
 	Actions []string `json:"actions"`
 	// Decision is how the step ended: "continue", "complete", "terminate",
 	// "unusable answer", ...

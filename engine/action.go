@@ -22,7 +22,7 @@ package engine
 // object saying what was done, with a selector that finds the element
 // without a model next time:
 //
-//	{"action": "ai_click", "element": "[e7] button \"Sign in\"",
+//	{"action": "ai_click", "element": "[kd] button \"Sign in\"",
 //	 "selector": "xpath=//button[normalize-space(.)=\"Sign in\"]", "ai": true}
 //
 // The other actions need a model too:

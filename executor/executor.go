@@ -256,7 +256,7 @@ type StepInfo struct {
 	// Thought is the model's note on the page and its plan.
 	Thought string
 	// Actions says, for people, what each action was and how it went:
-	// `click [e5] button "Sign in": ok, loaded /account.html`.
+	// `click [kd] button "Sign in": ok, loaded /account.html`.
 	Actions []string
 	// Decision is how the step ended: "continue", "complete",
 	// "terminate", "unusable answer", ...

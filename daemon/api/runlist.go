@@ -15,7 +15,7 @@ package api
 //
 //	{"number": 3, "block_label": "login" (null in a task run),
 //	 "workflow_run_block_id": "wrb_...", "url": "...", "thought": "...",
-//	 "actions": ["click [e5] button \"Sign in\": ok, loaded /account.html"],
+//	 "actions": ["click [kd] button \"Sign in\": ok, loaded /account.html"],
 //	 "decision": "continue",
 //	 "timings_ms": {"settle": 12.5, "observe": 30.1, "model": 812, "act": 95.2},
 //	 "tokens": {"input": 1234, "output": 56}, "created_at": "..."}

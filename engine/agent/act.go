@@ -216,6 +216,7 @@ func hasTab(obs *page.Observation, id string) bool {
 // FindElement returns the element with the id in obs, nil when there is
 // none.
 func FindElement(obs *page.Observation, id string) *page.Element {
+	id = page.CleanID(id)
 	if obs == nil || id == "" {
 		return nil
 	}

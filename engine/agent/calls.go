@@ -27,8 +27,26 @@ func (a *Agent) call(ctx context.Context, m llm.Model, req *llm.Request, block s
 }
 
 // userParts is the text of a user message with the observation's
-// screenshot when the model reads images.
+// screenshot when the model reads images: a copy with the element ids drawn
+// on it (page.MarkScreenshot), for prompts that list the elements with
+// their ids. The observation's screenshot, which the run keeps, stays
+// clean. Should the copy fail (a screenshot that does not decode), the
+// model gets the clean screenshot: the ids are in the text anyway.
 func userParts(m llm.Model, s string, obs *page.Observation) llm.Message {
+	parts := []llm.Part{llm.Text(s)}
+	if obs != nil && len(obs.Screenshot) > 0 && m.Info().Capabilities.Vision {
+		shot := obs.Screenshot
+		if marked, err := page.MarkScreenshot(obs); err == nil {
+			shot = marked
+		}
+		parts = append(parts, llm.Image(shot))
+	}
+	return llm.User(parts...)
+}
+
+// userPartsUnmarked is userParts with the clean screenshot, for prompts
+// that show no ids (extraction): marks there would only hide the page.
+func userPartsUnmarked(m llm.Model, s string, obs *page.Observation) llm.Message {
 	parts := []llm.Part{llm.Text(s)}
 	if obs != nil && len(obs.Screenshot) > 0 && m.Info().Capabilities.Vision {
 		parts = append(parts, llm.Image(obs.Screenshot))
@@ -220,7 +238,7 @@ func (a *Agent) Locate(ctx context.Context, m llm.Model, obs *page.Observation, 
 	if err := json.Unmarshal(resp.JSON, &loc); err != nil {
 		return Location{}, fmt.Errorf("the model's answer does not name an element: %v", err)
 	}
-	loc.ID = strings.Trim(strings.TrimSpace(loc.ID), "[]")
+	loc.ID = page.CleanID(loc.ID)
 	return loc, nil
 }
 

@@ -193,7 +193,7 @@ func (a *Agent) Extract(ctx context.Context, m llm.Model, what string, schema *S
 	b.pageBlock(a.tag, obs, planElementBudget, extractTextBudget, false)
 	req := &llm.Request{
 		Kind: llm.KindExtract, System: extractSystem,
-		Messages: []llm.Message{userParts(m, b.String(), obs)},
+		Messages: []llm.Message{userPartsUnmarked(m, b.String(), obs)},
 		Schema:   schema.llmSchema(),
 	}
 	if req.Schema == nil {

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/abctl/abctl/engine/page"
 )
 
 // plan is a planning answer.
@@ -47,7 +49,7 @@ func (a *planAction) UnmarshalJSON(b []byte) error {
 		return ""
 	}
 	a.Type = normalizeActionType(str("type", "action", "action_type", "name"))
-	a.ID = strings.Trim(strings.TrimSpace(str("id", "element_id", "element", "target")), "[]")
+	a.ID = page.CleanID(str("id", "element_id", "element", "target"))
 	a.Text = str("text", "value", "url", "key", "option", "reason", "direction", "seconds")
 	return nil
 }

@@ -36,6 +36,9 @@ type wObs struct {
 	Frames []wFrame `json:"frames"`
 	More   int      `json:"more"`
 	Text   string   `json:"text"`
+	TA     int      `json:"ta"` // offset of the viewport's text in Text, in UTF-16 code units
+	TC     int      `json:"tc"` // characters of the top document's text left out above Text
+	TL     int      `json:"tl"` // and below
 }
 
 type wEl struct {
@@ -152,6 +155,8 @@ func (p *Page) observe(ctx context.Context, o ObserveOptions) (*Observation, err
 	obs.Epoch = p.epoch.Load()
 	if !o.NoText {
 		obs.Text = joinText(st.text, textMax)
+		obs.TextAt = min(utf16ToByte(w.Text, w.TA), len(obs.Text))
+		obs.TextAbove, obs.TextBelow = w.TC, w.TL
 	}
 	render(obs, o)
 	return obs, nil
@@ -344,6 +349,25 @@ func joinText(parts []string, limit int) string {
 		}
 	}
 	return string(out)
+}
+
+// utf16ToByte turns an offset in s counted in UTF-16 code units, as
+// JavaScript counts, into a byte offset (len(s) when it is past the end).
+func utf16ToByte(s string, units int) int {
+	if units <= 0 {
+		return 0
+	}
+	for i, r := range s {
+		if units <= 0 {
+			return i
+		}
+		if r >= 0x10000 {
+			units -= 2
+		} else {
+			units--
+		}
+	}
+	return len(s)
 }
 
 func truncUTF8(s string, n int) string {

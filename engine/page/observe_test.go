@@ -466,9 +466,9 @@ func TestObserveNames(t *testing.T) {
 			t.Errorf("the multi-select's line lacks %q: %s", want, line)
 		}
 	}
-	// Every line of the prompt names its control: no bare "[eN] link".
+	// Every line of the prompt names its control: no bare "[kd] link".
 	for _, l := range strings.Split(obs.Rendered, "\n") {
-		if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(f[0], "[e") && (f[1] == "link" || f[1] == "button") {
+		if f := strings.Fields(l); len(f) == 2 && strings.HasPrefix(f[0], "[") && idPattern.MatchString(strings.Trim(f[0], "[]")) && (f[1] == "link" || f[1] == "button") {
 			t.Errorf("a control without a name: %q", l)
 		}
 	}

@@ -31,9 +31,10 @@
 // lives in a closure reachable through a Symbol-keyed global of that world:
 // a counter, a Map from local number to element and a WeakMap from element
 // to number, so a node keeps its local number for as long as it lives. Go
-// maps (realm, realm token, local number) to a short global id ("e12")
-// from a counter that is never reset, so an id is never reused, and ids are
-// stable across re-observations of the same nodes. Data attributes written
+// maps (realm, realm token, local number) to a short global id ("kd", see
+// ids.go for why consonants) from a counter that is never reset, so an id
+// is never reused, and ids are stable across re-observations of the same
+// nodes. Data attributes written
 // into the DOM were the alternative: visible to the page, copied by
 // cloneNode (two nodes with one id), and noise for MutationObservers.
 //
@@ -81,7 +82,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -166,7 +166,7 @@ type Result struct {
 
 // Element is one interactive element of an observation.
 type Element struct {
-	// ID is the short id to act on ("e12").
+	// ID is the short id to act on ("kd"): two or more consonants.
 	ID string
 	// Frame is the id of the frame the element lives in ("f1", see
 	// Observation.Frames), or "" for the top document.
@@ -277,16 +277,29 @@ type Observation struct {
 	// header (title, URL, tabs, dialogs, scroll position), then one line
 	// per element in document order, such as
 	//
-	//	[e3] input:email "Email" placeholder="you@example.com" required
-	//	[e7] button "Sign in"
-	//	[e9] select "Country" value="France" options=[France|Germany|…+12]
+	//	[bf] input:email "Email" placeholder="you@example.com" required
+	//	[bk] button "Sign in"
+	//	[bm] select "Country" value="France" options=[France|Germany|…+12]
 	//
 	// with marker lines where the frame changes, where the viewport ends,
 	// and where elements were left out ("… 37 more here"), and a last line
 	// counting those above and below the viewport.
 	Rendered string
-	// Text is the visible text of the page (all frames), capped.
+	// Text is the visible text of the page (all frames), capped: the top
+	// document's first, then each frame's. When the top document has more
+	// text than the cap, Text keeps a window around the viewport (a
+	// quarter of the cap above it), and TextAbove and TextBelow count the
+	// characters of the top document's text left out before and after it.
 	Text string
+	// TextAt is the byte offset in Text where the text in the viewport
+	// starts: that of the first text, in document order, shown in the
+	// viewport outside fixed and sticky boxes. It is 0 when the page is
+	// not scrolled or the viewport shows no text of the top document.
+	TextAt int
+	// TextAbove and TextBelow count the characters (UTF-16 code units)
+	// of the top document's text that Text leaves out before its start and
+	// after its end.
+	TextAbove, TextBelow int
 	// Screenshot is a JPEG of the viewport when asked for.
 	Screenshot []byte
 	// Truncated counts elements left out of Rendered (and elements beyond
@@ -443,7 +456,7 @@ func (p *Page) register(r *realm, tok string, local int, frame string) string {
 		return id
 	}
 	p.nextID++
-	id := "e" + strconv.FormatUint(p.nextID, 10)
+	id := encodeID(p.nextID)
 	p.byKey[k] = id
 	p.ids[id] = &elemRef{id: id, realm: r, tok: tok, local: local, frame: frame}
 	return id
@@ -461,20 +474,26 @@ func (p *Page) frameID(r *realm, tok string, local int) string {
 	return id
 }
 
-// lookup finds the node of an id, or says why it is stale. Callers hold p.sem.
+// lookup finds the node of an id, or says why it is stale. The id may be
+// written as a model writes it ("[bq]", " BQ "; see CleanID). Callers hold
+// p.sem.
 func (p *Page) lookup(id string) (*elemRef, error) {
 	p.syncEpoch()
-	id = strings.TrimSpace(id)
+	id = CleanID(id)
 	if ref, ok := p.ids[id]; ok {
 		if ref.realm.gone {
 			return nil, staleErr(id, "its frame is gone")
 		}
 		return ref, nil
 	}
-	n, err := strconv.ParseUint(strings.TrimPrefix(id, "e"), 10, 64)
+	n, ok := decodeID(id)
 	switch {
-	case !strings.HasPrefix(id, "e") || err != nil:
-		return nil, staleErr(id, "it is not an element id of this page")
+	case id == "":
+		return nil, fmt.Errorf("%w: the element id is empty; %s", ErrStaleID, idForm())
+	case oldFormID(id):
+		return nil, staleErr(id, "it has the form of an earlier version of abctl; "+idForm())
+	case !ok:
+		return nil, staleErr(id, "it is not an element id ("+idForm()+")")
 	case n < p.epochFirst:
 		return nil, staleErr(id, "it belongs to an earlier page (the page navigated or was replaced)")
 	default:

@@ -1187,6 +1187,107 @@
       }
     };
 
+    // Where the reader is in the top document's text: textAt is the offset
+    // in the text of the first text in the viewport; textCut and textLeft
+    // count the characters left out above and below when the text is longer
+    // than textMax (the part kept is then a window around the viewport).
+    let textAt = 0;
+    let textCut = 0;
+    let textLeft = 0;
+
+    // firstInView returns the first text node, in document order, shown in
+    // the viewport outside fixed and sticky boxes (a header that stays on
+    // screen says nothing about where the reader is), or null when the
+    // viewport starts at the top of the document or shows no text. A grid
+    // of points finds text in view (caretRangeFromPoint); from the first
+    // found, the text nodes before it are walked back while they are in
+    // view, pinned or not rendered.
+    const firstInView = (doc) => {
+      if (typeof doc.caretRangeFromPoint !== 'function') return null;
+      const pinned = new Map();
+      const pinOf = (el) => {
+        if (!el || el === doc.documentElement || el === doc.body) return null;
+        let v = pinned.get(el);
+        if (v === undefined) {
+          const pos = W.getComputedStyle(el).position;
+          v = pos === 'fixed' || pos === 'sticky' ? el : pinOf(el.parentElement);
+          pinned.set(el, v);
+        }
+        return v;
+      };
+      // A pinned bar at the top hides what scrolls under it.
+      let inset = 0;
+      const top = doc.elementFromPoint(vw >> 1, 2);
+      const bar = top && pinOf(top);
+      if (bar) inset = Math.max(0, Math.min(vh >> 1, bar.getBoundingClientRect().bottom));
+      let best = null;
+      for (const fy of [0.02, 0.06, 0.1, 0.15, 0.2, 0.3, 0.45, 0.6, 0.8]) {
+        const y = inset + (vh - inset) * fy;
+        for (const fx of [0.05, 0.3, 0.55]) {
+          const r = doc.caretRangeFromPoint(vw * fx, y);
+          const n = r && r.startContainer;
+          if (!n || n.nodeType !== 3 || n === best || !/\S/.test(n.data)) continue;
+          if (best && !(best.compareDocumentPosition(n) & 2)) continue; // not before best
+          if (pinOf(n.parentElement)) continue;
+          best = n;
+        }
+      }
+      if (!best) return null;
+      const rg = doc.createRange();
+      const tw = doc.createTreeWalker(doc.body || doc.documentElement, 4 /* NodeFilter.SHOW_TEXT */);
+      tw.currentNode = best;
+      for (let k = 0; k < 400; k++) {
+        const x = tw.previousNode();
+        if (!x) return null; // everything before is in view: the top
+        if (!/\S/.test(x.data) || NOTTEXT[x.parentElement ? x.parentElement.localName : ''] === 1) continue;
+        rg.selectNodeContents(x);
+        const b = rg.getBoundingClientRect();
+        if (b.width === 0 && b.height === 0) continue; // not rendered
+        if (pinOf(x.parentElement)) continue;
+        if (b.bottom <= inset + 1) break; // above the viewport: best is the first
+        if (b.top < vh && b.right > 0 && b.left < vw) best = x;
+      }
+      return best;
+    };
+
+    // offsetOf returns the offset in t (the top document's text, as addText
+    // makes it) of the text of node n, -1 when it is not found. A text that
+    // occurs more than once is told apart by counting its occurrences in the
+    // rendered text nodes before n.
+    const offsetOf = (t, n, doc) => {
+      let snip = n.data.slice(0, 400).replace(/\s+/g, ' ').trim().slice(0, 40);
+      if (!snip) return -1;
+      let hay = t;
+      let at = hay.indexOf(snip);
+      if (at < 0) {
+        // text-transform changes the case innerText gives.
+        hay = t.toLowerCase();
+        snip = snip.toLowerCase();
+        at = hay.indexOf(snip);
+        if (at < 0) return -1;
+      }
+      if (hay.indexOf(snip, at + 1) < 0) return at;
+      const lower = hay !== t;
+      let k = 0;
+      const tw = doc.createTreeWalker(doc.body || doc.documentElement, 4 /* NodeFilter.SHOW_TEXT */);
+      for (let x = tw.nextNode(); x && x !== n; x = tw.nextNode()) {
+        if (x.data.length < snip.length) continue;
+        let d = x.data.replace(/\s+/g, ' ');
+        if (lower) d = d.toLowerCase();
+        let i = d.indexOf(snip);
+        if (i < 0) continue;
+        const pe = x.parentElement;
+        if (pe && pe.checkVisibility && !pe.checkVisibility({ visibilityProperty: true })) continue;
+        for (; i >= 0; i = d.indexOf(snip, i + 1)) k++;
+      }
+      for (; k > 0; k--) {
+        const next = hay.indexOf(snip, at + 1);
+        if (next < 0) break;
+        at = next;
+      }
+      return at;
+    };
+
     const addText = (doc, label) => {
       if (!withText || textLen >= textMax) return;
       const b = doc.body || doc.documentElement;
@@ -1204,6 +1305,23 @@
       }
       t = t.replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
       if (!t) return;
+      if (!label) {
+        const n = firstInView(doc);
+        if (n) textAt = Math.max(0, offsetOf(t, n, doc));
+        if (t.length > textMax) {
+          // Keep a window around the viewport: a quarter of it above, from
+          // the start of a line when one starts near.
+          let start = Math.max(0, Math.min(textAt - (textMax >> 2), t.length - textMax));
+          if (start > 0) {
+            const nl = t.indexOf('\n', start);
+            if (nl >= 0 && nl < start + 200 && nl < textAt) start = nl + 1;
+          }
+          textCut = start;
+          textLeft = Math.max(0, t.length - start - textMax);
+          t = t.slice(start, start + textMax);
+          textAt -= start;
+        }
+      }
       if (label) t = '--- ' + label + ' ---\n' + t;
       if (textLen + t.length > textMax) t = t.slice(0, textMax - textLen);
       textLen += t.length + 1;
@@ -1282,6 +1400,9 @@
       frames,
       more,
       text: texts.join('\n'),
+      ta: textAt,
+      tc: textCut,
+      tl: textLeft,
     };
   }
 

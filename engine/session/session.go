@@ -119,7 +119,10 @@ func (s *Session) scrubObservation(obs *page.Observation) {
 		return
 	}
 	sc := s.secrets.Scrub
+	// Where the viewport's text starts moves with what is scrubbed before it.
+	at := len(sc(obs.Text[:min(max(obs.TextAt, 0), len(obs.Text))]))
 	obs.Rendered, obs.Text, obs.Title, obs.URL = sc(obs.Rendered), sc(obs.Text), sc(obs.Title), sc(obs.URL)
+	obs.TextAt = min(at, len(obs.Text))
 	for i := range obs.Elements {
 		e := &obs.Elements[i]
 		e.Text, e.Label, e.Value, e.Placeholder, e.Href = sc(e.Text), sc(e.Label), sc(e.Value), sc(e.Placeholder), sc(e.Href)

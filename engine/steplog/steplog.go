@@ -227,7 +227,7 @@ type Action struct {
 }
 
 // Describe is the action as one line for people and for the model's
-// history: `click [e5] button "Sign in": ok, loaded /account.html`.
+// history: `click [kd] button "Sign in": ok, loaded /account.html`.
 func (a *Action) Describe() string {
 	var b strings.Builder
 	b.WriteString(a.Type)

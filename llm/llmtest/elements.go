@@ -10,9 +10,9 @@ import (
 // Element is one element line of a page observation as package page
 // renders it for the prompt (Observation.Rendered):
 //
-//	[e7] button "Sign in"
-//	[e3] input:email "Email" placeholder="you@example.com" required
-//	[e9] link "Docs" label="Documentation" -> /docs
+//	[bk] button "Sign in"
+//	[bf] input:email "Email" placeholder="you@example.com" required
+//	[bm] link "Docs" label="Documentation" -> /docs
 type Element struct {
 	// ID is the id to act on; Kind the word after it ("button",
 	// "input:email", "link", "clickable(div)").
