@@ -19,6 +19,10 @@ import (
 	"github.com/abctl/abctl/llm"
 )
 
+// SiteToken stands for the test site's origin in recorded answers (a
+// goto_url the model wrote): each run serves the site on a new port.
+const SiteToken = "{{site}}"
+
 // Call is one recorded model call: what the model answered, and the
 // element lines (without their ids) of the page it was shown, for each id
 // the answer names, so that a replay finds the same elements on a new
@@ -341,8 +345,11 @@ func (r *Replayer) Has(task string) (bool, error) {
 }
 
 // Begin loads the task's recording.
-func (r *Replayer) Begin(task string) {
+func (r *Replayer) Begin(task, site string) {
 	rec, _, err := ReadRecording(r.dir, task)
+	for i := range rec {
+		rec[i].Answer = strings.ReplaceAll(rec[i].Answer, SiteToken, site)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.task, r.calls, r.used, r.n, r.err = task, rec, make([]bool, len(rec)), 0, err
@@ -429,6 +436,7 @@ type Recorder struct {
 
 	mu    sync.Mutex
 	task  string
+	site  string // the task's site origin, recorded as SiteToken
 	calls Recording
 }
 
@@ -458,10 +466,10 @@ func (r *Recorder) Config(cfg llm.Config) llm.Config {
 func (r *Recorder) Close() error { return r.srv.Close() }
 
 // Begin starts the task's recording.
-func (r *Recorder) Begin(task string) {
+func (r *Recorder) Begin(task, site string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.task, r.calls = task, nil
+	r.task, r.site, r.calls = task, site, nil
 }
 
 // End writes the task's recording.
@@ -536,6 +544,9 @@ func (r *Recorder) keep(kind string, reqBody, respBody []byte) {
 	c := recordCall(kind, req.prompt(), resp.Choices[0].Message.Content)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.site != "" {
+		c.Answer = strings.ReplaceAll(c.Answer, r.site, SiteToken)
+	}
 	if r.task != "" {
 		r.calls = append(r.calls, c)
 	}

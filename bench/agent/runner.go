@@ -34,7 +34,9 @@ const (
 // modelHook sees the tasks begin and end: the recorder and the replayer
 // keep their calls per task. Tasks run one at a time.
 type modelHook interface {
-	Begin(task string)
+	// Begin starts a task on the site whose origin is site
+	// (http://127.0.0.1:PORT): recorded answers name it as SiteToken.
+	Begin(task, site string)
 	// End returns what went wrong on the model's side of the task (a
 	// replay that could not answer), nil when nothing did.
 	End(task string) error
@@ -42,8 +44,8 @@ type modelHook interface {
 
 type noHook struct{}
 
-func (noHook) Begin(string)     {}
-func (noHook) End(string) error { return nil }
+func (noHook) Begin(string, string) {}
+func (noHook) End(string) error     { return nil }
 
 // Runner runs tasks against one test site with one engine: one browser,
 // a fresh browser context per run.
@@ -141,7 +143,7 @@ func (r *Runner) Run(ctx context.Context, t Task) TaskResult {
 	if hook == nil {
 		hook = noHook{}
 	}
-	hook.Begin(t.Name)
+	hook.Begin(t.Name, strings.TrimSuffix(r.Site.URL("/"), "/"))
 	runCtx, cancel := context.WithTimeout(ctx, r.Timeout)
 	start := time.Now()
 	res := r.Engine.Execute(runCtx, r.job(t, dir), quietProgress{})

@@ -84,7 +84,7 @@ func (l *loop) plan(ctx context.Context, s *steplog.Step, n int) (*plan, error) 
 		b.line("The goal is reached as soon as a file has been downloaded.")
 	}
 	if g.Extraction != "" && g.Navigation != "" {
-		b.section("Once the goal is reached, this information will be extracted from the page (you do not need to extract it)", text.Clip(g.Extraction, criterionBudget))
+		b.section("Once the goal is reached, a separate step reads this information from the page where you complete: complete with \"data\": null, on the page that shows it", text.Clip(g.Extraction, criterionBudget))
 	}
 	b.section("User details (JSON)", DetailsJSON(g.Details))
 	hist := l.history

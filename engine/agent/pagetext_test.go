@@ -77,3 +77,20 @@ func TestVisibleTextAroundViewport(t *testing.T) {
 		t.Errorf("thousands: %s %s", thousands(1234567), thousands(999))
 	}
 }
+
+// TestVisibleTextJustOverBudget: a text a little longer than the budget is
+// kept whole, its last line (a status line, say) included.
+func TestVisibleTextJustOverBudget(t *testing.T) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 2980; i++ {
+		fmt.Fprintf(&sb, "Setting %d: on\n", i)
+	}
+	sb.WriteString("Settings saved.\n")
+	obs := &page.Observation{Rendered: "Page: s\n", Text: sb.String()}
+	var b promptBuilder
+	b.visibleText(obs, 3000)
+	s := b.String()
+	if !strings.Contains(s, "  Settings saved.") || strings.Contains(s, "characters below") {
+		t.Errorf("a text %d bytes long, 3,000 of budget:\n%s", len(obs.Text), s)
+	}
+}

@@ -304,7 +304,10 @@ func (b *promptBuilder) pageBlock(tag string, obs *page.Observation, elementBudg
 func (b *promptBuilder) visibleText(obs *page.Observation, budget int) {
 	t, at := obs.Text, min(max(obs.TextAt, 0), len(obs.Text))
 	above, below := obs.TextAbove, obs.TextBelow
-	if len(t) > budget {
+	// A text just over the budget is kept whole: cutting the last few
+	// lines (often a status line such as "Settings saved") saves little
+	// and hides what an action changed.
+	if len(t) > budget+budget/textSlack {
 		start := max(0, at-budget/4)
 		end := min(len(t), start+budget)
 		start = max(0, end-budget)
@@ -357,6 +360,10 @@ func (b *promptBuilder) visibleText(obs *page.Observation, budget int) {
 		fmt.Fprintf(&b.Builder, "… (%s characters below)\n", thousands(below))
 	}
 }
+
+// textSlack: a page text longer than its budget by at most budget/textSlack
+// bytes is kept whole.
+const textSlack = 8
 
 // lineSnap is how far, in bytes, a cut of the page text moves to reach a
 // line break.

@@ -23,7 +23,9 @@ import (
 // already loaded), wraps EventTarget.prototype.addEventListener and the
 // onclick-like property setters of HTMLElement and SVGElement, and marks an
 // element that gets a click, mousedown, mouseup, pointerdown, pointerup,
-// touchstart or touchend listener with an attribute whose name is random
+// touchstart or touchend listener, or a mouseenter, mouseover, pointerenter
+// or pointerover one (a menu that opens on hover is a control too: the
+// model hovers or clicks it), with an attribute whose name is random
 // per Page (clickMarkPrefix + 16 hex digits). The walker reads the mark
 // (classify in page.js).
 //
@@ -63,7 +65,7 @@ func newClickMark() string {
 // clickHookJS is the hook's source; %q is the mark attribute's name.
 const clickHookJS = `(() => {
   const MARK = %q;
-  const EVENTS = { click: 1, mousedown: 1, mouseup: 1, pointerdown: 1, pointerup: 1, touchstart: 1, touchend: 1 };
+  const EVENTS = { click: 1, mousedown: 1, mouseup: 1, pointerdown: 1, pointerup: 1, touchstart: 1, touchend: 1, mouseenter: 1, mouseover: 1, pointerenter: 1, pointerover: 1 };
   const LISTED = { a: 1, button: 1, input: 1, select: 1, textarea: 1, label: 1, summary: 1, option: 1, body: 1, html: 1 };
   const apply = Reflect.apply;
   const nodeType = Object.getOwnPropertyDescriptor(Node.prototype, 'nodeType').get;

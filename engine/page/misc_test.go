@@ -1,6 +1,7 @@
 package page
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -86,4 +87,32 @@ func TestCoveredCrossOriginFrame(t *testing.T) {
 	ok(t, "lift the veil")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#lift")))
 	ok(t, "click the frame button")(p.Click(tctx(t, tab, 5*time.Second), button))
 	waitEventWith(t, site, testsite.EventFrameClick, "", "")
+}
+
+// TestObserveAfterFailedNavigation: a navigation refused by the network
+// fails with the browser's error, and the error page Chromium shows in its
+// place can be observed at once, screenshot included. GoTo used to return
+// before that page committed, and the next observation failed "Not
+// attached to an active page".
+func TestObserveAfterFailedNavigation(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageForm))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/gone"
+	ln.Close()
+	res, err := p.GoTo(tctx(t, tab, 15*time.Second), closed)
+	if err == nil || res.OK || !strings.Contains(res.Reason, "ERR_CONNECTION_REFUSED") {
+		t.Fatalf("go to a closed port: %+v %v", res, err)
+	}
+	obs, err := p.Observe(tctx(t, tab, 15*time.Second), ObserveOptions{Screenshot: true})
+	if err != nil {
+		t.Fatalf("observe the error page: %v", err)
+	}
+	if len(obs.Screenshot) == 0 || strings.Contains(obs.Rendered, "Form") {
+		t.Errorf("the error page, %d bytes of screenshot:\n%s", len(obs.Screenshot), obs.Rendered)
+	}
 }

@@ -322,6 +322,16 @@ func (p *Page) GoTo(ctx context.Context, rawURL string) (Result, error) {
 		r := Result{Reason: fmt.Sprintf("could not load %s: %s", u, nav.ErrorText), URL: u}
 		if nav.IsDownload {
 			r.Reason += " (the URL started a download)"
+		} else if nav.ErrorText != "net::ERR_ABORTED" {
+			// Chromium answers Page.navigate before it commits its error
+			// page, in a process of its own; until then the tab has no
+			// active page and the next observation would fail ("Not
+			// attached to an active page"). Wait, bounded, for that commit.
+			// ERR_ABORTED (a 204, a navigation the page cancelled) and
+			// downloads commit nothing.
+			gctx, cancel := within(ctx, errorPageGrace)
+			_, _ = p.nav.wait(gctx, func(s navSnap) bool { return s.committed > before.committed && s.loaded() })
+			cancel()
 		}
 		r.Navigated = p.nav.snap().committed > before.committed
 		return r, fmt.Errorf("%w: %s", ErrNavigation, r.Reason)
@@ -334,6 +344,10 @@ func (p *Page) GoTo(ctx context.Context, rawURL string) (Result, error) {
 	}
 	return p.waitDocument(ctx, before, nav.LoaderID, u)
 }
+
+// errorPageGrace bounds the wait for Chromium's error page after a failed
+// navigation.
+const errorPageGrace = 3 * time.Second
 
 // waitDocument waits for the document of loader (or of any new commit when
 // loader is empty) after a navigation the Page started.

@@ -757,3 +757,35 @@ func TestObserveRepeatedContext(t *testing.T) {
 		t.Errorf("a word split by <b>: %q", e.Text)
 	}
 }
+
+// TestObserveHoverMenus: a menu that opens on mouseenter (no click
+// listener, no pointer cursor) is listed, and a menu's name leaves out the
+// entries of its closed submenus.
+func TestObserveHoverMenus(t *testing.T) {
+	site := testsite.Start(t)
+	tab, p := newTab(t)
+	goTo(t, tab, p, site.URL(testsite.PageEvalMenu))
+	obs := observe(t, tab, p, ObserveOptions{})
+	t.Log("\n" + obs.Rendered)
+	products := find(t, obs, resolve(t, tab, p, "#products"))
+	if !strings.HasPrefix(products.Text, "Products") {
+		t.Errorf("the hover menu: %s", lineOf(obs, products.ID))
+	}
+	account := find(t, obs, resolve(t, tab, p, "#account"))
+	if strings.Contains(account.Text, "Deutsch") || strings.Contains(account.Text, "Profile") {
+		t.Errorf("a closed menu's name holds its hidden entries: %s", lineOf(obs, account.ID))
+	}
+	ok(t, "hover Products")(p.Hover(tctx(t, tab, 5*time.Second), products.ID))
+	obs = observe(t, tab, p, ObserveOptions{})
+	teams := ""
+	for _, e := range obs.Elements {
+		if e.Text == "Pricing for teams" {
+			teams = e.ID
+		}
+	}
+	if teams == "" {
+		t.Fatalf("the open menu's entry is not listed:\n%s", obs.Rendered)
+	}
+	ok(t, "click the entry")(p.Click(tctx(t, tab, 5*time.Second), teams))
+	waitEventWith(t, site, testsite.EvalEvent(testsite.PageEvalMenu), "item", "Teams pricing")
+}

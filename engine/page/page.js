@@ -145,6 +145,14 @@
           if (x.hasAttributes()) {
             if (x.getAttribute('aria-hidden') === 'true') return;
             if (noLig && LIGATURE.test(x.getAttribute('class') || '')) return;
+            // A closed menu or panel (hidden by a class or an inline
+            // style) is not part of its control's name. Only elements with
+            // attributes are hidden that way (a stylesheet's tag rule
+            // aside), and the walk goes down from the control, so its own
+            // display is enough: display: contents has no box but shows its
+            // children, which checkVisibility() would drop.
+            const dv = x.ownerDocument.defaultView;
+            if (x.hidden || (dv && dv.getComputedStyle(x).display === 'none')) return;
           }
         }
         if (values && !top && (t === 'input' || t === 'select' || t === 'textarea')) {
