@@ -119,7 +119,7 @@ type Page struct {
 
 // Actions are the action types a script can replay.
 var Actions = []string{"click", "input_text", "select_option", "upload_file", "hover",
-	"press_key", "scroll", "wait", "goto_url", "go_back"}
+	"press_key", "scroll", "wait", "goto_url", "go_back", "answer_dialog"}
 
 // elementActions act on an element and need locators.
 var elementActions = []string{"click", "input_text", "select_option", "upload_file", "hover"}

@@ -52,10 +52,15 @@ import (
 
 // pages are the test site's pages measured: forms, names hidden where a
 // careless reader misses them, shadow roots, a todo list, a product list,
-// and a large generated page of about 2,000 elements.
+// a large generated page of about 2,000 elements, and the widgets of issue
+// 29 (a tree of clickable items, icons bound by script, icon fonts and
+// CSS-drawn icons, suggestion lists, rows of repeated controls, menus and
+// a catalogue of 400 items).
 var pages = []string{
 	testsite.PageIndex, testsite.PageForm, testsite.PageNames, testsite.PageShadow, testsite.PageTodos,
 	testsite.PageProducts, testsite.PageLogin, testsite.PageCookieBanner, testsite.PageShopSearch, testsite.PageBig,
+	testsite.PageObserveTree, testsite.PageObservePosts, testsite.PageObserveIcons, testsite.PageObserveOptions,
+	testsite.PageObserveRows, testsite.PageEvalMenu, testsite.PageEvalCatalog,
 }
 
 // interactive are the roles of the controls recall counts.

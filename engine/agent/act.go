@@ -192,6 +192,10 @@ func (l *loop) input(a planAction) (in Action, refused string) {
 			return in, err.Error()
 		}
 		in.Text = u
+	case "answer_dialog":
+		if strings.Contains(a.Text, "<secret:") {
+			return in, "answer_dialog cannot give a secret: a browser prompt is not a field the browser fills in for you"
+		}
 	case "switch_tab", "close_tab":
 		in.Text = strings.TrimSpace(a.Text)
 		if !hasTab(l.obs, in.Text) {

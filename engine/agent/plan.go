@@ -79,6 +79,8 @@ func normalizeActionType(t string) string {
 		return "terminate"
 	case "sleep", "wait":
 		return "wait"
+	case "answer_prompt", "answer_dialog", "dialog", "prompt":
+		return "answer_dialog"
 	}
 	return t
 }

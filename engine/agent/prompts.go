@@ -70,6 +70,7 @@ Action types and their fields:
 - goto_url: text = an absolute http(s) URL given by the user or shown on the page.
 - go_back: return to the previous page.
 - switch_tab, close_tab: text = a tab id such as t2.
+- answer_dialog: text = the answer to give the next browser prompt (a "Dialog: prompt" in the page header), put before the action that opens it.
 - complete: the goal is reached. text = one or two sentences saying what was done. When the goal asks for information, put it in "data" as ` + dataShape + `
 - terminate: the goal cannot be reached. Unless the goal says otherwise, that is when the site refuses, reports an error the user must fix, or what is needed does not exist. text = why, in one sentence.
 complete and terminate must be the only action of their turn, decided from the page you see now.
@@ -92,7 +93,7 @@ var planSchema = json.RawMessage(`{
    "items": {
     "type": "object",
     "properties": {
-     "type": {"type": "string", "enum": ["click", "input_text", "select_option", "upload_file", "press_key", "scroll", "hover", "wait", "goto_url", "go_back", "switch_tab", "close_tab", "complete", "terminate"]},
+     "type": {"type": "string", "enum": ["click", "input_text", "select_option", "upload_file", "press_key", "scroll", "hover", "wait", "goto_url", "go_back", "switch_tab", "close_tab", "answer_dialog", "complete", "terminate"]},
      "id": {"type": "string"},
      "text": {"type": "string"}
     },

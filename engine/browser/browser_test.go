@@ -543,6 +543,14 @@ func TestDialogs(t *testing.T) {
 	if d := s2.Dialogs(); len(d) != 1 || d[0].Accepted || d[0].Type != "prompt" {
 		t.Fatalf("Dialogs = %+v", d)
 	}
+	// An armed answer is given to the next prompt only.
+	s2.AnswerNextPrompt("Grace")
+	if v := eval[string](t, s2.Tab(), "String(prompt('name?')) + '/' + String(prompt('again?'))"); v != "Grace/null" {
+		t.Fatalf("prompts after AnswerNextPrompt = %q", v)
+	}
+	if d := s2.Dialogs(); len(d) != 2 || !d[0].Accepted || d[0].Answer != "Grace" || d[1].Accepted {
+		t.Fatalf("Dialogs = %+v", d)
+	}
 
 	// beforeunload: leaving a page that asks is accepted.
 	run(t, s2.Tab(), chromedp.Navigate(site.URL+"/beforeunload"),

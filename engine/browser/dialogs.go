@@ -148,13 +148,32 @@ func (s *Session) handleGuardMessage(m guardMessage) {
 	}
 }
 
+// AnswerNextPrompt arms the answer to the next window.prompt of the
+// session, in any tab: it is accepted with text (which may be empty), once.
+// Later prompts get SessionOptions.DialogPrompt again. The agent's
+// answer_dialog action calls it before the action that opens the prompt:
+// a dialog blocks its page, so it is answered the moment it opens.
+func (s *Session) AnswerNextPrompt(text string) {
+	s.mu.Lock()
+	s.nextPrompt = &text
+	s.mu.Unlock()
+}
+
 // dialogAnswer decides the answer to a dialog: accept alert, confirm and
-// beforeunload; answer a prompt with DialogPrompt, or dismiss it.
+// beforeunload; answer a prompt with the armed answer (AnswerNextPrompt),
+// else DialogPrompt, or dismiss it.
 func (s *Session) dialogAnswer(ev *page.EventJavascriptDialogOpening) (*Dialog, page.HandleJavaScriptDialogParams) {
 	d := &Dialog{Type: string(ev.Type), Message: ev.Message, URL: ev.URL, Accepted: true, At: time.Now()}
 	params := page.HandleJavaScriptDialogParams{Accept: true}
 	if ev.Type == page.DialogTypePrompt {
-		if s.opts.DialogPrompt != "" {
+		s.mu.Lock()
+		armed := s.nextPrompt
+		s.nextPrompt = nil
+		s.mu.Unlock()
+		if armed != nil {
+			params.PromptText = *armed
+			d.Answer = *armed
+		} else if s.opts.DialogPrompt != "" {
 			params.PromptText = s.opts.DialogPrompt
 			d.Answer = s.opts.DialogPrompt
 		} else {

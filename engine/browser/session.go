@@ -109,6 +109,7 @@ type Session struct {
 	seq         int
 	changed     chan struct{} // closed and replaced on every change
 	dialogs     []*Dialog     // answered (or being answered) since the last Dialogs call
+	nextPrompt  *string       // AnswerNextPrompt's answer, for the next window.prompt only
 	queue       []any
 	closing     bool
 	closeDone   chan struct{}

@@ -417,6 +417,8 @@ func (s *Session) look(ctx context.Context, pg *page.Page) (_ *page.Observation,
 		if d.Type == "prompt" || d.Type == "confirm" {
 			if d.Accepted {
 				msg += " (accepted)"
+			} else if d.Type == "prompt" {
+				msg += " (dismissed: no answer was given; answer_dialog gives one to the next prompt)"
 			} else {
 				msg += " (dismissed)"
 			}

@@ -71,6 +71,9 @@ func (v *view) Act(ctx context.Context, a agent.Action) (page.Result, error) {
 		res, err = v.s.goTo(ctx, pg, a.Text)
 	case "go_back":
 		res, err = pg.GoBack(ctx)
+	case "answer_dialog":
+		v.s.sess.AnswerNextPrompt(a.Text)
+		res = page.Result{OK: true, Detail: "the next prompt will be answered"}
 	case "switch_tab", "close_tab":
 		id, ok := v.tabIDs[a.Text]
 		switch {
