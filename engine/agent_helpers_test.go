@@ -40,36 +40,19 @@ func noSleep(ctx context.Context, d time.Duration) error { return ctx.Err() }
 
 // act is one action of a scripted plan: the element is named by its text
 // or label, never by id.
-type act struct {
-	typ, name, text string
-}
+type act = llmtest.Action
 
-func clickOn(name string) act        { return act{typ: "click", name: name} }
-func typeInto(name, text string) act { return act{typ: "input_text", name: name, text: text} }
-func choose(name, option string) act { return act{typ: "select_option", name: name, text: option} }
-func pressKey(k string) act          { return act{typ: "press_key", text: k} }
+var (
+	clickOn  = llmtest.Click
+	typeInto = llmtest.Type
+	choose   = llmtest.Choose
+	pressKey = llmtest.Key
+)
 
 // planReply answers a planning call with the actions, finding each
 // element's id in the request's page by name.
 func planReply(thought string, acts ...act) llmtest.Reply {
-	return llmtest.Func(func(r *llmtest.Request) (llmtest.Reply, error) {
-		list := make([]map[string]string, 0, len(acts))
-		for _, a := range acts {
-			m := map[string]string{"type": a.typ}
-			if a.name != "" {
-				id, err := r.ElementID(a.name)
-				if err != nil {
-					return llmtest.Reply{}, err
-				}
-				m["id"] = id
-			}
-			if a.text != "" {
-				m["text"] = a.text
-			}
-			list = append(list, m)
-		}
-		return llmtest.JSON(map[string]any{"thought": thought, "actions": list}), nil
-	})
+	return llmtest.Plan(thought, nil, acts...)
 }
 
 // plan is a script step answering a planning call.

@@ -21,7 +21,7 @@ func TestTaskAnswersAPrompt(t *testing.T) {
 	srv := llmtest.New(t,
 		plan("Press the button.", clickOn("Enter name")),
 		llmtest.Step{Kind: llm.KindPlan, Match: `Dialog: "prompt: What is your name\? \(dismissed: no answer was given; answer_dialog`,
-			Reply: planReply("Answer the prompt this time.", act{typ: "answer_dialog", text: "Grace"}, clickOn("Enter name"))},
+			Reply: planReply("Answer the prompt this time.", act{Type: "answer_dialog", Text: "Grace"}, clickOn("Enter name"))},
 		decide(`prompt:Grace`, "complete", "Answered the prompt with Grace.", nil),
 	)
 	e := modelEngine(t, srv, engine.Config{})

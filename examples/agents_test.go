@@ -481,33 +481,18 @@ func testQuickstart(t *testing.T, e *exampleEnv, file string, cmds []string) {
 // The scripted model's replies.
 
 // act is one action of a planned step, naming its element by text.
-type act struct{ typ, name, text string }
+type act = llmtest.Action
 
-func clickOn(name string) act        { return act{typ: "click", name: name} }
-func typeInto(name, text string) act { return act{typ: "input_text", name: name, text: text} }
-func pressKey(key string) act        { return act{typ: "press_key", text: key} }
+var (
+	clickOn  = llmtest.Click
+	typeInto = llmtest.Type
+	pressKey = llmtest.Key
+)
 
 // plan answers a planning call whose prompt matches with the actions,
 // finding each element's id in the page the request shows.
 func plan(match, thought string, acts ...act) llmtest.Step {
-	return llmtest.Step{Kind: llm.KindPlan, Match: match, Reply: llmtest.Func(func(r *llmtest.Request) (llmtest.Reply, error) {
-		list := make([]map[string]string, 0, len(acts))
-		for _, a := range acts {
-			m := map[string]string{"type": a.typ}
-			if a.name != "" {
-				id, err := r.ElementID(a.name)
-				if err != nil {
-					return llmtest.Reply{}, err
-				}
-				m["id"] = id
-			}
-			if a.text != "" {
-				m["text"] = a.text
-			}
-			list = append(list, m)
-		}
-		return llmtest.JSON(map[string]any{"thought": thought, "actions": list}), nil
-	})}
+	return llmtest.Step{Kind: llm.KindPlan, Match: match, Reply: llmtest.Plan(thought, nil, acts...)}
 }
 
 // decide answers a planning call with complete or terminate.

@@ -190,34 +190,15 @@ func TestConvertHand(t *testing.T) {
 	}
 }
 
-// scripted is a planning answer naming elements by their text, with the
-// usage the provider reports.
-type scripted struct {
-	typ, name, text string
-}
+// complete is the action that ends a task.
+func complete(text string) llmtest.Action { return llmtest.Action{Type: "complete", Text: text} }
 
-func plan(usage int, thought string, data any, acts ...scripted) llmtest.Step {
+// plan answers a planning call with the actions and data, reporting usage
+// input tokens.
+func plan(usage int, thought string, data any, acts ...llmtest.Action) llmtest.Step {
 	return llmtest.Step{Kind: llm.KindPlan, Reply: llmtest.Func(func(r *llmtest.Request) (llmtest.Reply, error) {
-		var list []map[string]string
-		for _, a := range acts {
-			m := map[string]string{"type": a.typ}
-			if a.name != "" {
-				id, err := r.ElementID(a.name)
-				if err != nil {
-					return llmtest.Reply{}, err
-				}
-				m["id"] = id
-			}
-			if a.text != "" {
-				m["text"] = a.text
-			}
-			list = append(list, m)
-		}
-		ans := map[string]any{"thought": thought, "actions": list}
-		if data != nil {
-			ans["data"] = data
-		}
-		return llmtest.JSON(ans).WithUsage(usage, 30), nil
+		rep, err := llmtest.PlanAnswer(r, thought, data, acts...)
+		return rep.WithUsage(usage, 30), err
 	})}
 }
 
@@ -231,16 +212,16 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 	srv := llmtest.New(t,
 		// dialog-invite
-		plan(1101, "Open the invitation.", nil, scripted{"click", "Invite member", ""}),
-		plan(1102, "Fill it in and send.", nil, scripted{"input_text", "Email address", "sam@example.org"},
-			scripted{"select_option", "Role", "Editor"}, scripted{"click", "Send invite", ""}),
-		plan(1103, "Invited.", nil, scripted{"complete", "", "Invited sam@example.org as an editor."}),
+		plan(1101, "Open the invitation.", nil, llmtest.Click("Invite member")),
+		plan(1102, "Fill it in and send.", nil, llmtest.Type("Email address", "sam@example.org"),
+			llmtest.Choose("Role", "Editor"), llmtest.Click("Send invite")),
+		plan(1103, "Invited.", nil, complete("Invited sam@example.org as an editor.")),
 		// shop-price-no-schema
-		plan(1201, "Search.", nil, scripted{"input_text", "Search the shop", "headlamp"}, scripted{"click", "Search", ""}),
-		plan(1202, "The price is shown.", map[string]any{"price": 45.95}, scripted{"complete", "", "The headlamp costs $45.95."}),
+		plan(1201, "Search.", nil, llmtest.Type("Search the shop", "headlamp"), llmtest.Click("Search")),
+		plan(1202, "The price is shown.", map[string]any{"price": 45.95}, complete("The headlamp costs $45.95.")),
 		// todo-add
-		plan(1301, "Type and press Enter.", nil, scripted{"input_text", "What needs to be done?", "buy oat milk"}, scripted{"press_key", "", "Enter"}),
-		plan(1302, "Added.", nil, scripted{"complete", "", "Added the todo."}),
+		plan(1301, "Type and press Enter.", nil, llmtest.Type("What needs to be done?", "buy oat milk"), llmtest.Key("Enter")),
+		plan(1302, "Added.", nil, complete("Added the todo.")),
 	)
 	env := map[string]string{"ABCTL_LLM_PROVIDER": "openai-compatible", "ABCTL_LLM_BASE_URL": srv.URL() + "/v1",
 		"ABCTL_LLM_MODEL": "scripted", "ABCTL_LLM_MAX_RETRIES": "-1"}

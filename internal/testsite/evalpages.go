@@ -278,6 +278,9 @@ func (s *Site) WaitEventSince(ctx context.Context, n int, kind string) (Event, e
 		select {
 		case <-changed:
 		case <-ctx.Done():
+			if n <= 0 {
+				return Event{}, fmt.Errorf("testsite: no %q event: %w", kind, ctx.Err())
+			}
 			return Event{}, fmt.Errorf("testsite: no %q event after the first %d: %w", kind, n, ctx.Err())
 		}
 	}

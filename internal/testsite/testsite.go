@@ -351,24 +351,7 @@ func (s *Site) Events() []Event {
 // WaitEvent returns the first event of that kind, recorded before the call
 // or after it, waiting until ctx ends.
 func (s *Site) WaitEvent(ctx context.Context, kind string) (Event, error) {
-	next := 0
-	for {
-		s.mu.Lock()
-		for ; next < len(s.events); next++ {
-			if s.events[next].Kind == kind {
-				e := s.events[next].clone()
-				s.mu.Unlock()
-				return e, nil
-			}
-		}
-		changed := s.changed
-		s.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return Event{}, fmt.Errorf("testsite: no %q event: %w", kind, ctx.Err())
-		}
-	}
+	return s.WaitEventSince(ctx, 0, kind)
 }
 
 func (s *Site) record(e Event) {
