@@ -317,7 +317,7 @@ func abctlShows(obs *page.Observation, c control) bool {
 		if !e.InViewport || !strings.Contains(obs.Rendered, "["+e.ID+"]") {
 			continue
 		}
-		if c.role == "option" {
+		if c.role == "option" && e.Tag == "select" {
 			// A select lists its options on its own line.
 			if slices.ContainsFunc(e.Options, func(o string) bool { return nameMatches(norm(o), c.name) }) {
 				return true
@@ -331,7 +331,7 @@ func abctlShows(obs *page.Observation, c control) bool {
 		if role != c.role && !(c.role == "textbox" && (e.Tag == "input" || e.Tag == "textarea")) {
 			continue
 		}
-		for _, n := range []string{e.Text, e.Label, e.Placeholder, e.Value, e.Attrs["title"], e.Attrs["alt"]} {
+		for _, n := range []string{e.Text, e.Label, e.Placeholder, e.Value, e.Attrs["title"], e.Attrs["alt"], e.Icon} {
 			if nameMatches(norm(n), c.name) {
 				return true
 			}
@@ -361,7 +361,23 @@ func snapshotControls(s string) []control {
 	return out
 }
 
-func norm(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+// norm folds case and spaces, reads an icon ligature's underscores and
+// hyphens as spaces ("delete_forever") and drops the characters of
+// Unicode's private use area, which icon fonts draw as pictures: a name
+// made only of those ("\uf1f8") is no name, and the control does not count
+// as a named one.
+func norm(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 0xE000 && r <= 0xF8FF, r >= 0xF0000:
+			return -1
+		case r == '_' || r == '-':
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}
 
 // nameMatches: equal, or one holds the other (at least 3 characters), as
 // names are cut at different lengths.
