@@ -150,9 +150,15 @@
             // attributes are hidden that way (a stylesheet's tag rule
             // aside), and the walk goes down from the control, so its own
             // display is enough: display: contents has no box but shows its
-            // children, which checkVisibility() would drop.
-            const dv = x.ownerDocument.defaultView;
-            if (x.hidden || (dv && dv.getComputedStyle(x).display === 'none')) return;
+            // children, which checkVisibility() would drop. The layout is
+            // clean during an observation, so offsetParent is cheap: only
+            // an element without one (hidden, fixed or contents) has its
+            // style read.
+            if (x.hidden) return;
+            if (x.offsetParent === null && x.localName !== 'body') {
+              const dv = x.ownerDocument.defaultView;
+              if (dv && dv.getComputedStyle(x).display === 'none') return;
+            }
           }
         }
         if (values && !top && (t === 'input' || t === 'select' || t === 'textarea')) {
