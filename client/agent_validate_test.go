@@ -327,7 +327,7 @@ func TestValidateRouting(t *testing.T) {
 		"a label that names nothing": {def(wait("a", "nowhere")), `next_block_label "nowhere" names no block of the same list`},
 		"a branch to nowhere": {def(&client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("gone", true)}}),
 			`"gone" names no block`},
-		"a jump back": {def(wait("a", ""), wait("b", "a")), ""},
+		"a jump back":   {def(wait("a", ""), wait("b", "a")), ""},
 		"a branch back": {def(wait("a", ""), &client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("a", false), branch("", true)}}), ""},
 		"a retry loop": {def(&client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("done", false), branch("pause", true)}},
 			wait("pause", "route"), wait("done", "")), ""},

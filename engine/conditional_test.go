@@ -243,7 +243,9 @@ func TestConditionalRetryLoop(t *testing.T) {
 	}
 	var out struct {
 		Check struct{ Body struct{ Ready bool } } `json:"check_output"`
-		Done  *struct{ StatusCode int `json:"status_code"` } `json:"done_output"`
+		Done  *struct {
+			StatusCode int `json:"status_code"`
+		} `json:"done_output"`
 	}
 	if err := json.Unmarshal(done.Output, &out); err != nil {
 		t.Fatal(err)
