@@ -175,4 +175,3 @@ func upstreamProperties(t *testing.T, path, schema string) []string {
 	slices.Sort(names)
 	return names
 }
-
