@@ -126,6 +126,11 @@ type WorkflowDefinition struct {
 	// CompletionContract is managed by the service's copilot; it is kept as
 	// JSON and passed through.
 	CompletionContract json.RawMessage `json:"completion_contract,omitempty"`
+	// CodeArtifactMetadata is what the service's copilot records of the
+	// code it generated for the definition's blocks (definitions exported
+	// from the service carry it); abctl does not read it, and keeps it as
+	// JSON so that it comes back as it went in.
+	CodeArtifactMetadata json.RawMessage `json:"code_artifact_metadata,omitempty"`
 }
 
 // Parameters is a definition's parameter list. The service requires the
@@ -325,6 +330,7 @@ func (d WorkflowDefinition) definition() WorkflowDefinition {
 		ErrorCodeMapping:     d.ErrorCodeMapping,
 		WorkflowSystemPrompt: d.WorkflowSystemPrompt,
 		CompletionContract:   d.CompletionContract,
+		CodeArtifactMetadata: d.CodeArtifactMetadata,
 	}
 	for _, p := range d.Parameters {
 		if p.ParameterType == ParameterTypeOutput {

@@ -153,94 +153,39 @@ func (d *AgentDefinition) Validate() []ValidationError {
 
 // checkRouting checks the routing of one list of blocks: every
 // next_block_label (of a block, or of a conditional's branch) names a block
-// of the same list, and the routes make no cycle: repeating is what loop
-// blocks are for, and a cycle of jumps would run until the run's limits.
+// of the same list. Routes back to an earlier block are allowed (a
+// conditional that routes back through a wait is a retry loop, which the
+// hosted service accepts): the engine bounds how often a block runs again
+// when followed.
 func checkRouting(blocks Blocks, path []any) []ValidationError {
 	var errs []ValidationError
-	index := map[string]int{}
-	for i, b := range blocks {
+	labels := map[string]bool{}
+	for _, b := range blocks {
 		if !isNilBlock(b) && b.Base().Label != "" {
-			if _, dup := index[b.Base().Label]; !dup {
-				index[b.Base().Label] = i
-			}
+			labels[b.Base().Label] = true
 		}
 	}
-	at := func(more ...any) []any { return append(append([]any{}, path...), more...) }
-	bad := func(label string, loc []any) {
+	check := func(label string, loc []any) {
+		if label == "" || labels[label] {
+			return
+		}
 		v := ValidationError{Type: "value_error", Loc: loc,
 			Msg: fmt.Sprintf("next_block_label %q names no block of the same list (a block can route only to its siblings)", label)}
 		v.Input, _ = json.Marshal(label)
 		errs = append(errs, v)
 	}
-	// The routes out of each block: its next_block_label, else the next
-	// block; for a conditional, each branch's label (or the next block).
-	next := make([][]int, len(blocks))
+	at := func(more ...any) []any { return append(append([]any{}, path...), more...) }
 	for i, b := range blocks {
 		if isNilBlock(b) {
 			continue
 		}
-		follow := func(label string, loc []any) {
-			switch k, ok := index[label]; {
-			case label == "":
-				if i+1 < len(blocks) {
-					next[i] = append(next[i], i+1)
-				}
-			case !ok:
-				bad(label, loc)
-			default:
-				next[i] = append(next[i], k)
-			}
-		}
 		if c, ok := b.(*ConditionalBlock); ok && len(c.BranchConditions) > 0 {
 			for j, bc := range c.BranchConditions {
-				follow(bc.NextBlockLabel, at(i, "branch_conditions", j, "next_block_label"))
+				check(bc.NextBlockLabel, at(i, "branch_conditions", j, "next_block_label"))
 			}
 			continue
 		}
-		follow(b.Base().NextBlockLabel, at(i, "next_block_label"))
-	}
-	// A cycle: a route back to a block still on the walk's stack.
-	const (
-		unseen = iota
-		onStack
-		done
-	)
-	state := make([]int, len(blocks))
-	var cycle []int
-	var visit func(i int, stack []int) bool
-	visit = func(i int, stack []int) bool {
-		state[i] = onStack
-		stack = append(stack, i)
-		for _, k := range next[i] {
-			switch state[k] {
-			case onStack:
-				start := slices.Index(stack, k)
-				cycle = append(stack[start:len(stack):len(stack)], k)
-				return true
-			case unseen:
-				if visit(k, stack) {
-					return true
-				}
-			}
-		}
-		state[i] = done
-		return false
-	}
-	for i := range blocks {
-		if state[i] == unseen && visit(i, nil) {
-			break
-		}
-	}
-	if cycle != nil {
-		names := make([]string, len(cycle))
-		for j, k := range cycle {
-			names[j] = blocks[k].Base().Label
-		}
-		last := cycle[len(cycle)-2]
-		loc := at(last, "next_block_label")
-		v := ValidationError{Type: "value_error", Loc: loc,
-			Msg: fmt.Sprintf("The blocks route in a cycle (%s): repeating is what for_loop and while_loop blocks are for", strings.Join(names, " -> "))}
-		errs = append(errs, v)
+		check(b.Base().NextBlockLabel, at(i, "next_block_label"))
 	}
 	return errs
 }

@@ -301,8 +301,9 @@ func TestValidateAcceptsTheTestdata(t *testing.T) {
 }
 
 // TestValidateRouting: next_block_label (of a block, or of a conditional's
-// branch) must name a block of the same list, and the routes may not make
-// a cycle; forward jumps and branches are fine.
+// branch) must name a block of the same list; forward jumps, branches and
+// routes back to an earlier block (a retry loop, bounded when run) are
+// fine, and so is a block routing to itself.
 func TestValidateRouting(t *testing.T) {
 	wait := func(label, next string) client.Block {
 		return &client.WaitBlock{BlockBase: client.BlockBase{Label: label, NextBlockLabel: next}}
@@ -326,9 +327,13 @@ func TestValidateRouting(t *testing.T) {
 		"a label that names nothing": {def(wait("a", "nowhere")), `next_block_label "nowhere" names no block of the same list`},
 		"a branch to nowhere": {def(&client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("gone", true)}}),
 			`"gone" names no block`},
-		"a jump back": {def(wait("a", ""), wait("b", "a")), "route in a cycle (a -> b -> a)"},
-		"a branch back": {def(wait("a", ""), &client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("a", false), branch("", true)}}),
-			"route in a cycle (a -> route -> a)"},
+		"a jump back":   {def(wait("a", ""), wait("b", "a")), ""},
+		"a branch back": {def(wait("a", ""), &client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("a", false), branch("", true)}}), ""},
+		"a retry loop": {def(&client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("done", false), branch("pause", true)}},
+			wait("pause", "route"), wait("done", "")), ""},
+		"a block routing to itself": {def(wait("a", "a")), ""},
+		"a retry loop routing to nowhere": {def(&client.ConditionalBlock{BlockBase: client.BlockBase{Label: "route"}, BranchConditions: []client.BranchCondition{branch("done", false), branch("pause", true)}},
+			wait("pause", "rout")), `next_block_label "rout" names no block`},
 		"a loop's block routing out": {def(&client.ForLoopBlock{BlockBase: client.BlockBase{Label: "each"}, LoopVariableReference: "x",
 			LoopBlocks: client.Blocks{wait("inner", "outer")}}, wait("outer", "")), `"outer" names no block of the same list`},
 	} {

@@ -3,11 +3,17 @@ package engine_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/engine"
+	"github.com/abctl/abctl/engine/blocks"
 	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/llm"
 	"github.com/abctl/abctl/llm/llmtest"
@@ -177,5 +183,93 @@ func TestConditionalProse(t *testing.T) {
 	}
 	if n := len(srv.Calls()); n != 2 {
 		t.Errorf("%d model calls, want 2 (one a criterion)", n)
+	}
+}
+
+// TestConditionalRetryLoop: a retry loop written as routes (a conditional
+// whose default branch goes to a wait whose next_block_label goes back, the
+// shape of the hosted service's conditional-retry example) is accepted at
+// create through the daemon's API; run, it polls until its condition holds
+// and completes, and a condition that never holds fails the run when a
+// block is reached more than blocks.MaxBlockVisits times, the reason naming
+// the block and the bound.
+func TestConditionalRetryLoop(t *testing.T) {
+	needBrowser(t)
+	var mu sync.Mutex
+	polls := map[string]int{}
+	status := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if r.URL.Query().Get("final") == "" {
+			polls[r.URL.Path]++
+		}
+		n := polls[r.URL.Path]
+		mu.Unlock()
+		// /soon is ready at its third poll, /never never is.
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"ready": %t}`, r.URL.Path == "/soon" && n >= 3)
+	}))
+	defer status.Close()
+	fixture, err := os.ReadFile("testdata/conditional-retry.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var def client.AgentDefinition
+	if err := json.Unmarshal(fixture, &def); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := startDaemon(t, newEngine(t, engine.Config{}))
+	ctx := t.Context()
+	agent, err := c.Agents.Create(ctx, &def, nil)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	run := func(path string) *client.Run {
+		t.Helper()
+		started, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID,
+			Parameters: map[string]any{"status_url": status.URL + path}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, err := c.Runs.Wait(ctx, started.RunID, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return done
+	}
+
+	done := run("/soon")
+	if done.Status != client.RunStatusCompleted {
+		t.Fatalf("a condition that holds at the third poll: %s: %s", done.Status, done.GetFailureReason())
+	}
+	var out struct {
+		Check struct{ Body struct{ Ready bool } } `json:"check_output"`
+		Done  *struct {
+			StatusCode int `json:"status_code"`
+		} `json:"done_output"`
+	}
+	if err := json.Unmarshal(done.Output, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Check.Body.Ready || out.Done == nil {
+		t.Errorf("the loop did not end at the ready branch: %s", done.Output)
+	}
+	mu.Lock()
+	soon := polls["/soon"]
+	mu.Unlock()
+	if soon != 3 {
+		t.Errorf("%d polls, want 3", soon)
+	}
+
+	failed := run("/never")
+	reason := failed.GetFailureReason()
+	if failed.Status != client.RunStatusFailed || !strings.Contains(reason, `Block "check" (http_request) failed`) ||
+		!strings.Contains(reason, fmt.Sprintf("more than %d times", blocks.MaxBlockVisits)) {
+		t.Errorf("a condition that never holds: %s: %s", failed.Status, reason)
+	}
+	mu.Lock()
+	never := polls["/never"]
+	mu.Unlock()
+	if never != blocks.MaxBlockVisits {
+		t.Errorf("%d polls, want %d (the bound)", never, blocks.MaxBlockVisits)
 	}
 }

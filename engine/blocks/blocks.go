@@ -38,6 +38,16 @@ import (
 // can route in circles).
 const maxExecutions = 10000
 
+// MaxBlockVisits bounds how often the routes of one list of blocks
+// (next_block_label, a conditional's branches) may bring the run to the
+// same block: a route back to an earlier block is a retry loop written as
+// routes, so it gets the bound of the loop block it stands for, a
+// while_loop's MaxWhileIterations. A block reached once more fails the run
+// with a reason naming it and the bound. Each pass of a list counts afresh
+// (a loop block's iteration runs its list anew), and a block's own
+// max_retries are not visits.
+const MaxBlockVisits = MaxWhileIterations
+
 // Env is what the interpreter takes from the engine.
 type Env struct {
 	// Models are the engine's models.
@@ -237,6 +247,7 @@ func (in *Interpreter) runList(ctx context.Context, bs client.Blocks, sc *scope,
 			index[b.Base().Label] = i
 		}
 	}
+	visits := make([]int, len(bs))
 	for i := 0; i < len(bs); {
 		b := bs[i]
 		base := b.Base()
@@ -246,6 +257,11 @@ func (in *Interpreter) runList(ctx context.Context, bs client.Blocks, sc *scope,
 		}
 		if ctx.Err() != nil {
 			return &Failure{Label: base.Label, Type: b.BlockType(), Err: ctx.Err()}
+		}
+		if visits[i]++; visits[i] > MaxBlockVisits {
+			return &Failure{Label: base.Label, Type: b.BlockType(), Err: fmt.Errorf(
+				"the routes (next_block_label) brought the run to it more than %d times, the most a block runs in one pass of its list (end the retry loop with a branch that goes on, or use a while_loop block)",
+				MaxBlockVisits)}
 		}
 		if fail := in.runBlock(ctx, b, sc); fail != nil {
 			if errors.Is(fail.Err, steplog.ErrLimit) || ctx.Err() != nil {

@@ -60,7 +60,9 @@ func (in browserBlocks) wait(ctx context.Context, b *client.WaitBlock) (any, boo
 		in.steps.End(rec, "", "", ctx.Err())
 		return nil, false, ctx.Err()
 	}
-	return map[string]any{"wait_sec": sec}, true, nil
+	// A wait of no time changed nothing to see: no screenshot (a retry
+	// loop of them would take one identical screenshot per pass).
+	return map[string]any{"wait_sec": sec}, sec > 0, nil
 }
 
 // action runs an action block: a click on its selector; with a model, the
