@@ -45,12 +45,10 @@ func NewCmdSchedules(f *cmdutil.Factory) *cobra.Command {
 }
 
 // schedulesListing shows schedules, whichever command asked: ID, AGENT
-// (its id and title), CRON, TIMEZONE, ENABLED, NEXT RUN, SKIPPED (fire
-// times that started no run because the previous one had not ended),
-// MISSED (fire times that passed while the daemon was not running) and
-// NAME. value is what JSON and YAML show.
+// (its id and title), CRON, TIMEZONE, ENABLED, NEXT RUN, NOT RUN (notRun)
+// and NAME. value is what JSON and YAML show.
 func schedulesListing(items []*client.OrganizationSchedule, value any) printer.Listing {
-	l := printer.Listing{Value: value, Headers: []string{"id", "agent", "cron", "timezone", "enabled", "next run", "skipped", "missed", "name"}}
+	l := printer.Listing{Value: value, Headers: []string{"id", "agent", "cron", "timezone", "enabled", "next run", "not run", "name"}}
 	for _, s := range items {
 		l.Names = append(l.Names, "schedule/"+s.WorkflowScheduleID)
 	}
@@ -68,11 +66,24 @@ func schedulesListing(items []*client.OrganizationSchedule, value any) printer.L
 			if s.WorkflowTitle != "" {
 				agent += " (" + s.WorkflowTitle + ")"
 			}
-			t.AddRow(s.WorkflowScheduleID, agent, s.CronExpression, s.Timezone, fmt.Sprint(s.Enabled), next,
-				fmt.Sprint(s.SkippedFires), fmt.Sprint(s.MissedFires), name)
+			t.AddRow(s.WorkflowScheduleID, agent, s.CronExpression, s.Timezone, fmt.Sprint(s.Enabled), next, notRun(s.ScheduleActivity), name)
 		}
 	}
 	return l
+}
+
+// notRun says which fire times of a schedule started no run: "3 missed"
+// (they passed while the daemon was not running), "1 skipped" (the
+// previous run had not ended), both, or "" for none.
+func notRun(a client.ScheduleActivity) string {
+	var parts []string
+	if a.MissedFires > 0 {
+		parts = append(parts, fmt.Sprintf("%d missed", a.MissedFires))
+	}
+	if a.SkippedFires > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", a.SkippedFires))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // item is a schedule answer of the agent titled title as a list row.

@@ -88,9 +88,9 @@ func TestSchedulesCommandsAgainstADaemon(t *testing.T) {
 			t.Errorf("%v shows\n%s\nthe organization's list\n%s", args, row, orgRow)
 		}
 	}
-	// id, agent, cron, timezone, enabled, next run, skipped, missed, name
-	if c := strings.Split(orgRow, "\t"); len(c) != 9 || !strings.HasSuffix(c[1], " (Invoices)") || !strings.HasPrefix(c[5], "20") || c[7] != "0" {
-		t.Errorf("the row has no title, next run or missed fires: %q", orgRow)
+	// id, agent, cron, timezone, enabled, next run, not run, name
+	if c := strings.Split(orgRow, "\t"); len(c) != 8 || !strings.HasSuffix(c[1], " (Invoices)") || !strings.HasPrefix(c[5], "20") || c[6] != "" {
+		t.Errorf("the row has no title, next run or fires not run: %q", orgRow)
 	}
 
 	streams.Out.Reset()
@@ -174,4 +174,20 @@ func rowOf(t *testing.T, table, id string) string {
 	}
 	t.Errorf("no row of %s in\n%s", id, table)
 	return ""
+}
+
+func TestNotRun(t *testing.T) {
+	for _, c := range []struct {
+		a    client.ScheduleActivity
+		want string
+	}{
+		{client.ScheduleActivity{}, ""},
+		{client.ScheduleActivity{MissedFires: 600}, "600 missed"},
+		{client.ScheduleActivity{SkippedFires: 1}, "1 skipped"},
+		{client.ScheduleActivity{MissedFires: 2, SkippedFires: 3}, "2 missed, 3 skipped"},
+	} {
+		if got := notRun(c.a); got != c.want {
+			t.Errorf("notRun(%+v) = %q, want %q", c.a, got, c.want)
+		}
+	}
 }
