@@ -15,11 +15,16 @@ type Agent struct {
 	// from its name (made in an editor or through the API, then exported
 	// with `abctl get -o yaml`). When set, it is the agent's identity and
 	// the name only labels it.
-	ID         string
-	Tags       map[string]string       // abctl-only tags, nil if none
-	File       string                  // path as given ("-" shown as "<stdin>")
-	Line       int                     // line where this agent's document starts
-	Definition *client.AgentDefinition // what is sent to the service
+	ID string
+	// NameFromFile tells that the document has no `name` key: Name was
+	// made from the file's name. With an ID, such a name is no identity
+	// and apply does not give it to the agent (an agent exported from the
+	// service keeps the name it has, none for one made elsewhere).
+	NameFromFile bool
+	Tags         map[string]string       // abctl-only tags, nil if none
+	File         string                  // path as given ("-" shown as "<stdin>")
+	Line         int                     // line where this agent's document starts
+	Definition   *client.AgentDefinition // what is sent to the service
 	// Warnings are what the service accepts in this agent but abctl
 	// cannot vouch for (see Validation), in file order; nil when none.
 	Warnings Problems
@@ -123,6 +128,7 @@ func parseDocument(file string, root *yaml.Node, multi bool, v Validation) (*Age
 	}
 	a := &Agent{File: w.file, Line: root.Line}
 	a.Name = w.agentName(nameNode, root, file, multi)
+	a.NameFromFile = nameNode == nil
 	w.agent = a.Name
 	for i := range w.problems { // found before the name was known
 		w.problems[i].Agent = a.Name

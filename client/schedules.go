@@ -37,14 +37,22 @@ type Schedule struct {
 	ModifiedAt         Time    `json:"modified_at"`
 	DeletedAt          *Time   `json:"deleted_at"`
 
-	// The daemon's own fields (absent from the hosted service's answers):
-	// the latest run started and its fire time, the fire times skipped
-	// because the previous run had not ended, and why the latest fire
-	// time started no run.
+	ScheduleActivity
+}
+
+// ScheduleActivity is the daemon's own account of what a schedule did
+// (absent from the hosted service's answers): the latest run started and
+// its fire time, the fire times skipped because the previous run had not
+// ended, the fire times missed while the daemon was not running (a
+// catch-up starts one run, for the latest of them, and counts the others
+// here), and why the latest fire time started no run.
+type ScheduleActivity struct {
 	LastRunID     *string `json:"last_run_id,omitempty"`
 	LastFireTime  *Time   `json:"last_fire_time,omitempty"`
 	SkippedFires  int     `json:"skipped_fires,omitempty"`
 	LastSkippedAt *Time   `json:"last_skipped_at,omitempty"`
+	MissedFires   int     `json:"missed_fires,omitempty"`
+	LastMissedAt  *Time   `json:"last_missed_at,omitempty"`
 	LastError     *string `json:"last_error,omitempty"`
 }
 
@@ -87,6 +95,9 @@ type OrganizationSchedule struct {
 	NextRun             *Time          `json:"next_run"`
 	CreatedAt           Time           `json:"created_at"`
 	ModifiedAt          Time           `json:"modified_at"`
+
+	// The daemon's own fields, as in Schedule.
+	ScheduleActivity
 }
 
 // OrganizationScheduleList is one page of the organization-wide list.

@@ -471,6 +471,41 @@ func TestScheduleCatchesUpOnceAfterARestart(t *testing.T) {
 		}
 		waitRun(t, d.c, runs[0].RunID)
 	}
+	// The fire times stepped over are counted, on the schedule and in
+	// the organization's list: every five minutes from 00:05 on the 1st
+	// to 02:00 on the 3rd (600), and Tokyo's noon on the 1st.
+	missed := map[string]struct {
+		n    int
+		last time.Time
+	}{
+		every5: {600, time.Date(2026, 1, 3, 2, 0, 0, 0, time.UTC)},
+		daily:  {1, time.Date(2026, 1, 1, 3, 0, 0, 0, time.UTC)},
+		paused: {0, time.Time{}},
+	}
+	all, err := d.c.Schedules.ListAll(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range missed {
+		got, err := d.c.Schedules.Get(t.Context(), agent.WorkflowPermanentID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acts := []client.ScheduleActivity{got.Schedule.ScheduleActivity}
+		for _, it := range all.Schedules {
+			if it.WorkflowScheduleID == id {
+				acts = append(acts, it.ScheduleActivity)
+			}
+		}
+		if len(acts) != 2 {
+			t.Fatalf("schedule %s is not in the organization's list", id)
+		}
+		for _, a := range acts {
+			if a.MissedFires != want.n || (want.n > 0) != (a.LastMissedAt != nil) || (a.LastMissedAt != nil && !a.LastMissedAt.Equal(want.last)) {
+				t.Errorf("schedule %s: missed_fires %d, last_missed_at %v; want %d, %v", id, a.MissedFires, a.LastMissedAt, want.n, want.last)
+			}
+		}
+	}
 
 	// Restarted again at the same time: nothing is due.
 	d.restart()
@@ -519,7 +554,7 @@ func TestScheduleFireTimeIsRecordedWithItsRun(t *testing.T) {
 	if err := st.Runs().Create(ctx, taken); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Schedules().Fire(ctx, org.ID, id, at, at, mkRun(taken.ID)); !errors.Is(err, store.ErrConflict) {
+	if _, err := st.Schedules().Fire(ctx, org.ID, id, at, at, store.Missed{}, mkRun(taken.ID)); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("fire with a taken run id: %v, want a conflict", err)
 	}
 	rec, err := st.Schedules().Get(ctx, org.ID, agent.WorkflowPermanentID, id)
@@ -528,10 +563,10 @@ func TestScheduleFireTimeIsRecordedWithItsRun(t *testing.T) {
 	}
 	// The same fire time, twice (a retry, a second daemon's pass): one run.
 	first := mkRun(st.Runs().NewID(client.RunTypeWorkflowRun))
-	if out, err := st.Schedules().Fire(ctx, org.ID, id, at, at, first); err != nil || out != store.FireStarted {
+	if out, err := st.Schedules().Fire(ctx, org.ID, id, at, at, store.Missed{}, first); err != nil || out != store.FireStarted {
 		t.Fatalf("fire: %v %v", out, err)
 	}
-	if out, err := st.Schedules().Fire(ctx, org.ID, id, at, at.Add(time.Second), mkRun(st.Runs().NewID(client.RunTypeWorkflowRun))); err != nil || out != store.FireAlreadyHandled {
+	if out, err := st.Schedules().Fire(ctx, org.ID, id, at, at.Add(time.Second), store.Missed{}, mkRun(st.Runs().NewID(client.RunTypeWorkflowRun))); err != nil || out != store.FireAlreadyHandled {
 		t.Fatalf("the same fire time again: %v %v", out, err)
 	}
 	if err := st.Close(); err != nil {

@@ -195,6 +195,58 @@ func TestLoginRefused(t *testing.T) {
 	}
 }
 
+// TestLoginRefusedModelNotAsked: with a model configured, a wrong
+// password still fails with what the page says: the refusal is final,
+// and the model is not asked to sign in again with the same credential
+// (it used to be, and a model that could not be used then hid the
+// page's message behind its own error).
+func TestLoginRefusedModelNotAsked(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	if err := site.AddAccount(loginUser, loginPassword, ""); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.New(t) // a model with nothing to say: any call fails
+	e := modelEngine(t, srv, engine.Config{Vault: vault{"cred_1": &client.PasswordCredential{Username: loginUser, Password: "not-" + loginPassword}}})
+	res := e.Execute(t.Context(), job(t, loginAgent(site, ""), nil), &progress{})
+	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, "the page says: The username or password is wrong.") {
+		t.Errorf("status %s: %s", res.Status, res.FailureReason)
+	}
+	if n := len(srv.Calls()); n != 0 {
+		t.Errorf("the model was called %d times after the site refused the credential", n)
+	}
+}
+
+// TestLoginRefusedErrorPage: a sign-in whose wrong password leads to an
+// error page without a form (the members sign-in's "Sign-in failed") fails
+// with what that page says; it used to be taken for the page behind the
+// sign-in.
+func TestLoginRefusedErrorPage(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	e := newEngine(t, engine.Config{Vault: vault{"cred_1": &client.PasswordCredential{Username: testsite.MembersUser, Password: "not-" + testsite.MembersPassword}}})
+	def := client.WorkflowDefinition{
+		Parameters: []client.Parameter{{Key: "portal", ParameterType: client.ParameterTypeCredential, CredentialID: "cred_1"}},
+		Blocks:     client.Blocks{&client.LoginBlock{BlockBase: base("sign_in"), URL: site.URL(testsite.PageMembersLogin), ParameterKeys: []string{"portal"}}},
+	}
+	j := job(t, def, nil)
+	res := e.Execute(t.Context(), j, &progress{})
+	if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, "Sign-in failed") ||
+		!strings.Contains(res.FailureReason, "The username or the password is wrong.") {
+		t.Errorf("status %s: %s", res.Status, res.FailureReason)
+	}
+	if ev := waitEvent(t, site, testsite.EventMembersLogin); ev.Form.Get("ok") != "false" {
+		t.Errorf("the site received %v", ev.Form)
+	}
+	noSecretIn(t, j.Dir, "not-"+testsite.MembersPassword)
+
+	// The right password signs in: the page behind it is no error page.
+	e2 := newEngine(t, engine.Config{Vault: vault{"cred_1": &client.PasswordCredential{Username: testsite.MembersUser, Password: testsite.MembersPassword}}})
+	if res := e2.Execute(t.Context(), job(t, def, nil), &progress{}); res.Status != client.RunStatusCompleted {
+		t.Errorf("the right password: status %s: %s", res.Status, res.FailureReason)
+	}
+}
+
 // TestLoginWithModel: the model signs in with placeholders it reads in
 // the user's details (the password and the one-time code); it never sees a
 // secret, and the site receives the real values.

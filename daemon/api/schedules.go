@@ -125,8 +125,15 @@ func scheduleResult(rec *store.ScheduleRecord) client.Schedule {
 		CronExpression: rec.Cron, Timezone: rec.Timezone, Enabled: rec.Enabled,
 		Parameters: scheduleParams(rec), Name: rec.Name, Description: rec.Description,
 		CreatedAt: rec.CreatedAt, ModifiedAt: rec.ModifiedAt,
-		SkippedFires: rec.SkippedFires,
+		ScheduleActivity: scheduleActivity(rec),
 	}
+	return out
+}
+
+// scheduleActivity is the daemon's account of what a stored schedule
+// did, as answers show it.
+func scheduleActivity(rec *store.ScheduleRecord) client.ScheduleActivity {
+	out := client.ScheduleActivity{SkippedFires: rec.SkippedFires, MissedFires: rec.MissedFires}
 	if rec.LastRunID != "" {
 		out.LastRunID = client.Ptr(rec.LastRunID)
 	}
@@ -135,6 +142,9 @@ func scheduleResult(rec *store.ScheduleRecord) client.Schedule {
 	}
 	if rec.LastSkippedAt != nil {
 		out.LastSkippedAt = client.Ptr(client.NewTime(*rec.LastSkippedAt))
+	}
+	if rec.LastMissedAt != nil {
+		out.LastMissedAt = client.Ptr(client.NewTime(*rec.LastMissedAt))
 	}
 	if rec.LastError != "" {
 		out.LastError = client.Ptr(rec.LastError)
@@ -301,7 +311,7 @@ func (s schedulesAPI) handleListAllSchedules(w http.ResponseWriter, r *http.Requ
 			WorkflowScheduleID: rec.ID, OrganizationID: rec.OrgID, WorkflowPermanentID: rec.AgentID,
 			WorkflowTitle: it.AgentTitle, CronExpression: rec.Cron, Timezone: rec.Timezone, Enabled: rec.Enabled,
 			Parameters: scheduleParams(rec), Name: rec.Name, Description: rec.Description,
-			CreatedAt: rec.CreatedAt, ModifiedAt: rec.ModifiedAt,
+			CreatedAt: rec.CreatedAt, ModifiedAt: rec.ModifiedAt, ScheduleActivity: scheduleActivity(rec),
 		}
 		if next := s.nextRuns(rec, 1); len(next) > 0 {
 			item.NextRun = &next[0]

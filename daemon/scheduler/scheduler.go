@@ -19,7 +19,8 @@
 //     When the scheduler finds several fire times due at once (the daemon
 //     was stopped over them), it starts one run, for the latest of them,
 //     and moves the mark to now: at most one catch-up run per schedule,
-//     never a burst.
+//     never a burst. The fire times stepped over are counted on the
+//     schedule (missed_fires, last_missed_at) and logged.
 //   - Exactly once: the mark moves in the transaction that stores the
 //     run, so a crash before the commit leaves the fire time due (and
 //     the restarted daemon starts it as its catch-up), and a crash after
@@ -67,6 +68,9 @@ type Fire struct {
 	At                         time.Time
 	Outcome                    store.FireOutcome
 	RunID                      string // the run started (FireStarted)
+	// Missed counts the earlier fire times this one's catch-up stepped
+	// over (store.Missed).
+	Missed int
 	// Err says why no run started when the run could not be made (the
 	// outcome is then FireSkipped), or that the store failed.
 	Err error
@@ -176,8 +180,8 @@ func (s *Scheduler) RunDue(ctx context.Context) (time.Time, error) {
 		if err == nil {
 			var loc *time.Location
 			if loc, err = LoadZone(rec.Timezone); err == nil {
-				if at := latestDue(spec, loc, rec.HandledThrough, now); !at.IsZero() {
-					s.fire(ctx, rec, at, now)
+				if at, missed := latestDue(spec, loc, rec.HandledThrough, now); !at.IsZero() {
+					s.fire(ctx, rec, at, now, missed)
 				}
 				if n := spec.Next(loc, laterOf(rec.HandledThrough, now)); !n.IsZero() && (next.IsZero() || n.Before(next)) {
 					next = n
@@ -192,26 +196,34 @@ func (s *Scheduler) RunDue(ctx context.Context) (time.Time, error) {
 	return next, nil
 }
 
-// latestDue returns the latest fire time after mark and at or before now;
-// zero when none is due.
-func latestDue(spec *Spec, loc *time.Location, mark, now time.Time) time.Time {
+// latestDue returns the latest fire time after mark and at or before now,
+// zero when none is due, and the fire times due before it, which the
+// catch-up steps over (missed while no scheduler ran).
+func latestDue(spec *Spec, loc *time.Location, mark, now time.Time) (time.Time, store.Missed) {
+	var missed store.Missed
 	t := spec.Next(loc, mark)
 	if t.IsZero() || t.After(now) {
-		return time.Time{}
+		return time.Time{}, missed
 	}
 	for range maxCatchUpSearch {
 		n := spec.Next(loc, t)
 		if n.IsZero() || n.After(now) {
 			break
 		}
+		missed.Count++
+		missed.Latest = t
 		t = n
 	}
-	return t
+	return t, missed
 }
 
 // fire handles fire time at of rec.
-func (s *Scheduler) fire(ctx context.Context, rec *store.ScheduleRecord, at, now time.Time) {
-	ev := Fire{OrgID: rec.OrgID, ScheduleID: rec.ID, AgentID: rec.AgentID, At: at}
+func (s *Scheduler) fire(ctx context.Context, rec *store.ScheduleRecord, at, now time.Time, missed store.Missed) {
+	ev := Fire{OrgID: rec.OrgID, ScheduleID: rec.ID, AgentID: rec.AgentID, At: at, Missed: missed.Count}
+	if missed.Count > 0 {
+		s.log.Warn("scheduler: fire times missed while the daemon was not running; one catch-up run for the latest",
+			"schedule_id", rec.ID, "agent_id", rec.AgentID, "missed", missed.Count, "last_missed", missed.Latest, "catch_up", at)
+	}
 	defer func() {
 		if s.cfg.OnFire != nil {
 			s.cfg.OnFire(ev)
@@ -232,7 +244,7 @@ func (s *Scheduler) fire(ctx context.Context, rec *store.ScheduleRecord, at, now
 	}
 	if ev.Err != nil {
 		reason := fmt.Sprintf("the run of %s could not be started: %v", at.Format(time.RFC3339), ev.Err)
-		ev.Outcome, ev.Err = s.cfg.Store.Schedules().Miss(ctx, rec.OrgID, rec.ID, at, now, reason)
+		ev.Outcome, ev.Err = s.cfg.Store.Schedules().Miss(ctx, rec.OrgID, rec.ID, at, now, missed, reason)
 		if ev.Err == nil {
 			ev.Err = errors.New(reason)
 		}
@@ -241,7 +253,7 @@ func (s *Scheduler) fire(ctx context.Context, rec *store.ScheduleRecord, at, now
 	}
 	run.Trigger, run.ScheduleID = client.RunTriggerScheduled, rec.ID
 	run.KeyHash, run.BaseURL = rec.KeyHash, rec.BaseURL
-	ev.Outcome, ev.Err = s.cfg.Store.Schedules().Fire(ctx, rec.OrgID, rec.ID, at, now, run)
+	ev.Outcome, ev.Err = s.cfg.Store.Schedules().Fire(ctx, rec.OrgID, rec.ID, at, now, missed, run)
 	switch {
 	case ev.Err != nil:
 		if errors.Is(ev.Err, store.ErrNotFound) {

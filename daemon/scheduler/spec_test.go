@@ -140,11 +140,19 @@ func TestLatestDueIsOneFireTimeHoweverManyWereMissed(t *testing.T) {
 	spec := mustParse(t, "*/5 * * * *")
 	mark := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := mark.Add(3*time.Hour + 2*time.Minute)
-	if got := latestDue(spec, time.UTC, mark, now); !got.Equal(mark.Add(3 * time.Hour)) {
+	got, missed := latestDue(spec, time.UTC, mark, now)
+	if !got.Equal(mark.Add(3 * time.Hour)) {
 		t.Errorf("latest due = %v, want %v", got, mark.Add(3*time.Hour))
 	}
-	if got := latestDue(spec, time.UTC, mark, mark.Add(4*time.Minute)); !got.IsZero() {
-		t.Errorf("latest due before the first fire time = %v, want none", got)
+	// 00:05 to 02:55 were stepped over: 35 fire times, the latest 02:55.
+	if missed.Count != 35 || !missed.Latest.Equal(mark.Add(2*time.Hour+55*time.Minute)) {
+		t.Errorf("missed = %+v, want 35, the latest 02:55", missed)
+	}
+	if got, missed := latestDue(spec, time.UTC, mark, mark.Add(4*time.Minute)); !got.IsZero() || missed.Count != 0 {
+		t.Errorf("latest due before the first fire time = %v (missed %+v), want none", got, missed)
+	}
+	if _, missed := latestDue(spec, time.UTC, mark, mark.Add(5*time.Minute)); missed.Count != 0 {
+		t.Errorf("one fire time due: missed %+v, want none", missed)
 	}
 }
 

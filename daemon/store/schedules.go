@@ -62,6 +62,12 @@ type ScheduleRecord struct {
 	// was still going; LastSkippedAt is the latest of them.
 	SkippedFires  int        `json:"skipped_fires,omitempty"`
 	LastSkippedAt *time.Time `json:"last_skipped_at,omitempty"`
+	// MissedFires counts the fire times that passed while no scheduler
+	// ran (the daemon was stopped, the machine asleep), stepped over by a
+	// catch-up that starts one run for the latest of them only;
+	// LastMissedAt is the latest fire time missed.
+	MissedFires  int        `json:"missed_fires,omitempty"`
+	LastMissedAt *time.Time `json:"last_missed_at,omitempty"`
 	// LastError says why the latest fire time started no run (the agent's
 	// parameters changed, say); "" once a run started again.
 	LastError string `json:"last_error,omitempty"`
@@ -102,6 +108,25 @@ type ScheduleQuery struct {
 type ScheduleListItem struct {
 	*ScheduleRecord
 	AgentTitle string
+}
+
+// Missed is what a catch-up stepped over: the fire times due before the
+// one it handles, which passed while no scheduler ran. Fire and Miss add
+// them to the schedule's MissedFires in the transaction that moves its
+// mark, so that a crash neither loses nor doubles them.
+type Missed struct {
+	Count  int       // how many; 0 for none
+	Latest time.Time // the latest of them
+}
+
+// addMissed counts missed on rec.
+func (rec *ScheduleRecord) addMissed(missed Missed) {
+	if missed.Count <= 0 {
+		return
+	}
+	rec.MissedFires += missed.Count
+	latest := missed.Latest.UTC()
+	rec.LastMissedAt = &latest
 }
 
 // FireOutcome says what Fire did.
@@ -368,9 +393,11 @@ func (sc *Schedules) Enabled(ctx context.Context) ([]*ScheduleRecord, error) {
 // tagged schedule:<id>: all in one transaction, which also moves the
 // schedule's mark to now (>= at). A fire time at or before the mark
 // writes nothing (FireAlreadyHandled): a fire time starts at most one run
-// whatever crashes and retries happen around it. A schedule whose agent
-// is deleted answers ErrNotFound and writes nothing.
-func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Time, run *RunRecord) (FireOutcome, error) {
+// whatever crashes and retries happen around it. missed, the fire times a
+// catch-up stepped over to reach at, is counted on the schedule in the
+// same transaction. A schedule whose agent is deleted answers ErrNotFound
+// and writes nothing.
+func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Time, missed Missed, run *RunRecord) (FireOutcome, error) {
 	if run == nil || run.OrgID != orgID || !validID(run.ID) {
 		return 0, fmt.Errorf("store: Schedules.Fire: the run needs an id from NewID and organization %s", orgID)
 	}
@@ -400,6 +427,7 @@ func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Ti
 			return nil
 		}
 		rec.HandledThrough = now
+		rec.addMissed(missed)
 		if rec.LastRunID != "" {
 			prev, err := getRun(o, rec.LastRunID)
 			if err != nil && !isNotFound(err) {
@@ -435,9 +463,9 @@ func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Ti
 }
 
 // Miss records that fire time at of schedule id started no run, and why
-// (reason, for people), moving the schedule's mark to now as Fire does;
-// FireAlreadyHandled when at was handled already.
-func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Time, reason string) (FireOutcome, error) {
+// (reason, for people), moving the schedule's mark to now and counting
+// missed as Fire does; FireAlreadyHandled when at was handled already.
+func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Time, missed Missed, reason string) (FireOutcome, error) {
 	at, now = at.UTC(), laterOf(at.UTC(), now.UTC())
 	var outcome FireOutcome
 	err := sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
@@ -455,6 +483,7 @@ func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Ti
 		}
 		outcome = FireSkipped
 		rec.HandledThrough, rec.LastError = now, reason
+		rec.addMissed(missed)
 		return putSchedule(o, rec)
 	})
 	return outcome, err

@@ -77,7 +77,7 @@ func TestSchedulesCRUDAndOrganizations(t *testing.T) {
 	if en, _ := f.Schedules().Enabled(ctx); len(en) != 1 || en[0].ID != s1.ID {
 		t.Errorf("enabled schedules after the agent's deletion: %+v", en)
 	}
-	if _, err := f.Schedules().Fire(ctx, f.org.ID, s2.ID, later, later, f.scheduledRun(f.org.ID, b.WorkflowPermanentID, s2.ID)); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Schedules().Fire(ctx, f.org.ID, s2.ID, later, later, Missed{}, f.scheduledRun(f.org.ID, b.WorkflowPermanentID, s2.ID)); !errors.Is(err, ErrNotFound) {
 		t.Errorf("fire of a deleted agent's schedule: %v", err)
 	}
 	if err := f.Schedules().Delete(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID); err != nil {
@@ -105,7 +105,7 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 	}
 	dup := f.scheduledRun(f.org.ID, wpid, s.ID)
 	dup.ID = taken.ID
-	if _, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at, dup); !errors.Is(err, ErrConflict) {
+	if _, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at, Missed{}, dup); !errors.Is(err, ErrConflict) {
 		t.Fatalf("fire with a taken id: %v", err)
 	}
 	if rec, _ := f.Schedules().Get(ctx, f.org.ID, wpid, s.ID); !rec.HandledThrough.Equal(from) || rec.LastRunID != "" {
@@ -113,7 +113,7 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 	}
 
 	run := f.scheduledRun(f.org.ID, wpid, s.ID)
-	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at.Add(time.Second), run); err != nil || out != FireStarted {
+	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at.Add(time.Second), Missed{}, run); err != nil || out != FireStarted {
 		t.Fatalf("fire: %v %v", out, err)
 	}
 	f.reopen() // what is there is on disk
@@ -132,13 +132,13 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 
 	// The same time again, or an earlier one: nothing.
 	for _, when := range []time.Time{at, at.Add(-time.Minute)} {
-		if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, when, when.Add(time.Minute), f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireAlreadyHandled {
+		if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, when, when.Add(time.Minute), Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireAlreadyHandled {
 			t.Errorf("fire %v again: %v %v", when, out, err)
 		}
 	}
 	// The next time, while the run is still queued: skipped and counted.
 	next := at.Add(time.Minute)
-	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, next, next, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireSkipped {
+	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, next, next, Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireSkipped {
 		t.Errorf("fire while the run goes on: %v %v", out, err)
 	}
 	rec, _ = f.Schedules().Get(ctx, f.org.ID, wpid, s.ID)
@@ -148,13 +148,13 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 	// Once the run ended, the next time starts one.
 	f.updateRun(run.ID, func(r *RunRecord) { r.Status = client.RunStatusCompleted })
 	third := next.Add(time.Minute)
-	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, third, third, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireStarted {
+	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, third, third, Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireStarted {
 		t.Errorf("fire after the run ended: %v %v", out, err)
 	}
 	// A disabled schedule does not fire; Miss records why a time started
 	// no run and moves the mark.
 	fourth := third.Add(time.Minute)
-	if out, err := f.Schedules().Miss(ctx, f.org.ID, s.ID, fourth, fourth, "the agent's parameters changed"); err != nil || out != FireSkipped {
+	if out, err := f.Schedules().Miss(ctx, f.org.ID, s.ID, fourth, fourth, Missed{}, "the agent's parameters changed"); err != nil || out != FireSkipped {
 		t.Errorf("miss: %v %v", out, err)
 	}
 	if rec, _ := f.Schedules().Get(ctx, f.org.ID, wpid, s.ID); rec.LastError == "" || !rec.HandledThrough.Equal(fourth) {
@@ -164,7 +164,7 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifth := fourth.Add(time.Minute)
-	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, fifth, fifth, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireDisabled {
+	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, fifth, fifth, Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireDisabled {
 		t.Errorf("fire of a disabled schedule: %v %v", out, err)
 	}
 }

@@ -14,8 +14,11 @@ package blocks
 //     second page) gets the username, and Enter submits.
 //
 // The sign-in is done when a page has none of these. A form that comes back
-// after its password or code was sent fails the block with what the page
-// says (its alert text), since the credential was refused. Secrets are typed
+// after its password or code was sent, or a page without a form that shows
+// a sign-in error (an alert, or a title such as "Sign-in failed"), fails
+// the block with what the page says (signInRefused): the credential was
+// refused, and the model, when one is configured, is not asked to try it
+// again. Secrets are typed
 // as placeholders and revealed by the session at the last moment
 // (engine/secrets); nothing here sees them.
 
@@ -24,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/abctl/abctl/client"
@@ -48,11 +52,16 @@ func (in browserBlocks) login(ctx context.Context, b *client.LoginBlock, sc *sco
 		return in.modelBlock(ctx, b, sc)
 	}
 	out, touched, err := in.loginForm(ctx, b, sc)
-	if err == nil || !hasModel || ctx.Err() != nil {
+	var refusal *signInRefused
+	if err == nil || !hasModel || ctx.Err() != nil || errors.As(err, &refusal) {
 		return out, touched, err
 	}
 	in.env.Logger.Info("the sign-in form could not be filled by its shape; the model takes over", "block", b.Label, "error", err)
-	return in.modelBlock(ctx, b, sc)
+	out, touched, merr := in.modelBlock(ctx, b, sc)
+	if merr != nil {
+		return out, touched, fmt.Errorf("%w (before the model took over, filling the sign-in form by its shape failed: %v)", merr, err)
+	}
+	return out, touched, nil
 }
 
 // loginForm signs in with the credential the block names, by the shape of
@@ -85,7 +94,8 @@ func (in browserBlocks) loginForm(ctx context.Context, b *client.LoginBlock, sc 
 	if v, ok := in.params[key].(map[string]any); ok {
 		username, _ = v["username"].(string)
 	}
-	sent := "" // what the previous page was answered with
+	sent := ""                     // what the previous page was answered with
+	var answered *page.Observation // the previous page, as it was answered
 	for range maxLoginPages {
 		pg, obs, err := in.sess.LookNow(ctx)
 		if err != nil {
@@ -97,7 +107,7 @@ func (in browserBlocks) loginForm(ctx context.Context, b *client.LoginBlock, sc 
 		switch {
 		case pass != nil:
 			if sent == "password" {
-				return nil, true, refused(obs, "the sign-in form came back after the password was sent")
+				return nil, true, refused(ctx, pg, answered, obs, "the sign-in form came back after the password was sent")
 			}
 			if user != nil {
 				fills = append(fills, fill{user, username})
@@ -105,11 +115,18 @@ func (in browserBlocks) loginForm(ctx context.Context, b *client.LoginBlock, sc 
 			fills, what = append(fills, fill{pass, secrets.Placeholder(key, "password") + "\n"}), "password"
 		case code != nil:
 			if sent == "code" {
-				return nil, true, refused(obs, "the one-time code form came back after a code was sent")
+				return nil, true, refused(ctx, pg, answered, obs, "the one-time code form came back after a code was sent")
 			}
 			fills, what = []fill{{code, secrets.Placeholder(key, "totp") + "\n"}}, "code"
 		case user != nil && sent == "":
 			fills, what = []fill{{user, username + "\n"}}, "username"
+		case sent == "password" || sent == "code":
+			// No form: signed in, unless the page that came instead is
+			// an error page ("Sign-in failed").
+			if says := failurePage(ctx, pg, answered, obs); says != "" {
+				return nil, true, &signInRefused{what: "the site answered the " + sent + " with an error page", says: says}
+			}
+			fallthrough
 		default:
 			in.steps.AddSummary("Signed in at " + obs.URL)
 			return map[string]any{"url": obs.URL, "signed_in": true}, true, nil
@@ -119,7 +136,7 @@ func (in browserBlocks) loginForm(ctx context.Context, b *client.LoginBlock, sc 
 				return nil, true, err
 			}
 		}
-		sent = what
+		sent, answered = what, obs
 		touched = true
 	}
 	return nil, touched, fmt.Errorf("the sign-in did not finish within %d pages", maxLoginPages)
@@ -232,15 +249,129 @@ func fieldName(e *page.Element) string {
 	return "the field [" + e.ID + "]"
 }
 
-// refused is the error of a sign-in the site refused: what went wrong and
-// what the page says.
-func refused(obs *page.Observation, what string) error {
-	msg := what
-	if alert := alertText(obs); alert != "" {
-		msg += "; the page says: " + alert
-	}
-	return errors.New(msg + " (the credential may be wrong)")
+// signInRefused is the error of a sign-in the site refused: the form came
+// back, or an error page came instead. It is final: the model, when one is
+// configured, does not try the same credential again.
+type signInRefused struct {
+	what string // what happened, for people
+	says string // what the page says about it; "" when it says nothing found
 }
+
+func (e *signInRefused) Error() string {
+	msg := e.what
+	if e.says != "" {
+		msg += "; the page says: " + e.says
+	}
+	return msg + " (the credential may be wrong)"
+}
+
+// refused is the error of a form that came back: what went wrong and what
+// the page says (pageSays).
+func refused(ctx context.Context, pg *page.Page, before, after *page.Observation, what string) error {
+	return &signInRefused{what: what, says: pageSays(ctx, pg, before, after)}
+}
+
+// alertSelectors find the elements where pages put the message of a form
+// that failed: ARIA alerts and live regions, and the class names the
+// common frameworks give error messages.
+var alertSelectors = []string{
+	`[role="alert"]:not([hidden])`, `[aria-live="assertive"]:not([hidden])`, `[aria-live="polite"]:not([hidden])`,
+	`.alert-danger`, `.alert-error`, `.error:not([hidden]):not(input)`, `.errors`, `.error-message`, `.form-error`,
+	`.invalid-feedback`, `.field-error`, `.help-block.error`, `.notification.is-danger`,
+}
+
+// errorWords are the words of a sign-in error message.
+var errorWords = regexp.MustCompile(`(?i)\b(wrong|incorrect|invalid|not right|fail(ed|ure)?|try again|denied|not recogni[sz]ed|(does ?n[o']t|did ?n[o']t|do ?n[o']t) match|unknown|locked|error|could ?n[o']t|unable|not valid|expired)\b`)
+
+// pageSays is what a page that answered a sign-in says about it, for a
+// failure reason: the visible text of its alert elements (those that
+// were not there before the form was sent first), else the lines of
+// text that appeared since and read like an error, else the first line
+// of the page that reads like one; "" when there is none. Only text the
+// observation shows is used: hidden alerts are left out, and so is any
+// text where the observation masked a secret.
+func pageSays(ctx context.Context, pg *page.Page, before, after *page.Observation) string {
+	visible := squash(after.Text)
+	var shown, fresh []string
+	if reads, err := pg.ReadTexts(ctx, alertSelectors); err == nil {
+		for _, r := range reads {
+			t := squash(r.Text)
+			if !r.Found || t == "" || !strings.Contains(visible, t) || slices.Contains(shown, t) {
+				continue
+			}
+			shown = append(shown, t)
+			if before == nil || !strings.Contains(squash(before.Text), t) {
+				fresh = append(fresh, t)
+			}
+		}
+	}
+	switch {
+	case len(fresh) > 0:
+		return text.Clip(strings.Join(fresh, " "), 300)
+	case len(shown) > 0:
+		return text.Clip(strings.Join(shown, " "), 300)
+	}
+	if lines := newErrorLines(before, after); len(lines) > 0 {
+		return text.Clip(strings.Join(lines, " "), 300)
+	}
+	return alertText(after)
+}
+
+// failurePage is what a page without a sign-in form says when it is the
+// error page of a refused sign-in: an alert (pageSays' alert elements)
+// that reads like an error, with the page's title first when it reads
+// like one too ("Sign-in failed"); "" for any other page, which is taken
+// for the page behind the sign-in.
+func failurePage(ctx context.Context, pg *page.Page, before, after *page.Observation) string {
+	title := strings.TrimSpace(after.Title)
+	titleFailed := signInWords.MatchString(title) && errorWords.MatchString(title)
+	says := ""
+	if reads, err := pg.ReadTexts(ctx, alertSelectors); err == nil {
+		visible := squash(after.Text)
+		for _, r := range reads {
+			if t := squash(r.Text); r.Found && t != "" && strings.Contains(visible, t) && errorWords.MatchString(t) {
+				says = text.Clip(t, 300)
+				break
+			}
+		}
+	}
+	switch {
+	case titleFailed && says != "":
+		return title + ": " + says
+	case titleFailed:
+		if lines := newErrorLines(before, after); len(lines) > 0 {
+			return title + ": " + text.Clip(strings.Join(lines, " "), 300)
+		}
+		return title
+	}
+	return says
+}
+
+var signInWords = regexp.MustCompile(`(?i)(sign|log)[- ]?(in|on)|authenticat|credential|password`)
+
+// newErrorLines are the lines of text of after that before did not show
+// and that read like an error message.
+func newErrorLines(before, after *page.Observation) []string {
+	old := map[string]bool{}
+	if before != nil {
+		for _, l := range strings.Split(before.Text, "\n") {
+			old[squash(l)] = true
+		}
+	}
+	var out []string
+	for _, l := range strings.Split(after.Text, "\n") {
+		if l = squash(l); l != "" && !old[l] && errorWords.MatchString(l) {
+			out = append(out, l)
+			if len(out) == 3 {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// squash collapses the white space of s.
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // alertText is the page's first line that reads like an error message.
 func alertText(obs *page.Observation) string {

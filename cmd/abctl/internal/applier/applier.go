@@ -451,11 +451,21 @@ func (a *Applier) Plan(ctx context.Context, fa *agentfile.Agent) (action Action,
 }
 
 // wantTags are the tags an applied agent carries: the file's and its name.
+// A file that names its agent by id only (no name key: an agent made
+// elsewhere, exported by `abctl get -o yaml`) leaves the agent's name as
+// it is, rather than naming it after the file.
 func wantTags(fa *agentfile.Agent) map[string]string {
-	t := map[string]string{agentref.NameTag: fa.Name}
+	t := map[string]string{}
+	if !byIDOnly(fa) {
+		t[agentref.NameTag] = fa.Name
+	}
 	maps.Copy(t, fa.Tags)
 	return t
 }
+
+// byIDOnly tells a file's agent known by its id alone: the file has an id
+// key and no name key.
+func byIDOnly(fa *agentfile.Agent) bool { return fa.ID != "" && fa.NameFromFile }
 
 // currentTags returns the agent's values of the keys in want ("" for a
 // key it does not carry).
@@ -493,6 +503,9 @@ func tagText(tags map[string]string) []byte {
 // would do).
 func (a *Applier) Apply(ctx context.Context, fa *agentfile.Agent, dryRun bool) Result {
 	res := Result{Name: fa.Name, File: fa.File}
+	if byIDOnly(fa) {
+		res.Name = fa.ID // the file's name is not the agent's
+	}
 	cmp, err := a.compare(ctx, fa)
 	if err != nil {
 		res.Err = err

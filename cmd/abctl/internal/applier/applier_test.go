@@ -161,7 +161,10 @@ func TestDeletedAgentComesBack(t *testing.T) {
 }
 
 // TestAdoptByID: a file with the id of an agent made elsewhere updates that
-// agent; an id that names no agent is never created.
+// agent; an id that names no agent is never created. The file `abctl get
+// -o yaml` writes of such an agent (its id, no name) applies as unchanged
+// and leaves the agent nameless, not named after the file; a file that
+// adds a name gives it that name.
 func TestAdoptByID(t *testing.T) {
 	s := startService(t, nil)
 	ctx := t.Context()
@@ -169,9 +172,25 @@ func TestAdoptByID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fa := parseAgent(t, "agents/editor-agent.yaml", "id: "+made.WorkflowPermanentID+"\n"+editorAgent)
+	exported, err := agentfile.Render(made, "", nil, "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byID := parseAgent(t, "agents/exported.yaml", string(exported))
+	action, have, want, err := s.newApplier().Plan(t.Context(), byID)
+	if err != nil || action != Unchanged || strings.Contains(string(want), "abctl.name") {
+		t.Errorf("plan of the exported file: %s, %v\n%s\n%s", action, err, have, want)
+	}
+	if res := applyOnce(t, s.counted, byID); res.Err != nil || res.Action != Unchanged || res.Name != made.WorkflowPermanentID {
+		t.Errorf("apply of the exported file: %+v", res)
+	}
+	if tags, err := s.plain.Agents.GetTags(ctx, made.WorkflowPermanentID); err != nil || len(tags.Tags) != 0 {
+		t.Errorf("the agent was tagged %+v (%v): it is named after the file", tags, err)
+	}
+
+	fa := parseAgent(t, "agents/x.yaml", "name: editor-agent\nid: "+made.WorkflowPermanentID+"\n"+editorAgent)
 	// The same definition; the abctl.name tag is new.
-	action, have, want, err := s.newApplier().Plan(t.Context(), fa)
+	action, have, want, err = s.newApplier().Plan(t.Context(), fa)
 	if err != nil || action != Configured || !strings.Contains(string(have), "# tag abctl.name: (none)\n") ||
 		!strings.Contains(string(want), "# tag abctl.name: editor-agent\n") {
 		t.Errorf("plan of an adopted agent: %s, %v\n%s\n%s", action, err, have, want)
@@ -182,7 +201,7 @@ func TestAdoptByID(t *testing.T) {
 	if res := applyOnce(t, s.counted, fa); res.Action != Unchanged {
 		t.Errorf("second apply: %s", res.Action)
 	}
-	changed := parseAgent(t, "agents/editor-agent.yaml", "id: "+made.WorkflowPermanentID+"\n"+strings.Replace(editorAgent, "wait_sec: 1", "wait_sec: 2", 1))
+	changed := parseAgent(t, "agents/x.yaml", "name: editor-agent\nid: "+made.WorkflowPermanentID+"\n"+strings.Replace(editorAgent, "wait_sec: 1", "wait_sec: 2", 1))
 	if res := applyOnce(t, s.counted, changed); res.Action != Configured || res.Agent.Version != 2 || res.ID != made.WorkflowPermanentID {
 		t.Errorf("apply of a change: %+v", res)
 	}

@@ -39,8 +39,8 @@ func TestRequestsDoNotGrowWithTheOrganization(t *testing.T) {
 	if res := applyOnce(t, s.plain, files[0]); res.Action != Created {
 		t.Fatalf("first apply: %s", res.Action)
 	}
-	if res := applyOnce(t, s.plain, adopted); res.Action != Configured {
-		t.Fatalf("first apply of the adopted agent: %s (want configured: its tags are new)", res.Action)
+	if res := applyOnce(t, s.plain, adopted); res.Action != Unchanged {
+		t.Fatalf("first apply of the adopted agent: %s (want unchanged: a file of its id alone gives it no name)", res.Action)
 	}
 
 	const (

@@ -237,8 +237,8 @@ func TestDeleteAgents(t *testing.T) {
 }
 
 // TestAdoptAgentMadeElsewhere: an agent created through the API (no name)
-// exported with get -o yaml carries its id; the file applies as unchanged,
-// and a change updates that very agent.
+// exported with get -o yaml carries its id; the file applies as unchanged
+// and leaves the agent nameless, and a change updates that very agent.
 func TestAdoptAgentMadeElsewhere(t *testing.T) {
 	e := newCLIEnv(t)
 	made, err := e.client.Agents.CreateYAML(t.Context(), "title: Made in the editor\nworkflow_definition:\n  parameters: []\n  blocks:\n    - {block_type: wait, label: pause, wait_sec: 1}\n", nil)
@@ -248,14 +248,17 @@ func TestAdoptAgentMadeElsewhere(t *testing.T) {
 	r := e.run("", "get", "agent", made.WorkflowPermanentID, "-o", "yaml").expect(t, 0)
 	contains(t, "get -o yaml", r.stdout, "id: "+made.WorkflowPermanentID)
 	path := e.write("editor-agent.yaml", r.stdout)
-	r = e.run("", "apply", "-f", path).expect(t, 0)
-	if r.stdout != "agent/editor-agent configured\n" {
-		// The definition is the same; the abctl.name tag is new.
-		t.Errorf("first apply: %q", r.stdout)
+	// The file has the id and no name: it is the same agent, unchanged,
+	// and it is not named after the file.
+	for _, which := range []string{"first", "second"} {
+		r = e.run("", "apply", "-f", path).expect(t, 0)
+		if r.stdout != "agent/"+made.WorkflowPermanentID+" unchanged\n" {
+			t.Errorf("%s apply: %q", which, r.stdout)
+		}
 	}
-	r = e.run("", "apply", "-f", path).expect(t, 0)
-	if r.stdout != "agent/editor-agent unchanged\n" {
-		t.Errorf("second apply: %q", r.stdout)
+	r = e.run("", "get", "agents").expect(t, 0)
+	if strings.Contains(r.stdout, "editor-agent") {
+		t.Errorf("the agent was named after the file:\n%s", r.stdout)
 	}
 	e.write("editor-agent.yaml", strings.Replace(readFile(t, path), "wait_sec: 1", "wait_sec: 2", 1))
 	e.run("", "apply", "-f", path).expect(t, 0)

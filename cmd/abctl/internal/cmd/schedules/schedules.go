@@ -6,6 +6,7 @@ package schedules
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -43,11 +44,11 @@ func NewCmdSchedules(f *cmdutil.Factory) *cobra.Command {
 	return cmd
 }
 
-// schedulesListing shows schedules: ID, AGENT, CRON, TIMEZONE, ENABLED,
-// NEXT RUN and NAME. single means one was asked for, which JSON and YAML
-// then show alone.
+// schedulesListing shows schedules, whichever command asked: ID, AGENT
+// (its id and title), CRON, TIMEZONE, ENABLED, NEXT RUN, NOT RUN (notRun)
+// and NAME. value is what JSON and YAML show.
 func schedulesListing(items []*client.OrganizationSchedule, value any) printer.Listing {
-	l := printer.Listing{Value: value, Headers: []string{"id", "agent", "cron", "timezone", "enabled", "next run", "name"}}
+	l := printer.Listing{Value: value, Headers: []string{"id", "agent", "cron", "timezone", "enabled", "next run", "not run", "name"}}
 	for _, s := range items {
 		l.Names = append(l.Names, "schedule/"+s.WorkflowScheduleID)
 	}
@@ -65,19 +66,34 @@ func schedulesListing(items []*client.OrganizationSchedule, value any) printer.L
 			if s.WorkflowTitle != "" {
 				agent += " (" + s.WorkflowTitle + ")"
 			}
-			t.AddRow(s.WorkflowScheduleID, agent, s.CronExpression, s.Timezone, fmt.Sprint(s.Enabled), next, name)
+			t.AddRow(s.WorkflowScheduleID, agent, s.CronExpression, s.Timezone, fmt.Sprint(s.Enabled), next, notRun(s.ScheduleActivity), name)
 		}
 	}
 	return l
 }
 
-// item is a schedule answer as a list row.
-func item(r *client.ScheduleResponse) *client.OrganizationSchedule {
+// notRun says which fire times of a schedule started no run: "3 missed"
+// (they passed while the daemon was not running), "1 skipped" (the
+// previous run had not ended), both, or "" for none.
+func notRun(a client.ScheduleActivity) string {
+	var parts []string
+	if a.MissedFires > 0 {
+		parts = append(parts, fmt.Sprintf("%d missed", a.MissedFires))
+	}
+	if a.SkippedFires > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", a.SkippedFires))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// item is a schedule answer of the agent titled title as a list row.
+func item(r *client.ScheduleResponse, title string) *client.OrganizationSchedule {
 	s := r.Schedule
 	it := &client.OrganizationSchedule{
 		WorkflowScheduleID: s.WorkflowScheduleID, OrganizationID: s.OrganizationID, WorkflowPermanentID: s.WorkflowPermanentID,
-		CronExpression: s.CronExpression, Timezone: s.Timezone, Enabled: s.Enabled, Parameters: s.Parameters,
+		WorkflowTitle: title, CronExpression: s.CronExpression, Timezone: s.Timezone, Enabled: s.Enabled, Parameters: s.Parameters,
 		Name: s.Name, Description: s.Description, CreatedAt: s.CreatedAt, ModifiedAt: s.ModifiedAt,
+		ScheduleActivity: s.ScheduleActivity,
 	}
 	if len(r.NextRuns) > 0 {
 		it.NextRun = &r.NextRuns[0]
@@ -85,8 +101,8 @@ func item(r *client.ScheduleResponse) *client.OrganizationSchedule {
 	return it
 }
 
-func printOne(ios *iostreams.IOStreams, now time.Time, format printer.Format, r *client.ScheduleResponse) error {
-	return schedulesListing([]*client.OrganizationSchedule{item(r)}, r).Print(ios, now, format)
+func printOne(ios *iostreams.IOStreams, now time.Time, format printer.Format, r *client.ScheduleResponse, title string) error {
+	return schedulesListing([]*client.OrganizationSchedule{item(r, title)}, r).Print(ios, now, format)
 }
 
 // scheduleID reads a SCHEDULE_ID argument (wfs_..., or schedule/wfs_...).
@@ -196,10 +212,11 @@ func runCreate(ctx context.Context, opts *CreateOptions) error {
 	if err != nil {
 		return err
 	}
-	wpid, err := agentref.Resolve(ctx, c, opts.Agent)
+	agent, err := agentref.Get(ctx, c, opts.Agent)
 	if err != nil {
 		return err
 	}
+	wpid := agent.WorkflowPermanentID
 	params, _ := opts.parameters()
 	enabled := !opts.Disabled
 	r, err := c.Schedules.Create(ctx, wpid, &client.ScheduleRequest{
@@ -209,7 +226,7 @@ func runCreate(ctx context.Context, opts *CreateOptions) error {
 	if err != nil {
 		return fmt.Errorf("create a schedule of %s: %w", opts.Agent, err)
 	}
-	return printOne(opts.IO, opts.Now(), opts.Format, r)
+	return printOne(opts.IO, opts.Now(), opts.Format, r, agent.Title)
 }
 
 // ListOptions are the inputs of `abctl schedules list`.
@@ -281,41 +298,46 @@ func (o *ListOptions) Validate() error {
 	return nil
 }
 
+// runList lists the organization's schedules, or one agent's: both from
+// the organization-wide list (the one that has each schedule's next run
+// and its agent's title), the latter keeping the agent's schedules only.
 func runList(ctx context.Context, opts *ListOptions) error {
 	c, err := opts.Client(ctx)
 	if err != nil {
 		return err
 	}
+	lo := &client.ListSchedulesOptions{Status: opts.Status, Search: opts.Search, PageSize: min(listing.PageSize(opts.Limit), 100)}
+	what, wpid := "schedules", ""
 	if opts.Agent != "" {
-		wpid, err := agentref.Resolve(ctx, c, opts.Agent)
-		if err != nil {
+		if wpid, err = agentref.Resolve(ctx, c, opts.Agent); err != nil {
 			return err
 		}
-		list, err := c.Schedules.List(ctx, wpid)
-		if err != nil {
-			return fmt.Errorf("list the schedules of %s: %w", opts.Agent, err)
-		}
-		if opts.Limit > 0 && len(list) > opts.Limit {
-			list = list[:opts.Limit]
-		}
-		items := make([]*client.OrganizationSchedule, 0, len(list))
-		for _, s := range list {
-			items = append(items, item(&client.ScheduleResponse{Schedule: *s}))
-		}
-		if list == nil {
-			list = []*client.Schedule{}
-		}
-		return schedulesListing(items, list).Print(opts.IO, opts.Now(), opts.Format)
+		// The agent's schedules are among all the organization's.
+		lo.PageSize, what = 100, "schedules of "+opts.Agent
 	}
-	lo := &client.ListSchedulesOptions{Status: opts.Status, Search: opts.Search, PageSize: min(listing.PageSize(opts.Limit), 100)}
-	items, err := listing.Collect(c.Schedules.All(ctx, lo), opts.Limit, "schedules")
+	seq := c.Schedules.All(ctx, lo)
+	if wpid != "" {
+		seq = ofAgent(seq, wpid)
+	}
+	items, err := listing.Collect(seq, opts.Limit, what)
 	if err != nil {
 		return err
 	}
-	if items == nil {
-		items = []*client.OrganizationSchedule{}
-	}
 	return schedulesListing(items, items).Print(opts.IO, opts.Now(), opts.Format)
+}
+
+// ofAgent keeps the schedules of the agent wpid.
+func ofAgent(all iter.Seq2[*client.OrganizationSchedule, error], wpid string) iter.Seq2[*client.OrganizationSchedule, error] {
+	return func(yield func(*client.OrganizationSchedule, error) bool) {
+		for s, err := range all {
+			if err == nil && s.WorkflowPermanentID != wpid {
+				continue
+			}
+			if !yield(s, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // OneOptions are the inputs of the commands on one schedule: get, enable,
@@ -418,15 +440,15 @@ func runOne(ctx context.Context, opts *OneOptions, call func(context.Context, *c
 	if err != nil {
 		return err
 	}
-	wpid, err := agentref.Resolve(ctx, c, opts.Agent)
+	agent, err := agentref.Get(ctx, c, opts.Agent)
 	if err != nil {
 		return err
 	}
-	r, err := call(ctx, c, wpid)
+	r, err := call(ctx, c, agent.WorkflowPermanentID)
 	if err != nil {
 		return fmt.Errorf("schedule %s of %s: %w", opts.ScheduleID, opts.Agent, err)
 	}
-	return printOne(opts.IO, opts.Now(), opts.Format, r)
+	return printOne(opts.IO, opts.Now(), opts.Format, r, agent.Title)
 }
 
 // NewCmdDelete returns `abctl schedules delete`. runF, when not nil, is

@@ -71,6 +71,28 @@ func TestSchedulesCommandsAgainstADaemon(t *testing.T) {
 	if out := streams.Out.String(); !strings.Contains(out, id) || !strings.Contains(out, "Invoices") || !strings.Contains(out, "Europe/Berlin") {
 		t.Errorf("list:\n%s", out)
 	}
+	// The list of one agent, and one schedule's get, show the same row
+	// as the organization's list: the agent's title, the next run, the
+	// fire times skipped and missed.
+	orgRow := rowOf(t, streams.Out.String(), id)
+	for _, args := range [][]string{{wpid}, {wpid, id}} {
+		streams.Out.Reset()
+		cmd := NewCmdList(f, nil)
+		if len(args) == 2 {
+			cmd = NewCmdGet(f, nil)
+		}
+		if err := cmdtest.Exec(cmd, args...); err != nil {
+			t.Fatal(err)
+		}
+		if row := rowOf(t, streams.Out.String(), id); row != orgRow {
+			t.Errorf("%v shows\n%s\nthe organization's list\n%s", args, row, orgRow)
+		}
+	}
+	// id, agent, cron, timezone, enabled, next run, not run, name
+	if c := strings.Split(orgRow, "\t"); len(c) != 8 || !strings.HasSuffix(c[1], " (Invoices)") || !strings.HasPrefix(c[5], "20") || c[6] != "" {
+		t.Errorf("the row has no title, next run or fires not run: %q", orgRow)
+	}
+
 	streams.Out.Reset()
 	if err := cmdtest.Exec(NewCmdSetEnabled(f, false, nil), wpid, "schedule/"+id, "-o", "json"); err != nil {
 		t.Fatal(err)
@@ -138,5 +160,34 @@ func TestSchedulesCommandsCheckTheirInput(t *testing.T) {
 	}
 	if err := cmdtest.Exec(NewCmdGet(f, nil), "wpid_1", "a b"); !cmdtest.IsUsage(err) {
 		t.Errorf("get with a bad id: %v", err)
+	}
+}
+
+// rowOf is the line of a table (tab-separated, as printed to a pipe) that
+// starts with id.
+func rowOf(t *testing.T, table, id string) string {
+	t.Helper()
+	for _, line := range strings.Split(table, "\n") {
+		if strings.HasPrefix(line, id+"\t") {
+			return line
+		}
+	}
+	t.Errorf("no row of %s in\n%s", id, table)
+	return ""
+}
+
+func TestNotRun(t *testing.T) {
+	for _, c := range []struct {
+		a    client.ScheduleActivity
+		want string
+	}{
+		{client.ScheduleActivity{}, ""},
+		{client.ScheduleActivity{MissedFires: 600}, "600 missed"},
+		{client.ScheduleActivity{SkippedFires: 1}, "1 skipped"},
+		{client.ScheduleActivity{MissedFires: 2, SkippedFires: 3}, "2 missed, 3 skipped"},
+	} {
+		if got := notRun(c.a); got != c.want {
+			t.Errorf("notRun(%+v) = %q, want %q", c.a, got, c.want)
+		}
 	}
 }
