@@ -285,8 +285,8 @@ func (f *Factory) localDaemonLocked(ctx context.Context, s *config.Settings) (ba
 		// not this data directory's daemon: the links this command prints
 		// are on a port of its own, and die with it.
 		fmt.Fprintf(f.IO.ErrOut, "abctl: no daemon was running for profile %q and %s is taken by something else, so this command runs one on %s at %s until it ends: "+
-			"the links it prints stop working when it exits (start 'abctl daemon --listen ADDR' to keep one running; 'abctl daemon status' says what holds %s)\n",
-			s.Profile, f.DaemonAddr(), s.DataDir, e.baseURL, f.DaemonAddr())
+			"the links it prints stop working when it exits (start 'abctl daemon --addr ADDR' to keep one running there, which the commands find through %s)\n",
+			s.Profile, f.DaemonAddr(), s.DataDir, e.baseURL, filepath.Join(s.DataDir, datadir.StateFileName))
 	} else {
 		fmt.Fprintf(f.IO.ErrOut, "abctl: no daemon was running for profile %q, so this command runs one on %s until it ends (start 'abctl daemon' to keep runs going after abctl exits)\n", s.Profile, s.DataDir)
 	}
