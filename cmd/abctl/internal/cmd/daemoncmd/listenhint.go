@@ -128,4 +128,3 @@ func nextPort(addr string) string {
 	}
 	return net.JoinHostPort(host, fmt.Sprint(n+1))
 }
-
