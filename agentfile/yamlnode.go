@@ -3,6 +3,7 @@ package agentfile
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"regexp"
@@ -65,22 +66,16 @@ var parserProblems = map[string]bool{
 // placeSyntaxError turns a yaml.v3 error into a message and a 1-based
 // line. yaml.v3 prints no line for line 1, and none for the errors of
 // aliases (an unknown anchor): their line is found as the shortest prefix
-// of whole lines that fails with the same message.
+// of whole lines that fails with the same message. For the parser's
+// problems it prints the line of the collection the problem is in, which
+// can be far above it (a key indented wrong on line 7 of a mapping that
+// starts on line 4): the problem's own line is the first line from there
+// on whose prefix fails with the same message, and the message says where
+// the collection starts.
 func placeSyntaxError(data []byte, err error) *syntaxError {
 	msg := err.Error()
-	if m := yamlErrorLine.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		if parserProblems[m[2]] {
-			line++
-		}
-		return &syntaxError{line: line, msg: m[2]}
-	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	if !strings.Contains(msg, "anchor") {
-		return &syntaxError{line: 1, msg: msg}
-	}
 	lines := bytes.SplitAfter(data, []byte("\n"))
-	fails := func(n int) bool {
+	fails := func(n int, msg string) bool {
 		dec := yaml.NewDecoder(bytes.NewReader(bytes.Join(lines[:n], nil)))
 		for {
 			var doc yaml.Node
@@ -88,16 +83,43 @@ func placeSyntaxError(data []byte, err error) *syntaxError {
 			if err == nil {
 				continue
 			}
-			return !errors.Is(err, io.EOF) && strings.TrimPrefix(err.Error(), "yaml: ") == msg
+			if errors.Is(err, io.EOF) {
+				return false
+			}
+			got := strings.TrimPrefix(err.Error(), "yaml: ")
+			if m := yamlErrorLine.FindStringSubmatch(err.Error()); m != nil {
+				got = m[2]
+			}
+			return got == msg
 		}
 	}
+	if m := yamlErrorLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		if !parserProblems[m[2]] {
+			return &syntaxError{line: line, msg: m[2]}
+		}
+		start := line + 1 // 0-based in yaml.v3's message
+		for n := start; n <= len(lines); n++ {
+			if fails(n, m[2]) {
+				if n == start {
+					break
+				}
+				return &syntaxError{line: n, msg: fmt.Sprintf("%s (in the collection that starts on line %d)", m[2], start)}
+			}
+		}
+		return &syntaxError{line: start, msg: m[2]}
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if !strings.Contains(msg, "anchor") {
+		return &syntaxError{line: 1, msg: msg}
+	}
 	lo, hi := 1, len(lines)
-	if !fails(hi) {
+	if !fails(hi, msg) {
 		return &syntaxError{msg: msg}
 	}
 	for lo < hi {
 		mid := (lo + hi) / 2
-		if fails(mid) {
+		if fails(mid, msg) {
 			hi = mid
 		} else {
 			lo = mid + 1

@@ -85,10 +85,16 @@ func (s agentsAPI) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
 		agent.FolderID = &f
 	}
 	s.newVersion(agent)
-	out, _, err := s.store.Agents().CreateJSON(r.Context(), organization(r.Context()).ID, agent, key)
+	out, created, err := s.store.Agents().CreateJSON(r.Context(), organization(r.Context()).ID, agent, key)
 	if err != nil {
 		s.error(w, r, err)
 		return
+	}
+	if !created {
+		// The key's agent existed: this answer is a replay, which tells a
+		// client whose create raced another's (two `abctl run` of one file)
+		// that it did not create the agent.
+		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	writeRawJSON(w, http.StatusOK, out)
 }

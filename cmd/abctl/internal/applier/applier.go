@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"sort"
 	"sync"
@@ -529,7 +530,8 @@ func (a *Applier) Apply(ctx context.Context, fa *agentfile.Agent, dryRun bool) R
 			return res
 		}
 	default:
-		ag, err = a.c.Agents.Create(ctx, fa.Definition, nil, client.WithIdempotencyKey(agentfile.IdempotencyKey(fa.Name)))
+		var resp *http.Response
+		ag, err = a.c.Agents.Create(ctx, fa.Definition, nil, client.WithIdempotencyKey(agentfile.IdempotencyKey(fa.Name)), client.WithResponseInto(&resp))
 		if err != nil {
 			res.Err = fmt.Errorf("create: %w", err)
 			return res
@@ -537,10 +539,19 @@ func (a *Applier) Apply(ctx context.Context, fa *agentfile.Agent, dryRun bool) R
 		if a.org == "" {
 			a.org = ag.OrganizationID
 		}
+		have, nerr := agentfile.NormalizeAgent(ag)
+		same := nerr == nil && bytes.Equal(have, cmp.defWant)
+		if replayed(resp) && ag.DeletedAt == nil && same {
+			// Another apply of the same file created it between this
+			// one's lookup and its create (two `abctl run` at once): the
+			// agent is as the file says, and this apply made nothing.
+			res.Action = Unchanged
+		}
 		// The key may name an agent that exists but was not found (it
-		// was deleted): the service then returns its first version, which
-		// an update brings back to the file's definition.
-		if have, nerr := agentfile.NormalizeAgent(ag); ag.DeletedAt != nil || nerr != nil || !bytes.Equal(have, cmp.defWant) {
+		// was deleted, or another apply created it from another
+		// definition): the service then returns its first version, which
+		// an update brings to the file's definition.
+		if ag.DeletedAt != nil || !same {
 			ag, err = a.c.Agents.Update(ctx, ag.WorkflowPermanentID, fa.Definition)
 			if err != nil {
 				res.Err = fmt.Errorf("update the agent its name maps to: %w", err)
@@ -559,6 +570,13 @@ func (a *Applier) Apply(ctx context.Context, fa *agentfile.Agent, dryRun bool) R
 		res.Err = err
 	}
 	return res
+}
+
+// replayed reports whether the service answered a create with the agent
+// its idempotency key already named (header Idempotent-Replayed, which the
+// local daemon sends) instead of creating one.
+func replayed(resp *http.Response) bool {
+	return resp != nil && resp.Header.Get("Idempotent-Replayed") == "true"
 }
 
 // applyTags sets the tags that differ.

@@ -549,3 +549,39 @@ func summarize(reqs []string) string {
 	}
 	return strings.Join(order, ", ")
 }
+
+// TestConcurrentCreate: two applies of one file at once (two `abctl run` of
+// it) both find no agent, and both create it with the key its name gives:
+// the service makes one agent and replays it to the second, whose apply
+// then says unchanged, not created (issue 30: both said created). With
+// another definition under the same name the second updates it. The race
+// is made certain by a gate that hides the agent from the second apply's
+// lookup, as the first apply's create had not reached the service yet.
+func TestConcurrentCreate(t *testing.T) {
+	hide := func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/agents/wpid_") {
+			http.Error(w, `{"detail":"Workflow not found"}`, http.StatusNotFound)
+			return true
+		}
+		return false
+	}
+	s := startService(t, hide)
+	fa := parseAgent(t, "agents/contact-form.yaml", contactForm)
+	first := applyOnce(t, s.plain, fa)
+	if first.Action != Created {
+		t.Fatalf("first apply: %+v", first)
+	}
+	second := applyOnce(t, s.counted, fa)
+	if second.Action != Unchanged || second.ID != first.ID {
+		t.Errorf("second apply, which raced the first: %s %s, want unchanged %s", second.Action, second.ID, first.ID)
+	}
+	if a := s.get(first.ID); a == nil || a.Version != 1 {
+		t.Errorf("the agent after both: %+v", a)
+	}
+
+	other := parseAgent(t, "agents/contact-form.yaml", strings.Replace(contactForm, "title: ", "title: Another ", 1))
+	third := applyOnce(t, s.counted, other)
+	if third.Action != Configured || third.ID != first.ID {
+		t.Errorf("an apply of another definition under the name: %s %s, want configured %s", third.Action, third.ID, first.ID)
+	}
+}

@@ -84,6 +84,16 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"delete", "contact-form"}, []string{"say what to delete", "Run 'abctl delete --help' for usage."}},
 		{[]string{"tags", "values", "env", "--create"}, []string{"--create and --color need KEY and VALUE", "Run 'abctl tags values --help' for usage."}},
 		{[]string{"runs", "webhook", "retry", "agent/x"}, []string{`"agent/x" names an agent, not a run`, "Run 'abctl runs webhook retry --help' for usage."}},
+		// A mistyped command is named as such even with flags after it
+		// (issue 30: the parser complained about -f), a mistyped resource
+		// of get gets the nearest, and so does a mistyped flag.
+		{[]string{"aply", "-f", "x"}, []string{`unknown command "aply" for "abctl"; did you mean apply?`, "Run 'abctl --help' for usage."}},
+		{[]string{"aply", "--recursive", "-f", "x"}, []string{`unknown command "aply" for "abctl"; did you mean apply?`}},
+		{[]string{"get", "agnts"}, []string{`unknown command "agnts" for "abctl get"; did you mean agents?`, "Run 'abctl get --help' for usage."}},
+		{[]string{"get", "agnts", "-o", "json"}, []string{`unknown command "agnts" for "abctl get"; did you mean agents?`}},
+		{[]string{"run", "x.yaml", "--parm", "a=1"}, []string{"unknown flag: --parm; did you mean --param?", "Run 'abctl run --help' for usage."}},
+		{[]string{"get", "agents", "--outptu", "json"}, []string{"unknown flag: --outptu; did you mean --output?"}},
+		{[]string{"get", "agents", "--base-ulr", "x"}, []string{"did you mean --base-url?"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -7,6 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/llm"
 )
 
@@ -101,4 +105,31 @@ func TestConfigViewEmbed(t *testing.T) {
 	delete(e.vars, "ABCTL_BASE_URL")
 	r = e.run("", "config", "view").expect(t, 0)
 	contains(t, "config view", r.stdout, "embedded daemon\ttrue\tdefault")
+}
+
+// TestConfigViewRunningDaemon: config view shows the base URL the commands
+// really talk to: the address of the daemon that runs over the profile's
+// data directory, from its state file, not the default address (issue 30:
+// it said "http://127.0.0.1:8780 default" while the commands went to the
+// daemon started with --listen elsewhere). Without a daemon, it says that
+// a command starts one.
+func TestConfigViewRunningDaemon(t *testing.T) {
+	home := t.TempDir()
+	dataDir := filepath.Join(home, "data")
+	vars := map[string]string{"HOME": home, "ABCTL_DATA_DIR": dataDir, "ABCTL_CONFIG_DIR": filepath.Join(home, "config")}
+	view := func() string {
+		t.Helper()
+		ios, _, out, errOut := iostreams.Test()
+		f := newTestFactory(t, ios, vars)
+		if code := RunFactory(t.Context(), []string{"config", "view"}, f); code != ExitOK {
+			t.Fatalf("config view: exit %d\n%s", code, errOut.String())
+		}
+		return out.String()
+	}
+	out := view()
+	contains(t, "config view without a daemon", out, "base URL\thttp://127.0.0.1:", "no daemon is running over "+dataDir, "a command starts one there")
+
+	addr, _ := daemontest.Start(t, dataDir, daemon.Config{})
+	out = view()
+	contains(t, "config view", out, "base URL\thttp://"+addr+"\tthe daemon's state file "+filepath.Join(dataDir, datadir.StateFileName))
 }

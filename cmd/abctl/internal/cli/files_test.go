@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
+	"github.com/abctl/abctl/executor/scripted"
 )
 
 // TestUploadAndArtifactCommands: abctl upload prints a URL that fetches
@@ -58,4 +60,42 @@ func TestUploadAndArtifactCommands(t *testing.T) {
 	contains(t, "stderr", r.stderr, "404", "Artifact a_1 not found")
 	r = e.run("", "upload", filepath.Join(e.dir, "missing.csv")).expect(t, 1)
 	contains(t, "stderr", r.stderr, "missing.csv")
+}
+
+// TestArtifactsTableOnATerminal: on a terminal narrower than the links,
+// 'abctl runs artifacts' shows each file's name and its whole link, which
+// the terminal may wrap but which still opens (issue 30: the table cut the
+// links to "…screenshot-00…").
+func TestArtifactsTableOnATerminal(t *testing.T) {
+	e := newCLIEnv(t)
+	run, err := e.client.Runs.StartTask(t.Context(), &client.TaskRunRequest{Prompt: scripted.Prefix + "steps=2;screenshots=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(run.RunID)
+	arts, err := e.client.Runs.ListArtifacts(t.Context(), run.RunID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.runIO("", func(ios *iostreams.IOStreams) { ios.SetTTY(false, true, false); ios.SetWidth(80) }, "runs", "artifacts", run.RunID).expect(t, 0)
+	if !strings.Contains(r.stdout, "FILE") || !strings.Contains(r.stdout, "URL") {
+		t.Errorf("no FILE or URL column:\n%s", r.stdout)
+	}
+	shots := 0
+	for _, a := range arts {
+		if a.ArtifactType != client.ArtifactScreenshot || a.SignedURL == nil {
+			continue
+		}
+		shots++
+		if len(*a.SignedURL) <= 80 {
+			t.Fatalf("the link %s fits in 80 columns: the test shows nothing", *a.SignedURL)
+		}
+		contains(t, "runs artifacts on a terminal", r.stdout, *a.SignedURL)
+	}
+	for i := 1; i <= 2; i++ {
+		contains(t, "runs artifacts on a terminal", r.stdout, " "+scripted.ScreenshotName(i)+" ")
+	}
+	if shots != 2 || strings.Contains(r.stdout, "…") {
+		t.Errorf("%d screenshots; a cell was cut:\n%s", shots, r.stdout)
+	}
 }

@@ -189,6 +189,10 @@ func TestEmbeddedDaemon(t *testing.T) {
 	}
 	r := runCLI("apply", "-f", writeTemp(t, "contact-form.yaml", contactForm)).expect(t, 0)
 	contains(t, "stderr", r.stderr, "this command runs one on "+filepath.Join(data, "abctl"), "created organization")
+	// The local daemon's own address is taken (by the stray daemon): the
+	// command's daemon is on a port of its own, whose links die with it,
+	// and it says so (issue 30).
+	contains(t, "stderr", r.stderr, stray.Listener.Addr().String()+" is taken by something else", "the links it prints stop working when it exits", "abctl daemon --addr ADDR")
 	if r.stdout != "agent/contact-form created\n" {
 		t.Errorf("stdout %q", r.stdout)
 	}

@@ -70,9 +70,7 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 	})
 	f.GlobalFlags = pf
 
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &cmdutil.UsageError{CmdPath: cmd.CommandPath(), Err: err}
-	})
+	root.SetFlagErrorFunc(cmdutil.FlagError)
 	root.AddGroup(
 		&cobra.Group{ID: "agents", Title: "Agents as files:"},
 		&cobra.Group{ID: "runs", Title: "Runs:"},

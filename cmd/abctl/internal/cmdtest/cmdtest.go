@@ -54,9 +54,7 @@ func Exec(cmd *cobra.Command, args ...string) error {
 	cmd.SetOut(io.Discard)
 	cmd.SetErr(io.Discard)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &cmdutil.UsageError{CmdPath: c.CommandPath(), Err: err}
-	})
+	cmd.SetFlagErrorFunc(cmdutil.FlagError)
 	_, err := cmd.ExecuteC()
 	return err
 }

@@ -3,7 +3,6 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -64,8 +63,13 @@ func Silent(code int) error { return &CodeError{Code: code} }
 // ErrCanceled is returned when the user declined a confirmation.
 var ErrCanceled = errors.New("canceled")
 
-// NoArgs rejects positional arguments, as a usage error.
+// NoArgs rejects positional arguments, as a usage error. For a command
+// with subcommands ("abctl get agnts") the argument can only be a mistyped
+// subcommand, and the error suggests the nearest, as GroupArgs does.
 func NoArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 && cmd.HasAvailableSubCommands() {
+		return GroupArgs(cmd, args)
+	}
 	if len(args) > 0 {
 		return Usagef(cmd, "%q takes no arguments, got %q", cmd.CommandPath(), args[0])
 	}
@@ -99,11 +103,7 @@ func GroupArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		msg += "; did you mean " + strings.Join(s, " or ") + "?"
-	}
-	return &UsageError{CmdPath: cmd.CommandPath(), Err: errors.New(msg)}
+	return unknownCommand(cmd, args[0])
 }
 
 // DetachWithEmbeddedDaemon is the usage error of --detach when the daemon

@@ -266,39 +266,10 @@ func (f *Factory) Close() error {
 // localDaemonLocked returns the base URL of the local daemon of s, and
 // where it came from, starting the daemon inside abctl when none answers
 // and s allows it.
-//
-// A base URL given explicitly (flag, environment, profile) is used as
-// given: it is not probed, and no daemon is started for it unless it is
-// the local daemon's own address. Otherwise the daemon running over the
-// data directory says where it listens in its state file; without one, no
-// daemon runs over that directory, whatever answers at the default
-// address (a daemon over another directory, which would refuse this one's
-// key).
 func (f *Factory) localDaemonLocked(ctx context.Context, s *config.Settings) (base, from string, err error) {
-	var notRunning string // what was found, for the errors
-	switch {
-	case s.BaseURLGiven && !config.SameBaseURL(s.BaseURL, s.LocalBaseURL):
-		return s.BaseURL, s.BaseURLFrom, nil
-	case s.BaseURLGiven:
-		if f.healthy(ctx, s.BaseURL) {
-			return s.BaseURL, s.BaseURLFrom, nil
-		}
-		notRunning = fmt.Sprintf("no daemon answers at %s (base URL from %s)", s.BaseURL, s.BaseURLFrom)
-	default:
-		statePath := filepath.Join(s.DataDir, datadir.StateFileName)
-		st, err := admin.ReadState(s.DataDir)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			notRunning = fmt.Sprintf("no daemon is running over %s (there is no %s)", s.DataDir, statePath)
-		case err != nil:
-			notRunning = fmt.Sprintf("no daemon is known to run over %s: %v", s.DataDir, err)
-		default:
-			u := stateURL(st.Addr)
-			if u != "" && f.healthy(ctx, u) {
-				return u, "the daemon's state file " + statePath, nil
-			}
-			notRunning = fmt.Sprintf("the daemon of %s does not answer at %s (the address in %s)", s.DataDir, st.Addr, statePath)
-		}
+	base, from, notRunning := f.findLocalDaemon(ctx, s)
+	if base != "" {
+		return base, from, nil
 	}
 	if !s.Embed {
 		return "", "", fmt.Errorf("%s, and embed is false for profile %q (from %s), so abctl does not start one inside the command; start one with 'abctl daemon --data-dir %s'",
@@ -309,8 +280,75 @@ func (f *Factory) localDaemonLocked(ctx context.Context, s *config.Settings) (ba
 		return "", "", fmt.Errorf("%s, and abctl could not start one inside this command: %w", notRunning, err)
 	}
 	f.embedded = e
-	fmt.Fprintf(f.IO.ErrOut, "abctl: no daemon was running for profile %q, so this command runs one on %s until it ends (start 'abctl daemon' to keep runs going after abctl exits)\n", s.Profile, s.DataDir)
+	if !config.SameBaseURL(e.baseURL, s.LocalBaseURL) && !s.BaseURLGiven {
+		// The local daemon's own address is taken by something that is
+		// not this data directory's daemon: the links this command prints
+		// are on a port of its own, and die with it.
+		fmt.Fprintf(f.IO.ErrOut, "abctl: no daemon was running for profile %q and %s is taken by something else, so this command runs one on %s at %s until it ends: "+
+			"the links it prints stop working when it exits (start 'abctl daemon --addr ADDR' to keep one running there, which the commands find through %s)\n",
+			s.Profile, f.DaemonAddr(), s.DataDir, e.baseURL, filepath.Join(s.DataDir, datadir.StateFileName))
+	} else {
+		fmt.Fprintf(f.IO.ErrOut, "abctl: no daemon was running for profile %q, so this command runs one on %s until it ends (start 'abctl daemon' to keep runs going after abctl exits)\n", s.Profile, s.DataDir)
+	}
 	return e.baseURL, "the daemon this command started", nil
+}
+
+// findLocalDaemon returns the base URL of the running local daemon of s,
+// and where it came from; when none answers, base is "" and notRunning
+// says what was found.
+//
+// A base URL given explicitly (flag, environment, profile) is used as
+// given: it is not probed unless it is the local daemon's own address.
+// Otherwise the daemon running over the data directory says where it
+// listens in its state file; without one, no daemon runs over that
+// directory, whatever answers at the default address (a daemon over
+// another directory, which would refuse this one's key).
+func (f *Factory) findLocalDaemon(ctx context.Context, s *config.Settings) (base, from, notRunning string) {
+	switch {
+	case s.BaseURLGiven && !config.SameBaseURL(s.BaseURL, s.LocalBaseURL):
+		return s.BaseURL, s.BaseURLFrom, ""
+	case s.BaseURLGiven:
+		if f.healthy(ctx, s.BaseURL) {
+			return s.BaseURL, s.BaseURLFrom, ""
+		}
+		return "", "", fmt.Sprintf("no daemon answers at %s (base URL from %s)", s.BaseURL, s.BaseURLFrom)
+	}
+	statePath := filepath.Join(s.DataDir, datadir.StateFileName)
+	st, err := admin.ReadState(s.DataDir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", "", fmt.Sprintf("no daemon is running over %s (there is no %s)", s.DataDir, statePath)
+	case err != nil:
+		return "", "", fmt.Sprintf("no daemon is known to run over %s: %v", s.DataDir, err)
+	}
+	u := stateURL(st.Addr)
+	if u != "" && f.healthy(ctx, u) {
+		return u, "the daemon's state file " + statePath, ""
+	}
+	return "", "", fmt.Sprintf("the daemon of %s does not answer at %s (the address in %s)", s.DataDir, st.Addr, statePath)
+}
+
+// ResolvedBaseURL is the base URL the commands of this profile talk to,
+// and where it comes from, found as Client finds it but without starting
+// a daemon: for a local daemon's profile, the address of the daemon that
+// runs over its data directory (its state file says where), or, when none
+// runs, the address a command would start one at and why.
+func (f *Factory) ResolvedBaseURL(ctx context.Context) (base, from string, err error) {
+	s, err := f.Settings()
+	if err != nil {
+		return "", "", err
+	}
+	if !s.Local {
+		return s.BaseURL, s.BaseURLFrom, nil
+	}
+	base, from, notRunning := f.findLocalDaemon(ctx, s)
+	if base != "" {
+		return base, from, nil
+	}
+	if !s.Embed {
+		return s.BaseURL, fmt.Sprintf("%s; %s, and a command does not start one (embed is false)", s.BaseURLFrom, notRunning), nil
+	}
+	return s.BaseURL, fmt.Sprintf("%s; %s, so a command starts one there (on a free port if that one is taken)", s.BaseURLFrom, notRunning), nil
 }
 
 // stateURL turns a listen address into a URL reachable from this machine.

@@ -88,7 +88,8 @@ func TestEmbeddedDaemon(t *testing.T) {
 	if base, from := f.Target(); base != "http://127.0.0.1:4321" || from != "the daemon this command started" {
 		t.Errorf("target %s from %s", base, from)
 	}
-	if !strings.Contains(stderr.String(), "this command runs one on "+dataDir) {
+	if !strings.Contains(stderr.String(), "this command runs one on "+dataDir) || !strings.Contains(stderr.String(), "127.0.0.1:1 is taken by something else") ||
+		!strings.Contains(stderr.String(), "at http://127.0.0.1:4321 until it ends: the links it prints stop working when it exits") {
 		t.Errorf("stderr: %q", stderr.String())
 	}
 	if err := f.Close(); err != nil || stopped != 1 || f.Embedded() {

@@ -204,18 +204,33 @@ func statusText(r *client.Run, now time.Time) string {
 }
 
 // changeLine describes an event in one line: what changed and where the run
-// stands.
+// stands, with a new screenshot's whole link.
 func changeLine(ev client.RunEvent, now time.Time) string {
+	return changeLineWith(ev, now, wholeLink)
+}
+
+// changeLineWith is changeLine with the new screenshot shown by link
+// (its URL): whole in plain lines, by its file's name in the live view.
+func changeLineWith(ev client.RunEvent, now time.Time, link func(string) string) string {
 	line := statusText(ev.Run, now)
 	if ev.NewScreenshot() {
-		line += "; screenshot " + ev.LatestScreenshot()
+		line += "; screenshot " + link(ev.LatestScreenshot())
 	}
 	return line
 }
 
+// wholeLink shows a link as it is.
+func wholeLink(u string) string { return u }
+
 // endLines describe a finished run: the failure reason, what a run that
-// extracted nothing did, the recording.
+// extracted nothing did, the recording and the last screenshot with their
+// whole links.
 func endLines(r *client.Run) []string {
+	return endLinesWith(r, wholeLink)
+}
+
+// endLinesWith is endLines with the links shown by link.
+func endLinesWith(r *client.Run, link func(string) string) []string {
 	var lines []string
 	if fr := r.GetFailureReason(); fr != "" && r.Status != client.RunStatusCompleted {
 		lines = append(lines, "reason: "+fr)
@@ -227,10 +242,10 @@ func endLines(r *client.Run) []string {
 		lines = append(lines, l)
 	}
 	if u := r.GetRecordingURL(); u != "" {
-		lines = append(lines, "recording: "+u)
+		lines = append(lines, "recording: "+link(u))
 	}
 	if len(r.ScreenshotURLs) > 0 {
-		lines = append(lines, "last screenshot: "+r.ScreenshotURLs[0])
+		lines = append(lines, "last screenshot: "+link(r.ScreenshotURLs[0]))
 	}
 	return lines
 }

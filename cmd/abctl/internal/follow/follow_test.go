@@ -116,7 +116,7 @@ func TestTUICompletes(t *testing.T) {
 	if res.Run.Status != client.RunStatusCompleted || res.ExitCode() != cmdutil.ExitOK || res.Left {
 		t.Errorf("result %+v (status %s)", res, res.Run.Status)
 	}
-	for _, want := range []string{id, "✓ Run " + id + " completed, 3 steps", "last screenshot: http://"} {
+	for _, want := range []string{id, "✓ Run " + id + " completed, 3 steps", "last screenshot: screenshot_001.png", "whole links: abctl runs artifacts " + id} {
 		if !strings.Contains(view, want) {
 			t.Errorf("the view lacks %q:\n%s", want, view)
 		}

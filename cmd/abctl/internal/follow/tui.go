@@ -64,8 +64,10 @@ func followTUI(ctx context.Context, o Options, events <-chan event, timeout <-ch
 
 // printEnd writes how the run ended, once the view is gone: its last step
 // when the view has not shown it (its details arrive after it was
-// counted), the run's id and end, and its links, each whole on a line of
-// its own, where the terminal can wrap them.
+// counted), the run's id and end, and its files by name (links to the
+// whole URLs where colour is on), with the command that prints the whole
+// links: a signed URL is longer than most terminals are wide, and wrapped
+// over two lines it is neither readable nor always openable.
 func (m *model) printEnd(w io.Writer, r *client.Run) {
 	if !m.noSteps {
 		shown := 0
@@ -77,10 +79,17 @@ func (m *model) printEnd(w io.Writer, r *client.Run) {
 		}
 	}
 	fmt.Fprintf(w, "%s Run %s %s\n", m.statusMark(r.Status), m.o.RunID, statusText(r, m.o.Now()))
-	for _, l := range endLines(r) {
+	for _, l := range endLinesWith(r, m.fileLink) {
 		fmt.Fprintln(w, "  "+l)
 	}
+	if len(r.ScreenshotURLs) > 0 || r.GetRecordingURL() != "" {
+		fmt.Fprintln(w, "  "+m.cs.Gray("whole links: abctl runs artifacts "+m.o.RunID))
+	}
 }
+
+// fileLink names the file of a link, linked to the whole URL where colour
+// is on (OSC 8).
+func (m *model) fileLink(u string) string { return m.link(u, fileName(u)) }
 
 // firstFrameWait bounds how long printing above the view waits for its
 // first frame (frameWriter), should the frame never be seen.
@@ -267,7 +276,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		var print tea.Cmd
 		if msg.StatusChanged() || msg.StepsChanged() || msg.NewScreenshot() {
-			print = m.println(m.statusMark(msg.Run.Status) + " " + changeLine(msg.RunEvent, m.o.Now()))
+			print = m.println(m.statusMark(msg.Run.Status) + " " + changeLineWith(msg.RunEvent, m.o.Now(), m.fileLink))
 		}
 		var latest, question tea.Cmd
 		if !m.noSteps && wantsLatest(msg.RunEvent) {
@@ -423,8 +432,9 @@ func (m *model) statusMark(s client.RunStatus) string {
 // View is the pane under the printed lines: the run's id and status, its
 // latest action and its newest screenshot, each cut to the terminal's
 // width. The screenshot is named by its file, a link to the whole URL
-// where colour is on (OSC 8; terminals without links show the name); the
-// whole URL is printed above the pane as it arrives and after the run.
+// where colour is on (OSC 8; terminals without links show the name), as
+// in the lines printed above the pane and after the run; 'abctl runs
+// artifacts' prints the whole URLs.
 func (m *model) View() tea.View {
 	if m.state == done {
 		return tea.NewView("")

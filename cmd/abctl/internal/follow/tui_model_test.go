@@ -75,7 +75,7 @@ func TestPrintsWaitForTheFirstFrame(t *testing.T) {
 	if cmd := feed(m, eventMsg{RunEvent: first}); cmd == nil {
 		t.Fatal("no command after an event (the next read at least)")
 	}
-	if len(m.queued) != 1 || !strings.Contains(m.queued[0], "running, 1 step, 10s; screenshot "+longShot) {
+	if len(m.queued) != 1 || !strings.Contains(m.queued[0], "running, 1 step, 10s; screenshot screenshot-0004.jpg") || strings.Contains(m.queued[0], "http") {
 		t.Fatalf("queued %q", m.queued)
 	}
 	if cmd := feed(m, drawnMsg{}); cmd == nil || len(m.queued) != 0 {

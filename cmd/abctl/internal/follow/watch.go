@@ -10,6 +10,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/config"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 )
 
@@ -50,7 +51,14 @@ func NewWatcher(f *cmdutil.Factory) Watcher {
 				return err
 			}
 			if s, err := f.Settings(); err == nil && f.Embedded() && (len(res.Run.ScreenshotURLs) > 0 || res.Run.GetRecordingURL() != "") {
-				fmt.Fprintf(f.IO.ErrOut, "The daemon ran inside this command: the links above open while a daemon serves %s (start 'abctl daemon').\n", s.DataDir)
+				if base, _ := f.Target(); config.SameBaseURL(base, s.LocalBaseURL) {
+					fmt.Fprintf(f.IO.ErrOut, "The daemon ran inside this command: the links above open while a daemon serves %s (start 'abctl daemon').\n", s.DataDir)
+				} else {
+					// A port of the command's own: no daemon will serve
+					// these links again.
+					fmt.Fprintf(f.IO.ErrOut, "The daemon ran inside this command on a port of its own (%s): the links above stopped working as it ended; "+
+						"'abctl get run %s -o json' gives them again once a daemon serves %s.\n", base, res.Run.RunID, s.DataDir)
+				}
 			}
 		}
 		if code := res.ExitCode(); code != cmdutil.ExitOK {
@@ -60,11 +68,17 @@ func NewWatcher(f *cmdutil.Factory) Watcher {
 	}
 }
 
-// WriteOutput writes a finished run's output as JSON on w ("null" when it
-// has none), so that `abctl run ... | jq` always gets a document.
+// WriteOutput writes a finished run's output as JSON on w. A completed run
+// always writes a document ("null" when it extracted nothing), so that
+// `abctl run ... | jq` gets one; a run that did not complete writes what
+// it extracted before it ended, and nothing at all when that is nothing:
+// stdout holds data only, and the exit status and stderr say how it ended.
 func WriteOutput(w io.Writer, r *client.Run) error {
 	out := r.Output
-	if len(out) == 0 {
+	if noOutput(out) {
+		if r.Status != client.RunStatusCompleted {
+			return nil
+		}
 		out = []byte("null")
 	}
 	return printer.WriteJSON(w, out)

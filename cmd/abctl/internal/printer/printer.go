@@ -210,8 +210,9 @@ func (t *TablePrinter) Render() error {
 	}
 	whole := make([]bool, len(t.headers))
 	for i, h := range t.headers {
-		// Ids and names are copied, not read: cut, they would be useless.
-		whole[i] = h == "id" || h == "name"
+		// Ids, names, files and links are copied or opened, not read:
+		// cut, they would be useless.
+		whole[i] = h == "id" || h == "name" || h == "file" || h == "url"
 	}
 	fitWidths(widths, whole, t.io.Width())
 	cs := t.io.ColorScheme()
@@ -244,7 +245,9 @@ func (t *TablePrinter) Render() error {
 
 // fitWidths shrinks the widest columns, except those kept whole, until the
 // row fits in total columns (two spaces between columns), keeping each at
-// least 8 wide. A row that cannot fit is left wider than the terminal.
+// least 8 wide. A row that cannot fit even so (a link wider than the
+// terminal) is left whole: the terminal wraps it anyway, and cutting the
+// other columns would lose them for nothing.
 func fitWidths(widths []int, whole []bool, total int) {
 	const gap, minWidth = 2, 8
 	sum := func() int {
@@ -253,6 +256,17 @@ func fitWidths(widths []int, whole []bool, total int) {
 			s += w
 		}
 		return s
+	}
+	least := gap * (len(widths) - 1)
+	for i, w := range widths {
+		if whole[i] {
+			least += w
+		} else {
+			least += min(w, minWidth)
+		}
+	}
+	if least > total {
+		return
 	}
 	for sum() > total {
 		widest := -1

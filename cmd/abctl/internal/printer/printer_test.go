@@ -191,3 +191,21 @@ func TestListing(t *testing.T) {
 		}
 	}
 }
+
+// TestTableTerminalWholeLink: a file name and a link are never cut, and when
+// a link alone is wider than the terminal the other columns stay whole too:
+// the terminal wraps the line anyway.
+func TestTableTerminalWholeLink(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	ios.SetTTY(false, true, false)
+	ios.SetWidth(40)
+	link := "http://127.0.0.1:8780/artifacts/wr_1/screenshot_001.png?signature=0123456789abcdef"
+	tp := NewTable(ios, time.Now(), "id", "type", "file", "url")
+	tp.AddRow("a_1", "screenshot", "screenshot_001.png", link)
+	if err := tp.Render(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "a_1  screenshot  screenshot_001.png  "+link+"\n") {
+		t.Errorf("got %q", out.String())
+	}
+}

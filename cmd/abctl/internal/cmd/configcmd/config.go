@@ -3,6 +3,7 @@
 package configcmd
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"time"
@@ -87,6 +88,10 @@ type ViewOptions struct {
 	Getenv     config.Getenv
 	ConfigFile func() (*config.File, error)
 	Settings   func() (*config.Settings, error)
+	// BaseURL is the base URL the commands talk to and where it comes
+	// from: for a local daemon's profile, the running daemon's (its state
+	// file names it), which can differ from the profile's.
+	BaseURL func(context.Context) (base, from string, err error)
 	// KeyFileName is the local daemon's key file in its data directory.
 	KeyFileName string
 
@@ -96,13 +101,14 @@ type ViewOptions struct {
 // NewCmdView returns `abctl config view`. runF, when not nil, is called
 // with the options instead of showing the settings.
 func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Command {
-	opts := &ViewOptions{IO: f.IO, Now: f.Now, Getenv: f.Getenv, ConfigFile: f.ConfigFile, Settings: f.Settings, KeyFileName: f.KeyFileName}
+	opts := &ViewOptions{IO: f.IO, Now: f.Now, Getenv: f.Getenv, ConfigFile: f.ConfigFile, Settings: f.Settings, BaseURL: f.ResolvedBaseURL, KeyFileName: f.KeyFileName}
 	var output string
 	cmd := &cobra.Command{
 		Use:   "view",
 		Short: "Show the resolved settings and where each comes from (never a key)",
-		Long: "view shows the settings this command line resolves to: the profile, its base URL,\n" +
-			"API key (whether one is set, never the key) and, for a local daemon's profile, its\n" +
+		Long: "view shows the settings this command line resolves to: the profile, the base URL\n" +
+			"the commands talk to (for a local daemon's profile, where the daemon that runs over its\n" +
+			"data directory listens, as its state file daemon.json says), the API key (whether one is set, never the key) and, for a local daemon's profile, its\n" +
 			"data directory; then the local daemon's language model (provider, base URL, model,\n" +
 			"key), as 'abctl daemon' without --llm-* flags would use it. Each comes with where\n" +
 			"it came from: a flag, the environment, the configuration file or the defaults.",
@@ -116,14 +122,14 @@ func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Comman
 			if runF != nil {
 				return runF(opts)
 			}
-			return runView(opts)
+			return runView(cmd.Context(), opts)
 		},
 	}
 	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
-func runView(opts *ViewOptions) error {
+func runView(ctx context.Context, opts *ViewOptions) error {
 	file, err := opts.ConfigFile()
 	if err != nil {
 		return err
@@ -140,6 +146,13 @@ func runView(opts *ViewOptions) error {
 	}
 	if s.Local {
 		v.EmbedFrom = s.EmbedFrom
+	}
+	if opts.BaseURL != nil {
+		// What the commands really talk to: a local daemon may listen
+		// elsewhere than the profile's address (abctl daemon --listen).
+		if v.BaseURL, v.BaseURLFrom, err = opts.BaseURL(ctx); err != nil {
+			return err
+		}
 	}
 	switch {
 	case s.APIKey != "":

@@ -91,7 +91,7 @@ func TestView(t *testing.T) {
 	if got.Format != printer.JSON || got.KeyFileName != "api-key" {
 		t.Errorf("options %+v", got)
 	}
-	if err := runView(got); err != nil {
+	if err := runView(t.Context(), got); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"profile": "local"`, `"base_url": "http://127.0.0.1:1"`, `"api_key": "(from the daemon's key file)"`,

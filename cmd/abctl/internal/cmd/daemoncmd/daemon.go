@@ -146,7 +146,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			if runF != nil {
 				return runF(opts)
 			}
-			return opts.Serve(cmd.Context(), opts.Config)
+			return explainListen(cmd.Context(), opts.Serve(cmd.Context(), opts.Config), cfg.Addr, cfg.DataDir)
 		},
 	}
 	cmd.Flags().StringVar(&cfg.Addr, "addr", f.DaemonAddr(), "address to listen on")

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -433,7 +434,11 @@ func runArtifacts(ctx context.Context, opts *ArtifactsOptions) error {
 	if err != nil {
 		return fmt.Errorf("list the artifacts of %s: %w", opts.RunID, err)
 	}
-	l := printer.Listing{Value: arts, Headers: []string{"id", "type", "size", "created", "url"}}
+	// The file's name and its link are never cut on a terminal (the table
+	// keeps "file" and "url" whole): cut, neither could be opened. The
+	// link comes last, so that a terminal too narrow for it wraps it
+	// alone.
+	l := printer.Listing{Value: arts, Headers: []string{"id", "type", "file", "size", "created", "url"}}
 	l.Rows = func(t *printer.TablePrinter) {
 		for _, a := range arts {
 			size, u := "", ""
@@ -443,8 +448,23 @@ func runArtifacts(ctx context.Context, opts *ArtifactsOptions) error {
 			if a.SignedURL != nil {
 				u = *a.SignedURL
 			}
-			t.AddRow(a.ArtifactID, string(a.ArtifactType), size, t.Time(a.CreatedAt.Time), u)
+			t.AddRow(a.ArtifactID, string(a.ArtifactType), artifactFileName(a.URI), size, t.Time(a.CreatedAt.Time), u)
 		}
 	}
 	return l.Print(opts.IO, opts.Now(), opts.Format)
+}
+
+// artifactFileName is the name of an artifact's file: the last segment of
+// its URI (abctl://artifacts/RUN/NAME, s3://bucket/.../NAME), unescaped;
+// "" when the URI has none.
+func artifactFileName(uri string) string {
+	i := strings.LastIndex(uri, "/")
+	if i < 0 || i == len(uri)-1 || !strings.Contains(uri, "://") {
+		return ""
+	}
+	name := uri[i+1:]
+	if u, err := url.PathUnescape(name); err == nil {
+		name = u
+	}
+	return name
 }
