@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/daemontest"
 )
 
 // goBlock is a ```go block of a Markdown file.
@@ -58,9 +61,12 @@ func goBlocks(t *testing.T, path string) []goBlock {
 
 // TestREADMEGoPrograms: every ```go block of the repository's README is a
 // whole program that compiles as written (go vet, in a directory of this
-// module, so that it uses the SDK as it is), and the SDK's program, run
+// module, so that it uses the SDK as it is); the SDK's program, run
 // against a service that does not answer, says what failed and exits 1
-// instead of panicking.
+// instead of panicking; and, run with the README's command line against a
+// daemon without a model (its key in the data directory where the README
+// says the daemon writes it) and the test site, it completes its run and
+// prints the output.
 func TestREADMEGoPrograms(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH: it is needed to vet README.md's Go programs")
@@ -116,21 +122,10 @@ func TestREADMEGoPrograms(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build of README.md's SDK program: %v\n%s", err, readmeLines(string(out), dir, blocks))
 	}
-	// It reads agents/contact-form.yaml from its directory, as the README
-	// says, and the service it is given refuses connections.
-	work := t.TempDir()
-	agent, err := os.ReadFile(filepath.Join(agentsDir, "contact-form.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(work, "agents"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "agents", "contact-form.yaml"), agent, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// It reads examples/agents/quickstart.yaml from the clone's root, as
+	// the README says, and the service it is given refuses connections.
 	run := exec.Command(bin)
-	run.Dir = work
+	run.Dir = repoRoot
 	run.Env = []string{"ABCTL_BASE_URL=http://" + refusingAddr(t), "ABCTL_API_KEY=abk_readme_test"}
 	out, err := run.CombinedOutput()
 	var exit *exec.ExitError
@@ -138,7 +133,69 @@ func TestREADMEGoPrograms(t *testing.T) {
 		t.Errorf("README.md's SDK program against a service that does not answer: %v, want exit status 1 and a message "+
 			"that says why (no panic):\n%s", err, out)
 	}
+
+	runREADMESDKCommand(t, sdk)
 }
+
+// runREADMESDKCommand runs the README's command line of the SDK program
+// (the package pkg, a path from the repository's root) as a person would
+// paste it, against a daemon with a real browser and no model, whose key is
+// where the README says it is, and the test site: the run completes and
+// the program prints its output.
+func runREADMESDKCommand(t *testing.T, pkg string) {
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keyFile = "~/.local/share/abctl/api-key"
+	var command string
+	for l := range strings.Lines(string(readme)) {
+		if strings.Contains(l, "go run ./try-sdk") {
+			command = strings.TrimSpace(l)
+			break
+		}
+	}
+	if command == "" || !strings.Contains(command, "ABCTL_API_KEY=$(cat "+keyFile+")") || !strings.Contains(command, "ABCTL_BASE_URL="+readmeDaemon) {
+		t.Fatalf("README.md shows no command line that runs its SDK program (go run ./try-sdk) against the "+
+			"local daemon (ABCTL_BASE_URL=%s), with the key the daemon writes (ABCTL_API_KEY=$(cat %s)): %q",
+			readmeDaemon, keyFile, command)
+	}
+	chromium := needChromium(t)
+	bash := needBash(t)
+	site := startSite(t)
+	const key = "abk_readme_sdk_test_key_0123456789"
+	addr, _ := daemontest.Start(t, t.TempDir(), daemon.Config{
+		APIKey: key, Workers: 1,
+		Engine: &daemon.EngineConfig{Chromium: chromium, NoRecording: true}, // no model
+	})
+	home := t.TempDir()
+	dataDir := filepath.Join(home, ".local", "share", "abctl")
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dataDir, "api-key"), []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	command = strings.ReplaceAll(command, readmeDaemon, "http://"+addr)
+	command = strings.ReplaceAll(command, "./try-sdk", pkg)
+	env := append(os.Environ(), "HOME="+home, "SITE="+site.URL)
+	// The go command's caches stay where they are, not under the new HOME.
+	for _, v := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		out, err := exec.Command("go", "env", v).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", v, err)
+		}
+		env = append(env, v+"="+strings.TrimSpace(string(out)))
+	}
+	res := run(t, repoRoot, env, bash, "-c", command)
+	if res.code != 0 || !strings.Contains(res.stdout, `"save_pages_output"`) || !strings.Contains(res.stdout, site.URL+"/form.html") {
+		t.Errorf("README.md's SDK program, run as the README says (%s) against a daemon without a model and "+
+			"the test site: want exit status 0 and the quickstart agent's output\n%s", command, res)
+	}
+}
+
+// readmeDaemon is the local daemon's address in the README.
+const readmeDaemon = "http://127.0.0.1:8780"
 
 // readmeLines rewrites the positions in the go tool's output from the
 // files written for the blocks to README.md's lines.

@@ -201,7 +201,27 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	return scriptsListing(items).Print(opts.IO, opts.Now(), opts.Format)
+	if err := scriptsListing(items).Print(opts.IO, opts.Now(), opts.Format); err != nil {
+		return err
+	}
+	if len(items) == 0 && (opts.Format == printer.Table || opts.Format == printer.Wide) {
+		// Piped, an empty table is no output at all: say on stderr that
+		// the list is empty, and why a script may be missing, so that
+		// stdout stays data only.
+		_, err = fmt.Fprintln(opts.IO.ErrOut, noScripts(opts.Agent))
+	}
+	return err
+}
+
+// noScripts says that there is no script (of agent, when not ""), and how
+// one comes to be.
+func noScripts(agent string) string {
+	of := ""
+	if agent != "" {
+		of = " of agent " + agent
+	}
+	return "No scripts" + of + " yet. A script is recorded when a run of an agent with run_with \"code\" completes\n" +
+		"(its first run needs a language model); 'abctl get runs' shows how the runs ended."
 }
 
 // GetOptions are the inputs of `abctl scripts get`.

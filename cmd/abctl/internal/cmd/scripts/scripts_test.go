@@ -78,6 +78,29 @@ func writeFile(t *testing.T, content string) string {
 	return path
 }
 
+// TestScriptsListEmptyThroughAPipe: with no script, list through a pipe
+// (no terminal: no header) still says something, on stderr, so that stdout
+// stays data only: that the list is empty, and how a script comes to be.
+func TestScriptsListEmptyThroughAPipe(t *testing.T) {
+	f, streams, _ := daemonFactory(t)
+	if err := cmdtest.Exec(NewCmdList(f, nil)); err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	if streams.Out.Len() != 0 {
+		t.Errorf("list of no script printed %q on stdout, want nothing (it is data only)", streams.Out)
+	}
+	for _, want := range []string{"No scripts yet", `run_with "code"`, "language model"} {
+		if !strings.Contains(streams.ErrOut.String(), want) {
+			t.Errorf("list of no script through a pipe: stderr has no %q:\n%s", want, streams.ErrOut)
+		}
+	}
+	// -o json is data: an empty array and no words on stderr.
+	streams.ErrOut.Reset()
+	if err := cmdtest.Exec(NewCmdList(f, nil), "-o", "json"); err != nil || strings.TrimSpace(streams.Out.String()) != "[]" || streams.ErrOut.Len() != 0 {
+		t.Errorf("list -o json of no script: %v, stdout %q, stderr %q; want [] and nothing on stderr", err, streams.Out, streams.ErrOut)
+	}
+}
+
 func TestScriptsListAndGet(t *testing.T) {
 	f, streams, c := daemonFactory(t)
 	wpid, id := newScript(t, c)
