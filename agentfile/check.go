@@ -11,7 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/tmpl"
+	"github.com/abctl/abctl/agentfile/tmpl"
 )
 
 // validate runs the checks the service makes beyond shapes (the client's

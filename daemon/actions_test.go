@@ -18,7 +18,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // codedError is an engine error with an HTTP status.

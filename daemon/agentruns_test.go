@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 func agentRunIDs(t *testing.T, c *client.Client, o *client.ListAgentRunsOptions) []string {

@@ -36,7 +36,7 @@ import (
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 const (

@@ -21,10 +21,10 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/engine"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 	"github.com/abctl/abctl/internal/egress"
-	"github.com/abctl/abctl/llm/llmtest"
+	"github.com/abctl/abctl/localrun/llm/llmtest"
 )
 
 const leakModelKey = "sk-model-key-9a8b7c6d5e4f3a2b1c0d"

@@ -4,10 +4,10 @@ import (
 	"context"
 
 	"github.com/abctl/abctl/daemon/api"
-	"github.com/abctl/abctl/engine"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/internal/egress"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // customModelCheck is the check the API makes of a custom model's

@@ -18,8 +18,8 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/engine/browser"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/engine/browser"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // fleetExecutor is an executor that places runs on a fleet of browser

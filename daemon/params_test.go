@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // TestAgentRunJSONParameter: a json parameter's value is checked before

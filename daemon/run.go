@@ -27,12 +27,12 @@ import (
 	"github.com/abctl/abctl/daemon/scheduler"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
-	"github.com/abctl/abctl/engine"
-	"github.com/abctl/abctl/engine/blocks"
-	"github.com/abctl/abctl/engine/browser"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/engine/blocks"
+	"github.com/abctl/abctl/localrun/engine/browser"
+	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/internal/egress"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // Config is everything `abctl daemon` needs to start.

@@ -36,8 +36,8 @@ import (
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
-	"github.com/abctl/abctl/executor"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 	"github.com/abctl/abctl/internal/loopback"
 )
 

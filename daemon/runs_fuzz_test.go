@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/executor"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // FuzzRunRequests sends arbitrary bodies and step-limit headers to the run

@@ -24,7 +24,7 @@ import (
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/scheduler"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // scheduleBound bounds every wait of these tests for something the

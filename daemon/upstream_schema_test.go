@@ -27,8 +27,8 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/executor"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // upstreamSpecName is where the reference sits beside a checkout:

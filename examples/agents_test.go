@@ -24,8 +24,8 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/llm"
-	"github.com/abctl/abctl/llm/llmtest"
+	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/localrun/llm/llmtest"
 )
 
 const daemonKey = "abk_examples_test_key_0123456789"

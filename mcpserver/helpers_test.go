@@ -18,8 +18,8 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/engine"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 	"github.com/abctl/abctl/mcpserver"
 )
 

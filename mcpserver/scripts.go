@@ -9,7 +9,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/internal/ptr"
-	"github.com/abctl/abctl/script"
+	"github.com/abctl/abctl/agentfile/script"
 )
 
 // The script tools list, show, deploy and run the scripts recorded from

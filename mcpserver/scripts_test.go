@@ -8,7 +8,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/mcpserver"
-	"github.com/abctl/abctl/script"
+	"github.com/abctl/abctl/agentfile/script"
 )
 
 // scriptFile is a script.yaml of one block, "search", that calls the

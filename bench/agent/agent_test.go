@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/engine/browser"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/engine/browser"
+	"github.com/abctl/abctl/localrun/executor"
 	ts "github.com/abctl/abctl/internal/testsite"
-	"github.com/abctl/abctl/llm"
-	"github.com/abctl/abctl/llm/llmtest"
+	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/localrun/llm/llmtest"
 )
 
 var taskName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)

@@ -28,7 +28,7 @@ import (
 	"time"
 
 	ts "github.com/abctl/abctl/internal/testsite"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // Options are the command's flags.

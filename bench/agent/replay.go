@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // SiteToken stands for the test site's origin in recorded answers (a

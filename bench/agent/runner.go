@@ -15,10 +15,10 @@ import (
 	"unicode"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/engine"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/executor"
 	ts "github.com/abctl/abctl/internal/testsite"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // The account of the portal credential that login tasks use: a password

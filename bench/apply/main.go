@@ -60,7 +60,7 @@ import (
 	"github.com/abctl/abctl/bench/internal/fixture"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // fileName is the agent file's name, and so the agent's.

@@ -46,7 +46,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
-	"github.com/abctl/abctl/engine/page"
+	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/internal/testsite"
 )
 

@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/daemon"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // Browser sessions: POST/GET /v1/browser_sessions, GET/PATCH

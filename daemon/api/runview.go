@@ -9,7 +9,7 @@ import (
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // Runs is what the server needs to start, cancel and show runs. Package

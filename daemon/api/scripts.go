@@ -12,7 +12,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/script"
+	"github.com/abctl/abctl/agentfile/script"
 )
 
 // Scripts: POST/GET /v1/scripts, GET /v1/scripts/{script_id}, POST

@@ -14,7 +14,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // uploadPath is the route of uploaded files, which withBodyLimit leaves to

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // FuzzHandlerPath sends arbitrary paths to the handler, each with a query

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // Path is the prefix the handler serves; the daemon mounts Store.Handler

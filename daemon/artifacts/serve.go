@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // ServeFile answers r with the file name of the organization's directory

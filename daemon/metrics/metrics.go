@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/abctl/abctl/engine/browser"
+	"github.com/abctl/abctl/localrun/engine/browser"
 )
 
 // Handler serves the metrics of the collectors in Prometheus' text format.

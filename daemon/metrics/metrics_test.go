@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/daemon/metrics"
-	"github.com/abctl/abctl/engine/browser"
+	"github.com/abctl/abctl/localrun/engine/browser"
 )
 
 // fleet is a FleetSource whose status the test sets.

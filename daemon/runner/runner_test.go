@@ -18,8 +18,8 @@ import (
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/executor"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // deadline bounds every wait of these tests: generous, since the machine

@@ -24,9 +24,9 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/executor"
-	"github.com/abctl/abctl/script"
-	"github.com/abctl/abctl/tmpl"
+	"github.com/abctl/abctl/localrun/executor"
+	"github.com/abctl/abctl/agentfile/script"
+	"github.com/abctl/abctl/agentfile/tmpl"
 )
 
 // defaultCacheKey is the cache key of an agent that sets none.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // The example against a real daemon whose runs follow the scripted

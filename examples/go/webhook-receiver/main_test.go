@@ -11,7 +11,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 type syncBuffer struct {

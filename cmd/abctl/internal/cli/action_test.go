@@ -14,9 +14,9 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/engine"
-	"github.com/abctl/abctl/engine/browser"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/engine/browser"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // formSite is a page with a form, served on loopback, that records what

@@ -11,7 +11,7 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // TestConfigViewModel: 'abctl config view' shows the local daemon's model

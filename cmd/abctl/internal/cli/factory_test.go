@@ -12,8 +12,8 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/datadir"
-	"github.com/abctl/abctl/executor"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/executor"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // TestNewFactory: the wiring gives the Factory what it knows of the local

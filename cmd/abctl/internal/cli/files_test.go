@@ -11,7 +11,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // TestUploadAndArtifactCommands: abctl upload prints a URL that fetches

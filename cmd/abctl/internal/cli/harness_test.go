@@ -20,7 +20,7 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
-	"github.com/abctl/abctl/executor/scripted"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of the command tests")

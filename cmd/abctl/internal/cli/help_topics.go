@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/daemon/datadir"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // Help topics are commands without a Run: cobra lists them under

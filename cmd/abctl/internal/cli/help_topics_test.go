@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/daemon/datadir"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // TestHelpEnvironmentDefaults: the defaults 'abctl help environment' gives

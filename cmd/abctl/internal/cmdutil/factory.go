@@ -33,7 +33,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/datadir"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // Factory builds, once each and only when asked, what commands depend on.

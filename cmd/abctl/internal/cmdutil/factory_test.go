@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // localFactory returns a Factory of the local profile over a data

@@ -64,7 +64,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // FileName is the configuration file's name inside the configuration

@@ -1,7 +1,7 @@
 package config
 
 import (
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // ModelSettings are the local daemon's language-model settings as `abctl

@@ -24,8 +24,8 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/executor"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/executor"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // DaemonOptions are the inputs of `abctl daemon`.

@@ -20,7 +20,7 @@ import (
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // These tests run abctl's whole command line (package cli), so that exit

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // llmConfigOf parses the daemon's model flags and layers them over env.

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdtest"
-	"github.com/abctl/abctl/executor"
-	"github.com/abctl/abctl/llm"
+	"github.com/abctl/abctl/localrun/executor"
+	"github.com/abctl/abctl/localrun/llm"
 )
 
 // TestDaemonOptions: the flags, the configuration file's llm section and

@@ -15,8 +15,8 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
-	"github.com/abctl/abctl/engine/browser"
-	"github.com/abctl/abctl/executor"
+	"github.com/abctl/abctl/localrun/engine/browser"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // fleetExecutor is an executor with a fleet of browser endpoints, as the

@@ -16,8 +16,8 @@ import (
 
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
-	"github.com/abctl/abctl/llm"
-	"github.com/abctl/abctl/llm/handmodel"
+	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/localrun/llm/handmodel"
 )
 
 // DefaultDir is where the requests and answers go when --dir is not given.

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdtest"
-	"github.com/abctl/abctl/llm"
-	"github.com/abctl/abctl/llm/handmodel"
+	"github.com/abctl/abctl/localrun/llm"
+	"github.com/abctl/abctl/localrun/llm/handmodel"
 )
 
 func TestServesAndPrintsTheSettings(t *testing.T) {

@@ -13,9 +13,9 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdtest"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/engine"
-	"github.com/abctl/abctl/executor/scripted"
-	"github.com/abctl/abctl/llm/llmtest"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/executor/scripted"
+	"github.com/abctl/abctl/localrun/llm/llmtest"
 )
 
 const testKey = "abk_models_cli_test_key"

@@ -31,7 +31,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/listing"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
-	"github.com/abctl/abctl/script"
+	"github.com/abctl/abctl/agentfile/script"
 )
 
 // kind is how -o name prints a script: script/ID.

@@ -12,8 +12,8 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/executor/scripted"
-	"github.com/abctl/abctl/script"
+	"github.com/abctl/abctl/localrun/executor/scripted"
+	"github.com/abctl/abctl/agentfile/script"
 )
 
 const testKey = "abk_scripts_cli_test_key"

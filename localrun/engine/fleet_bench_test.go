@@ -1,0 +1,196 @@
+package engine_test
+
+// The fleet under load: model-free agent runs through a real daemon on 1, 2
+// and 3 Chromium endpoints (two runs at a time each), beside raw chromedp
+// loading the same page with the same concurrency on the same browsers, in
+// the same run.
+//
+//	go test ./engine -run '^$' -bench BenchmarkFleet -benchtime 3x
+//
+// Reported per number of endpoints: runs per second through the daemon,
+// the median time from a run's creation to running (the API's created_at
+// to started_at) and to its end, raw chromedp's page loads per second and
+// the ratio; and the daemon's own CPU per run and Go heap per concurrent run
+// (the test binary is the daemon: its CPU while only the daemon works).
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/engine/browser"
+	"github.com/abctl/abctl/internal/chromiumtest"
+	"github.com/abctl/abctl/internal/testsite"
+)
+
+// fleetBenchRuns is the number of runs of one round; fleetBenchCapacity
+// the concurrent runs of each endpoint.
+const (
+	fleetBenchRuns     = 24
+	fleetBenchCapacity = 2
+)
+
+func BenchmarkFleet(b *testing.B) {
+	needBrowser(b)
+	origin := startSiteProcess(b)
+	page := origin + testsite.PageForm
+	browsers := []*chromiumtest.Browser{chromiumtest.Start(b), chromiumtest.Start(b), chromiumtest.Start(b)}
+	for n := 1; n <= len(browsers); n++ {
+		b.Run(fmt.Sprintf("endpoints=%d", n), func(b *testing.B) { benchFleet(b, browsers[:n], page) })
+	}
+}
+
+func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
+	var endpoints []browser.Endpoint
+	for i, br := range browsers {
+		endpoints = append(endpoints, browser.Endpoint{URL: br.URL(), Name: fmt.Sprintf("e%d", i+1), Capacity: fleetBenchCapacity})
+	}
+	concurrency := len(browsers) * fleetBenchCapacity
+	e := newEngine(b, engine.Config{BrowserEndpoints: endpoints})
+	addr, _ := daemontest.Start(b, b.TempDir(), daemon.Config{APIKey: testKey, Executor: e, Workers: concurrency})
+	c, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey(testKey), client.WithMaxRetries(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Open a page", WorkflowDefinition: client.WorkflowDefinition{
+		Blocks: client.Blocks{gotoBlock("open", page)},
+	}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	// daemonRound runs fleetBenchRuns runs at once; it returns the round's
+	// wall time, each run's time to running and to its end, the CPU the
+	// process used and the most heap in use while the runs went on.
+	daemonRound := func() (wall time.Duration, toRunning, toEnd []float64, cpu time.Duration, heap uint64) {
+		var peak uint64
+		stop := make(chan struct{})
+		var sampler sync.WaitGroup
+		sampler.Go(func() {
+			var ms runtime.MemStats
+			for {
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+				select {
+				case <-stop:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		})
+		cpu0 := processCPU()
+		t0 := time.Now()
+		ids := make([]string, fleetBenchRuns)
+		var wg sync.WaitGroup
+		for i := range ids {
+			wg.Go(func() {
+				r, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID})
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				ids[i] = r.RunID
+			})
+		}
+		wg.Wait()
+		for _, id := range ids {
+			r, err := waitRun(ctx, c, id)
+			if err != nil || r.Status != client.RunStatusCompleted {
+				b.Fatalf("run %s: %v %v", id, r, err)
+			}
+			if r.StartedAt != nil && r.FinishedAt != nil {
+				toRunning = append(toRunning, ms(r.StartedAt.Time.Sub(r.CreatedAt.Time)))
+				toEnd = append(toEnd, ms(r.FinishedAt.Time.Sub(r.CreatedAt.Time)))
+			}
+		}
+		wall = time.Since(t0)
+		cpu = processCPU() - cpu0
+		close(stop)
+		sampler.Wait()
+		return wall, toRunning, toEnd, cpu, peak
+	}
+
+	// rawRound loads the page fleetBenchRuns times with chromedp, with the
+	// same concurrency on the same browsers, each in a new browser context.
+	var allocs []context.Context
+	for _, br := range browsers {
+		actx, cancel := remote.NewAllocator(ctx, br.URL())
+		b.Cleanup(cancel)
+		bctx, bcancel := chromedp.NewContext(actx)
+		b.Cleanup(bcancel)
+		if _, err := chromedp.Run(bctx, chromedp.Evaluate[int]("1")); err != nil {
+			b.Fatal(err)
+		}
+		allocs = append(allocs, bctx)
+	}
+	rawRound := func() time.Duration {
+		t0 := time.Now()
+		jobs := make(chan int, fleetBenchRuns)
+		for i := range fleetBenchRuns {
+			jobs <- i
+		}
+		close(jobs)
+		var wg sync.WaitGroup
+		for w := range concurrency {
+			wg.Go(func() {
+				for range jobs {
+					tab, cancel := chromedp.NewContext(allocs[w%len(allocs)], chromedp.WithNewBrowserContext())
+					if err := chromedp.Do(tab, chromedp.Navigate(page)); err != nil {
+						b.Error(err)
+					}
+					cancel()
+				}
+			})
+		}
+		wg.Wait()
+		return time.Since(t0)
+	}
+
+	daemonRound() // warm up: the connections, the page script
+	rawRound()
+	var runsPerSec, rawPerSec, running, ends, cpuPerRun, heapPerRun []float64
+	var heap0 runtime.MemStats
+	b.ResetTimer()
+	for range b.N {
+		runtime.GC()
+		runtime.ReadMemStats(&heap0)
+		wall, toRunning, toEnd, cpu, peak := daemonRound()
+		runsPerSec = append(runsPerSec, fleetBenchRuns/wall.Seconds())
+		running = append(running, toRunning...)
+		ends = append(ends, toEnd...)
+		cpuPerRun = append(cpuPerRun, ms(cpu)/fleetBenchRuns)
+		if peak > heap0.HeapInuse {
+			heapPerRun = append(heapPerRun, float64(peak-heap0.HeapInuse)/float64(concurrency)/(1<<20))
+		}
+		rawPerSec = append(rawPerSec, fleetBenchRuns/rawRound().Seconds())
+	}
+	b.StopTimer()
+	b.ReportMetric(median(runsPerSec), "runs/s")
+	b.ReportMetric(median(rawPerSec), "raw-loads/s")
+	b.ReportMetric(median(runsPerSec)/median(rawPerSec), "daemon/raw")
+	b.ReportMetric(median(running), "p50-to-running-ms")
+	b.ReportMetric(median(ends), "p50-to-end-ms")
+	b.ReportMetric(median(cpuPerRun), "daemon-cpu-ms/run")
+	if len(heapPerRun) > 0 {
+		b.ReportMetric(median(heapPerRun), "heap-MiB/concurrent-run")
+	}
+}
+
+// processCPU is the CPU time (user and system) this process used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

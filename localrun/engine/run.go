@@ -1,0 +1,166 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/abctl/abctl/localrun/engine/agent"
+	"github.com/abctl/abctl/localrun/engine/browser"
+	"github.com/abctl/abctl/localrun/engine/internal/text"
+	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/steplog"
+	"github.com/abctl/abctl/localrun/executor"
+	"github.com/abctl/abctl/internal/egress"
+)
+
+// run is one execution (a task or agent run, or the session of a
+// run_action workflow run): its browser side, its step log and its agent.
+// Its methods are not safe for concurrent use.
+type run struct {
+	log   *slog.Logger
+	dir   string
+	tag   string // the random tag of the run's page markers
+	sess  *session.Session
+	files *session.Files
+	steps *steplog.Log
+	agent *agent.Agent
+	ended bool
+	// keepState: the result carries the browser state the run ends with.
+	keepState bool
+	state     []byte
+	// release gives a kept browser session back when the run ends.
+	release func()
+	// guard decides what the run may reach (nil: no policy); its
+	// refusals go to the step log.
+	guard *egress.Guard
+	// egress is the proxy of the run's browser context (nil: none); the
+	// run hears of its refusals while it executes.
+	egress *browserEgress
+}
+
+// newRun assembles a run over a browser session and starts its recording.
+// limit bounds the steps of the whole run (0: none).
+// shared: the browser session outlives the run (a kept browser session),
+// which leaves it open when it ends.
+// guard is the egress guard of the run's organization, be the egress
+// proxy of the browser context (nil: none).
+func (e *Engine) newRun(ctx context.Context, guard *egress.Guard, be *browserEgress, dir string, bs *browser.Session, progress executor.Progress, limit int, shared bool) *run {
+	r := &run{log: e.log, dir: dir, tag: newTag(), egress: be}
+	r.steps = steplog.New(progress, e.log, limit)
+	r.guard = guard.WithReport(r.refused)
+	be.follow(r.refused)
+	r.sess = session.Open(ctx, bs, session.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared,
+		Guard: r.guard, Refusals: be.sessionRefusals()})
+	r.files = r.sess.Files()
+	r.agent = agent.New(r.sess.Browser(), r.steps, agent.Config{Tag: r.tag, Logger: e.log, AllowPrivateURLs: e.cfg.AllowPrivateURLs})
+	return r
+}
+
+// openRun opens the browser session of a task or agent run and assembles
+// the run.
+func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress executor.Progress, limit int) (*run, error) {
+	pool, err := e.browserPool(ctx)
+	if err != nil {
+		return nil, errors.New(text.UpperFirst(err.Error()))
+	}
+	if job.BrowserSessionID != "" {
+		bs, be, release, err := e.useKept(ctx, job.OrgID, job.BrowserSessionID)
+		if err != nil {
+			return nil, err
+		}
+		r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, limit, true)
+		r.release = release
+		r.keepState = job.KeepBrowserState
+		return r, nil
+	}
+	bs, be, err := e.acquire(ctx, pool, job.OrgID, browser.SessionOptions{RunID: job.RunID, DownloadDir: job.Dir})
+	if err != nil {
+		return nil, errors.New("The browser session could not be opened: " + err.Error())
+	}
+	if len(job.BrowserState) > 0 {
+		var st browser.State
+		err := json.Unmarshal(job.BrowserState, &st)
+		if err == nil {
+			err = bs.Restore(ctx, &st)
+		}
+		if err != nil {
+			bs.Close(context.WithoutCancel(ctx))
+			return nil, errors.New("The browser profile could not be loaded: " + err.Error())
+		}
+	}
+	r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, limit, false)
+	r.keepState = job.KeepBrowserState
+	return r, nil
+}
+
+// refused records a refusal of the run's egress in its step log.
+func (r *run) refused(e *egress.Error) { r.steps.AddRefusal(e.Error()) }
+
+// newTag returns the random tag of a run's page markers.
+func newTag() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// finish ends the run: the browser side closes (see session.Close), the
+// step log is written, and the result lists the run's files. A second call
+// returns the result again.
+func (r *run) finish(ctx context.Context) executor.Result {
+	if r.ended {
+		return r.result()
+	}
+	r.ended = true
+	if r.keepState {
+		// Read before the browser context goes; a failure loses the state,
+		// not the run.
+		if st, err := r.sess.BrowserState(context.WithoutCancel(ctx)); err != nil {
+			r.log.Warn("the browser state was not kept", "error", err)
+		} else if r.state, err = json.Marshal(st); err != nil {
+			r.log.Warn("the browser state was not kept", "error", err)
+		}
+	}
+	recording := r.sess.Close(ctx)
+	r.egress.follow(nil)
+	if r.release != nil {
+		r.release()
+	}
+	var logs []string
+	if !r.steps.Empty() {
+		name := r.stepsName()
+		if err := r.steps.Write(r.dir, name); err != nil {
+			r.log.Warn("the step log was not written", "error", err)
+		} else {
+			logs = append(logs, name)
+		}
+	}
+	res := r.result()
+	res.Recording = recording
+	res.Logs = logs
+	return res
+}
+
+// stepsName is the name of the step log: StepsName, unless the page
+// downloaded a file of that name.
+func (r *run) stepsName() string {
+	for _, d := range r.files.Downloads() {
+		if d == StepsName {
+			return "steps-" + r.tag + ".json"
+		}
+	}
+	return StepsName
+}
+
+func (r *run) result() executor.Result {
+	return executor.Result{
+		StepCount:    r.steps.Count(),
+		Screenshots:  r.files.Screenshots(),
+		Downloads:    r.files.Downloads(),
+		Errors:       r.steps.Errors(),
+		BrowserState: r.state,
+	}
+}
