@@ -169,7 +169,7 @@ func normalizeValue(v *jvalue, s *shape, inList bool) *jvalue {
 		return canonical(v)
 	case kindBool, kindInt, kindFloat:
 		return canonical(v)
-	case kindList:
+	case kindList, kindBlocks:
 		if v.kind != 'a' {
 			return canonical(v)
 		}
@@ -178,7 +178,11 @@ func normalizeValue(v *jvalue, s *shape, inList bool) *jvalue {
 		}
 		out := &jvalue{kind: 'a'}
 		for _, it := range v.items {
-			out.items = append(out.items, normalizeValue(it, s.elem, true))
+			if s.kind == kindBlocks {
+				out.items = append(out.items, normalizeBlock(it))
+			} else {
+				out.items = append(out.items, normalizeValue(it, s.elem, true))
+			}
 		}
 		return out
 	case kindMap:
@@ -201,18 +205,6 @@ func normalizeValue(v *jvalue, s *shape, inList bool) *jvalue {
 		out := normalizeObject(v, s.obj)
 		if out == nil && inList {
 			return &jvalue{kind: 'o'}
-		}
-		return out
-	case kindBlocks:
-		if v.kind != 'a' {
-			return canonical(v)
-		}
-		if len(v.items) == 0 && !inList {
-			return nil
-		}
-		out := &jvalue{kind: 'a'}
-		for _, it := range v.items {
-			out.items = append(out.items, normalizeBlock(it))
 		}
 		return out
 	}

@@ -2,6 +2,7 @@ package agentfile
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -248,47 +249,14 @@ func appendNumber(buf *bytes.Buffer, n *yaml.Node) bool {
 	return true
 }
 
-// isJSONNumber reports whether s is a number in JSON's grammar.
+// isJSONNumber reports whether s is a number in JSON's grammar: valid
+// JSON that begins as only a number can and ends in a digit (json.Valid
+// alone would take white space around it).
 func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		start := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == start {
-			return false
-		}
-	}
-	return i == len(s)
+	return s != "" && (s[0] == '-' || isDigit(s[0])) && isDigit(s[len(s)-1]) && json.Valid([]byte(s))
 }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // appendJSONString writes s as a JSON string. Invalid UTF-8 becomes
 // U+FFFD, as encoding/json does.

@@ -190,19 +190,12 @@ run_wrk() {
 }
 
 
-log "warm-up: 2 s of every row"
-for row in "${rows[@]}"; do
-	run_wrk "$row" 2s "$work/warmup.txt"
-done
+warm_up "${rows[@]}"
 
 data="$out/runs.tsv"
 printf 'label\tround\treq_per_s\tp50_ms\terrors\tdisk_bytes_per_req\n' >"$data"
 for ((round = 1; round <= ROUNDS; round++)); do
-	order=("${rows[@]}")
-	if ((round % 2 == 0)); then
-		order=()
-		for ((i = ${#rows[@]} - 1; i >= 0; i--)); do order+=("${rows[i]}"); done
-	fi
+	mapfile -t order < <(round_order "$round" "${rows[@]}")
 	for row in "${order[@]}"; do
 		label=${row%%|*}
 		run_wrk "$row" "$DURATION" "$out/$label.r$round.txt"
@@ -220,19 +213,6 @@ read -r rss_after rss_after_anon rss_after_file rss_after_db < <(rss "$read_pid"
 
 # col LABEL N: the values of column N (3 req/s, 4 p50) of LABEL's rounds.
 range() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.0f–%.0f", lo, hi}'; }
-# ratios A B: the per-round ratio of A's req/s to B's.
-ratios() {
-	awk -F'\t' -v a="$1" -v b="$2" '$1 == a {x[$2] = $3} $1 == b {y[$2] = $3}
-		END {for (r in x) if (y[r] > 0) print x[r] / y[r]}' "$data"
-}
-# num X: X rounded, with thousands separators.
-num() {
-	awk -v v="$1" 'BEGIN {
-		s = sprintf("%.0f", v); t = ""
-		while (length(s) > 3) { t = "," substr(s, length(s) - 2) t; s = substr(s, 1, length(s) - 3) }
-		print s t
-	}'
-}
 # met CONDITION R P: "yes" or "**no**", CONDITION being an awk expression on
 # r (the ratio) and p (the p50 in ms).
 

@@ -69,3 +69,35 @@ col() { awk -F'\t' -v l="$1" -v n="$2" '$1 == l {print $n}' "$data"; }
 median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 fmt() { awk -v v="$1" -v f="$2" 'BEGIN {printf f, v}'; }
 met() { if awk -v r="${2:-0}" -v p="${3:-0}" "BEGIN {exit !($1)}"; then echo yes; else echo "**no**"; fi; }
+# ratios A B: the per-round ratio of A's req/s to B's (column 3 of $data).
+ratios() {
+	awk -F'\t' -v a="$1" -v b="$2" '$1 == a {x[$2] = $3} $1 == b {y[$2] = $3}
+		END {for (r in x) if (y[r] > 0) print x[r] / y[r]}' "$data"
+}
+# num X: X rounded, with thousands separators.
+num() {
+	awk -v v="$1" 'BEGIN {
+		s = sprintf("%.0f", v); t = ""
+		while (length(s) > 3) { t = "," substr(s, length(s) - 2) t; s = substr(s, 1, length(s) - 3) }
+		print s t
+	}'
+}
+
+# warm_up ROWS...: two seconds of every wrk row (run_wrk is the script's).
+warm_up() {
+	log "warm-up: 2 s of every row"
+	local row
+	for row in "$@"; do run_wrk "$row" 2s "$work/warmup.txt"; done
+}
+# round_order ROUND ROWS...: the rows in the order round ROUND runs them,
+# one a line: as given in odd rounds, reversed in even ones, so that no
+# row always runs on a machine warmed by the same neighbour.
+round_order() {
+	local round=$1 i
+	shift
+	if ((round % 2 == 0)); then
+		for ((i = $#; i >= 1; i--)); do printf '%s\n' "${!i}"; done
+	else
+		printf '%s\n' "$@"
+	fi
+}

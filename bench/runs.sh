@@ -122,19 +122,12 @@ run_wrk() {
 }
 
 
-log "warm-up: 2 s of every row"
-for row in "${rows[@]}"; do
-	run_wrk "$row" 2s "$work/warmup.txt"
-done
+warm_up "${rows[@]}"
 
 data="$out/runs.tsv"
 printf 'label\tround\treq_per_s\tp50_ms\terrors\n' >"$data"
 for ((round = 1; round <= ROUNDS; round++)); do
-	order=("${rows[@]}")
-	if ((round % 2 == 0)); then
-		order=()
-		for ((i = ${#rows[@]} - 1; i >= 0; i--)); do order+=("${rows[i]}"); done
-	fi
+	mapfile -t order < <(round_order "$round" "${rows[@]}")
 	for row in "${order[@]}"; do
 		label=${row%%|*}
 		run_wrk "$row" "$DURATION" "$out/$label.r$round.txt"
@@ -188,11 +181,6 @@ range() {
 	printf '%s–%s' "$(num "$lo")" "$(num "$hi")"
 }
 frange() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {printf "%.2f–%.2f", lo, hi}'; }
-# ratios A B: the per-round ratio of A's req/s to B's.
-ratios() {
-	awk -F'\t' -v a="$1" -v b="$2" '$1 == a {x[$2] = $3} $1 == b {y[$2] = $3}
-		END {for (r in x) if (y[r] > 0) print x[r] / y[r]}' "$data"
-}
 # val FILE NAME: the value of NAME in a "name value" file (empty if absent).
 val() { awk -v k="$2" '$1 == k {print $2}' "$1" 2>/dev/null; }
 # vals PREFIX NAME: NAME's value in each round's PREFIX.rN.txt, one per line.
@@ -208,13 +196,6 @@ lratios() {
 		[[ -n $x && -n $y ]] && awk -v x="$x" -v y="$y" 'BEGIN {if (y > 0) print x / y}'
 	done
 	return 0
-}
-num() {
-	awk -v v="$1" 'BEGIN {
-		s = sprintf("%.0f", v); t = ""
-		while (length(s) > 3) { t = "," substr(s, length(s) - 2) t; s = substr(s, 1, length(s) - 3) }
-		print s t
-	}'
 }
 # met CONDITION R P: "yes" or "**no**", CONDITION being an awk expression on
 # r (a ratio) and p (a p50 in ms).

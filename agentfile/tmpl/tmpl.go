@@ -7,7 +7,7 @@
 // form, a dotted path with list indexes, and that is all Render accepts;
 // anything else (filters, expressions, statements) is an error that names
 // the reference, as is a path that names nothing. The criteria of
-// conditional blocks are expressions: Truth and Eval (expr.go) evaluate
+// conditional blocks are expressions: Truth and Eval evaluate
 // the part of Jinja2 they use. An error is
 // better than Jinja's silent empty string: a URL rendered as "" sends the
 // browser nowhere, far from the typo that caused it.

@@ -33,7 +33,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
 )
 
 // Paths of the action pages and of the suggestions' handler.
@@ -75,11 +74,7 @@ func serveSuggest(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ms must be a number of milliseconds", http.StatusBadRequest)
 		return
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-r.Context().Done():
+	if !sleepUnlessGone(r, d) {
 		return
 	}
 	want := strings.ToLower(strings.TrimSpace(q.Get("q")))

@@ -120,17 +120,26 @@ func slowDelay(q url.Values) (time.Duration, error) {
 	return d, nil
 }
 
+// sleepUnlessGone waits d, or until the request's client goes away; it
+// reports whether the whole wait passed.
+func sleepUnlessGone(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
 func serveSlow(w http.ResponseWriter, r *http.Request) {
 	d, err := slowDelay(r.URL.Query())
 	if err != nil {
 		http.Error(w, "bad ms", http.StatusBadRequest)
 		return
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-r.Context().Done():
+	if !sleepUnlessGone(r, d) {
 		return
 	}
 	writeHTML(w, http.StatusOK, render(slowTmpl, d.Milliseconds()))

@@ -83,7 +83,7 @@
 //     Function.prototype.toString.
 //   - /secure/login, /secure/verify, /secure/account: a sign-in that
 //     checks passwords, with a TOTP second factor, behind which a page
-//     needs the session cookie (secure.go). Every site has the demo account
+//     needs the session cookie. Every site has the demo account
 //     DemoUser / DemoPassword / DemoTOTPSecret; tests add their own with
 //     AddAccount.
 //   - /banner.html (PageCookieBanner): a fixed cookie banner covers the
