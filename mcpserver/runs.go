@@ -133,6 +133,23 @@ func refineVerbosity(p map[string]*jsonschema.Schema) {
 	withDefault(p["verbosity"], `"summary"`)
 }
 
+// refineTimeout bounds the timeout_seconds of a waiting tool and gives it
+// its default.
+func refineTimeout(p map[string]*jsonschema.Schema, defaultSeconds int) {
+	bounds(p["timeout_seconds"], 1, maxWaitSeconds)
+	withDefault(p["timeout_seconds"], fmt.Sprint(defaultSeconds))
+}
+
+// refineAgentRunArgs refines the arguments that the tools starting an
+// agent run (skyvern_workflow_run, skyvern_script_run) share: the
+// parameters, and whether and how long to wait for the run.
+func refineAgentRunArgs(p map[string]*jsonschema.Schema) {
+	jsonOrText(p["parameters"], "object")
+	withDefault(p["wait"], "false")
+	refineTimeout(p, defaultAgentTimeout)
+	refineVerbosity(p)
+}
+
 // runTools start, follow, cancel and re-notify runs, and run single
 // browser actions.
 type runTools struct {
@@ -155,8 +172,7 @@ func (t *runTools) register(s *mcp.Server) {
 			jsonOrText(p["data_extraction_schema"], "object", "array")
 			bounds(p["max_steps"], 1, 0)
 			withDefault(p["wait"], "true")
-			bounds(p["timeout_seconds"], 1, maxWaitSeconds)
-			withDefault(p["timeout_seconds"], fmt.Sprint(defaultTaskTimeout))
+			refineTimeout(p, defaultTaskTimeout)
 			refineVerbosity(p)
 		},
 	}, t.runTask)
@@ -170,11 +186,7 @@ func (t *runTools) register(s *mcp.Server) {
 		annotations: browses(),
 		refine: func(p map[string]*jsonschema.Schema) {
 			nonEmpty(p, "workflow_id")
-			jsonOrText(p["parameters"], "object")
-			withDefault(p["wait"], "false")
-			bounds(p["timeout_seconds"], 1, maxWaitSeconds)
-			withDefault(p["timeout_seconds"], fmt.Sprint(defaultAgentTimeout))
-			refineVerbosity(p)
+			refineAgentRunArgs(p)
 		},
 	}, t.workflowRun)
 

@@ -128,11 +128,7 @@ func (t *scriptTools) register(s *mcp.Server) {
 		annotations: browses(),
 		refine: func(p map[string]*jsonschema.Schema) {
 			nonEmpty(p, "script_id")
-			jsonOrText(p["parameters"], "object")
-			withDefault(p["wait"], "false")
-			bounds(p["timeout_seconds"], 1, maxWaitSeconds)
-			withDefault(p["timeout_seconds"], fmt.Sprint(defaultAgentTimeout))
-			refineVerbosity(p)
+			refineAgentRunArgs(p)
 		},
 	}, t.scriptRun)
 }

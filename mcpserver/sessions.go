@@ -133,8 +133,7 @@ func (t *browserSessionTools) register(s *mcp.Server) {
 		annotations: browses(),
 		refine: func(p map[string]*jsonschema.Schema) {
 			nonEmpty(p, "credential_id")
-			bounds(p["timeout_seconds"], 1, maxWaitSeconds)
-			withDefault(p["timeout_seconds"], fmt.Sprint(defaultTaskTimeout))
+			refineTimeout(p, defaultTaskTimeout)
 		},
 	}, t.login)
 }
