@@ -1,14 +1,23 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strconv"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/abctl/abctl/client"
 )
 
 // What the tools of every resource do alike: page a list, shape what the
 // client returned into the tools' output types, answer a get or a delete.
+//
+// The output types are what the tools return as structured content. They
+// are flatter than the wire types: what a model needs to answer a person,
+// plain JSON values for free-form data, and absent members rather than
+// nulls. verbosity "full" adds the whole wire object where it exists.
 
 // PageArgs are the arguments of a list tool that pages: which page, and
 // how many items on it. The description of page_size, which names the
@@ -104,4 +113,22 @@ func deleted[Out any](err error, report *Out) (*Out, error) {
 		return nil, err
 	}
 	return report, nil
+}
+
+// rawValue returns a JSON value as something encoding/json writes back
+// unchanged, or nil for null and absent values (which then stay out of the
+// output).
+func rawValue(b json.RawMessage) any {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	return b
+}
+
+func timeText(t *client.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return t.String()
 }

@@ -124,10 +124,6 @@ func guard(logger *slog.Logger) mcp.Middleware {
 	}
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
 // mcpUserAgent is the x-user-agent of runs started through these tools.
 const mcpUserAgent = "skyvern-mcp"
 
