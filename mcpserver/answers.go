@@ -41,9 +41,10 @@ type pager struct {
 	// items names what is listed ("agents"), for the descriptions of
 	// page_size and has_more.
 	items string
-	// defaultSize is the page size when the caller gives none. Zero means
-	// the service's own: page and page_size are then sent as given and
-	// have no defaults in the schema.
+	// defaultSize is the page size when the caller gives none. Zero is for
+	// a tool that sends page and page_size to the service as given, so
+	// that the service's own defaults apply: the schema then claims no
+	// defaults, and the tool does not use listPage.
 	defaultSize int
 	maxSize     int
 }
