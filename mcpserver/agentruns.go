@@ -46,7 +46,13 @@ type RetryRunInput struct {
 	RunID string `json:"run_id" jsonschema:"an agent run that has ended (wr_...)"`
 }
 
-func (t *tools) addAgentRunTools(s *mcp.Server) {
+// agentRunTools list agent runs and run them again.
+type agentRunTools struct {
+	agents   *client.AgentsService
+	follower runFollower
+}
+
+func (t *agentRunTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_workflow_runs",
 		title: "List agent runs",
@@ -66,38 +72,39 @@ func (t *tools) addAgentRunTools(s *mcp.Server) {
 		description: "Start a new run of an agent run that has ended, with the same agent version, parameters and settings, " +
 			"for example after a site was down. Returns the new run's id; skyvern_workflow_status follows it." + ownTool,
 		annotations: browses(),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "run_id") },
+		refine:      nonEmptyArgs("run_id"),
 	}, t.retryRun)
 }
 
-func (t *tools) agentRuns(ctx context.Context, in AgentRunsInput) (*AgentRunsResult, error) {
+func (t *agentRunTools) agentRuns(ctx context.Context, in AgentRunsInput) (*AgentRunsResult, error) {
 	o := &client.ListAgentRunsOptions{AgentID: in.WorkflowID, SearchKey: in.SearchKey, ErrorCode: in.ErrorCode, Page: in.Page, PageSize: in.PageSize}
 	for _, s := range in.Status {
 		o.Status = append(o.Status, client.RunStatus(s))
 	}
-	runs, err := t.c.Agents.ListRuns(ctx, o)
+	runs, err := t.agents.ListRuns(ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	out := &AgentRunsResult{Runs: []AgentRunItem{}}
-	for _, r := range runs {
-		it := AgentRunItem{RunID: r.WorkflowRunID, WorkflowID: r.WorkflowPermanentID, Title: ptr.Value(r.WorkflowTitle),
-			Status: string(r.Status), FailureReason: r.GetFailureReason(), CreatedAt: r.CreatedAt.String()}
-		if r.FinishedAt != nil {
-			it.FinishedAt = r.FinishedAt.String()
-		}
-		out.Runs = append(out.Runs, it)
-	}
+	out := &AgentRunsResult{Runs: shapeAll(runs, agentRunItem)}
 	if size := max(in.PageSize, 10); len(runs) == size {
 		out.Note = fmt.Sprintf("There may be more: ask for page %d.", max(in.Page, 1)+1)
 	}
 	return out, nil
 }
 
-func (t *tools) retryRun(ctx context.Context, in RetryRunInput) (*RunResult, error) {
-	run, err := t.c.Agents.RetryRun(ctx, in.RunID)
+func (t *agentRunTools) retryRun(ctx context.Context, in RetryRunInput) (*RunResult, error) {
+	run, err := t.agents.RetryRun(ctx, in.RunID)
 	if err != nil {
 		return nil, err
 	}
-	return t.follow(ctx, run, false, 0, false)
+	return t.follower.follow(ctx, run, false, 0, false)
+}
+
+func agentRunItem(r *client.AgentRun) AgentRunItem {
+	it := AgentRunItem{RunID: r.WorkflowRunID, WorkflowID: r.WorkflowPermanentID, Title: ptr.Value(r.WorkflowTitle),
+		Status: string(r.Status), FailureReason: r.GetFailureReason(), CreatedAt: r.CreatedAt.String()}
+	if r.FinishedAt != nil {
+		it.FinishedAt = r.FinishedAt.String()
+	}
+	return it
 }

@@ -27,16 +27,13 @@ type WorkflowListInput struct {
 	Tags          []string `json:"tags,omitempty" jsonschema:"only agents carrying all these tags: label, key:value or key:* (any value of the key)"`
 	Status        []string `json:"status,omitempty" jsonschema:"only agents with these statuses (published, draft, auto_generated, importing, import_failed); published and draft when left out"`
 	OnlyWorkflows bool     `json:"only_workflows,omitempty" jsonschema:"leave out saved tasks"`
-	Page          int      `json:"page,omitempty" jsonschema:"page number, from 1"`
-	PageSize      int      `json:"page_size,omitempty" jsonschema:"agents per page"`
+	PageArgs
 }
 
 // WorkflowList is the answer of skyvern_workflow_list.
 type WorkflowList struct {
 	Workflows []AgentSummary `json:"workflows" jsonschema:"the agents, most recently changed first"`
-	Page      int            `json:"page"`
-	PageSize  int            `json:"page_size"`
-	HasMore   bool           `json:"has_more" jsonschema:"true when the next page may hold more agents"`
+	PageInfo
 }
 
 // AgentSummary describes an agent.
@@ -118,7 +115,15 @@ type DeleteResult struct {
 
 var definitionFormats = []string{"auto", "json", "yaml"}
 
-func (t *tools) addAgentTools(s *mcp.Server) {
+// agentPager pages skyvern_workflow_list.
+var agentPager = pager{items: "agents", defaultSize: 10, maxSize: 100}
+
+// agentTools list, show, create, change, move and delete agents.
+type agentTools struct {
+	agents *client.AgentsService
+}
+
+func (t *agentTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_workflow_list",
 		title: "List or search agents",
@@ -126,12 +131,10 @@ func (t *tools) addAgentTools(s *mcp.Server) {
 			"Each comes with its id (wpid_...) and the parameters a run takes.",
 		annotations: readOnly(),
 		refine: func(p map[string]*jsonschema.Schema) {
-			bounds(p["page"], 1, 0)
-			bounds(p["page_size"], 1, 100)
-			withDefault(p["page"], "1")
-			withDefault(p["page_size"], "10")
+			agentPager.refineArgs(p)
 			p["tags"].MaxItems = new(20)
 		},
+		refineAnswer: agentPager.refineAnswer,
 	}, t.workflowList)
 
 	addTool(s, spec{
@@ -180,7 +183,7 @@ func (t *tools) addAgentTools(s *mcp.Server) {
 		title:       "Move an agent to a folder",
 		description: "Move an agent into a folder, or out of any folder with an empty folder_id.",
 		annotations: writes(true),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "workflow_id") },
+		refine:      nonEmptyArgs("workflow_id"),
 	}, t.workflowUpdateFolder)
 
 	addTool(s, spec{
@@ -188,49 +191,41 @@ func (t *tools) addAgentTools(s *mcp.Server) {
 		title:       "Delete an agent",
 		description: "Delete a saved agent with all its versions. Its past runs stay readable. Deleting an unknown agent is not an error.",
 		annotations: destroys(true),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "workflow_id") },
+		refine:      nonEmptyArgs("workflow_id"),
 	}, t.workflowDelete)
 }
 
-func (t *tools) workflowList(ctx context.Context, in WorkflowListInput) (*WorkflowList, error) {
-	o := &client.ListAgentsOptions{
-		Page: max(in.Page, 1), PageSize: in.PageSize, SearchKey: in.Search, FolderID: in.FolderID,
-		Tags: in.Tags, OnlyWorkflows: in.OnlyWorkflows,
-	}
-	if o.PageSize <= 0 {
-		o.PageSize = 10
-	}
+func (t *agentTools) workflowList(ctx context.Context, in WorkflowListInput) (*WorkflowList, error) {
+	o := &client.ListAgentsOptions{SearchKey: in.Search, FolderID: in.FolderID, Tags: in.Tags, OnlyWorkflows: in.OnlyWorkflows}
 	if o.SearchKey == "" {
 		o.SearchKey = in.Query
 	}
 	for _, st := range in.Status {
 		o.Status = append(o.Status, client.AgentStatus(st))
 	}
-	agents, err := t.c.Agents.List(ctx, o)
+	agents, page, err := listPage(ctx, agentPager, in.PageArgs, func(ctx context.Context, page, size int) ([]*client.Agent, error) {
+		o.Page, o.PageSize = page, size
+		return t.agents.List(ctx, o)
+	}, agentSummary)
 	if err != nil {
 		return nil, err
 	}
-	out := &WorkflowList{Workflows: make([]AgentSummary, 0, len(agents)), Page: o.Page, PageSize: o.PageSize,
-		HasMore: len(agents) >= o.PageSize}
-	for _, a := range agents {
-		out.Workflows = append(out.Workflows, agentSummary(a))
-	}
-	return out, nil
+	return &WorkflowList{Workflows: agents, PageInfo: page}, nil
 }
 
-func (t *tools) workflowGet(ctx context.Context, in WorkflowGetInput) (*AgentDetail, error) {
+func (t *agentTools) workflowGet(ctx context.Context, in WorkflowGetInput) (*AgentDetail, error) {
 	var o *client.GetAgentOptions
 	if in.Version > 0 {
 		o = &client.GetAgentOptions{Version: in.Version}
 	}
-	a, err := t.c.Agents.Get(ctx, in.WorkflowID, o)
+	a, err := t.agents.Get(ctx, in.WorkflowID, o)
 	if err != nil {
 		return nil, err
 	}
 	return agentDetail(a, in.Format == "yaml")
 }
 
-func (t *tools) workflowCreate(ctx context.Context, in WorkflowCreateInput) (*AgentDetail, error) {
+func (t *agentTools) workflowCreate(ctx context.Context, in WorkflowCreateInput) (*AgentDetail, error) {
 	def, yamlText, err := parseDefinition(in.Definition, in.Format)
 	if err != nil {
 		return nil, err
@@ -241,9 +236,9 @@ func (t *tools) workflowCreate(ctx context.Context, in WorkflowCreateInput) (*Ag
 	}
 	var a *client.Agent
 	if def != nil {
-		a, err = t.c.Agents.Create(ctx, def, o)
+		a, err = t.agents.Create(ctx, def, o)
 	} else {
-		a, err = t.c.Agents.CreateYAML(ctx, yamlText, o)
+		a, err = t.agents.CreateYAML(ctx, yamlText, o)
 	}
 	if err != nil {
 		return nil, err
@@ -251,16 +246,16 @@ func (t *tools) workflowCreate(ctx context.Context, in WorkflowCreateInput) (*Ag
 	return agentDetail(a, false)
 }
 
-func (t *tools) workflowUpdate(ctx context.Context, in WorkflowUpdateInput) (*AgentDetail, error) {
+func (t *agentTools) workflowUpdate(ctx context.Context, in WorkflowUpdateInput) (*AgentDetail, error) {
 	def, yamlText, err := parseDefinition(in.Definition, in.Format)
 	if err != nil {
 		return nil, err
 	}
 	var a *client.Agent
 	if def != nil {
-		a, err = t.c.Agents.Update(ctx, in.WorkflowID, def)
+		a, err = t.agents.Update(ctx, in.WorkflowID, def)
 	} else {
-		a, err = t.c.Agents.UpdateYAML(ctx, in.WorkflowID, yamlText)
+		a, err = t.agents.UpdateYAML(ctx, in.WorkflowID, yamlText)
 	}
 	if err != nil {
 		return nil, err
@@ -268,20 +263,12 @@ func (t *tools) workflowUpdate(ctx context.Context, in WorkflowUpdateInput) (*Ag
 	return agentDetail(a, false)
 }
 
-func (t *tools) workflowUpdateFolder(ctx context.Context, in WorkflowFolderInput) (*AgentSummary, error) {
-	a, err := t.c.Agents.SetFolder(ctx, in.WorkflowID, in.FolderID)
-	if err != nil {
-		return nil, err
-	}
-	s := agentSummary(a)
-	return &s, nil
+func (t *agentTools) workflowUpdateFolder(ctx context.Context, in WorkflowFolderInput) (*AgentSummary, error) {
+	return answerWith(agentSummary)(t.agents.SetFolder(ctx, in.WorkflowID, in.FolderID))
 }
 
-func (t *tools) workflowDelete(ctx context.Context, in WorkflowIDInput) (*DeleteResult, error) {
-	if err := t.c.Agents.Delete(ctx, in.WorkflowID); err != nil {
-		return nil, err
-	}
-	return &DeleteResult{ID: in.WorkflowID, Deleted: true}, nil
+func (t *agentTools) workflowDelete(ctx context.Context, in WorkflowIDInput) (*DeleteResult, error) {
+	return deleted(t.agents.Delete(ctx, in.WorkflowID), &DeleteResult{ID: in.WorkflowID, Deleted: true})
 }
 
 // parseDefinition reads a definition argument. JSON is decoded here, so

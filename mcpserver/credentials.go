@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/abctl/abctl/client"
@@ -26,16 +25,13 @@ const credentialsHowToCreate = " No tool creates or changes a credential: its se
 
 // CredentialListInput is the input of skyvern_credential_list.
 type CredentialListInput struct {
-	Page     int `json:"page,omitempty" jsonschema:"page number, from 1"`
-	PageSize int `json:"page_size,omitempty" jsonschema:"credentials per page"`
+	PageArgs
 }
 
 // CredentialList is the answer of skyvern_credential_list.
 type CredentialList struct {
 	Credentials []CredentialInfo `json:"credentials" jsonschema:"the credentials, newest first"`
-	Page        int              `json:"page"`
-	PageSize    int              `json:"page_size"`
-	HasMore     bool             `json:"has_more" jsonschema:"true when the next page may hold more credentials"`
+	PageInfo
 }
 
 // CredentialInfo describes a credential without its secret.
@@ -63,20 +59,24 @@ type CredentialDeleteResult struct {
 	Deleted      bool   `json:"deleted"`
 }
 
-func (t *tools) addCredentialTools(s *mcp.Server) {
+// credentialPager pages skyvern_credential_list.
+var credentialPager = pager{items: "credentials", defaultSize: 10, maxSize: 100}
+
+// credentialTools list, show and delete credentials.
+type credentialTools struct {
+	credentials *client.CredentialsService
+}
+
+func (t *credentialTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_credential_list",
 		title: "List credentials",
 		description: "List the stored credentials (logins, payment cards, secrets), newest first, with what identifies each: " +
 			"a login's username and second factor, a card's last four digits and brand, a secret's label. Secrets are never shown." +
 			credentialsHowToCreate,
-		annotations: readOnly(),
-		refine: func(p map[string]*jsonschema.Schema) {
-			bounds(p["page"], 1, 0)
-			bounds(p["page_size"], 1, 100)
-			withDefault(p["page"], "1")
-			withDefault(p["page_size"], "10")
-		},
+		annotations:  readOnly(),
+		refine:       credentialPager.refineArgs,
+		refineAnswer: credentialPager.refineAnswer,
 	}, t.credentialList)
 
 	addTool(s, spec{
@@ -85,7 +85,7 @@ func (t *tools) addCredentialTools(s *mcp.Server) {
 		description: "Get one credential by id: its name, kind, and a login's username and second factor, a card's last four " +
 			"digits and brand, or a secret's label. The secret itself is never shown." + credentialsHowToCreate,
 		annotations: readOnly(),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "credential_id") },
+		refine:      nonEmptyArgs("credential_id"),
 	}, t.credentialGet)
 
 	addTool(s, spec{
@@ -94,41 +94,26 @@ func (t *tools) addCredentialTools(s *mcp.Server) {
 		description: "Delete a credential and its secret for good. Agents that use it fail when they next need it. " +
 			"Confirm with the user first: it cannot be undone, and only the user can store the secret again.",
 		annotations: destroys(false),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "credential_id") },
+		refine:      nonEmptyArgs("credential_id"),
 	}, t.credentialDelete)
 }
 
-func (t *tools) credentialList(ctx context.Context, in CredentialListInput) (*CredentialList, error) {
-	o := &client.ListCredentialsOptions{Page: max(in.Page, 1), PageSize: in.PageSize}
-	if o.PageSize <= 0 {
-		o.PageSize = 10
-	}
-	creds, err := t.c.Credentials.List(ctx, o)
+func (t *credentialTools) credentialList(ctx context.Context, in CredentialListInput) (*CredentialList, error) {
+	creds, page, err := listPage(ctx, credentialPager, in.PageArgs, func(ctx context.Context, page, size int) ([]*client.Credential, error) {
+		return t.credentials.List(ctx, &client.ListCredentialsOptions{Page: page, PageSize: size})
+	}, credentialInfo)
 	if err != nil {
 		return nil, err
 	}
-	out := &CredentialList{Credentials: make([]CredentialInfo, 0, len(creds)), Page: o.Page, PageSize: o.PageSize,
-		HasMore: len(creds) >= o.PageSize}
-	for _, c := range creds {
-		out.Credentials = append(out.Credentials, credentialInfo(c))
-	}
-	return out, nil
+	return &CredentialList{Credentials: creds, PageInfo: page}, nil
 }
 
-func (t *tools) credentialGet(ctx context.Context, in CredentialIDInput) (*CredentialInfo, error) {
-	c, err := t.c.Credentials.Get(ctx, in.CredentialID)
-	if err != nil {
-		return nil, err
-	}
-	info := credentialInfo(c)
-	return &info, nil
+func (t *credentialTools) credentialGet(ctx context.Context, in CredentialIDInput) (*CredentialInfo, error) {
+	return answerWith(credentialInfo)(t.credentials.Get(ctx, in.CredentialID))
 }
 
-func (t *tools) credentialDelete(ctx context.Context, in CredentialIDInput) (*CredentialDeleteResult, error) {
-	if err := t.c.Credentials.Delete(ctx, in.CredentialID); err != nil {
-		return nil, err
-	}
-	return &CredentialDeleteResult{CredentialID: in.CredentialID, Deleted: true}, nil
+func (t *credentialTools) credentialDelete(ctx context.Context, in CredentialIDInput) (*CredentialDeleteResult, error) {
+	return deleted(t.credentials.Delete(ctx, in.CredentialID), &CredentialDeleteResult{CredentialID: in.CredentialID, Deleted: true})
 }
 
 // credentialInfo copies what the service shows of a credential; the

@@ -36,7 +36,12 @@ type CustomModelInfo struct {
 	Valid       bool   `json:"valid" jsonschema:"whether the endpoint answered a test call when the model was last saved"`
 }
 
-func (t *tools) addCustomModelTools(s *mcp.Server) {
+// customModelTools list the organization's custom models.
+type customModelTools struct {
+	models *client.CustomLLMsService
+}
+
+func (t *customModelTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_custom_model_list",
 		title: "List custom models",
@@ -47,8 +52,8 @@ func (t *tools) addCustomModelTools(s *mcp.Server) {
 	}, t.customModelList)
 }
 
-func (t *tools) customModelList(ctx context.Context, in CustomModelListInput) (*CustomModelList, error) {
-	ms, err := t.c.CustomLLMs.List(ctx)
+func (t *customModelTools) customModelList(ctx context.Context, in CustomModelListInput) (*CustomModelList, error) {
+	ms, err := t.models.List(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
-// Package mcpserver is the Model Context Protocol face of the v1 API: a set
-// of tools an AI assistant calls to run tasks and agents, follow and cancel
-// runs, manage agents, folders and tags, re-send webhooks and run single
-// browser actions.
+// Package mcpserver is the Model Context Protocol face of the v1 API: it
+// lets an AI assistant work with the service through tools, to run tasks,
+// agents, scripts and single browser actions, follow, answer and cancel
+// runs, and manage what runs use (agents, folders, tags, schedules,
+// browser sessions and profiles), and see what holds a secret
+// (credentials, custom models) without ever taking or showing the secret.
 //
 // # One set of tools, two transports
 //
@@ -12,9 +14,10 @@
 //   - `abctl mcp` serves them over stdio (ServeStdio) with the client of
 //     the CLI's current profile, which points at a local daemon or at the
 //     hosted service;
-//   - the daemon serves them at /mcp over streamable HTTP (package daemon,
-//     file mcp.go) with a client whose HTTP transport calls the daemon's own
-//     API handler in process, carrying the x-api-key of the MCP request.
+//   - the daemon serves them at /mcp over streamable HTTP (package
+//     daemon/api) with a client whose HTTP transport calls the daemon's
+//     own API handler in process, carrying the x-api-key of the MCP
+//     request.
 //
 // So a tool behaves the same whichever face it is reached through, and a
 // service error reaches the assistant with the service's own detail.
@@ -25,8 +28,9 @@
 // (docs/mcp.md, "The tools"): names are prefixed "skyvern_" and shaped
 // <noun>_<verb> (skyvern_workflow_run, skyvern_folder_list, ...). Where
 // the hosted server has no tool for a v1 operation (bulk cancel, webhook
-// retry, agent tags, the tag registry, run_action), the tool is named in
-// the same style and its description says that it is abctl's own.
+// retry, agent tags, the tag registry, scripts, run_action, ...), the
+// tool is named in the same style and its description says that it is
+// abctl's own.
 //
 // # Inputs, outputs and errors
 //
@@ -48,4 +52,19 @@
 // Waiting tools (skyvern_run_task, skyvern_workflow_run with wait) poll
 // with client.RunsService.Wait for at most timeout_seconds and then report
 // the run as it stands, saying that it is still going and how to follow it.
+//
+// # How the tools are built
+//
+// The tools come in groups, one per resource (runs, agents, folders,
+// credentials, ...). A group is a small type holding only the client
+// services its tools call, and a register method that adds its tools to
+// the server; New builds each group from the client. The tools that
+// start a run share one runFollower, which waits for the run when asked.
+// What the groups do alike is written once: addTool (schemas, errors),
+// listPage and pager (the paging list tools), shapeAll, answerWith and
+// deleted (the shape of lists, gets and deletes).
+//
+// What a client is told about the tools (names, descriptions, schemas,
+// annotations) is pinned byte for byte by a test against
+// testdata/tools.json: a change to it is a change of interface.
 package mcpserver

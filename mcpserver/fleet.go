@@ -30,7 +30,13 @@ type BrowserFleetResult struct {
 	QueueTimeouts uint64                         `json:"queue_timeouts" jsonschema:"runs that gave up waiting since the daemon started"`
 }
 
-func (t *tools) addFleetTools(s *mcp.Server) {
+// fleetTools report the daemon's browser endpoints.
+type fleetTools struct {
+	// health reads GET /healthz: client.Client.Health.
+	health func(ctx context.Context, opts ...client.Option) (*client.Health, error)
+}
+
+func (t *fleetTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_browser_fleet",
 		title: "Browser fleet",
@@ -41,8 +47,8 @@ func (t *tools) addFleetTools(s *mcp.Server) {
 	}, t.browserFleet)
 }
 
-func (t *tools) browserFleet(ctx context.Context, in BrowserFleetInput) (*BrowserFleetResult, error) {
-	h, err := t.c.Health(ctx)
+func (t *fleetTools) browserFleet(ctx context.Context, in BrowserFleetInput) (*BrowserFleetResult, error) {
+	h, err := t.health(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -12,17 +12,14 @@ import (
 
 // FolderListInput is the input of skyvern_folder_list.
 type FolderListInput struct {
-	Search   string `json:"search,omitempty" jsonschema:"words to look for in titles and descriptions"`
-	Page     int    `json:"page,omitempty" jsonschema:"page number, from 1"`
-	PageSize int    `json:"page_size,omitempty" jsonschema:"folders per page"`
+	Search string `json:"search,omitempty" jsonschema:"words to look for in titles and descriptions"`
+	PageArgs
 }
 
 // FolderList is the answer of skyvern_folder_list.
 type FolderList struct {
-	Folders  []FolderInfo `json:"folders" jsonschema:"the folders, most recently changed first"`
-	Page     int          `json:"page"`
-	PageSize int          `json:"page_size"`
-	HasMore  bool         `json:"has_more" jsonschema:"true when the next page may hold more folders"`
+	Folders []FolderInfo `json:"folders" jsonschema:"the folders, most recently changed first"`
+	PageInfo
 }
 
 // FolderInfo describes a folder.
@@ -66,18 +63,22 @@ type FolderDeleteResult struct {
 	WorkflowsDeleted bool   `json:"workflows_deleted" jsonschema:"true when the folder's agents were deleted too"`
 }
 
-func (t *tools) addFolderTools(s *mcp.Server) {
+// folderPager pages skyvern_folder_list.
+var folderPager = pager{items: "folders", defaultSize: 50, maxSize: 500}
+
+// folderTools list, show, create, rename and delete folders.
+type folderTools struct {
+	folders *client.FoldersService
+}
+
+func (t *folderTools) register(s *mcp.Server) {
 	addTool(s, spec{
-		name:        "skyvern_folder_list",
-		title:       "List folders",
-		description: "List the folders that group agents, most recently changed first, optionally searching their titles and descriptions.",
-		annotations: readOnly(),
-		refine: func(p map[string]*jsonschema.Schema) {
-			bounds(p["page"], 1, 0)
-			bounds(p["page_size"], 1, 500)
-			withDefault(p["page"], "1")
-			withDefault(p["page_size"], "50")
-		},
+		name:         "skyvern_folder_list",
+		title:        "List folders",
+		description:  "List the folders that group agents, most recently changed first, optionally searching their titles and descriptions.",
+		annotations:  readOnly(),
+		refine:       folderPager.refineArgs,
+		refineAnswer: folderPager.refineAnswer,
 	}, t.folderList)
 
 	addTool(s, spec{
@@ -96,7 +97,7 @@ func (t *tools) addFolderTools(s *mcp.Server) {
 		title:       "Get a folder",
 		description: "Get a folder's title, description and number of agents.",
 		annotations: readOnly(),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "folder_id") },
+		refine:      nonEmptyArgs("folder_id"),
 	}, t.folderGet)
 
 	addTool(s, spec{
@@ -104,7 +105,7 @@ func (t *tools) addFolderTools(s *mcp.Server) {
 		title:       "Rename a folder",
 		description: "Change a folder's title and/or description.",
 		annotations: writes(true),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "folder_id") },
+		refine:      nonEmptyArgs("folder_id"),
 	}, t.folderUpdate)
 
 	addTool(s, spec{
@@ -113,59 +114,37 @@ func (t *tools) addFolderTools(s *mcp.Server) {
 		description: "Delete a folder. Its agents are taken out of it and kept, unless delete_workflows is true, " +
 			"which deletes them too.",
 		annotations: destroys(false),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "folder_id") },
+		refine:      nonEmptyArgs("folder_id"),
 	}, t.folderDelete)
 }
 
-func (t *tools) folderList(ctx context.Context, in FolderListInput) (*FolderList, error) {
-	o := &client.ListFoldersOptions{Page: max(in.Page, 1), PageSize: in.PageSize, Search: in.Search}
-	if o.PageSize <= 0 {
-		o.PageSize = 50
-	}
-	folders, err := t.c.Folders.List(ctx, o)
+func (t *folderTools) folderList(ctx context.Context, in FolderListInput) (*FolderList, error) {
+	folders, page, err := listPage(ctx, folderPager, in.PageArgs, func(ctx context.Context, page, size int) ([]*client.Folder, error) {
+		return t.folders.List(ctx, &client.ListFoldersOptions{Page: page, PageSize: size, Search: in.Search})
+	}, folderInfo)
 	if err != nil {
 		return nil, err
 	}
-	out := &FolderList{Folders: make([]FolderInfo, 0, len(folders)), Page: o.Page, PageSize: o.PageSize,
-		HasMore: len(folders) >= o.PageSize}
-	for _, f := range folders {
-		out.Folders = append(out.Folders, folderInfo(f))
-	}
-	return out, nil
+	return &FolderList{Folders: folders, PageInfo: page}, nil
 }
 
-func (t *tools) folderCreate(ctx context.Context, in FolderCreateInput) (*FolderInfo, error) {
-	f, err := t.c.Folders.Create(ctx, &client.FolderCreateRequest{Title: in.Title, Description: in.Description})
-	if err != nil {
-		return nil, err
-	}
-	info := folderInfo(f)
-	return &info, nil
+func (t *folderTools) folderCreate(ctx context.Context, in FolderCreateInput) (*FolderInfo, error) {
+	return answerWith(folderInfo)(t.folders.Create(ctx, &client.FolderCreateRequest{Title: in.Title, Description: in.Description}))
 }
 
-func (t *tools) folderGet(ctx context.Context, in FolderIDInput) (*FolderInfo, error) {
-	f, err := t.c.Folders.Get(ctx, in.FolderID)
-	if err != nil {
-		return nil, err
-	}
-	info := folderInfo(f)
-	return &info, nil
+func (t *folderTools) folderGet(ctx context.Context, in FolderIDInput) (*FolderInfo, error) {
+	return answerWith(folderInfo)(t.folders.Get(ctx, in.FolderID))
 }
 
-func (t *tools) folderUpdate(ctx context.Context, in FolderUpdateInput) (*FolderInfo, error) {
+func (t *folderTools) folderUpdate(ctx context.Context, in FolderUpdateInput) (*FolderInfo, error) {
 	if in.Title == nil && in.Description == nil {
 		return nil, argError("title", "give a title, a description or both")
 	}
-	f, err := t.c.Folders.Update(ctx, in.FolderID, &client.FolderUpdateRequest{Title: in.Title, Description: in.Description})
-	if err != nil {
-		return nil, err
-	}
-	info := folderInfo(f)
-	return &info, nil
+	return answerWith(folderInfo)(t.folders.Update(ctx, in.FolderID, &client.FolderUpdateRequest{Title: in.Title, Description: in.Description}))
 }
 
-func (t *tools) folderDelete(ctx context.Context, in FolderDeleteInput) (*FolderDeleteResult, error) {
-	res, err := t.c.Folders.Delete(ctx, in.FolderID, &client.DeleteFolderOptions{DeleteAgents: in.DeleteWorkflows})
+func (t *folderTools) folderDelete(ctx context.Context, in FolderDeleteInput) (*FolderDeleteResult, error) {
+	res, err := t.folders.Delete(ctx, in.FolderID, &client.DeleteFolderOptions{DeleteAgents: in.DeleteWorkflows})
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/abctl/abctl/client"
@@ -39,11 +38,8 @@ type HumanQuestionResult struct {
 	Comment            string   `json:"comment,omitempty" jsonschema:"the comment given with the answer"`
 }
 
-func questionResult(q *client.HumanInteraction, err error) (*HumanQuestionResult, error) {
-	if err != nil {
-		return nil, err
-	}
-	out := &HumanQuestionResult{RunID: q.RunID, BlockLabel: q.BlockLabel, Instructions: q.Instructions,
+func questionResult(q *client.HumanInteraction) HumanQuestionResult {
+	out := HumanQuestionResult{RunID: q.RunID, BlockLabel: q.BlockLabel, Instructions: q.Instructions,
 		PositiveDescriptor: q.PositiveDescriptor, NegativeDescriptor: q.NegativeDescriptor, Recipients: q.Recipients,
 		State: string(q.State), AskedAt: q.AskedAt.String(), ExpiresAt: q.ExpiresAt.String()}
 	if out.Recipients == nil {
@@ -55,11 +51,17 @@ func questionResult(q *client.HumanInteraction, err error) (*HumanQuestionResult
 	if q.Comment != nil {
 		out.Comment = *q.Comment
 	}
-	return out, nil
+	return out
 }
 
-func (t *tools) addHumanTools(s *mcp.Server) {
-	runID := func(p map[string]*jsonschema.Schema) { nonEmpty(p, "run_id") }
+// humanTools show and answer the questions of runs paused by a
+// human_interaction block.
+type humanTools struct {
+	runs *client.RunsService
+}
+
+func (t *humanTools) register(s *mcp.Server) {
+	runID := nonEmptyArgs("run_id")
 	addTool(s, spec{
 		name:  "skyvern_run_question",
 		title: "Show what a paused run asks",
@@ -87,14 +89,14 @@ func (t *tools) addHumanTools(s *mcp.Server) {
 	}, t.runReject)
 }
 
-func (t *tools) runQuestion(ctx context.Context, in HumanQuestionInput) (*HumanQuestionResult, error) {
-	return questionResult(t.c.Runs.Interaction(ctx, in.RunID))
+func (t *humanTools) runQuestion(ctx context.Context, in HumanQuestionInput) (*HumanQuestionResult, error) {
+	return answerWith(questionResult)(t.runs.Interaction(ctx, in.RunID))
 }
 
-func (t *tools) runApprove(ctx context.Context, in HumanAnswerInput) (*HumanQuestionResult, error) {
-	return questionResult(t.c.Runs.Approve(ctx, in.RunID, &client.HumanAnswerRequest{Comment: in.Comment}))
+func (t *humanTools) runApprove(ctx context.Context, in HumanAnswerInput) (*HumanQuestionResult, error) {
+	return answerWith(questionResult)(t.runs.Approve(ctx, in.RunID, &client.HumanAnswerRequest{Comment: in.Comment}))
 }
 
-func (t *tools) runReject(ctx context.Context, in HumanAnswerInput) (*HumanQuestionResult, error) {
-	return questionResult(t.c.Runs.Reject(ctx, in.RunID, &client.HumanAnswerRequest{Comment: in.Comment}))
+func (t *humanTools) runReject(ctx context.Context, in HumanAnswerInput) (*HumanQuestionResult, error) {
+	return answerWith(questionResult)(t.runs.Reject(ctx, in.RunID, &client.HumanAnswerRequest{Comment: in.Comment}))
 }

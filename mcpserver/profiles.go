@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/abctl/abctl/client"
@@ -23,8 +22,7 @@ const profilesHowTo = " A profile holds a sign-in when it is made from a run (wo
 
 // BrowserProfileListInput is the input of skyvern_browser_profile_list.
 type BrowserProfileListInput struct {
-	Page           int    `json:"page,omitempty" jsonschema:"page number, from 1"`
-	PageSize       int    `json:"page_size,omitempty" jsonschema:"profiles per page"`
+	PageArgs
 	SearchKey      string `json:"search_key,omitempty" jsonschema:"text to look for in the names and descriptions, case aside"`
 	IncludeDeleted bool   `json:"include_deleted,omitempty" jsonschema:"list deleted profiles too"`
 }
@@ -32,9 +30,7 @@ type BrowserProfileListInput struct {
 // BrowserProfileList is the answer of skyvern_browser_profile_list.
 type BrowserProfileList struct {
 	BrowserProfiles []BrowserProfileInfo `json:"browser_profiles" jsonschema:"the profiles, newest first"`
-	Page            int                  `json:"page"`
-	PageSize        int                  `json:"page_size"`
-	HasMore         bool                 `json:"has_more" jsonschema:"true when the next page may hold more profiles"`
+	PageInfo
 }
 
 // BrowserProfileInfo describes a profile without its browser state.
@@ -68,19 +64,23 @@ type BrowserProfileDeleteResult struct {
 	Deleted          bool   `json:"deleted"`
 }
 
-func (t *tools) addBrowserProfileTools(s *mcp.Server) {
+// browserProfilePager pages skyvern_browser_profile_list.
+var browserProfilePager = pager{items: "profiles", defaultSize: 10, maxSize: 100}
+
+// browserProfileTools list, show, create and delete browser profiles.
+type browserProfileTools struct {
+	profiles *client.BrowserProfilesService
+}
+
+func (t *browserProfileTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_browser_profile_list",
 		title: "List browser profiles",
 		description: "List the browser profiles (saved browser states that runs start from), newest first, with the agent each " +
 			"was made from. Their cookies and storage are never shown." + profilesHowTo,
-		annotations: readOnly(),
-		refine: func(p map[string]*jsonschema.Schema) {
-			bounds(p["page"], 1, 0)
-			bounds(p["page_size"], 1, 100)
-			withDefault(p["page"], "1")
-			withDefault(p["page_size"], "10")
-		},
+		annotations:  readOnly(),
+		refine:       browserProfilePager.refineArgs,
+		refineAnswer: browserProfilePager.refineAnswer,
 	}, t.browserProfileList)
 
 	addTool(s, spec{
@@ -88,7 +88,7 @@ func (t *tools) addBrowserProfileTools(s *mcp.Server) {
 		title:       "Get a browser profile",
 		description: "Get one browser profile by id: its name, description, the agent it was made from and its dates." + profilesHowTo,
 		annotations: readOnly(),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "browser_profile_id") },
+		refine:      nonEmptyArgs("browser_profile_id"),
 	}, t.browserProfileGet)
 
 	addTool(s, spec{
@@ -99,9 +99,7 @@ func (t *tools) addBrowserProfileTools(s *mcp.Server) {
 			"start signed in where that run was; without either the profile is empty. Only the runs of an agent with " +
 			"persist_browser_session: true keep their state (when they end): another run is refused with 400 \"kept no browser state\".",
 		annotations: writes(false),
-		refine: func(p map[string]*jsonschema.Schema) {
-			nonEmpty(p, "name")
-		},
+		refine:      nonEmptyArgs("name"),
 	}, t.browserProfileCreate)
 
 	addTool(s, spec{
@@ -110,57 +108,37 @@ func (t *tools) addBrowserProfileTools(s *mcp.Server) {
 		description: "Delete a browser profile and its saved browser state for good. Runs that name it are refused from then on, " +
 			"and agents that use it by default fail to start. Confirm with the user first: it cannot be undone.",
 		annotations: destroys(false),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "browser_profile_id") },
+		refine:      nonEmptyArgs("browser_profile_id"),
 	}, t.browserProfileDelete)
 }
 
-func (t *tools) browserProfileList(ctx context.Context, in BrowserProfileListInput) (*BrowserProfileList, error) {
-	o := &client.ListBrowserProfilesOptions{Page: max(in.Page, 1), PageSize: in.PageSize, SearchKey: in.SearchKey, IncludeDeleted: in.IncludeDeleted}
-	if o.PageSize <= 0 {
-		o.PageSize = 10
-	}
-	ps, err := t.c.BrowserProfiles.List(ctx, o)
+func (t *browserProfileTools) browserProfileList(ctx context.Context, in BrowserProfileListInput) (*BrowserProfileList, error) {
+	ps, page, err := listPage(ctx, browserProfilePager, in.PageArgs, func(ctx context.Context, page, size int) ([]*client.BrowserProfile, error) {
+		return t.profiles.List(ctx, &client.ListBrowserProfilesOptions{Page: page, PageSize: size, SearchKey: in.SearchKey, IncludeDeleted: in.IncludeDeleted})
+	}, browserProfileInfo)
 	if err != nil {
 		return nil, err
 	}
-	out := &BrowserProfileList{BrowserProfiles: make([]BrowserProfileInfo, 0, len(ps)), Page: o.Page, PageSize: o.PageSize,
-		HasMore: len(ps) >= o.PageSize}
-	for _, p := range ps {
-		out.BrowserProfiles = append(out.BrowserProfiles, browserProfileInfo(p))
-	}
-	return out, nil
+	return &BrowserProfileList{BrowserProfiles: ps, PageInfo: page}, nil
 }
 
-func (t *tools) browserProfileGet(ctx context.Context, in BrowserProfileIDInput) (*BrowserProfileInfo, error) {
-	p, err := t.c.BrowserProfiles.Get(ctx, in.BrowserProfileID)
-	if err != nil {
-		return nil, err
-	}
-	info := browserProfileInfo(p)
-	return &info, nil
+func (t *browserProfileTools) browserProfileGet(ctx context.Context, in BrowserProfileIDInput) (*BrowserProfileInfo, error) {
+	return answerWith(browserProfileInfo)(t.profiles.Get(ctx, in.BrowserProfileID))
 }
 
-func (t *tools) browserProfileCreate(ctx context.Context, in BrowserProfileCreateInput) (*BrowserProfileInfo, error) {
+func (t *browserProfileTools) browserProfileCreate(ctx context.Context, in BrowserProfileCreateInput) (*BrowserProfileInfo, error) {
 	if strings.HasPrefix(in.WorkflowRunID, "tsk_") {
 		return nil, argError("workflow_run_id", "%s is a task run, and task runs keep no browser state: give a run (wr_...) of an agent with persist_browser_session: true", in.WorkflowRunID)
 	}
 	if in.WorkflowRunID != "" && in.BrowserSessionID != "" {
 		return nil, argError("browser_session_id", "give workflow_run_id or browser_session_id, not both")
 	}
-	p, err := t.c.BrowserProfiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: in.Name, Description: in.Description,
-		WorkflowRunID: in.WorkflowRunID, BrowserSessionID: in.BrowserSessionID})
-	if err != nil {
-		return nil, err
-	}
-	info := browserProfileInfo(p)
-	return &info, nil
+	return answerWith(browserProfileInfo)(t.profiles.Create(ctx, &client.BrowserProfileCreateRequest{Name: in.Name, Description: in.Description,
+		WorkflowRunID: in.WorkflowRunID, BrowserSessionID: in.BrowserSessionID}))
 }
 
-func (t *tools) browserProfileDelete(ctx context.Context, in BrowserProfileIDInput) (*BrowserProfileDeleteResult, error) {
-	if err := t.c.BrowserProfiles.Delete(ctx, in.BrowserProfileID); err != nil {
-		return nil, err
-	}
-	return &BrowserProfileDeleteResult{BrowserProfileID: in.BrowserProfileID, Deleted: true}, nil
+func (t *browserProfileTools) browserProfileDelete(ctx context.Context, in BrowserProfileIDInput) (*BrowserProfileDeleteResult, error) {
+	return deleted(t.profiles.Delete(ctx, in.BrowserProfileID), &BrowserProfileDeleteResult{BrowserProfileID: in.BrowserProfileID, Deleted: true})
 }
 
 // browserProfileInfo copies what the service shows of a profile; the

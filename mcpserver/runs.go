@@ -133,7 +133,32 @@ func refineVerbosity(p map[string]*jsonschema.Schema) {
 	withDefault(p["verbosity"], `"summary"`)
 }
 
-func (t *tools) addRunTools(s *mcp.Server) {
+// refineTimeout bounds the timeout_seconds of a waiting tool and gives it
+// its default.
+func refineTimeout(p map[string]*jsonschema.Schema, defaultSeconds int) {
+	bounds(p["timeout_seconds"], 1, maxWaitSeconds)
+	withDefault(p["timeout_seconds"], fmt.Sprint(defaultSeconds))
+}
+
+// refineAgentRunArgs refines the arguments that the tools starting an
+// agent run (skyvern_workflow_run, skyvern_script_run) share: the
+// parameters, and whether and how long to wait for the run.
+func refineAgentRunArgs(p map[string]*jsonschema.Schema) {
+	jsonOrText(p["parameters"], "object")
+	withDefault(p["wait"], "false")
+	refineTimeout(p, defaultAgentTimeout)
+	refineVerbosity(p)
+}
+
+// runTools start, follow, cancel and re-notify runs, and run single
+// browser actions.
+type runTools struct {
+	runs     *client.RunsService
+	actions  *client.ActionsService
+	follower runFollower
+}
+
+func (t *runTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_run_task",
 		title: "Run a browser task",
@@ -147,8 +172,7 @@ func (t *tools) addRunTools(s *mcp.Server) {
 			jsonOrText(p["data_extraction_schema"], "object", "array")
 			bounds(p["max_steps"], 1, 0)
 			withDefault(p["wait"], "true")
-			bounds(p["timeout_seconds"], 1, maxWaitSeconds)
-			withDefault(p["timeout_seconds"], fmt.Sprint(defaultTaskTimeout))
+			refineTimeout(p, defaultTaskTimeout)
 			refineVerbosity(p)
 		},
 	}, t.runTask)
@@ -162,11 +186,7 @@ func (t *tools) addRunTools(s *mcp.Server) {
 		annotations: browses(),
 		refine: func(p map[string]*jsonschema.Schema) {
 			nonEmpty(p, "workflow_id")
-			jsonOrText(p["parameters"], "object")
-			withDefault(p["wait"], "false")
-			bounds(p["timeout_seconds"], 1, maxWaitSeconds)
-			withDefault(p["timeout_seconds"], fmt.Sprint(defaultAgentTimeout))
-			refineVerbosity(p)
+			refineAgentRunArgs(p)
 		},
 	}, t.workflowRun)
 
@@ -187,7 +207,7 @@ func (t *tools) addRunTools(s *mcp.Server) {
 		title:       "Cancel a run",
 		description: "Stop a run (task or agent run) that is queued or running. What it produced so far is kept. Cancelling a run that already ended changes nothing.",
 		annotations: destroys(true),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "run_id") },
+		refine:      nonEmptyArgs("run_id"),
 	}, t.workflowCancel)
 
 	addTool(s, spec{
@@ -207,7 +227,7 @@ func (t *tools) addRunTools(s *mcp.Server) {
 		description: "Send the result of a run that has ended to its webhook URL again, or to another URL, " +
 			"for example after the receiver was down. Reports the receiver's answer when the service delivers at once." + ownTool,
 		annotations: writes(false),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "run_id") },
+		refine:      nonEmptyArgs("run_id"),
 	}, t.webhookRetry)
 
 	addTool(s, spec{
@@ -226,7 +246,7 @@ func (t *tools) addRunTools(s *mcp.Server) {
 	}, t.runAction)
 }
 
-func (t *tools) runTask(ctx context.Context, in RunTaskInput) (*RunResult, error) {
+func (t *runTools) runTask(ctx context.Context, in RunTaskInput) (*RunResult, error) {
 	req := &client.TaskRunRequest{
 		Prompt: in.Prompt, URL: in.URL, Title: in.Title, Engine: client.RunEngine(in.Engine),
 		ErrorCodeMapping: in.ErrorCodeMapping, WebhookURL: in.WebhookURL, UserAgent: mcpUserAgent,
@@ -242,14 +262,14 @@ func (t *tools) runTask(ctx context.Context, in RunTaskInput) (*RunResult, error
 	if in.ProxyLocation != "" {
 		req.ProxyLocation = client.Proxy(in.ProxyLocation)
 	}
-	run, err := t.c.Runs.StartTask(ctx, req)
+	run, err := t.runs.StartTask(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return t.follow(ctx, run, in.Wait, in.TimeoutSeconds, in.Verbosity == "full")
+	return t.follower.follow(ctx, run, in.Wait, in.TimeoutSeconds, in.Verbosity == "full")
 }
 
-func (t *tools) workflowRun(ctx context.Context, in WorkflowRunInput) (*RunResult, error) {
+func (t *runTools) workflowRun(ctx context.Context, in WorkflowRunInput) (*RunResult, error) {
 	params, err := objectArg("parameters", in.Parameters)
 	if err != nil {
 		return nil, err
@@ -261,11 +281,20 @@ func (t *tools) workflowRun(ctx context.Context, in WorkflowRunInput) (*RunResul
 	if in.ProxyLocation != "" {
 		req.ProxyLocation = client.Proxy(in.ProxyLocation)
 	}
-	run, err := t.c.Runs.StartAgent(ctx, req)
+	run, err := t.runs.StartAgent(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return t.follow(ctx, run, in.Wait, in.TimeoutSeconds, in.Verbosity == "full")
+	return t.follower.follow(ctx, run, in.Wait, in.TimeoutSeconds, in.Verbosity == "full")
+}
+
+// runFollower answers the tools that start a run, waiting for the run
+// when asked to.
+type runFollower struct {
+	runs *client.RunsService
+	// poll is how a run is polled while waited for; nil means the
+	// client's defaults.
+	poll *client.WaitOptions
 }
 
 // follow returns the answer of a tool that started run: the run as started
@@ -273,7 +302,7 @@ func (t *tools) workflowRun(ctx context.Context, in WorkflowRunInput) (*RunResul
 // timeoutSeconds. Once a run exists, failing to follow it is reported in
 // the answer rather than as an error, so that the model does not start it
 // a second time.
-func (t *tools) follow(ctx context.Context, run *client.Run, wait bool, timeoutSeconds int, full bool) (*RunResult, error) {
+func (t runFollower) follow(ctx context.Context, run *client.Run, wait bool, timeoutSeconds int, full bool) (*RunResult, error) {
 	if !wait || run.IsTerminal() {
 		res := runResult(run, full)
 		if !res.Finished {
@@ -286,7 +315,7 @@ func (t *tools) follow(ctx context.Context, run *client.Run, wait bool, timeoutS
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, time.Duration(timeoutSeconds)*time.Second)
 	defer cancel()
-	done, err := t.c.Runs.Wait(waitCtx, run.RunID, t.poll)
+	done, err := t.runs.Wait(waitCtx, run.RunID, t.poll)
 	if err == nil {
 		return runResult(done, full), nil
 	}
@@ -299,7 +328,7 @@ func (t *tools) follow(ctx context.Context, run *client.Run, wait bool, timeoutS
 	if errors.Is(err, context.DeadlineExceeded) {
 		// Read once more, so that the report is current rather than as of
 		// the last poll.
-		if latest, gerr := t.c.Runs.Get(ctx, run.RunID); gerr == nil {
+		if latest, gerr := t.runs.Get(ctx, run.RunID); gerr == nil {
 			run = latest
 		}
 		res := runResult(run, full)
@@ -316,28 +345,28 @@ func (t *tools) follow(ctx context.Context, run *client.Run, wait bool, timeoutS
 	return res, nil
 }
 
-func (t *tools) workflowStatus(ctx context.Context, in RunIDInput) (*RunResult, error) {
-	run, err := t.c.Runs.Get(ctx, in.RunID)
+func (t *runTools) workflowStatus(ctx context.Context, in RunIDInput) (*RunResult, error) {
+	run, err := t.runs.Get(ctx, in.RunID)
 	if err != nil {
 		return nil, err
 	}
 	return runResult(run, in.Verbosity == "full"), nil
 }
 
-func (t *tools) workflowCancel(ctx context.Context, in CancelInput) (*CancelResult, error) {
-	if err := t.c.Runs.Cancel(ctx, in.RunID); err != nil {
+func (t *runTools) workflowCancel(ctx context.Context, in CancelInput) (*CancelResult, error) {
+	if err := t.runs.Cancel(ctx, in.RunID); err != nil {
 		return nil, err
 	}
 	out := &CancelResult{RunID: in.RunID}
 	// The status after the cancel is a courtesy: the cancel itself worked.
-	if run, err := t.c.Runs.Get(ctx, in.RunID); err == nil {
+	if run, err := t.runs.Get(ctx, in.RunID); err == nil {
 		out.Status, out.Finished = string(run.Status), run.IsTerminal()
 	}
 	return out, nil
 }
 
-func (t *tools) bulkCancel(ctx context.Context, in BulkCancelInput) (*BulkCancelResult, error) {
-	res, err := t.c.Runs.CancelMany(ctx, in.RunIDs)
+func (t *runTools) bulkCancel(ctx context.Context, in BulkCancelInput) (*BulkCancelResult, error) {
+	res, err := t.runs.CancelMany(ctx, in.RunIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -351,8 +380,8 @@ func (t *tools) bulkCancel(ctx context.Context, in BulkCancelInput) (*BulkCancel
 	return out, nil
 }
 
-func (t *tools) webhookRetry(ctx context.Context, in WebhookRetryInput) (*WebhookRetryResult, error) {
-	replay, err := t.c.Runs.RetryWebhook(ctx, in.RunID, &client.RetryWebhookRequest{WebhookURL: in.WebhookURL})
+func (t *runTools) webhookRetry(ctx context.Context, in WebhookRetryInput) (*WebhookRetryResult, error) {
+	replay, err := t.runs.RetryWebhook(ctx, in.RunID, &client.RetryWebhookRequest{WebhookURL: in.WebhookURL})
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +399,7 @@ func (t *tools) webhookRetry(ctx context.Context, in WebhookRetryInput) (*Webhoo
 	}, nil
 }
 
-func (t *tools) runAction(ctx context.Context, in RunActionInput) (*RunActionResult, error) {
+func (t *runTools) runAction(ctx context.Context, in RunActionInput) (*RunActionResult, error) {
 	action := client.Action{
 		Type: client.ActionType(in.ActionType), Selector: in.Selector, Intention: in.Intention,
 		Value: in.Value, Prompt: in.Prompt, FileURL: in.FileURL,
@@ -384,7 +413,7 @@ func (t *tools) runAction(ctx context.Context, in RunActionInput) (*RunActionRes
 	if in.Timeout > 0 {
 		action.Timeout = &in.Timeout
 	}
-	res, err := t.c.Actions.Run(ctx, &client.RunActionRequest{
+	res, err := t.actions.Run(ctx, &client.RunActionRequest{
 		URL: in.URL, Action: action, WorkflowRunID: in.WorkflowRunID, BrowserAddress: in.BrowserAddress,
 	})
 	if err != nil {

@@ -63,7 +63,12 @@ type ScheduleDeleteResult struct {
 	Deleted            bool   `json:"deleted"`
 }
 
-func (t *tools) addScheduleTools(s *mcp.Server) {
+// scheduleTools list, create, enable, disable and delete schedules.
+type scheduleTools struct {
+	schedules *client.SchedulesService
+}
+
+func (t *scheduleTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_schedule_list",
 		title: "List schedules",
@@ -82,7 +87,7 @@ func (t *tools) addScheduleTools(s *mcp.Server) {
 		description: "Create a schedule that runs an agent at the times of a cron expression in a time zone, with the given " +
 			"parameters. The first run is at the first of those times after now. Answers the schedule with its next fire times.",
 		annotations: writes(false),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "workflow_id", "cron_expression", "timezone") },
+		refine:      nonEmptyArgs("workflow_id", "cron_expression", "timezone"),
 	}, t.scheduleCreate)
 	for _, enabled := range []bool{true, false} {
 		name, title, desc := "skyvern_schedule_disable", "Disable a schedule", "Stop a schedule from starting runs, keeping it to enable later."
@@ -91,19 +96,12 @@ func (t *tools) addScheduleTools(s *mcp.Server) {
 		}
 		addTool(s, spec{
 			name: name, title: title, description: desc, annotations: writes(true),
-			refine: func(p map[string]*jsonschema.Schema) { nonEmpty(p, "workflow_id", "workflow_schedule_id") },
+			refine: nonEmptyArgs("workflow_id", "workflow_schedule_id"),
 		}, func(ctx context.Context, in ScheduleIDInput) (*ScheduleInfo, error) {
-			var r *client.ScheduleResponse
-			var err error
 			if enabled {
-				r, err = t.c.Schedules.Enable(ctx, in.WorkflowID, in.WorkflowScheduleID)
-			} else {
-				r, err = t.c.Schedules.Disable(ctx, in.WorkflowID, in.WorkflowScheduleID)
+				return answerWith(scheduleInfo)(t.schedules.Enable(ctx, in.WorkflowID, in.WorkflowScheduleID))
 			}
-			if err != nil {
-				return nil, err
-			}
-			return scheduleInfo(r), nil
+			return answerWith(scheduleInfo)(t.schedules.Disable(ctx, in.WorkflowID, in.WorkflowScheduleID))
 		})
 	}
 	addTool(s, spec{
@@ -111,68 +109,67 @@ func (t *tools) addScheduleTools(s *mcp.Server) {
 		title:       "Delete a schedule",
 		description: "Delete a schedule for good; the runs it started stay. Confirm with the user first, or disable it instead.",
 		annotations: destroys(true),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "workflow_id", "workflow_schedule_id") },
+		refine:      nonEmptyArgs("workflow_id", "workflow_schedule_id"),
 	}, t.scheduleDelete)
 }
 
-func (t *tools) scheduleList(ctx context.Context, in ScheduleListInput) (*ScheduleList, error) {
+func (t *scheduleTools) scheduleList(ctx context.Context, in ScheduleListInput) (*ScheduleList, error) {
 	if in.WorkflowID != "" {
-		list, err := t.c.Schedules.List(ctx, in.WorkflowID)
+		list, err := t.schedules.List(ctx, in.WorkflowID)
 		if err != nil {
 			return nil, err
 		}
-		out := &ScheduleList{Schedules: make([]ScheduleInfo, 0, len(list)), TotalCount: len(list)}
-		for _, s := range list {
-			out.Schedules = append(out.Schedules, *scheduleInfo(&client.ScheduleResponse{Schedule: *s}))
-		}
-		return out, nil
+		return &ScheduleList{Schedules: shapeAll(list, agentScheduleInfo), TotalCount: len(list)}, nil
 	}
-	page, err := t.c.Schedules.ListAll(ctx, &client.ListSchedulesOptions{Page: in.Page, PageSize: in.PageSize, Status: client.ScheduleStatus(in.Status)})
+	page, err := t.schedules.ListAll(ctx, &client.ListSchedulesOptions{Page: in.Page, PageSize: in.PageSize, Status: client.ScheduleStatus(in.Status)})
 	if err != nil {
 		return nil, err
 	}
-	out := &ScheduleList{Schedules: make([]ScheduleInfo, 0, len(page.Schedules)), TotalCount: page.TotalCount}
-	for _, s := range page.Schedules {
-		info := ScheduleInfo{
-			WorkflowScheduleID: s.WorkflowScheduleID, WorkflowID: s.WorkflowPermanentID, WorkflowTitle: s.WorkflowTitle,
-			CronExpression: s.CronExpression, Timezone: s.Timezone, Enabled: s.Enabled, Parameters: s.Parameters,
-			Name: ptr.Value(s.Name),
-		}
-		if s.NextRun != nil {
-			info.NextRuns = []string{s.NextRun.UTC().Format(time.RFC3339)}
-		}
-		out.Schedules = append(out.Schedules, info)
-	}
-	return out, nil
+	return &ScheduleList{Schedules: shapeAll(page.Schedules, orgScheduleInfo), TotalCount: page.TotalCount}, nil
 }
 
-func (t *tools) scheduleCreate(ctx context.Context, in ScheduleCreateInput) (*ScheduleInfo, error) {
+func (t *scheduleTools) scheduleCreate(ctx context.Context, in ScheduleCreateInput) (*ScheduleInfo, error) {
 	req := &client.ScheduleRequest{CronExpression: in.CronExpression, Timezone: in.Timezone, Parameters: in.Parameters, Enabled: in.Enabled}
 	if in.Name != "" {
 		req.Name = &in.Name
 	}
-	r, err := t.c.Schedules.Create(ctx, in.WorkflowID, req)
-	if err != nil {
-		return nil, err
-	}
-	return scheduleInfo(r), nil
+	return answerWith(scheduleInfo)(t.schedules.Create(ctx, in.WorkflowID, req))
 }
 
-func (t *tools) scheduleDelete(ctx context.Context, in ScheduleIDInput) (*ScheduleDeleteResult, error) {
-	if err := t.c.Schedules.Delete(ctx, in.WorkflowID, in.WorkflowScheduleID); err != nil {
-		return nil, err
-	}
-	return &ScheduleDeleteResult{WorkflowScheduleID: in.WorkflowScheduleID, Deleted: true}, nil
+func (t *scheduleTools) scheduleDelete(ctx context.Context, in ScheduleIDInput) (*ScheduleDeleteResult, error) {
+	return deleted(t.schedules.Delete(ctx, in.WorkflowID, in.WorkflowScheduleID),
+		&ScheduleDeleteResult{WorkflowScheduleID: in.WorkflowScheduleID, Deleted: true})
 }
 
-func scheduleInfo(r *client.ScheduleResponse) *ScheduleInfo {
+// scheduleInfo describes a schedule with its next fire times.
+func scheduleInfo(r *client.ScheduleResponse) ScheduleInfo {
 	s := r.Schedule
-	info := &ScheduleInfo{
+	info := ScheduleInfo{
 		WorkflowScheduleID: s.WorkflowScheduleID, WorkflowID: s.WorkflowPermanentID, CronExpression: s.CronExpression,
 		Timezone: s.Timezone, Enabled: s.Enabled, Parameters: s.Parameters, Name: ptr.Value(s.Name),
 	}
 	for _, n := range r.NextRuns {
 		info.NextRuns = append(info.NextRuns, n.UTC().Format(time.RFC3339))
+	}
+	return info
+}
+
+// agentScheduleInfo describes a schedule of an agent's list, which gives
+// no fire times.
+func agentScheduleInfo(s *client.Schedule) ScheduleInfo {
+	return scheduleInfo(&client.ScheduleResponse{Schedule: *s})
+}
+
+// orgScheduleInfo describes a schedule of the organization's list, with
+// its agent's title and next fire time.
+func orgScheduleInfo(s *client.OrganizationSchedule) ScheduleInfo {
+	info := ScheduleInfo{
+		WorkflowScheduleID: s.WorkflowScheduleID, WorkflowID: s.WorkflowPermanentID, WorkflowTitle: s.WorkflowTitle,
+		CronExpression: s.CronExpression, Timezone: s.Timezone, Enabled: s.Enabled, Parameters: s.Parameters,
+		Name: ptr.Value(s.Name),
+	}
+	if s.NextRun != nil {
+		info.NextRuns = []string{s.NextRun.UTC().Format(time.RFC3339)}
 	}
 	return info
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/internal/ptr"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // The script tools list, show, deploy and run the scripts recorded from
@@ -21,8 +21,7 @@ import (
 // ScriptListInput is the input of skyvern_script_list.
 type ScriptListInput struct {
 	WorkflowID string `json:"workflow_id,omitempty" jsonschema:"only the scripts of this agent (wpid_...); empty lists the organization's"`
-	Page       int    `json:"page,omitempty" jsonschema:"page number, from 1"`
-	PageSize   int    `json:"page_size,omitempty" jsonschema:"scripts per page"`
+	PageArgs
 }
 
 // ScriptList is the answer of skyvern_script_list.
@@ -43,7 +42,9 @@ type ScriptInfo struct {
 	Blocks []ScriptBlockInfo `json:"blocks,omitempty" jsonschema:"per block: replay (recorded actions, no model call) or model (and why)"`
 }
 
-// ScriptBlockInfo says how one block of a script runs.
+// ScriptBlockInfo says how one block of a script runs. It has the fields
+// of client.ScriptBlockSummary and script.BlockSummary, and is converted
+// from either.
 type ScriptBlockInfo struct {
 	Label  string `json:"label"`
 	Mode   string `json:"mode" jsonschema:"replay or model"`
@@ -80,17 +81,23 @@ type ScriptRunInput struct {
 	Verbosity      string `json:"verbosity,omitempty" jsonschema:"summary (default) or full, which adds the service's whole run object"`
 }
 
-func (t *tools) addScriptTools(s *mcp.Server) {
+// scriptPager pages skyvern_script_list as the service does by default.
+var scriptPager = pager{items: "scripts", maxSize: 100}
+
+// scriptTools list, show, deploy and run scripts.
+type scriptTools struct {
+	scripts  *client.ScriptsService
+	follower runFollower
+}
+
+func (t *scriptTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_script_list",
 		title: "List scripts",
 		description: "List the scripts recorded from agent runs, at their latest versions: of one agent (workflow_id) or of the " +
 			"organization. A run with run_with \"code\" replays its agent's script without calling the model." + ownTool,
 		annotations: readOnly(),
-		refine: func(p map[string]*jsonschema.Schema) {
-			bounds(p["page"], 1, 0)
-			bounds(p["page_size"], 1, 100)
-		},
+		refine:      scriptPager.refineArgs,
 	}, t.scriptList)
 	addTool(s, spec{
 		name:  "skyvern_script_get",
@@ -110,7 +117,7 @@ func (t *tools) addScriptTools(s *mcp.Server) {
 			"runs with run_with \"code\" replay. The text is checked first: a mistake is reported with its place " +
 			"(blocks[0].steps[1].action: ...), and nothing is deployed. Earlier versions stay." + ownTool,
 		annotations: writes(false),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "script_id", "file") },
+		refine:      nonEmptyArgs("script_id", "file"),
 	}, t.scriptDeploy)
 	addTool(s, spec{
 		name:  "skyvern_script_run",
@@ -121,33 +128,25 @@ func (t *tools) addScriptTools(s *mcp.Server) {
 		annotations: browses(),
 		refine: func(p map[string]*jsonschema.Schema) {
 			nonEmpty(p, "script_id")
-			jsonOrText(p["parameters"], "object")
-			withDefault(p["wait"], "false")
-			bounds(p["timeout_seconds"], 1, maxWaitSeconds)
-			withDefault(p["timeout_seconds"], fmt.Sprint(defaultAgentTimeout))
-			refineVerbosity(p)
+			refineAgentRunArgs(p)
 		},
 	}, t.scriptRun)
 }
 
-func (t *tools) scriptList(ctx context.Context, in ScriptListInput) (*ScriptList, error) {
-	list, err := t.c.Scripts.List(ctx, &client.ListScriptsOptions{AgentID: in.WorkflowID, Page: in.Page, PageSize: in.PageSize})
+func (t *scriptTools) scriptList(ctx context.Context, in ScriptListInput) (*ScriptList, error) {
+	list, err := t.scripts.List(ctx, &client.ListScriptsOptions{AgentID: in.WorkflowID, Page: in.Page, PageSize: in.PageSize})
 	if err != nil {
 		return nil, err
 	}
-	out := &ScriptList{Scripts: make([]ScriptInfo, 0, len(list))}
-	for _, s := range list {
-		out.Scripts = append(out.Scripts, scriptInfo(s))
-	}
-	return out, nil
+	return &ScriptList{Scripts: shapeAll(list, scriptInfo)}, nil
 }
 
-func (t *tools) scriptGet(ctx context.Context, in ScriptGetInput) (*ScriptDetail, error) {
-	s, err := t.c.Scripts.Get(ctx, in.ScriptID)
+func (t *scriptTools) scriptGet(ctx context.Context, in ScriptGetInput) (*ScriptDetail, error) {
+	s, err := t.scripts.Get(ctx, in.ScriptID)
 	if err != nil {
 		return nil, err
 	}
-	file, err := t.c.Scripts.File(ctx, in.ScriptID, in.Version)
+	file, err := t.scripts.File(ctx, in.ScriptID, in.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -162,39 +161,34 @@ func (t *tools) scriptGet(ctx context.Context, in ScriptGetInput) (*ScriptDetail
 		}
 		out.Version, out.RunID, out.CreatedAt, out.Blocks = in.Version, "", "", nil
 		for _, b := range parsed.Summary() {
-			out.Blocks = append(out.Blocks, ScriptBlockInfo{Label: b.Label, Mode: b.Mode, Reason: b.Reason, Steps: b.Steps, Fields: b.Fields})
+			out.Blocks = append(out.Blocks, ScriptBlockInfo(b))
 		}
 	}
 	return out, nil
 }
 
-func (t *tools) scriptDeploy(ctx context.Context, in ScriptDeployInput) (*ScriptInfo, error) {
+func (t *scriptTools) scriptDeploy(ctx context.Context, in ScriptDeployInput) (*ScriptInfo, error) {
 	if _, err := script.Parse([]byte(in.File)); err != nil {
 		return nil, argError("file", "not a valid %s script, nothing was deployed: %v", script.Format, err)
 	}
-	if _, err := t.c.Scripts.Deploy(ctx, in.ScriptID, &client.DeployScriptRequest{
+	if _, err := t.scripts.Deploy(ctx, in.ScriptID, &client.DeployScriptRequest{
 		Files: []client.ScriptFile{client.ScriptFileFromBytes(script.FileName, []byte(in.File))},
 	}); err != nil {
 		return nil, err
 	}
-	s, err := t.c.Scripts.Get(ctx, in.ScriptID)
-	if err != nil {
-		return nil, err
-	}
-	info := scriptInfo(s)
-	return &info, nil
+	return answerWith(scriptInfo)(t.scripts.Get(ctx, in.ScriptID))
 }
 
-func (t *tools) scriptRun(ctx context.Context, in ScriptRunInput) (*RunResult, error) {
+func (t *scriptTools) scriptRun(ctx context.Context, in ScriptRunInput) (*RunResult, error) {
 	params, err := objectArg("parameters", in.Parameters)
 	if err != nil {
 		return nil, err
 	}
-	run, err := t.c.Scripts.Run(ctx, in.ScriptID, &client.RunScriptRequest{Parameters: params})
+	run, err := t.scripts.Run(ctx, in.ScriptID, &client.RunScriptRequest{Parameters: params})
 	if err != nil {
 		return nil, err
 	}
-	return t.follow(ctx, run, in.Wait, in.TimeoutSeconds, in.Verbosity == "full")
+	return t.follower.follow(ctx, run, in.Wait, in.TimeoutSeconds, in.Verbosity == "full")
 }
 
 func scriptInfo(s *client.Script) ScriptInfo {
@@ -203,7 +197,7 @@ func scriptInfo(s *client.Script) ScriptInfo {
 		RunID: ptr.Value(s.RunID), CreatedAt: timeText(&s.CreatedAt),
 	}
 	for _, b := range s.Blocks {
-		info.Blocks = append(info.Blocks, ScriptBlockInfo{Label: b.Label, Mode: b.Mode, Reason: b.Reason, Steps: b.Steps, Fields: b.Fields})
+		info.Blocks = append(info.Blocks, ScriptBlockInfo(b))
 	}
 	return info
 }

@@ -6,9 +6,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/mcpserver"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // scriptFile is a script.yaml of one block, "search", that calls the

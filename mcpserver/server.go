@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -66,20 +67,22 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: ServerName, Title: "abctl browser agents", Version: version},
 		&mcp.ServerOptions{Instructions: instructions, Logger: logger})
 	s.AddReceivingMiddleware(guard(logger))
-	t := &tools{c: c, poll: opts.Poll}
-	t.addRunTools(s)
-	t.addHumanTools(s)
-	t.addAgentTools(s)
-	t.addAgentRunTools(s)
-	t.addFolderTools(s)
-	t.addTagTools(s)
-	t.addCredentialTools(s)
-	t.addScheduleTools(s)
-	t.addCustomModelTools(s)
-	t.addScriptTools(s)
-	t.addFleetTools(s)
-	t.addBrowserProfileTools(s)
-	t.addBrowserSessionTools(s)
+	// Each group of tools gets the part of the client it calls; the
+	// groups that start runs share how a run is waited for.
+	follower := runFollower{runs: c.Runs, poll: opts.Poll}
+	(&runTools{runs: c.Runs, actions: c.Actions, follower: follower}).register(s)
+	(&humanTools{runs: c.Runs}).register(s)
+	(&agentTools{agents: c.Agents}).register(s)
+	(&agentRunTools{agents: c.Agents, follower: follower}).register(s)
+	(&folderTools{folders: c.Folders}).register(s)
+	(&tagTools{agents: c.Agents, tags: c.Tags}).register(s)
+	(&credentialTools{credentials: c.Credentials}).register(s)
+	(&scheduleTools{schedules: c.Schedules}).register(s)
+	(&customModelTools{models: c.CustomLLMs}).register(s)
+	(&scriptTools{scripts: c.Scripts, follower: follower}).register(s)
+	(&fleetTools{health: c.Health}).register(s)
+	(&browserProfileTools{profiles: c.BrowserProfiles}).register(s)
+	(&browserSessionTools{sessions: c.BrowserSessions, runs: c.Runs, follower: follower}).register(s)
 	return s
 }
 
@@ -121,16 +124,6 @@ func guard(logger *slog.Logger) mcp.Middleware {
 	}
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-// tools holds what every tool handler needs.
-type tools struct {
-	c    *client.Client
-	poll *client.WaitOptions
-}
-
 // mcpUserAgent is the x-user-agent of runs started through these tools.
 const mcpUserAgent = "skyvern-mcp"
 
@@ -139,20 +132,26 @@ const mcpUserAgent = "skyvern-mcp"
 const ownTool = " (abctl's own tool: the hosted service's MCP server has no equivalent.)"
 
 // spec describes one tool: its name, what a model reads about it, and how
-// its derived input schema is refined (enums, defaults and bounds, which
-// struct tags cannot express).
+// its derived input and output schemas are refined (enums, defaults and
+// bounds, which struct tags cannot express, and the descriptions of
+// members shared by several tools, such as paging's).
 type spec struct {
-	name        string
-	title       string
-	description string
-	annotations *mcp.ToolAnnotations
-	refine      func(props map[string]*jsonschema.Schema)
+	name         string
+	title        string
+	description  string
+	annotations  *mcp.ToolAnnotations
+	refine       func(props map[string]*jsonschema.Schema)
+	refineAnswer func(props map[string]*jsonschema.Schema)
 }
 
 // addTool registers a typed tool. Its input schema is derived from In (the
 // jsonschema tags are the descriptions) and refined by sp.refine; its
-// output schema is derived from Out by the SDK. Errors the handler returns
-// become tool errors through describeError.
+// output schema is derived from Out, by the SDK unless sp.refineAnswer
+// refines it. Errors the handler returns become tool errors through
+// describeError.
+//
+// Out is a pointer to a struct, and a handler that returns no error
+// returns a non-nil Out.
 func addTool[In, Out any](s *mcp.Server, sp spec, handle func(ctx context.Context, in In) (Out, error)) {
 	schema, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -164,6 +163,15 @@ func addTool[In, Out any](s *mcp.Server, sp spec, handle func(ctx context.Contex
 	tool := &mcp.Tool{
 		Name: sp.name, Title: sp.title, Description: sp.description,
 		Annotations: sp.annotations, InputSchema: schema,
+	}
+	if sp.refineAnswer != nil {
+		// Derived as the SDK derives it: from the type Out points to.
+		out, err := jsonschema.ForType(reflect.TypeFor[Out]().Elem(), &jsonschema.ForOptions{})
+		if err != nil {
+			panic(fmt.Sprintf("mcpserver: output schema of %s: %v", sp.name, err))
+		}
+		sp.refineAnswer(out.Properties)
+		tool.OutputSchema = out
 	}
 	if tool.Annotations != nil && tool.Annotations.Title == "" {
 		tool.Annotations.Title = sp.title
@@ -252,6 +260,12 @@ func nonEmpty(p map[string]*jsonschema.Schema, names ...string) {
 	for _, n := range names {
 		p[n].MinLength = new(1)
 	}
+}
+
+// nonEmptyArgs is the refinement of a tool whose only refinement is
+// nonEmpty(names...).
+func nonEmptyArgs(names ...string) func(p map[string]*jsonschema.Schema) {
+	return func(p map[string]*jsonschema.Schema) { nonEmpty(p, names...) }
 }
 
 // jsonOrText lets a property be a JSON value of the given types or a string

@@ -77,7 +77,15 @@ type LoginInput struct {
 	TimeoutSeconds   int    `json:"timeout_seconds,omitempty" jsonschema:"how long to wait for the result; the run goes on after it"`
 }
 
-func (t *tools) addBrowserSessionTools(s *mcp.Server) {
+// browserSessionTools open, list, show and close browser sessions, and
+// sign in with a stored credential.
+type browserSessionTools struct {
+	sessions *client.BrowserSessionsService
+	runs     *client.RunsService // for skyvern_login
+	follower runFollower
+}
+
+func (t *browserSessionTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:  "skyvern_browser_session_create",
 		title: "Open a browser session",
@@ -103,7 +111,7 @@ func (t *tools) addBrowserSessionTools(s *mcp.Server) {
 		title:       "Get a browser session",
 		description: "Get one browser session by id: whether it is still open, its timeout, and whether it keeps its browser state." + sessionsHowTo,
 		annotations: readOnly(),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "session_id") },
+		refine:      nonEmptyArgs("session_id"),
 	}, t.browserSessionGet)
 
 	addTool(s, spec{
@@ -112,7 +120,7 @@ func (t *tools) addBrowserSessionTools(s *mcp.Server) {
 		description: "Close a browser session, after the run executing in it, if any. Runs can no longer use it. Closing a " +
 			"session that has already ended changes nothing.",
 		annotations: destroys(true),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "session_id") },
+		refine:      nonEmptyArgs("session_id"),
 	}, t.browserSessionClose)
 
 	addTool(s, spec{
@@ -125,14 +133,13 @@ func (t *tools) addBrowserSessionTools(s *mcp.Server) {
 		annotations: browses(),
 		refine: func(p map[string]*jsonschema.Schema) {
 			nonEmpty(p, "credential_id")
-			bounds(p["timeout_seconds"], 1, maxWaitSeconds)
-			withDefault(p["timeout_seconds"], fmt.Sprint(defaultTaskTimeout))
+			refineTimeout(p, defaultTaskTimeout)
 		},
 	}, t.login)
 }
 
-func (t *tools) browserSessionCreate(ctx context.Context, in BrowserSessionCreateInput) (*BrowserSessionInfo, error) {
-	bs, err := t.c.BrowserSessions.Create(ctx, &client.BrowserSessionCreateRequest{
+func (t *browserSessionTools) browserSessionCreate(ctx context.Context, in BrowserSessionCreateInput) (*BrowserSessionInfo, error) {
+	bs, err := t.sessions.Create(ctx, &client.BrowserSessionCreateRequest{
 		Timeout: in.Timeout, BrowserProfileID: in.BrowserProfileID, GenerateBrowserProfile: in.GenerateBrowserProfile,
 	})
 	if err != nil {
@@ -148,37 +155,30 @@ func (t *tools) browserSessionCreate(ctx context.Context, in BrowserSessionCreat
 	return &info, nil
 }
 
-func (t *tools) browserSessionList(ctx context.Context, _ BrowserSessionListInput) (*BrowserSessionList, error) {
-	ss, err := t.c.BrowserSessions.List(ctx)
+func (t *browserSessionTools) browserSessionList(ctx context.Context, _ BrowserSessionListInput) (*BrowserSessionList, error) {
+	ss, err := t.sessions.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := &BrowserSessionList{BrowserSessions: make([]BrowserSessionInfo, 0, len(ss))}
-	for _, bs := range ss {
-		info := browserSessionInfo(bs)
+	out := &BrowserSessionList{BrowserSessions: shapeAll(ss, browserSessionInfo)}
+	for _, info := range out.BrowserSessions {
 		if info.Open {
 			out.Open++
 		}
-		out.BrowserSessions = append(out.BrowserSessions, info)
 	}
 	return out, nil
 }
 
-func (t *tools) browserSessionGet(ctx context.Context, in BrowserSessionIDInput) (*BrowserSessionInfo, error) {
-	bs, err := t.c.BrowserSessions.Get(ctx, in.SessionID)
-	if err != nil {
-		return nil, err
-	}
-	info := browserSessionInfo(bs)
-	return &info, nil
+func (t *browserSessionTools) browserSessionGet(ctx context.Context, in BrowserSessionIDInput) (*BrowserSessionInfo, error) {
+	return answerWith(browserSessionInfo)(t.sessions.Get(ctx, in.SessionID))
 }
 
-func (t *tools) browserSessionClose(ctx context.Context, in BrowserSessionIDInput) (*BrowserSessionInfo, error) {
-	if err := t.c.BrowserSessions.Close(ctx, in.SessionID); err != nil {
+func (t *browserSessionTools) browserSessionClose(ctx context.Context, in BrowserSessionIDInput) (*BrowserSessionInfo, error) {
+	if err := t.sessions.Close(ctx, in.SessionID); err != nil {
 		return nil, err
 	}
 	// The session as it stands is a courtesy: the close itself worked.
-	bs, err := t.c.BrowserSessions.Get(ctx, in.SessionID)
+	bs, err := t.sessions.Get(ctx, in.SessionID)
 	if err != nil {
 		return &BrowserSessionInfo{BrowserSessionID: in.SessionID, Status: "closed"}, nil
 	}
@@ -190,7 +190,7 @@ func (t *tools) browserSessionClose(ctx context.Context, in BrowserSessionIDInpu
 	return &info, nil
 }
 
-func (t *tools) login(ctx context.Context, in LoginInput) (*RunResult, error) {
+func (t *browserSessionTools) login(ctx context.Context, in LoginInput) (*RunResult, error) {
 	if in.BrowserSessionID != "" && in.BrowserProfileID != "" {
 		return nil, argError("browser_profile_id", "give browser_session_id or browser_profile_id, not both: a run in a session uses the session's browser "+
 			"as it is (open the session from the profile with skyvern_browser_session_create to combine them)")
@@ -198,14 +198,14 @@ func (t *tools) login(ctx context.Context, in LoginInput) (*RunResult, error) {
 	if in.URL == "" && in.BrowserSessionID == "" {
 		return nil, argError("url", "the sign-in page is required, unless the login runs in a browser session (browser_session_id), where it signs in on the page the session shows")
 	}
-	run, err := t.c.Runs.Login(ctx, &client.LoginRequest{
+	run, err := t.runs.Login(ctx, &client.LoginRequest{
 		CredentialID: in.CredentialID, URL: in.URL, Prompt: in.Prompt, TOTPIdentifier: in.TOTPIdentifier,
 		BrowserSessionID: in.BrowserSessionID, BrowserProfileID: in.BrowserProfileID,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return t.follow(ctx, run, true, in.TimeoutSeconds, false)
+	return t.follower.follow(ctx, run, true, in.TimeoutSeconds, false)
 }
 
 // browserSessionInfo copies what a model needs of a session.

@@ -140,3 +140,9 @@ func (c *drainingConn) drain(ctx context.Context) {
 		}
 	}
 }
+
+// nopWriteCloser lets the SDK's transport close stdout without closing it:
+// the process, not the session, owns it.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

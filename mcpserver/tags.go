@@ -78,13 +78,19 @@ type TagValueInfo struct {
 	WorkflowCount int    `json:"workflow_count" jsonschema:"agents carrying the tag"`
 }
 
-func (t *tools) addTagTools(s *mcp.Server) {
+// tagTools read and change agents' tags and list the tag registry.
+type tagTools struct {
+	agents *client.AgentsService
+	tags   *client.TagsService
+}
+
+func (t *tagTools) register(s *mcp.Server) {
 	addTool(s, spec{
 		name:        "skyvern_workflow_tags_get",
 		title:       "Get an agent's tags",
 		description: "List the tags of an agent (key:value tags and labels)." + ownTool,
 		annotations: readOnly(),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "workflow_id") },
+		refine:      nonEmptyArgs("workflow_id"),
 	}, t.workflowTagsGet)
 
 	addTool(s, spec{
@@ -106,7 +112,7 @@ func (t *tools) addTagTools(s *mcp.Server) {
 		title:       "Remove an agent's tag",
 		description: "Remove one tag from an agent: the grouped tag of a key, or a standalone label. Removing an absent tag is not an error." + ownTool,
 		annotations: destroys(true),
-		refine:      func(p map[string]*jsonschema.Schema) { nonEmpty(p, "workflow_id") },
+		refine:      nonEmptyArgs("workflow_id"),
 	}, t.workflowTagDelete)
 
 	addTool(s, spec{
@@ -124,15 +130,11 @@ func (t *tools) addTagTools(s *mcp.Server) {
 	}, t.tagValueList)
 }
 
-func (t *tools) workflowTagsGet(ctx context.Context, in WorkflowIDInput) (*AgentTagsResult, error) {
-	tags, err := t.c.Agents.GetTags(ctx, in.WorkflowID)
-	if err != nil {
-		return nil, err
-	}
-	return agentTags(tags), nil
+func (t *tagTools) workflowTagsGet(ctx context.Context, in WorkflowIDInput) (*AgentTagsResult, error) {
+	return agentTags(t.agents.GetTags(ctx, in.WorkflowID))
 }
 
-func (t *tools) workflowTagsSet(ctx context.Context, in WorkflowTagsSetInput) (*AgentTagsResult, error) {
+func (t *tagTools) workflowTagsSet(ctx context.Context, in WorkflowTagsSetInput) (*AgentTagsResult, error) {
 	req := &client.TagApplyRequest{}
 	for _, text := range in.Tags {
 		tag, err := parseTag(text)
@@ -147,58 +149,44 @@ func (t *tools) workflowTagsSet(ctx context.Context, in WorkflowTagsSetInput) (*
 			req.Colors[k] = client.TagColor(c)
 		}
 	}
-	tags, err := t.c.Agents.ApplyTags(ctx, in.WorkflowID, req)
-	if err != nil {
-		return nil, err
-	}
-	return agentTags(tags), nil
+	return agentTags(t.agents.ApplyTags(ctx, in.WorkflowID, req))
 }
 
-func (t *tools) workflowTagDelete(ctx context.Context, in WorkflowTagDeleteInput) (*AgentTagsResult, error) {
-	var (
-		tags *client.AgentTags
-		err  error
-	)
+func (t *tagTools) workflowTagDelete(ctx context.Context, in WorkflowTagDeleteInput) (*AgentTagsResult, error) {
 	switch {
 	case (in.Key == "") == (in.Label == ""):
 		return nil, argError("key", "give either key (a grouped tag) or label (a standalone label), not both or neither")
 	case in.Key != "":
-		tags, err = t.c.Agents.DeleteTag(ctx, in.WorkflowID, in.Key)
+		return agentTags(t.agents.DeleteTag(ctx, in.WorkflowID, in.Key))
 	default:
-		tags, err = t.c.Agents.ApplyTags(ctx, in.WorkflowID, &client.TagApplyRequest{
+		return agentTags(t.agents.ApplyTags(ctx, in.WorkflowID, &client.TagApplyRequest{
 			TagsToDelete: []client.TagDeleteInput{{Value: in.Label}},
-		})
+		}))
 	}
-	if err != nil {
-		return nil, err
-	}
-	return agentTags(tags), nil
 }
 
-func (t *tools) tagKeyList(ctx context.Context, _ TagKeyListInput) (*TagKeyList, error) {
-	keys, err := t.c.Tags.ListKeys(ctx)
+func (t *tagTools) tagKeyList(ctx context.Context, _ TagKeyListInput) (*TagKeyList, error) {
+	keys, err := t.tags.ListKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := &TagKeyList{TagKeys: make([]TagKeyInfo, 0, len(keys))}
-	for _, k := range keys {
-		out.TagKeys = append(out.TagKeys, TagKeyInfo{Key: k.Key, Description: ptr.Value(k.Description), WorkflowCount: k.WorkflowCount})
-	}
-	return out, nil
+	return &TagKeyList{TagKeys: shapeAll(keys, tagKeyInfo)}, nil
 }
 
-func (t *tools) tagValueList(ctx context.Context, in TagValueListInput) (*TagValueList, error) {
-	values, err := t.c.Tags.ListValues(ctx, in.Key)
+func (t *tagTools) tagValueList(ctx context.Context, in TagValueListInput) (*TagValueList, error) {
+	values, err := t.tags.ListValues(ctx, in.Key)
 	if err != nil {
 		return nil, err
 	}
-	out := &TagValueList{TagValues: make([]TagValueInfo, 0, len(values))}
-	for _, v := range values {
-		out.TagValues = append(out.TagValues, TagValueInfo{
-			Tag: v.Key + ":" + v.Value, Key: v.Key, Value: v.Value, Color: string(v.Color), WorkflowCount: v.WorkflowCount,
-		})
-	}
-	return out, nil
+	return &TagValueList{TagValues: shapeAll(values, tagValueInfo)}, nil
+}
+
+func tagKeyInfo(k *client.TagKey) TagKeyInfo {
+	return TagKeyInfo{Key: k.Key, Description: ptr.Value(k.Description), WorkflowCount: k.WorkflowCount}
+}
+
+func tagValueInfo(v *client.TagValue) TagValueInfo {
+	return TagValueInfo{Tag: v.Key + ":" + v.Value, Key: v.Key, Value: v.Value, Color: string(v.Color), WorkflowCount: v.WorkflowCount}
 }
 
 // parseTag reads "key:value" (split at the first colon; the value may hold
@@ -219,15 +207,17 @@ func parseTag(text string) (client.TagInput, error) {
 	return client.TagInput{Key: key, Value: value}, nil
 }
 
-func agentTags(t *client.AgentTags) *AgentTagsResult {
-	out := &AgentTagsResult{WorkflowID: t.WorkflowPermanentID, Tags: make([]TagInfo, 0, len(t.Tags))}
-	for _, tag := range t.Tags {
-		info := TagInfo{Tag: tag.Value, Value: tag.Value, Source: string(tag.Source), SetAt: timeText(&tag.SetAt)}
-		if tag.Key != nil {
-			info.Key = *tag.Key
-			info.Tag = *tag.Key + ":" + tag.Value
-		}
-		out.Tags = append(out.Tags, info)
+// agentTags answers the tools that read or change an agent's tags, from
+// what the client call returned.
+var agentTags = answerWith(func(t *client.AgentTags) AgentTagsResult {
+	return AgentTagsResult{WorkflowID: t.WorkflowPermanentID, Tags: shapeAll(t.Tags, tagInfo)}
+})
+
+func tagInfo(tag client.Tag) TagInfo {
+	info := TagInfo{Tag: tag.Value, Value: tag.Value, Source: string(tag.Source), SetAt: timeText(&tag.SetAt)}
+	if tag.Key != nil {
+		info.Key = *tag.Key
+		info.Tag = *tag.Key + ":" + tag.Value
 	}
-	return out
+	return info
 }

@@ -1,16 +1,6 @@
 package mcpserver
 
-import (
-	"bytes"
-	"encoding/json"
-
-	"github.com/abctl/abctl/client"
-)
-
-// The output types are what the tools return as structured content. They
-// are flatter than the wire types: what a model needs to answer a person,
-// plain JSON values for free-form data, and absent members rather than
-// nulls. verbosity "full" adds the whole wire object where it exists.
+import "github.com/abctl/abctl/client"
 
 // RunResult describes a run: the answer of the run tools and of
 // skyvern_workflow_status.
@@ -87,22 +77,4 @@ func runResult(r *client.Run, full bool) *RunResult {
 		out.Run = r
 	}
 	return out
-}
-
-// rawValue returns a JSON value as something encoding/json writes back
-// unchanged, or nil for null and absent values (which then stay out of the
-// output).
-func rawValue(b json.RawMessage) any {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || bytes.Equal(b, []byte("null")) {
-		return nil
-	}
-	return b
-}
-
-func timeText(t *client.Time) string {
-	if t == nil || t.IsZero() {
-		return ""
-	}
-	return t.String()
 }
