@@ -13,8 +13,8 @@ import (
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/internal/ptr"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // sdkRunTitle is the title of the workflow run a run_action request without
@@ -252,22 +252,13 @@ func (s *Server) endActionRun(run *store.RunRecord, res executor.Result, p *runn
 	s.logger.Info("run_action session ended", "run_id", runID, "status", status)
 }
 
-// actionError turns an error of Actions.RunAction into the API's error.
+// actionError turns an error of Actions.RunAction into the API's error:
+// the engine's *executor.ActionError by its kind (actionKinds), a request
+// that ended before its action a 400; any other error is the daemon's.
 func actionError(err error) error {
-	var coded interface{ StatusCode() int }
-	if errors.As(err, &coded) {
-		kind := KindInvalid
-		switch coded.StatusCode() {
-		case http.StatusBadRequest:
-			kind = KindBadRequest
-		case http.StatusNotFound:
-			kind = KindNotFound
-		case http.StatusConflict:
-			kind = KindConflict
-		case http.StatusServiceUnavailable:
-			kind = KindUnavailable
-		}
-		return &Error{Kind: kind, Detail: err.Error()}
+	var ae *executor.ActionError
+	if errors.As(err, &ae) {
+		return &Error{Kind: actionKind(ae.Kind), Detail: err.Error()}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return errorf(KindBadRequest, "The request ended before the action finished.")
