@@ -233,7 +233,7 @@ func (s credentialsAPI) handleCreateCredential(w http.ResponseWriter, r *http.Re
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.Credentials().Create(r.Context(), organization(r.Context()).ID, in)
+	out, err := s.credentials.Create(r.Context(), organization(r.Context()).ID, in)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -248,7 +248,7 @@ func (s credentialsAPI) handleUpdateCredential(w http.ResponseWriter, r *http.Re
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.Credentials().Update(r.Context(), organization(r.Context()).ID, r.PathValue("id"), in)
+	out, err := s.credentials.Update(r.Context(), organization(r.Context()).ID, r.PathValue("id"), in)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -258,7 +258,7 @@ func (s credentialsAPI) handleUpdateCredential(w http.ResponseWriter, r *http.Re
 
 // handleGetCredential serves GET /v1/credentials/{id}.
 func (s credentialsAPI) handleGetCredential(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.Credentials().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	out, err := s.credentials.Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -294,7 +294,7 @@ func (s credentialsAPI) handleListCredentials(w http.ResponseWriter, r *http.Req
 	}
 	out := []*client.Credential{}
 	if vault == "" || vault == "skyvern" {
-		out, err = s.store.Credentials().List(r.Context(), organization(r.Context()).ID,
+		out, err = s.credentials.List(r.Context(), organization(r.Context()).ID,
 			store.CredentialQuery{Page: page, PageSize: size, Type: client.CredentialType(typ), Search: search})
 		if err != nil {
 			s.error(w, r, err)
@@ -306,7 +306,7 @@ func (s credentialsAPI) handleListCredentials(w http.ResponseWriter, r *http.Req
 
 // handleDeleteCredential serves POST /v1/credentials/{id}/delete.
 func (s credentialsAPI) handleDeleteCredential(w http.ResponseWriter, r *http.Request) {
-	if err := s.store.Credentials().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
+	if err := s.credentials.Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -380,7 +380,7 @@ func (s credentialsAPI) handleSendTOTPCode(w http.ResponseWriter, r *http.Reques
 		ModifiedAt:     now,
 		OTPType:        &otp,
 	}
-	if err := s.store.Credentials().PutTOTPCode(r.Context(), out.OrganizationID, out); err != nil {
+	if err := s.credentials.PutTOTPCode(r.Context(), out.OrganizationID, out); err != nil {
 		s.error(w, r, err)
 		return
 	}

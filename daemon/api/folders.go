@@ -41,7 +41,7 @@ func (s foldersAPI) handleCreateFolder(w http.ResponseWriter, r *http.Request) {
 	if body.Description != nil {
 		desc = *body.Description
 	}
-	out, err := s.store.Folders().Create(r.Context(), organization(r.Context()).ID, *body.Title, desc)
+	out, err := s.folders.Create(r.Context(), organization(r.Context()).ID, *body.Title, desc)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -58,7 +58,7 @@ func (s foldersAPI) handleListFolders(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.Folders().List(r.Context(), organization(r.Context()).ID, page, size, qr.string("search"))
+	out, err := s.folders.List(r.Context(), organization(r.Context()).ID, page, size, qr.string("search"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -72,7 +72,7 @@ func (s foldersAPI) handleListFolders(w http.ResponseWriter, r *http.Request) {
 // handleGetFolder serves GET /v1/folders/{id}.
 func (s foldersAPI) handleGetFolder(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	out, err := s.store.Folders().Get(r.Context(), organization(r.Context()).ID, id)
+	out, err := s.folders.Get(r.Context(), organization(r.Context()).ID, id)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -98,7 +98,7 @@ func (s foldersAPI) handleUpdateFolder(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, err := s.store.Folders().Update(r.Context(), organization(r.Context()).ID, id, body.Title, body.Description)
+	out, err := s.folders.Update(r.Context(), organization(r.Context()).ID, id, body.Title, body.Description)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -115,7 +115,7 @@ func (s foldersAPI) handleDeleteFolder(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if err := s.store.Folders().Delete(r.Context(), organization(r.Context()).ID, id, deleteAgents); err != nil {
+	if err := s.folders.Delete(r.Context(), organization(r.Context()).ID, id, deleteAgents); err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -84,7 +84,7 @@ func (s runsAPI) handleListRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Tags = tags
-	items, err := s.store.Runs().List(r.Context(), organization(r.Context()).ID, q)
+	items, err := s.runs.List(r.Context(), organization(r.Context()).ID, q)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -139,7 +139,7 @@ func containsValue[E ~string](set []E, v string) bool {
 // handleRunTimeline serves GET /v1/runs/{id}/timeline (see the top of
 // this file).
 func (s runsAPI) handleRunTimeline(w http.ResponseWriter, r *http.Request) {
-	trace, err := s.store.Runs().Trace(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	trace, err := s.runs.Trace(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -150,7 +150,7 @@ func (s runsAPI) handleRunTimeline(w http.ResponseWriter, r *http.Request) {
 // handleRunSteps serves GET /v1/runs/{id}/steps: the run's steps, newest
 // first, as the store keeps them.
 func (s runsAPI) handleRunSteps(w http.ResponseWriter, r *http.Request) {
-	rows, err := s.store.Runs().StepsJSON(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	rows, err := s.runs.StepsJSON(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -52,8 +52,8 @@ type Server struct {
 	maxUpload int64
 	version   string
 	// scheduler is the clock of the schedules and wakes their planner
-	// (schedules.go); nil: time.Now, and nothing to wake.
-	scheduler ScheduleClock
+	// (schedules.go); none: time.Now, and nothing to wake.
+	scheduler schedulerRef
 	// metrics serves GET /metrics, browsers gives the "browsers" of GET
 	// /healthz (health.go); nil: no such route, no such field.
 	metrics  http.Handler
