@@ -43,9 +43,10 @@ var workflowRunStatuses = []client.RunStatus{client.RunStatusCreated, client.Run
 func (s agentsAPI) handleListAgentRuns(w http.ResponseWriter, r *http.Request) {
 	agentID := r.PathValue("id")
 	qr := newQueryReader(r)
+	page, size := qr.paging(10, 0, 0)
 	q := store.RunQuery{
-		Page:     qr.int("page", 1, 1, 0),
-		PageSize: qr.int("page_size", 10, 1, 0),
+		Page:     page,
+		PageSize: size,
 		Types:    []client.RunType{client.RunTypeWorkflowRun},
 		Statuses: enumValues(qr, "status", workflowRunStatuses),
 	}

@@ -15,9 +15,10 @@ import (
 // newest first, filtered and paged.
 func (s agentsAPI) handleListAgents(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
+	page, size := qr.paging(10, 0, 0)
 	q := store.AgentQuery{
-		Page:     qr.int("page", 1, 1, 0),
-		PageSize: qr.int("page_size", 10, 1, 0),
+		Page:     page,
+		PageSize: size,
 		FolderID: qr.string("folder_id"),
 	}
 	q.SearchKey = qr.string("search_key")
@@ -110,11 +111,7 @@ func (s agentsAPI) handleUpdateAgent(w http.ResponseWriter, r *http.Request) {
 	agent := agentFromDefinition(def)
 	s.newVersion(agent)
 	out, err := s.agents.Update(r.Context(), organization(r.Context()).ID, id, agent)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // newVersion makes a the content of a new agent version as the hosted
@@ -155,11 +152,7 @@ func (s agentsAPI) handleAgentVersions(w http.ResponseWriter, r *http.Request) {
 	if errors.Is(err, store.ErrNotFound) {
 		out, err = []*client.Agent{}, nil // as upstream: no 404 here
 	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleDeleteAgent serves POST /v1/agents/{id}/delete: soft and
@@ -197,9 +190,5 @@ func (s agentsAPI) handleSetAgentFolder(w http.ResponseWriter, r *http.Request) 
 		}
 	}
 	out, err := s.agents.SetFolder(r.Context(), org, id, folder)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }

@@ -157,21 +157,7 @@ func (s sessionsAPI) handleCreateSession(w http.ResponseWriter, r *http.Request)
 // handleListSessions serves GET /v1/browser_sessions.
 func (s sessionsAPI) handleListSessions(w http.ResponseWriter, r *http.Request) {
 	out, err := s.browserSessions.List(r.Context(), organization(r.Context()).ID)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// handleGetSession serves GET /v1/browser_sessions/{id}.
-func (s sessionsAPI) handleGetSession(w http.ResponseWriter, r *http.Request) {
-	out, err := s.browserSessions.Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleUpdateSession serves PATCH /v1/browser_sessions/{id}: whether the
@@ -196,11 +182,7 @@ func (s sessionsAPI) handleUpdateSession(w http.ResponseWriter, r *http.Request)
 		bs.GenerateBrowserProfile = *body.GenerateBrowserProfile
 		return nil
 	})
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleCloseSession serves POST /v1/browser_sessions/{id}/close.

@@ -249,28 +249,13 @@ func (s credentialsAPI) handleUpdateCredential(w http.ResponseWriter, r *http.Re
 		return
 	}
 	out, err := s.credentials.Update(r.Context(), organization(r.Context()).ID, r.PathValue("id"), in)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// handleGetCredential serves GET /v1/credentials/{id}.
-func (s credentialsAPI) handleGetCredential(w http.ResponseWriter, r *http.Request) {
-	out, err := s.credentials.Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleListCredentials serves GET /v1/credentials.
 func (s credentialsAPI) handleListCredentials(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
-	page := qr.int("page", 1, 1, 0)
-	size := qr.int("page_size", 10, 1, 0)
+	page, size := qr.paging(10, 0, 0)
 	typ := qr.string("credential_type")
 	vault := qr.string("vault_type")
 	search := qr.string("search")
@@ -302,15 +287,6 @@ func (s credentialsAPI) handleListCredentials(w http.ResponseWriter, r *http.Req
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// handleDeleteCredential serves POST /v1/credentials/{id}/delete.
-func (s credentialsAPI) handleDeleteCredential(w http.ResponseWriter, r *http.Request) {
-	if err := s.credentials.Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // totpLifetime is how long a pushed code stays usable when the push does

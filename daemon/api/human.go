@@ -72,9 +72,5 @@ func (s humanAPI) answerRun(w http.ResponseWriter, r *http.Request, approved boo
 		s.error(w, r, errorf(KindConflict, "%s", nw.Error()))
 		return
 	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, answer)
+	s.reply(w, r, answer, err)
 }

@@ -84,11 +84,7 @@ func (s profilesAPI) handleCreateProfile(w http.ResponseWriter, r *http.Request)
 		wpid = run.AgentID
 	}
 	out, err := s.profiles.Create(r.Context(), org.ID, *body.Name, desc, state, wpid)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 func deref(p *string) string {
@@ -101,8 +97,7 @@ func deref(p *string) string {
 // handleListProfiles serves GET /v1/browser_profiles.
 func (s profilesAPI) handleListProfiles(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
-	page := qr.int("page", 1, 1, 0)
-	size := qr.int("page_size", 10, 1, 0)
+	page, size := qr.paging(10, 0, 0)
 	deleted := qr.bool("include_deleted")
 	search := qr.string("search_key")
 	managed := qr.string("managed")
@@ -124,16 +119,6 @@ func (s profilesAPI) handleListProfiles(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleGetProfile serves GET /v1/browser_profiles/{id}.
-func (s profilesAPI) handleGetProfile(w http.ResponseWriter, r *http.Request) {
-	out, err := s.profiles.Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
 // handleUpdateProfile serves PATCH /v1/browser_profiles/{id}.
 func (s profilesAPI) handleUpdateProfile(w http.ResponseWriter, r *http.Request) {
 	var body struct {
@@ -149,20 +134,7 @@ func (s profilesAPI) handleUpdateProfile(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	out, err := s.profiles.Update(r.Context(), organization(r.Context()).ID, r.PathValue("id"), body.Name, body.Description)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// handleDeleteProfile serves DELETE /v1/browser_profiles/{id}.
-func (s profilesAPI) handleDeleteProfile(w http.ResponseWriter, r *http.Request) {
-	if err := s.profiles.Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	s.reply(w, r, out, err)
 }
 
 // handleResetProfile serves POST /v1/agents/{id}/browser_session/reset_profile:

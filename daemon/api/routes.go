@@ -74,19 +74,19 @@ func (s *Server) routes() http.Handler {
 
 	api.HandleFunc("POST /v1/browser_profiles", profiles.handleCreateProfile)
 	api.HandleFunc("GET /v1/browser_profiles", profiles.handleListProfiles)
-	api.HandleFunc("GET /v1/browser_profiles/{id}", profiles.handleGetProfile)
+	api.HandleFunc("GET /v1/browser_profiles/{id}", getByID(profiles.responder, profiles.profiles.Get))
 	api.HandleFunc("PATCH /v1/browser_profiles/{id}", profiles.handleUpdateProfile)
-	api.HandleFunc("DELETE /v1/browser_profiles/{id}", profiles.handleDeleteProfile)
+	api.HandleFunc("DELETE /v1/browser_profiles/{id}", deleteByID(profiles.responder, profiles.profiles.Delete))
 	api.HandleFunc("POST /v1/agents/{id}/browser_session/reset_profile", profiles.handleResetProfile)
 
 	api.HandleFunc("POST /v1/browser_sessions", sessions.handleCreateSession)
 	api.HandleFunc("GET /v1/browser_sessions", sessions.handleListSessions)
-	api.HandleFunc("GET /v1/browser_sessions/{id}", sessions.handleGetSession)
+	api.HandleFunc("GET /v1/browser_sessions/{id}", getByID(sessions.responder, sessions.browserSessions.Get))
 	api.HandleFunc("PATCH /v1/browser_sessions/{id}", sessions.handleUpdateSession)
 	api.HandleFunc("POST /v1/browser_sessions/{id}/close", sessions.handleCloseSession)
-	api.HandleFunc("GET /v1/credentials/{id}", credentials.handleGetCredential)
+	api.HandleFunc("GET /v1/credentials/{id}", getByID(credentials.responder, credentials.credentials.Get))
 	api.HandleFunc("POST /v1/credentials/{id}/update", credentials.handleUpdateCredential)
-	api.HandleFunc("POST /v1/credentials/{id}/delete", credentials.handleDeleteCredential)
+	api.HandleFunc("POST /v1/credentials/{id}/delete", deleteByID(credentials.responder, credentials.credentials.Delete))
 
 	// Only workflow runs (wr_) carry tags.
 	runTags := tagRoutes{responder: g.responder, tags: g.tagRegistry.tags, kind: store.RunSubject}
@@ -121,7 +121,7 @@ func (s *Server) routes() http.Handler {
 
 	api.HandleFunc("POST /v1/folders", folders.handleCreateFolder)
 	api.HandleFunc("GET /v1/folders", folders.handleListFolders)
-	api.HandleFunc("GET /v1/folders/{id}", folders.handleGetFolder)
+	api.HandleFunc("GET /v1/folders/{id}", getByID(folders.responder, folders.folders.Get))
 	api.HandleFunc("PUT /v1/folders/{id}", folders.handleUpdateFolder)
 	api.HandleFunc("DELETE /v1/folders/{id}", folders.handleDeleteFolder)
 	s.mountMCP(api) // /mcp: the MCP tools over streamable HTTP (mcp.go)

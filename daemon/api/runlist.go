@@ -56,9 +56,10 @@ var (
 // handleListRuns serves GET /v1/runs.
 func (s runsAPI) handleListRuns(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
+	page, size := qr.paging(10, maxRunListPage, maxRunListPageSize)
 	q := store.RunQuery{
-		Page:     qr.int("page", 1, 1, maxRunListPage),
-		PageSize: qr.int("page_size", 10, 1, maxRunListPageSize),
+		Page:     page,
+		PageSize: size,
 	}
 	q.Statuses = enumValues(qr, "status", runStatuses)
 	q.Types = enumValues(qr, "run_type", runTypes)
@@ -85,11 +86,7 @@ func (s runsAPI) handleListRuns(w http.ResponseWriter, r *http.Request) {
 	}
 	q.Tags = tags
 	items, err := s.runs.List(r.Context(), organization(r.Context()).ID, q)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, items)
+	s.reply(w, r, items, err)
 }
 
 // splitValues reads a repeated query parameter whose values may also be

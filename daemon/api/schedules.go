@@ -288,8 +288,7 @@ var scheduleStatuses = []string{string(client.ScheduleActive), string(client.Sch
 // handleListAllSchedules serves GET /v1/schedules.
 func (s schedulesAPI) handleListAllSchedules(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
-	page := qr.int("page", 1, 1, 0)
-	size := qr.int("page_size", 10, 1, 100)
+	page, size := qr.paging(10, 0, 100)
 	status := qr.string("status")
 	search := qr.string("search")
 	err := qr.err()

@@ -245,8 +245,7 @@ func (s scriptsAPI) handleCreateScript(w http.ResponseWriter, r *http.Request) {
 // keeps one agent's scripts.
 func (s scriptsAPI) handleListScripts(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
-	page := qr.int("page", 1, 1, 0)
-	size := qr.int("page_size", 10, 1, 0)
+	page, size := qr.paging(10, 0, 0)
 	wpid := strings.TrimSpace(qr.string("workflow_id"))
 	if err := qr.err(); err != nil {
 		s.error(w, r, err)

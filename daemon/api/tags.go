@@ -318,11 +318,7 @@ func (s tagRegistryAPI) batchTags(kind store.SubjectKind, param, field, noun str
 // handleListTagKeys serves GET /v1/tag-keys.
 func (s tagRegistryAPI) handleListTagKeys(w http.ResponseWriter, r *http.Request) {
 	out, err := s.tags.Keys(r.Context(), organization(r.Context()).ID)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleUpdateTagKey serves PATCH /v1/tag-keys/{key}: a null or blank
@@ -352,11 +348,7 @@ func (s tagRegistryAPI) handleUpdateTagKey(w http.ResponseWriter, r *http.Reques
 		}
 	}
 	out, err := s.tags.UpdateKey(r.Context(), organization(r.Context()).ID, key, desc)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleDeleteTagKey serves DELETE /v1/tag-keys/{key}.
@@ -368,21 +360,13 @@ func (s tagRegistryAPI) handleDeleteTagKey(w http.ResponseWriter, r *http.Reques
 	}
 	org := organization(r.Context()).ID
 	out, err := s.tags.DeleteKey(r.Context(), org, key, org)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleListTagValues serves GET /v1/tag-values, optionally ?key=.
 func (s tagRegistryAPI) handleListTagValues(w http.ResponseWriter, r *http.Request) {
 	out, err := s.tags.Values(r.Context(), organization(r.Context()).ID, strings.TrimSpace(queryValue(r, "key")))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // tagValueBody is the body of the tag-value routes; which fields are
@@ -456,11 +440,7 @@ func (s tagRegistryAPI) handleCreateTagValue(w http.ResponseWriter, r *http.Requ
 		return
 	}
 	out, err := s.tags.CreateValue(r.Context(), organization(r.Context()).ID, key, value, color)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleRecolorTagValue serves PATCH /v1/tag-values/{key}.
@@ -476,11 +456,7 @@ func (s tagRegistryAPI) handleRecolorTagValue(w http.ResponseWriter, r *http.Req
 		return
 	}
 	out, err := s.tags.RecolorValue(r.Context(), organization(r.Context()).ID, key, value, color)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleDeleteTagValue serves DELETE /v1/tag-values/{key}, with the value
@@ -498,11 +474,7 @@ func (s tagRegistryAPI) handleDeleteTagValue(w http.ResponseWriter, r *http.Requ
 	}
 	org := organization(r.Context()).ID
 	out, err := s.tags.DeleteValue(r.Context(), org, key, value, org)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleRenameTagValue serves PATCH /v1/tag-values/{key}/rename.
@@ -519,9 +491,5 @@ func (s tagRegistryAPI) handleRenameTagValue(w http.ResponseWriter, r *http.Requ
 	}
 	org := organization(r.Context()).ID
 	out, err := s.tags.RenameValue(r.Context(), org, key, value, newValue, org)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
