@@ -13,8 +13,8 @@ import (
 // The handlers of each resource are the methods of a type of its own,
 // which holds only what they use: the parts of the store they read and
 // write, the runner's parts (*Runs, nil on a server without runs), the
-// clock. routes.go builds the groups from the Server and mounts their
-// handlers. Every group embeds a responder, which answers errors.
+// clock. The Server builds the groups (groups) and mounts their handlers
+// (routes). Every group embeds a responder, which answers errors.
 
 // responder answers the errors of a request through the one error table
 // (errors.go), logging the internal ones.
@@ -67,7 +67,7 @@ func deleteByID(h responder, del func(ctx context.Context, orgID, id string) err
 }
 
 type (
-	// agentsAPI serves the agents and their runs (agents.go, agentruns.go).
+	// agentsAPI serves the agents and their runs.
 	agentsAPI struct {
 		responder
 		agents  *store.Agents
@@ -77,7 +77,7 @@ type (
 		now     func() time.Time
 		starter runStarter
 	}
-	// schedulesAPI serves the agents' schedules (schedules.go).
+	// schedulesAPI serves the agents' schedules.
 	schedulesAPI struct {
 		responder
 		schedules *store.Schedules
@@ -85,7 +85,7 @@ type (
 		scheduler *schedulerRef
 	}
 	// runsAPI serves the runs: starting, listing, showing and canceling
-	// them (runs.go, runlist.go, login.go, downloadfiles.go).
+	// them.
 	runsAPI struct {
 		responder
 		runs        *store.Runs
@@ -94,28 +94,27 @@ type (
 		exec        *Runs
 		starter     runStarter
 	}
-	// humanAPI serves the answers to human_interaction blocks (human.go).
+	// humanAPI serves the answers to human_interaction blocks.
 	humanAPI struct {
 		responder
 		runs *store.Runs
 		exec *Runs
 	}
-	// actionsAPI serves single actions, POST /v1/sdk/run_action (actions.go).
+	// actionsAPI serves single actions, POST /v1/sdk/run_action.
 	actionsAPI struct {
 		responder
 		runs    *store.Runs
 		exec    *Runs
 		starter runStarter
 	}
-	// credentialsAPI serves credentials and pushed TOTP codes (credentials.go).
+	// credentialsAPI serves credentials and pushed TOTP codes.
 	credentialsAPI struct {
 		responder
 		credentials *store.Credentials
 		ids         *ids.Generator
 		now         func() time.Time
 	}
-	// filesAPI serves uploaded files and artifacts' content (uploads.go,
-	// artifactcontent.go).
+	// filesAPI serves uploaded files and artifacts' content.
 	filesAPI struct {
 		responder
 		uploads   *store.Uploads
@@ -124,7 +123,7 @@ type (
 		maxUpload int64
 		now       func() time.Time
 	}
-	// profilesAPI serves browser profiles (profiles.go).
+	// profilesAPI serves browser profiles.
 	profilesAPI struct {
 		responder
 		profiles        *store.Profiles
@@ -132,7 +131,7 @@ type (
 		runs            *store.Runs
 		agents          *store.Agents
 	}
-	// sessionsAPI serves browser sessions (browsersessions.go).
+	// sessionsAPI serves browser sessions.
 	sessionsAPI struct {
 		responder
 		browserSessions *store.BrowserSessions
@@ -142,24 +141,24 @@ type (
 		minute          time.Duration
 		now             func() time.Time
 	}
-	// tagRegistryAPI serves the tag keys and values (tags.go; the agents'
-	// and runs' own tags are tagRoutes).
+	// tagRegistryAPI serves the tag keys and values, and the batch reads
+	// of tags (the agents' and runs' own tags are tagRoutes).
 	tagRegistryAPI struct {
 		responder
 		tags *store.Tags
 	}
-	// customLLMsAPI serves custom models (customllms.go).
+	// customLLMsAPI serves custom models.
 	customLLMsAPI struct {
 		responder
 		customLLMs *store.CustomLLMs
 		modelCheck ModelCheck
 	}
-	// foldersAPI serves folders (folders.go).
+	// foldersAPI serves folders.
 	foldersAPI struct {
 		responder
 		folders *store.Folders
 	}
-	// scriptsAPI serves scripts and their runs (scripts.go).
+	// scriptsAPI serves scripts and their runs.
 	scriptsAPI struct {
 		responder
 		scripts *store.Scripts
