@@ -21,15 +21,6 @@ import (
 	"github.com/abctl/abctl/localrun/executor"
 )
 
-// codedError is an engine error with an HTTP status.
-type codedError struct {
-	status int
-	msg    string
-}
-
-func (e *codedError) Error() string   { return e.msg }
-func (e *codedError) StatusCode() int { return e.status }
-
 // fakeActions is an Actions that keeps a "session" per run and answers
 // what the test scripts.
 type fakeActions struct {
@@ -62,7 +53,7 @@ func (f *fakeActions) RunAction(ctx context.Context, job *executor.Job, req *cli
 		s = &fakeSession{job: job, progress: p, end: end}
 		f.open[job.RunID] = s
 	} else if s == nil {
-		return nil, &codedError{http.StatusBadRequest, "The browser session of workflow run " + job.RunID + " has ended"}
+		return nil, &executor.ActionError{Kind: executor.ActionInvalid, Msg: "The browser session of workflow run " + job.RunID + " has ended"}
 	}
 	s.shots++
 	name := "shot-" + string(rune('0'+s.shots)) + ".jpg"
@@ -198,13 +189,13 @@ func TestRunActionRunsAndSessions(t *testing.T) {
 	}
 
 	// The engine's errors: the detail is its message, the status its own.
-	f.next = &codedError{http.StatusUnprocessableEntity, "No element matches the selector \"#x\" within 300 ms"}
+	f.next = &executor.ActionError{Kind: executor.ActionFailed, Msg: "No element matches the selector \"#x\" within 300 ms"}
 	_, err = c.Actions.Run(ctx, &client.RunActionRequest{URL: "https://example.test/form", WorkflowRunID: wr, Action: client.Action{Type: client.ActionClick, Selector: "#x"}})
 	if ae, ok := err.(*client.Error); !ok || ae.StatusCode != 422 || ae.Detail != "No element matches the selector \"#x\" within 300 ms" {
 		t.Errorf("422: %v", err)
 	}
 	// A failed first action without a session fails its new run.
-	f.next = &codedError{http.StatusBadRequest, "Could not load https://nowhere.test/: net::ERR_NAME_NOT_RESOLVED"}
+	f.next = &executor.ActionError{Kind: executor.ActionInvalid, Msg: "Could not load https://nowhere.test/: net::ERR_NAME_NOT_RESOLVED"}
 	_, err = c.Actions.Run(ctx, &client.RunActionRequest{URL: "https://nowhere.test/", Action: client.Action{Type: client.ActionClick, Selector: "#x"}})
 	if apiStatus(err) != 400 {
 		t.Errorf("400: %v", err)

@@ -13,8 +13,8 @@ import (
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/internal/ptr"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // sdkRunTitle is the title of the workflow run a run_action request without
@@ -39,11 +39,11 @@ type runActionBody struct {
 }
 
 // handleRunAction serves POST /v1/sdk/run_action.
-func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+func (s actionsAPI) handleRunAction(w http.ResponseWriter, r *http.Request) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
-	if s.runs.Actions == nil || s.runs.Files == nil {
+	if s.exec.Actions == nil || s.exec.Files == nil {
 		s.error(w, r, errorf(KindUnavailable, "This daemon has no browser engine configured, so it cannot run actions."))
 		return
 	}
@@ -58,7 +58,7 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 	}
 	sessionID := strings.TrimSpace(ptr.Value(body.BrowserSessionID))
 	if sessionID != "" && strings.TrimSpace(ptr.Value(body.WorkflowRunID)) == "" {
-		if err := s.checkSession(r, sessionID); err != nil {
+		if err := s.starter.checkBrowser(r, "", sessionID); err != nil {
 			s.error(w, r, err)
 			return
 		}
@@ -80,7 +80,7 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		var err error
-		rec, err = s.store.Runs().Get(ctx, org.ID, req.WorkflowRunID)
+		rec, err = s.runs.Get(ctx, org.ID, req.WorkflowRunID)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && rec.Type != client.RunTypeWorkflowRun) {
 			s.error(w, r, errorf(KindNotFound, "Workflow run %s not found", req.WorkflowRunID))
 			return
@@ -94,26 +94,26 @@ func (s *Server) handleRunAction(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	dir, err := s.runs.Files.RunDir(org.ID, rec.ID)
+	dir, err := s.exec.Files.RunDir(org.ID, rec.ID)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
 	job := &executor.Job{RunID: rec.ID, OrgID: org.ID, RunType: client.RunTypeWorkflowRun, Dir: dir}
-	if l := s.links(); l != nil && l.Signer != nil {
+	if l := s.exec.links(); l != nil && l.Signer != nil {
 		// The daemon's own file URLs are read from its disk (a run may
 		// not reach the daemon's address).
-		job.LocalFiles = artifacts.LocalFiles{Store: s.runs.Files, Signer: l.Signer}
+		job.LocalFiles = artifacts.LocalFiles{Store: s.exec.Files, Signer: l.Signer}
 	}
 	if req.WorkflowRunID == "" {
 		job.BrowserSessionID = sessionID // a follow-up acts in the browser its run already has
 	}
-	p := s.runs.Runner.NewProgress(rec)
-	result, err := s.runs.Actions.RunAction(ctx, job, req, p, func(res executor.Result) {
+	p := s.exec.Runner.NewProgress(rec)
+	result, err := s.exec.Actions.RunAction(ctx, job, req, p, func(res executor.Result) {
 		s.endActionRun(rec, res, p)
 	})
 	if err != nil {
-		if req.WorkflowRunID == "" && !s.runs.Actions.ActionSessionOpen(rec.ID) {
+		if req.WorkflowRunID == "" && !s.exec.Actions.ActionSessionOpen(rec.ID) {
 			// The run never got (or lost) its session: it ends here.
 			s.failActionRun(org.ID, rec.ID, actionErrorDetail(err))
 		}
@@ -191,25 +191,25 @@ type actionRunRequest struct {
 
 // createActionRun stores the workflow run of a first action: running,
 // titled "SDK Workflow", echoing the request.
-func (s *Server) createActionRun(ctx context.Context, r *http.Request, req *client.RunActionRequest) (*store.RunRecord, error) {
+func (s actionsAPI) createActionRun(ctx context.Context, r *http.Request, req *client.RunActionRequest) (*store.RunRecord, error) {
 	echo, _ := json.Marshal(actionRunRequest{Title: sdkRunTitle, RunActionRequest: req})
 	rec := &store.RunRecord{
-		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: organization(ctx).ID, Type: client.RunTypeWorkflowRun,
+		ID: s.runs.NewID(client.RunTypeWorkflowRun), OrgID: organization(ctx).ID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusCreated, RunRequest: echo, Title: sdkRunTitle,
 		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
 	}
-	if err := s.store.Runs().Create(ctx, rec); err != nil {
+	if err := s.runs.Create(ctx, rec); err != nil {
 		return nil, err
 	}
-	return s.store.Runs().Update(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
+	return s.runs.Update(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
 		rec.Status = client.RunStatusRunning
 		return nil
 	})
 }
 
 // failActionRun ends a run whose first action could not open a session.
-func (s *Server) failActionRun(orgID, runID, reason string) {
-	_, err := s.store.Runs().Update(context.Background(), orgID, runID, func(rec *store.RunRecord) error {
+func (s actionsAPI) failActionRun(orgID, runID, reason string) {
+	_, err := s.runs.Update(context.Background(), orgID, runID, func(rec *store.RunRecord) error {
 		if rec.Terminal() {
 			return store.ErrUnchanged
 		}
@@ -223,15 +223,15 @@ func (s *Server) failActionRun(orgID, runID, reason string) {
 
 // endActionRun records the end of a run_action session: its files, its
 // step count and, unless the run already ended, its status.
-func (s *Server) endActionRun(run *store.RunRecord, res executor.Result, p *runner.Progress) {
+func (s actionsAPI) endActionRun(run *store.RunRecord, res executor.Result, p *runner.Progress) {
 	ctx := context.Background()
 	orgID, runID := run.OrgID, run.ID
-	files := s.runs.Runner.ResultFiles(run, res, p)
+	files := s.exec.Runner.ResultFiles(run, res, p)
 	status := res.Status
 	if status == "" {
 		status = client.RunStatusCompleted
 	}
-	_, err := s.store.Runs().Update(ctx, orgID, runID, func(rec *store.RunRecord) error {
+	_, err := s.runs.Update(ctx, orgID, runID, func(rec *store.RunRecord) error {
 		rec.Files = append(rec.Files, files...)
 		if res.StepCount > 0 && (rec.StepCount == nil || *rec.StepCount < res.StepCount) {
 			n := res.StepCount
@@ -252,22 +252,13 @@ func (s *Server) endActionRun(run *store.RunRecord, res executor.Result, p *runn
 	s.logger.Info("run_action session ended", "run_id", runID, "status", status)
 }
 
-// actionError turns an error of Actions.RunAction into the API's error.
+// actionError turns an error of Actions.RunAction into the API's error:
+// the engine's *executor.ActionError by its kind (actionKinds), a request
+// that ended before its action a 400; any other error is the daemon's.
 func actionError(err error) error {
-	var coded interface{ StatusCode() int }
-	if errors.As(err, &coded) {
-		kind := KindInvalid
-		switch coded.StatusCode() {
-		case http.StatusBadRequest:
-			kind = KindBadRequest
-		case http.StatusNotFound:
-			kind = KindNotFound
-		case http.StatusConflict:
-			kind = KindConflict
-		case http.StatusServiceUnavailable:
-			kind = KindUnavailable
-		}
-		return &Error{Kind: kind, Detail: err.Error()}
+	var ae *executor.ActionError
+	if errors.As(err, &ae) {
+		return &Error{Kind: actionKind(ae.Kind), Detail: err.Error()}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return errorf(KindBadRequest, "The request ended before the action finished.")

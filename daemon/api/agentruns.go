@@ -43,9 +43,10 @@ var workflowRunStatuses = []client.RunStatus{client.RunStatusCreated, client.Run
 func (s agentsAPI) handleListAgentRuns(w http.ResponseWriter, r *http.Request) {
 	agentID := r.PathValue("id")
 	qr := newQueryReader(r)
+	page, size := qr.paging(10, 0, 0)
 	q := store.RunQuery{
-		Page:     qr.int("page", 1, 1, 0),
-		PageSize: qr.int("page_size", 10, 1, 0),
+		Page:     page,
+		PageSize: size,
 		Types:    []client.RunType{client.RunTypeWorkflowRun},
 		Statuses: enumValues(qr, "status", workflowRunStatuses),
 	}
@@ -60,7 +61,7 @@ func (s agentsAPI) handleListAgentRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	orgID := organization(r.Context()).ID
-	versions := agentVersions{s: s.Server, ctx: r.Context(), orgID: orgID}
+	versions := agentVersions{agents: s.agents, ctx: r.Context(), orgID: orgID}
 	var match func(*store.RunRecord) bool
 	if term != "" || code != "" {
 		term = strings.ToLower(term)
@@ -68,7 +69,7 @@ func (s agentsAPI) handleListAgentRuns(w http.ResponseWriter, r *http.Request) {
 			return (code == "" || hasErrorCode(rec, code)) && (term == "" || versions.searchMatches(rec, term))
 		}
 	}
-	recs, err := s.store.Runs().Records(r.Context(), orgID, q, match)
+	recs, err := s.runs.Records(r.Context(), orgID, q, match)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -111,10 +112,10 @@ func hasErrorCode(rec *store.RunRecord, code string) bool {
 // runs executed: their ids, for runs stored before the record kept them,
 // and their parameters' descriptions, for search_key.
 type agentVersions struct {
-	s     *Server
-	ctx   context.Context
-	orgID string
-	seen  map[string]*client.Agent // "wpid@version" -> the version; nil when gone
+	agents *store.Agents
+	ctx    context.Context
+	orgID  string
+	seen   map[string]*client.Agent // "wpid@version" -> the version; nil when gone
 }
 
 func (v *agentVersions) get(rec *store.RunRecord) *client.Agent {
@@ -129,7 +130,7 @@ func (v *agentVersions) get(rec *store.RunRecord) *client.Agent {
 	if rec.AgentID != "" && rec.AgentVersion > 0 {
 		// A deleted agent (or version) is left out: its runs are still
 		// listed, without what only the version knew.
-		a, _ = v.s.store.Agents().Get(v.ctx, v.orgID, rec.AgentID, rec.AgentVersion)
+		a, _ = v.agents.Get(v.ctx, v.orgID, rec.AgentID, rec.AgentVersion)
 	}
 	v.seen[key] = a
 	return a
@@ -191,12 +192,12 @@ func jsonText(raw json.RawMessage) string {
 // run again (a run_action run, which has no agent; a run whose agent
 // version was deleted).
 func (s agentsAPI) handleRetryAgentRun(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
 	orgID := organization(r.Context()).ID
 	id := r.PathValue("id")
-	orig, err := s.store.Runs().Get(r.Context(), orgID, id)
+	orig, err := s.runs.Get(r.Context(), orgID, id)
 	if err == nil && orig.Type != client.RunTypeWorkflowRun {
 		err = errorf(KindNotFound, "Workflow run not found: %s is a %s run; retry it by starting a new task run", id, orig.Type)
 	}
@@ -212,18 +213,17 @@ func (s agentsAPI) handleRetryAgentRun(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, errorf(KindBadRequest, "Workflow run %s is not retryable: it was started by run_action and runs no agent", id))
 		return
 	}
-	agent, err := s.store.Agents().Get(r.Context(), orgID, orig.AgentID, orig.AgentVersion)
+	agent, err := s.agents.Get(r.Context(), orgID, orig.AgentID, orig.AgentVersion)
 	if err != nil {
 		s.error(w, r, errorf(KindBadRequest, "Workflow run %s is not retryable: version %d of its agent %s no longer exists", id, orig.AgentVersion, orig.AgentID))
 		return
 	}
 	rec := &store.RunRecord{
-		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: orgID, Type: client.RunTypeWorkflowRun,
+		ID: s.runs.NewID(client.RunTypeWorkflowRun), OrgID: orgID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusQueued, RunRequest: orig.RunRequest,
 		AgentID: orig.AgentID, AgentVersion: orig.AgentVersion, AgentVersionID: agent.WorkflowID, Parameters: orig.Parameters,
 		Title: orig.Title, MaxSteps: orig.MaxSteps, MaxElapsedMinutes: orig.MaxElapsedMinutes,
-		WebhookURL: orig.WebhookURL, KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
-		BrowserProfileID: orig.BrowserProfileID,
+		WebhookURL: orig.WebhookURL, BrowserProfileID: orig.BrowserProfileID,
 	}
-	s.startRun(w, r, rec)
+	s.starter.start(w, r, rec)
 }

@@ -15,9 +15,10 @@ import (
 // newest first, filtered and paged.
 func (s agentsAPI) handleListAgents(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
+	page, size := qr.paging(10, 0, 0)
 	q := store.AgentQuery{
-		Page:     qr.int("page", 1, 1, 0),
-		PageSize: qr.int("page_size", 10, 1, 0),
+		Page:     page,
+		PageSize: size,
 		FolderID: qr.string("folder_id"),
 	}
 	q.SearchKey = qr.string("search_key")
@@ -58,7 +59,7 @@ func (s agentsAPI) handleListAgents(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []*client.Agent{})
 		return
 	}
-	rows, err := s.store.Agents().ListJSON(r.Context(), organization(r.Context()).ID, q)
+	rows, err := s.agents.ListJSON(r.Context(), organization(r.Context()).ID, q)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -85,7 +86,7 @@ func (s agentsAPI) handleCreateAgent(w http.ResponseWriter, r *http.Request) {
 		agent.FolderID = &f
 	}
 	s.newVersion(agent)
-	out, created, err := s.store.Agents().CreateJSON(r.Context(), organization(r.Context()).ID, agent, key)
+	out, created, err := s.agents.CreateJSON(r.Context(), organization(r.Context()).ID, agent, key)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -109,12 +110,8 @@ func (s agentsAPI) handleUpdateAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	agent := agentFromDefinition(def)
 	s.newVersion(agent)
-	out, err := s.store.Agents().Update(r.Context(), organization(r.Context()).ID, id, agent)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.agents.Update(r.Context(), organization(r.Context()).ID, id, agent)
+	s.reply(w, r, out, err)
 }
 
 // newVersion makes a the content of a new agent version as the hosted
@@ -141,7 +138,7 @@ func (s agentsAPI) handleGetAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	org := organization(r.Context()).ID
 	err := writeAppended(w, func(dst []byte) ([]byte, error) {
-		return s.store.Agents().AppendJSON(r.Context(), dst, org, id, version)
+		return s.agents.AppendJSON(r.Context(), dst, org, id, version)
 	})
 	if err != nil {
 		s.error(w, r, err)
@@ -151,21 +148,17 @@ func (s agentsAPI) handleGetAgent(w http.ResponseWriter, r *http.Request) {
 // handleAgentVersions serves GET /v1/agents/{id}/versions.
 func (s agentsAPI) handleAgentVersions(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	out, err := s.store.Agents().Versions(r.Context(), organization(r.Context()).ID, id)
+	out, err := s.agents.Versions(r.Context(), organization(r.Context()).ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		out, err = []*client.Agent{}, nil // as upstream: no 404 here
 	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleDeleteAgent serves POST /v1/agents/{id}/delete: soft and
 // idempotent, answering null.
 func (s agentsAPI) handleDeleteAgent(w http.ResponseWriter, r *http.Request) {
-	if err := s.store.Agents().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
+	if err := s.agents.Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -188,7 +181,7 @@ func (s agentsAPI) handleSetAgentFolder(w http.ResponseWriter, r *http.Request) 
 	}
 	org := organization(r.Context()).ID
 	if folder != "" {
-		if _, err := s.store.Folders().Get(r.Context(), org, folder); err != nil {
+		if _, err := s.folders.Get(r.Context(), org, folder); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
 				err = errorf(KindBadRequest, "Folder %s not found", folder)
 			}
@@ -196,10 +189,6 @@ func (s agentsAPI) handleSetAgentFolder(w http.ResponseWriter, r *http.Request) 
 			return
 		}
 	}
-	out, err := s.store.Agents().SetFolder(r.Context(), org, id, folder)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.agents.SetFolder(r.Context(), org, id, folder)
+	s.reply(w, r, out, err)
 }

@@ -16,22 +16,22 @@ import (
 // artifacts.Store.ServeFile); another organization's artifact is 404.
 func (s filesAPI) handleArtifactContent(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("artifact_id")
-	if s.runs == nil || s.runs.Files == nil {
+	if s.exec == nil || s.exec.Files == nil {
 		s.error(w, r, errorf(KindNotFound, "Artifact %s not found", id))
 		return
 	}
 	org := organization(r.Context()).ID
 	const cache = "private, no-cache"
-	up, err := s.store.Uploads().Get(r.Context(), org, id)
+	up, err := s.uploads.Get(r.Context(), org, id)
 	if err == nil {
-		s.runs.Files.ServeFile(w, r, org, up.Dir, up.Name, true, cache)
+		s.exec.Files.ServeFile(w, r, org, up.Dir, up.Name, true, cache)
 		return
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		s.error(w, r, err)
 		return
 	}
-	runID, f, err := s.store.Runs().FindFile(r.Context(), org, id)
+	runID, f, err := s.runs.FindFile(r.Context(), org, id)
 	if errors.Is(err, store.ErrNotFound) {
 		s.error(w, r, errorf(KindNotFound, "Artifact %s not found", id))
 		return
@@ -39,5 +39,5 @@ func (s filesAPI) handleArtifactContent(w http.ResponseWriter, r *http.Request) 
 		s.error(w, r, err)
 		return
 	}
-	s.runs.Files.ServeFile(w, r, org, runID, f.Name, f.Type == client.ArtifactDownload, cache)
+	s.exec.Files.ServeFile(w, r, org, runID, f.Name, f.Type == client.ArtifactDownload, cache)
 }

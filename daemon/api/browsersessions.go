@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -35,11 +34,13 @@ type sessionTimers struct {
 	stopped bool
 }
 
+// sessions keeps the browsers of the sessions; nil when the server has
+// none (no runs, or an executor without browser sessions).
 func (s sessionsAPI) sessions() executor.BrowserSessions {
-	if s.runs == nil {
+	if s.exec == nil {
 		return nil
 	}
-	return s.runs.Sessions
+	return s.exec.Sessions
 }
 
 // StopSessionTimers stops the timers that close browser sessions at their
@@ -120,17 +121,17 @@ func (s sessionsAPI) handleCreateSession(w http.ResponseWriter, r *http.Request)
 	profile := deref(body.BrowserProfileID)
 	var state []byte
 	if profile != "" {
-		if err := s.checkProfile(r, profile); err != nil {
+		if err := checkProfile(r.Context(), s.profiles, org.ID, profile); err != nil {
 			s.error(w, r, err)
 			return
 		}
 		var err error
-		if state, err = s.store.Profiles().State(r.Context(), org.ID, profile); err != nil {
+		if state, err = s.profiles.State(r.Context(), org.ID, profile); err != nil {
 			s.error(w, r, err)
 			return
 		}
 	}
-	id := s.store.BrowserSessions().NewID()
+	id := s.browserSessions.NewID()
 	if err := sessions.OpenBrowserSession(r.Context(), org.ID, id, executor.BrowserSessionOptions{URL: url, State: state}); err != nil {
 		s.error(w, r, errorf(KindBadRequest, "The browser session could not be opened: %v", err))
 		return
@@ -144,7 +145,7 @@ func (s sessionsAPI) handleCreateSession(w http.ResponseWriter, r *http.Request)
 	if profile != "" {
 		bs.BrowserProfileID = &profile
 	}
-	if err := s.store.BrowserSessions().Create(r.Context(), org.ID, bs); err != nil {
+	if err := s.browserSessions.Create(r.Context(), org.ID, bs); err != nil {
 		sessions.CloseBrowserSession(context.WithoutCancel(r.Context()), org.ID, id, false)
 		s.error(w, r, err)
 		return
@@ -155,22 +156,8 @@ func (s sessionsAPI) handleCreateSession(w http.ResponseWriter, r *http.Request)
 
 // handleListSessions serves GET /v1/browser_sessions.
 func (s sessionsAPI) handleListSessions(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.BrowserSessions().List(r.Context(), organization(r.Context()).ID)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// handleGetSession serves GET /v1/browser_sessions/{id}.
-func (s sessionsAPI) handleGetSession(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.BrowserSessions().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.browserSessions.List(r.Context(), organization(r.Context()).ID)
+	s.reply(w, r, out, err)
 }
 
 // handleUpdateSession serves PATCH /v1/browser_sessions/{id}: whether the
@@ -188,18 +175,14 @@ func (s sessionsAPI) handleUpdateSession(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	id := r.PathValue("id")
-	out, err := s.store.BrowserSessions().Update(r.Context(), organization(r.Context()).ID, id, func(bs *client.BrowserSession) error {
+	out, err := s.browserSessions.Update(r.Context(), organization(r.Context()).ID, id, func(bs *client.BrowserSession) error {
 		if bs.Status == nil || *bs.Status != store.SessionRunning {
 			return errorf(KindConflict, "Browser session %s is %s: only an open session can change", id, deref(bs.Status))
 		}
 		bs.GenerateBrowserProfile = *body.GenerateBrowserProfile
 		return nil
 	})
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	s.reply(w, r, out, err)
 }
 
 // handleCloseSession serves POST /v1/browser_sessions/{id}/close.
@@ -215,7 +198,7 @@ func (s sessionsAPI) handleCloseSession(w http.ResponseWriter, r *http.Request) 
 // asked to) and records it ended with status; a session already ended is
 // left as it is.
 func (s sessionsAPI) endSession(ctx context.Context, orgID, id, status string) (*client.BrowserSession, error) {
-	bs, err := s.store.BrowserSessions().Get(ctx, orgID, id)
+	bs, err := s.browserSessions.Get(ctx, orgID, id)
 	if err != nil || bs.Status == nil || *bs.Status != store.SessionRunning {
 		return bs, err
 	}
@@ -226,12 +209,12 @@ func (s sessionsAPI) endSession(ctx context.Context, orgID, id, status string) (
 			s.logger.Warn("the browser state of a session was not kept", "browser_session_id", id, "error", err)
 		}
 		if len(state) > 0 {
-			if err := s.store.Profiles().KeepSessionState(ctx, orgID, id, state); err != nil {
+			if err := s.profiles.KeepSessionState(ctx, orgID, id, state); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return s.store.BrowserSessions().Update(ctx, orgID, id, func(bs *client.BrowserSession) error {
+	return s.browserSessions.Update(ctx, orgID, id, func(bs *client.BrowserSession) error {
 		if bs.Status != nil && *bs.Status != store.SessionRunning {
 			return store.ErrUnchanged
 		}
@@ -240,28 +223,4 @@ func (s sessionsAPI) endSession(ctx context.Context, orgID, id, status string) (
 		bs.Status, bs.CompletedAt = &st, &now
 		return nil
 	})
-}
-
-// checkSession makes sure a run's browser_session_id names an open session
-// of the organization: 404 for an unknown one, 409 for one that ended.
-func (s *Server) checkSession(r *http.Request, id string) error {
-	return s.checkOrgSession(r.Context(), organization(r.Context()).ID, id)
-}
-
-// checkOrgSession is checkSession for a run of organization orgID.
-func (s *Server) checkOrgSession(ctx context.Context, orgID, id string) error {
-	if id == "" {
-		return nil
-	}
-	bs, err := s.store.BrowserSessions().Get(ctx, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return errorf(KindNotFound, "Browser session %s not found", id)
-	}
-	if err != nil {
-		return err
-	}
-	if bs.Status == nil || *bs.Status != store.SessionRunning {
-		return errorf(KindConflict, "Browser session %s is %s: open a new one", id, deref(bs.Status))
-	}
-	return nil
 }

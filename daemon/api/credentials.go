@@ -233,7 +233,7 @@ func (s credentialsAPI) handleCreateCredential(w http.ResponseWriter, r *http.Re
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.Credentials().Create(r.Context(), organization(r.Context()).ID, in)
+	out, err := s.credentials.Create(r.Context(), organization(r.Context()).ID, in)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -248,29 +248,14 @@ func (s credentialsAPI) handleUpdateCredential(w http.ResponseWriter, r *http.Re
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.Credentials().Update(r.Context(), organization(r.Context()).ID, r.PathValue("id"), in)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// handleGetCredential serves GET /v1/credentials/{id}.
-func (s credentialsAPI) handleGetCredential(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.Credentials().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.credentials.Update(r.Context(), organization(r.Context()).ID, r.PathValue("id"), in)
+	s.reply(w, r, out, err)
 }
 
 // handleListCredentials serves GET /v1/credentials.
 func (s credentialsAPI) handleListCredentials(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
-	page := qr.int("page", 1, 1, 0)
-	size := qr.int("page_size", 10, 1, 0)
+	page, size := qr.paging(10, 0, 0)
 	typ := qr.string("credential_type")
 	vault := qr.string("vault_type")
 	search := qr.string("search")
@@ -294,7 +279,7 @@ func (s credentialsAPI) handleListCredentials(w http.ResponseWriter, r *http.Req
 	}
 	out := []*client.Credential{}
 	if vault == "" || vault == "skyvern" {
-		out, err = s.store.Credentials().List(r.Context(), organization(r.Context()).ID,
+		out, err = s.credentials.List(r.Context(), organization(r.Context()).ID,
 			store.CredentialQuery{Page: page, PageSize: size, Type: client.CredentialType(typ), Search: search})
 		if err != nil {
 			s.error(w, r, err)
@@ -302,15 +287,6 @@ func (s credentialsAPI) handleListCredentials(w http.ResponseWriter, r *http.Req
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// handleDeleteCredential serves POST /v1/credentials/{id}/delete.
-func (s credentialsAPI) handleDeleteCredential(w http.ResponseWriter, r *http.Request) {
-	if err := s.store.Credentials().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // totpLifetime is how long a pushed code stays usable when the push does
@@ -380,7 +356,7 @@ func (s credentialsAPI) handleSendTOTPCode(w http.ResponseWriter, r *http.Reques
 		ModifiedAt:     now,
 		OTPType:        &otp,
 	}
-	if err := s.store.Credentials().PutTOTPCode(r.Context(), out.OrganizationID, out); err != nil {
+	if err := s.credentials.PutTOTPCode(r.Context(), out.OrganizationID, out); err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -178,7 +178,7 @@ func customLLMError(err error) error {
 
 // handleListCustomLLMs serves GET /v1/custom-llms.
 func (s customLLMsAPI) handleListCustomLLMs(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.CustomLLMs().List(r.Context(), organization(r.Context()).ID)
+	out, err := s.customLLMs.List(r.Context(), organization(r.Context()).ID)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -196,13 +196,13 @@ func (s customLLMsAPI) handleCreateCustomLLM(w http.ResponseWriter, r *http.Requ
 		return
 	}
 	org := organization(r.Context()).ID
-	id := s.store.CustomLLMs().NewID()
+	id := s.customLLMs.NewID()
 	m := store.CustomModelOf(id, cfg)
 	if key != nil {
 		m.APIKey = *key
 	}
 	valid := s.checkCustomLLM(r, m)
-	out, err := s.store.CustomLLMs().Create(r.Context(), org, id, &store.CustomLLMInput{Config: cfg, Key: key, Valid: valid})
+	out, err := s.customLLMs.Create(r.Context(), org, id, &store.CustomLLMInput{Config: cfg, Key: key, Valid: valid})
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -216,7 +216,7 @@ func (s customLLMsAPI) handleCreateCustomLLM(w http.ResponseWriter, r *http.Requ
 func (s customLLMsAPI) handleUpdateCustomLLM(w http.ResponseWriter, r *http.Request) {
 	org, id := organization(r.Context()).ID, r.PathValue("id")
 	// An unknown id answers 404 before the body is looked at.
-	stored, err := s.store.CustomLLMs().Model(r.Context(), org, id)
+	stored, err := s.customLLMs.Model(r.Context(), org, id)
 	if err != nil {
 		s.error(w, r, customLLMError(err))
 		return
@@ -232,7 +232,7 @@ func (s customLLMsAPI) handleUpdateCustomLLM(w http.ResponseWriter, r *http.Requ
 		m.APIKey = *key
 	}
 	valid := s.checkCustomLLM(r, m)
-	out, err := s.store.CustomLLMs().Update(r.Context(), org, id, &store.CustomLLMInput{Config: cfg, Key: key, Valid: valid})
+	out, err := s.customLLMs.Update(r.Context(), org, id, &store.CustomLLMInput{Config: cfg, Key: key, Valid: valid})
 	if err != nil {
 		s.error(w, r, customLLMError(err))
 		return
@@ -242,7 +242,7 @@ func (s customLLMsAPI) handleUpdateCustomLLM(w http.ResponseWriter, r *http.Requ
 
 // handleDeleteCustomLLM serves DELETE /v1/custom-llms/{id}.
 func (s customLLMsAPI) handleDeleteCustomLLM(w http.ResponseWriter, r *http.Request) {
-	if err := s.store.CustomLLMs().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
+	if err := s.customLLMs.Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
 		s.error(w, r, customLLMError(err))
 		return
 	}

@@ -185,6 +185,12 @@ func (qr *queryReader) int(name string, def, min, max int) int {
 	return n
 }
 
+// paging reads the page (from 1) and page_size (from 1, defaultSize when
+// absent) of a list; a max of 0 is no bound.
+func (qr *queryReader) paging(defaultSize, maxPage, maxSize int) (page, size int) {
+	return qr.int("page", 1, 1, maxPage), qr.int("page_size", defaultSize, 1, maxSize)
+}
+
 // bool reads a boolean parameter with the spellings the hosted service
 // accepts (true/false, 1/0, yes/no, on/off, t/f, y/n).
 func (qr *queryReader) bool(name string) bool {

@@ -1,12 +1,10 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/store"
 )
 
 // handleDownloadFiles serves POST /v1/run/tasks/download_files: an agent
@@ -17,21 +15,14 @@ import (
 // kept with the run (no agent is created); the files are in the run's
 // downloaded_files and artifacts.
 func (s runsAPI) handleDownloadFiles(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
 	var req client.DownloadFilesRequest
 	var present struct {
 		NavigationGoal *string `json:"navigation_goal"`
 	}
-	body, err := readBody(r)
-	if err == nil {
-		err = decodeJSON(body, &req)
-	}
-	if err == nil {
-		err = decodeJSON(body, &present)
-	}
-	if err != nil {
+	if err := decodeWithPresence(r, &req, &present); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -41,16 +32,7 @@ func (s runsAPI) handleDownloadFiles(w http.ResponseWriter, r *http.Request) {
 	} else if strings.TrimSpace(req.NavigationGoal) == "" {
 		errs = append(errs, valueError("navigation_goal must say how to reach and download the files", req.NavigationGoal, "body", "navigation_goal"))
 	}
-	if req.WebhookURL != "" {
-		if msg := checkWebhookURL(req.WebhookURL); msg != "" {
-			errs = append(errs, valueError(msg, req.WebhookURL, "body", "webhook_url"))
-		}
-	}
-	if req.TOTPURL != "" {
-		if msg := checkWebhookURL(req.TOTPURL); msg != "" {
-			errs = append(errs, valueError(msg, req.TOTPURL, "body", "totp_url"))
-		}
-	}
+	errs = append(errs, callbackURLErrors(req.WebhookURL, req.TOTPURL)...)
 	if n := req.MaxStepsPerRun; n != nil && *n < 1 {
 		errs = append(errs, fieldError("greater_than_equal", "Input should be greater than or equal to 1", *n, "body", "max_steps_per_run"))
 	}
@@ -61,11 +43,7 @@ func (s runsAPI) handleDownloadFiles(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if err := s.checkProfile(r, req.BrowserProfileID); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if err := s.checkSession(r, req.BrowserSessionID); err != nil {
+	if err := s.starter.checkBrowser(r, req.BrowserProfileID, req.BrowserSessionID); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -84,20 +62,7 @@ func (s runsAPI) handleDownloadFiles(w http.ResponseWriter, r *http.Request) {
 		DownloadSuffix: req.DownloadSuffix, DownloadTimeout: req.DownloadTimeout, MaxStepsPerRun: req.MaxStepsPerRun,
 		TOTPIdentifier: req.TOTPIdentifier, TOTPVerificationURL: req.TOTPURL,
 	})
-	def := &client.WorkflowDefinition{Blocks: blocks}
-	// run_request echoes the request with the workflow_id every agent
-	// run's has: none, as no agent backs the run.
-	echo := map[string]any{}
-	raw, _ := json.Marshal(req)
-	json.Unmarshal(raw, &echo)
-	echo["workflow_id"] = ""
-	runRequest, _ := json.Marshal(echo)
-	rec := &store.RunRecord{
-		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: org.ID, Type: client.RunTypeWorkflowRun,
-		Status: client.RunStatusQueued, RunRequest: runRequest, Definition: def, Title: "File download",
-		MaxElapsedMinutes: defaultMaxElapsedMin, WebhookURL: strings.TrimSpace(req.WebhookURL),
-		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r), BrowserProfileID: req.BrowserProfileID,
-		BrowserSessionID: req.BrowserSessionID,
-	}
-	s.startRun(w, r, rec)
+	s.starter.start(w, r, s.starter.definitionRunRecord(org.ID, req, &client.WorkflowDefinition{Blocks: blocks}, definitionRun{
+		title: "File download", webhookURL: req.WebhookURL, browserProfileID: req.BrowserProfileID, sessionID: req.BrowserSessionID,
+	}))
 }

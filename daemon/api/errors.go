@@ -11,6 +11,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // Kind classifies an error the API reports. kindStatus is the one table
@@ -38,6 +39,23 @@ var kindStatus = map[Kind]int{
 	KindInvalid:     http.StatusUnprocessableEntity,
 	KindUnavailable: http.StatusServiceUnavailable,
 	KindTooLarge:    http.StatusRequestEntityTooLarge,
+}
+
+// actionKinds maps the kinds of the engine's action errors to the API's;
+// an action error of no known kind is a 422, as one the page could not do.
+var actionKinds = map[executor.ActionErrorKind]Kind{
+	executor.ActionInvalid:     KindBadRequest,
+	executor.ActionConflict:    KindConflict,
+	executor.ActionUnavailable: KindUnavailable,
+	executor.ActionFailed:      KindInvalid,
+}
+
+// actionKind is the API's kind of an engine's action error of kind k.
+func actionKind(k executor.ActionErrorKind) Kind {
+	if kind, ok := actionKinds[k]; ok {
+		return kind
+	}
+	return KindInvalid
 }
 
 // Error is an error with a kind and the detail the client is shown. The

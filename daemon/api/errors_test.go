@@ -1,12 +1,14 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"testing"
 
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // TestStoreErrorDetails: the store's errors reach the client with the
@@ -48,5 +50,29 @@ func TestStoreErrorDetails(t *testing.T) {
 	}
 	if kindStatus[KindNotFound] != http.StatusNotFound {
 		t.Fatal("the table moved")
+	}
+}
+
+// TestActionErrorStatuses: the engine's action errors reach the client with
+// the status of their kind and their message as the detail; a request that
+// ended first is a 400, and any other error of the engine is the daemon's.
+func TestActionErrorStatuses(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		status int
+		detail string
+	}{
+		{&executor.ActionError{Kind: executor.ActionInvalid, Msg: "Unknown action type \"x\""}, 400, "Unknown action type \"x\""},
+		{&executor.ActionError{Kind: executor.ActionConflict, Msg: "Workflow run wr_1 already has a browser session"}, 409, "Workflow run wr_1 already has a browser session"},
+		{&executor.ActionError{Kind: executor.ActionUnavailable, Msg: "No browser"}, 503, "No browser"},
+		{&executor.ActionError{Kind: executor.ActionFailed, Msg: "No element matches"}, 422, "No element matches"},
+		{&executor.ActionError{Msg: "No kind"}, 422, "No kind"},
+		{context.Canceled, 400, "The request ended before the action finished."},
+		{errors.New("disk on fire"), 500, "Internal server error"},
+	} {
+		e := toAPIError(actionError(c.err))
+		if status := kindStatus[e.Kind]; status != c.status || e.Detail != c.detail {
+			t.Errorf("%v: %d %q, want %d %q", c.err, status, e.Detail, c.status, c.detail)
+		}
 	}
 }

@@ -19,12 +19,16 @@ func checkTitle(title string, loc ...any) []client.ValidationError {
 	return nil
 }
 
+// folderBody is the body of a folder's create or update: pointers tell an
+// absent member from an empty one.
+type folderBody struct {
+	Title       *string `json:"title"`
+	Description *string `json:"description"`
+}
+
 // handleCreateFolder serves POST /v1/folders.
 func (s foldersAPI) handleCreateFolder(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Title       *string `json:"title"`
-		Description *string `json:"description"`
-	}
+	var body folderBody
 	if err := decodeJSONBody(r, &body); err != nil {
 		s.error(w, r, err)
 		return
@@ -41,24 +45,19 @@ func (s foldersAPI) handleCreateFolder(w http.ResponseWriter, r *http.Request) {
 	if body.Description != nil {
 		desc = *body.Description
 	}
-	out, err := s.store.Folders().Create(r.Context(), organization(r.Context()).ID, *body.Title, desc)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.folders.Create(r.Context(), organization(r.Context()).ID, *body.Title, desc)
+	s.reply(w, r, out, err)
 }
 
 // handleListFolders serves GET /v1/folders.
 func (s foldersAPI) handleListFolders(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
-	page := qr.int("page", 1, 1, 0)
-	size := qr.int("page_size", 100, 1, 500)
+	page, size := qr.paging(100, 0, 500)
 	if err := qr.err(); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.Folders().List(r.Context(), organization(r.Context()).ID, page, size, qr.string("search"))
+	out, err := s.folders.List(r.Context(), organization(r.Context()).ID, page, size, qr.string("search"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -69,25 +68,11 @@ func (s foldersAPI) handleListFolders(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// handleGetFolder serves GET /v1/folders/{id}.
-func (s foldersAPI) handleGetFolder(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	out, err := s.store.Folders().Get(r.Context(), organization(r.Context()).ID, id)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
 // handleUpdateFolder serves PUT /v1/folders/{id}; absent or null fields stay
 // as they are.
 func (s foldersAPI) handleUpdateFolder(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	var body struct {
-		Title       *string `json:"title"`
-		Description *string `json:"description"`
-	}
+	var body folderBody
 	if err := decodeJSONBody(r, &body); err != nil {
 		s.error(w, r, err)
 		return
@@ -98,12 +83,8 @@ func (s foldersAPI) handleUpdateFolder(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, err := s.store.Folders().Update(r.Context(), organization(r.Context()).ID, id, body.Title, body.Description)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.folders.Update(r.Context(), organization(r.Context()).ID, id, body.Title, body.Description)
+	s.reply(w, r, out, err)
 }
 
 // handleDeleteFolder serves DELETE /v1/folders/{id}.
@@ -115,7 +96,7 @@ func (s foldersAPI) handleDeleteFolder(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if err := s.store.Folders().Delete(r.Context(), organization(r.Context()).ID, id, deleteAgents); err != nil {
+	if err := s.folders.Delete(r.Context(), organization(r.Context()).ID, id, deleteAgents); err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -22,7 +22,7 @@ const maxHumanComment = 4000
 // handleRunInteraction serves GET /v1/runs/{id}/interaction.
 func (s humanAPI) handleRunInteraction(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	rec, err := s.store.Runs().Get(r.Context(), organization(r.Context()).ID, id)
+	rec, err := s.runs.Get(r.Context(), organization(r.Context()).ID, id)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -45,7 +45,7 @@ func (s humanAPI) handleRejectRun(w http.ResponseWriter, r *http.Request) { s.an
 // the organization does not have, 409 for a run that is not waiting for
 // an answer.
 func (s humanAPI) answerRun(w http.ResponseWriter, r *http.Request, approved bool) {
-	if !s.runsEnabled(w, r) {
+	if !s.runsEnabled(w, r, s.exec) {
 		return
 	}
 	var body client.HumanAnswerRequest
@@ -66,15 +66,11 @@ func (s humanAPI) answerRun(w http.ResponseWriter, r *http.Request, approved boo
 		return
 	}
 	id := r.PathValue("id")
-	answer, err := s.runs.Runner.Answer(r.Context(), organization(r.Context()).ID, id, approved, strings.TrimSpace(body.Comment))
+	answer, err := s.exec.Runner.Answer(r.Context(), organization(r.Context()).ID, id, approved, strings.TrimSpace(body.Comment))
 	var nw *runner.NotWaitingError
 	if errors.As(err, &nw) {
 		s.error(w, r, errorf(KindConflict, "%s", nw.Error()))
 		return
 	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, answer)
+	s.reply(w, r, answer, err)
 }

@@ -1,12 +1,10 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/store"
 )
 
 // loginCredentialTypes are the credential_type values of a login run; the
@@ -17,21 +15,14 @@ var loginCredentialTypes = []string{"skyvern", "bitwarden", "1password", "azure_
 // login block that signs in with a stored credential, answered as an agent
 // run. The run's definition is kept with the run (no agent is created).
 func (s runsAPI) handleStartLogin(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
 	var req client.LoginRequest
 	var present struct {
 		CredentialType *string `json:"credential_type"`
 	}
-	body, err := readBody(r)
-	if err == nil {
-		err = decodeJSON(body, &req)
-	}
-	if err == nil {
-		err = decodeJSON(body, &present)
-	}
-	if err != nil {
+	if err := decodeWithPresence(r, &req, &present); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -46,11 +37,7 @@ func (s runsAPI) handleStartLogin(w http.ResponseWriter, r *http.Request) {
 	case strings.TrimSpace(req.CredentialID) == "":
 		errs = append(errs, valueError("credential_id is required with credential_type skyvern", nil, "body", "credential_id"))
 	}
-	if req.WebhookURL != "" {
-		if msg := checkWebhookURL(req.WebhookURL); msg != "" {
-			errs = append(errs, valueError(msg, req.WebhookURL, "body", "webhook_url"))
-		}
-	}
+	errs = append(errs, callbackURLErrors(req.WebhookURL, "")...)
 	if err := invalid(errs); err != nil {
 		s.error(w, r, err)
 		return
@@ -58,15 +45,11 @@ func (s runsAPI) handleStartLogin(w http.ResponseWriter, r *http.Request) {
 	org := organization(r.Context())
 	// The credential and the profile must exist now, rather than fail the
 	// run later.
-	if _, err := s.store.Credentials().Get(r.Context(), org.ID, req.CredentialID); err != nil {
+	if _, err := s.credentials.Get(r.Context(), org.ID, req.CredentialID); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	if err := s.checkProfile(r, req.BrowserProfileID); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if err := s.checkSession(r, req.BrowserSessionID); err != nil {
+	if err := s.starter.checkBrowser(r, req.BrowserProfileID, req.BrowserSessionID); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -77,19 +60,7 @@ func (s runsAPI) handleStartLogin(w http.ResponseWriter, r *http.Request) {
 			ParameterKeys: []string{"credentials"}, TOTPIdentifier: req.TOTPIdentifier, TOTPVerificationURL: req.TOTPURL,
 		}},
 	}
-	// run_request echoes the request with the workflow_id every agent
-	// run's has: none, as no agent backs the run.
-	echo := map[string]any{}
-	raw, _ := json.Marshal(req)
-	json.Unmarshal(raw, &echo)
-	echo["workflow_id"] = ""
-	runRequest, _ := json.Marshal(echo)
-	rec := &store.RunRecord{
-		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: org.ID, Type: client.RunTypeWorkflowRun,
-		Status: client.RunStatusQueued, RunRequest: runRequest, Definition: def, Title: "Login",
-		MaxElapsedMinutes: defaultMaxElapsedMin, WebhookURL: strings.TrimSpace(req.WebhookURL),
-		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r), BrowserProfileID: req.BrowserProfileID,
-		BrowserSessionID: req.BrowserSessionID,
-	}
-	s.startRun(w, r, rec)
+	s.starter.start(w, r, s.starter.definitionRunRecord(org.ID, req, def, definitionRun{
+		title: "Login", webhookURL: req.WebhookURL, browserProfileID: req.BrowserProfileID, sessionID: req.BrowserSessionID,
+	}))
 }

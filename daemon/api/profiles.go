@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
@@ -50,7 +49,7 @@ func (s profilesAPI) handleCreateProfile(w http.ResponseWriter, r *http.Request)
 	var state []byte
 	wpid := ""
 	if sessionID != "" {
-		bs, err := s.store.BrowserSessions().Get(r.Context(), org.ID, sessionID)
+		bs, err := s.browserSessions.Get(r.Context(), org.ID, sessionID)
 		if err != nil {
 			s.error(w, r, err)
 			return
@@ -59,7 +58,7 @@ func (s profilesAPI) handleCreateProfile(w http.ResponseWriter, r *http.Request)
 			s.error(w, r, errorf(KindConflict, "Browser session %s is still open: close it first (with generate_browser_profile true), then make the profile", sessionID))
 			return
 		}
-		if state, err = s.store.Profiles().SessionState(r.Context(), org.ID, sessionID); err != nil {
+		if state, err = s.profiles.SessionState(r.Context(), org.ID, sessionID); err != nil {
 			s.error(w, r, err)
 			return
 		}
@@ -69,12 +68,12 @@ func (s profilesAPI) handleCreateProfile(w http.ResponseWriter, r *http.Request)
 		}
 	}
 	if id := runID; id != "" {
-		run, err := s.store.Runs().Get(r.Context(), org.ID, id)
+		run, err := s.runs.Get(r.Context(), org.ID, id)
 		if err != nil {
 			s.error(w, r, err)
 			return
 		}
-		if state, err = s.store.Profiles().RunState(r.Context(), org.ID, id); err != nil {
+		if state, err = s.profiles.RunState(r.Context(), org.ID, id); err != nil {
 			s.error(w, r, err)
 			return
 		}
@@ -84,12 +83,8 @@ func (s profilesAPI) handleCreateProfile(w http.ResponseWriter, r *http.Request)
 		}
 		wpid = run.AgentID
 	}
-	out, err := s.store.Profiles().Create(r.Context(), org.ID, *body.Name, desc, state, wpid)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.profiles.Create(r.Context(), org.ID, *body.Name, desc, state, wpid)
+	s.reply(w, r, out, err)
 }
 
 func deref(p *string) string {
@@ -102,8 +97,7 @@ func deref(p *string) string {
 // handleListProfiles serves GET /v1/browser_profiles.
 func (s profilesAPI) handleListProfiles(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
-	page := qr.int("page", 1, 1, 0)
-	size := qr.int("page_size", 10, 1, 0)
+	page, size := qr.paging(10, 0, 0)
 	deleted := qr.bool("include_deleted")
 	search := qr.string("search_key")
 	managed := qr.string("managed")
@@ -115,22 +109,12 @@ func (s profilesAPI) handleListProfiles(w http.ResponseWriter, r *http.Request) 
 	// The daemon has no managed profiles: managed=true lists none.
 	if managed != "true" {
 		var err error
-		out, err = s.store.Profiles().List(r.Context(), organization(r.Context()).ID,
+		out, err = s.profiles.List(r.Context(), organization(r.Context()).ID,
 			store.ProfileQuery{Page: page, PageSize: size, Search: search, IncludeDeleted: deleted})
 		if err != nil {
 			s.error(w, r, err)
 			return
 		}
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// handleGetProfile serves GET /v1/browser_profiles/{id}.
-func (s profilesAPI) handleGetProfile(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.Profiles().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
-	if err != nil {
-		s.error(w, r, err)
-		return
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -149,21 +133,8 @@ func (s profilesAPI) handleUpdateProfile(w http.ResponseWriter, r *http.Request)
 		s.error(w, r, invalid([]client.ValidationError{fieldError("string_too_short", "String should have at least 1 character", "", "body", "name")}))
 		return
 	}
-	out, err := s.store.Profiles().Update(r.Context(), organization(r.Context()).ID, r.PathValue("id"), body.Name, body.Description)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
-}
-
-// handleDeleteProfile serves DELETE /v1/browser_profiles/{id}.
-func (s profilesAPI) handleDeleteProfile(w http.ResponseWriter, r *http.Request) {
-	if err := s.store.Profiles().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	w.WriteHeader(http.StatusNoContent)
+	out, err := s.profiles.Update(r.Context(), organization(r.Context()).ID, r.PathValue("id"), body.Name, body.Description)
+	s.reply(w, r, out, err)
 }
 
 // handleResetProfile serves POST /v1/agents/{id}/browser_session/reset_profile:
@@ -171,26 +142,13 @@ func (s profilesAPI) handleDeleteProfile(w http.ResponseWriter, r *http.Request)
 func (s profilesAPI) handleResetProfile(w http.ResponseWriter, r *http.Request) {
 	org := organization(r.Context())
 	id := r.PathValue("id")
-	if _, err := s.store.Agents().Get(r.Context(), org.ID, id, 0); err != nil {
+	if _, err := s.agents.Get(r.Context(), org.ID, id, 0); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	if err := s.store.Profiles().ResetAgentState(r.Context(), org.ID, id); err != nil {
+	if err := s.profiles.ResetAgentState(r.Context(), org.ID, id); err != nil {
 		s.error(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// checkProfile makes sure a run's browser_profile_id names a profile of the
-// organization: 404 otherwise, before the run is queued.
-func (s *Server) checkProfile(r *http.Request, id string) error {
-	if id == "" {
-		return nil
-	}
-	_, err := s.store.Profiles().Get(r.Context(), organization(r.Context()).ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return errorf(KindNotFound, "Browser profile %s not found", id)
-	}
-	return err
 }

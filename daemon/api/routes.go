@@ -14,18 +14,10 @@ import (
 // which the mux here treats as a different path (answered 404).
 func (s *Server) routes() http.Handler {
 	api := http.NewServeMux()
-	agents := agentsAPI{s}
-	schedules := schedulesAPI{s}
-	runs := runsAPI{s}
-	human := humanAPI{s}
-	credentials := credentialsAPI{s}
-	files := filesAPI{s}
-	profiles := profilesAPI{s}
-	sessions := sessionsAPI{s}
-	tagRegistry := tagRegistryAPI{s}
-	customLLMs := customLLMsAPI{s}
-	folders := foldersAPI{s}
-	scripts := scriptsAPI{s}
+	g := s.groups()
+	agents, schedules, runs, human, actions := g.agents, g.schedules, g.runs, g.human, g.actions
+	credentials, files, profiles, sessions := g.credentials, g.files, g.profiles, g.sessions
+	tagRegistry, customLLMs, folders, scripts := g.tagRegistry, g.customLLMs, g.folders, g.scripts
 
 	api.HandleFunc("GET /v1/agents", agents.handleListAgents)
 	api.HandleFunc("POST /v1/agents", agents.handleCreateAgent)
@@ -47,12 +39,12 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("POST /v1/agents/{id}/schedules/{schedule_id}/disable", schedules.handleSetScheduleEnabled(false))
 	api.HandleFunc("GET /v1/schedules", schedules.handleListAllSchedules)
 
-	agentTags := tagRoutes{s: s, kind: store.AgentSubject}
+	agentTags := tagRoutes{responder: g.responder, tags: g.tagRegistry.tags, kind: store.AgentSubject}
 	api.HandleFunc("POST /v1/agents/{id}/tags", agentTags.apply)
 	api.HandleFunc("GET /v1/agents/{id}/tags", agentTags.get)
 	api.HandleFunc("DELETE /v1/agents/{id}/tags/{key}", agentTags.delete)
 	api.HandleFunc("GET /v1/agents/{id}/tags/history", agentTags.history)
-	workflowTags := s.batchTags(store.AgentSubject, "workflow_permanent_ids", "workflow_tags", "workflow")
+	workflowTags := tagRegistry.batchTags(store.AgentSubject, "workflow_permanent_ids", "workflow_tags", "workflow")
 	api.HandleFunc("GET /v1/workflow-tags", workflowTags)
 	api.HandleFunc("POST /v1/workflow-tags", workflowTags)
 
@@ -70,7 +62,7 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("POST /v1/runs/cancel", runs.handleCancelRuns)
 	api.HandleFunc("POST /v1/runs/{id}/retry_webhook", runs.handleRetryWebhook)
 	api.HandleFunc("GET /v1/runs/{id}/artifacts", runs.handleRunArtifacts)
-	api.HandleFunc("POST /v1/sdk/run_action", s.handleRunAction)
+	api.HandleFunc("POST /v1/sdk/run_action", actions.handleRunAction)
 
 	api.HandleFunc("POST /v1/credentials", credentials.handleCreateCredential)
 	api.HandleFunc("GET /v1/credentials", credentials.handleListCredentials)
@@ -82,27 +74,27 @@ func (s *Server) routes() http.Handler {
 
 	api.HandleFunc("POST /v1/browser_profiles", profiles.handleCreateProfile)
 	api.HandleFunc("GET /v1/browser_profiles", profiles.handleListProfiles)
-	api.HandleFunc("GET /v1/browser_profiles/{id}", profiles.handleGetProfile)
+	api.HandleFunc("GET /v1/browser_profiles/{id}", getByID(profiles.responder, profiles.profiles.Get))
 	api.HandleFunc("PATCH /v1/browser_profiles/{id}", profiles.handleUpdateProfile)
-	api.HandleFunc("DELETE /v1/browser_profiles/{id}", profiles.handleDeleteProfile)
+	api.HandleFunc("DELETE /v1/browser_profiles/{id}", deleteByID(profiles.responder, profiles.profiles.Delete))
 	api.HandleFunc("POST /v1/agents/{id}/browser_session/reset_profile", profiles.handleResetProfile)
 
 	api.HandleFunc("POST /v1/browser_sessions", sessions.handleCreateSession)
 	api.HandleFunc("GET /v1/browser_sessions", sessions.handleListSessions)
-	api.HandleFunc("GET /v1/browser_sessions/{id}", sessions.handleGetSession)
+	api.HandleFunc("GET /v1/browser_sessions/{id}", getByID(sessions.responder, sessions.browserSessions.Get))
 	api.HandleFunc("PATCH /v1/browser_sessions/{id}", sessions.handleUpdateSession)
 	api.HandleFunc("POST /v1/browser_sessions/{id}/close", sessions.handleCloseSession)
-	api.HandleFunc("GET /v1/credentials/{id}", credentials.handleGetCredential)
+	api.HandleFunc("GET /v1/credentials/{id}", getByID(credentials.responder, credentials.credentials.Get))
 	api.HandleFunc("POST /v1/credentials/{id}/update", credentials.handleUpdateCredential)
-	api.HandleFunc("POST /v1/credentials/{id}/delete", credentials.handleDeleteCredential)
+	api.HandleFunc("POST /v1/credentials/{id}/delete", deleteByID(credentials.responder, credentials.credentials.Delete))
 
 	// Only workflow runs (wr_) carry tags.
-	runTags := tagRoutes{s: s, kind: store.RunSubject}
+	runTags := tagRoutes{responder: g.responder, tags: g.tagRegistry.tags, kind: store.RunSubject}
 	api.HandleFunc("POST /v1/runs/{id}/tags", runTags.apply)
 	api.HandleFunc("GET /v1/runs/{id}/tags", runTags.get)
 	api.HandleFunc("DELETE /v1/runs/{id}/tags/{key}", runTags.delete)
 	api.HandleFunc("GET /v1/runs/{id}/tags/history", runTags.history)
-	batchRunTags := s.batchTags(store.RunSubject, "workflow_run_ids", "run_tags", "workflow run")
+	batchRunTags := tagRegistry.batchTags(store.RunSubject, "workflow_run_ids", "run_tags", "workflow run")
 	api.HandleFunc("GET /v1/run-tags", batchRunTags)
 	api.HandleFunc("POST /v1/run-tags", batchRunTags)
 
@@ -129,7 +121,7 @@ func (s *Server) routes() http.Handler {
 
 	api.HandleFunc("POST /v1/folders", folders.handleCreateFolder)
 	api.HandleFunc("GET /v1/folders", folders.handleListFolders)
-	api.HandleFunc("GET /v1/folders/{id}", folders.handleGetFolder)
+	api.HandleFunc("GET /v1/folders/{id}", getByID(folders.responder, folders.folders.Get))
 	api.HandleFunc("PUT /v1/folders/{id}", folders.handleUpdateFolder)
 	api.HandleFunc("DELETE /v1/folders/{id}", folders.handleDeleteFolder)
 	s.mountMCP(api) // /mcp: the MCP tools over streamable HTTP (mcp.go)
@@ -147,7 +139,7 @@ func (s *Server) routes() http.Handler {
 	root.HandleFunc("GET /v1/version", s.handleVersion)
 	// No /admin/: the admin routes are served on the admin socket only
 	// (AdminHandler, admin.go), never here, where runs' requests come from.
-	if l := s.links(); l != nil && l.Signer != nil && s.runs.Files != nil {
+	if l := s.runs.links(); l != nil && l.Signer != nil && s.runs.Files != nil {
 		// Run files open in a browser: the URL's signature is the credential.
 		root.Handle(artifacts.Path, s.runs.Files.Handler(l.Signer))
 	}
@@ -183,4 +175,56 @@ func notFoundOrMethod(mux *http.ServeMux) http.Handler {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
 	})
+}
+
+// handlerGroups are the server's handler groups, each holding the few
+// things its handlers use.
+type handlerGroups struct {
+	responder
+	agents      agentsAPI
+	schedules   schedulesAPI
+	runs        runsAPI
+	human       humanAPI
+	actions     actionsAPI
+	credentials credentialsAPI
+	files       filesAPI
+	profiles    profilesAPI
+	sessions    sessionsAPI
+	tagRegistry tagRegistryAPI
+	customLLMs  customLLMsAPI
+	folders     foldersAPI
+	scripts     scriptsAPI
+}
+
+// groups builds the handler groups from the server's parts.
+func (s *Server) groups() handlerGroups {
+	h := responder{logger: s.logger}
+	st, starter := s.store, s.runStarter()
+	return handlerGroups{
+		responder: h,
+		agents: agentsAPI{responder: h, agents: st.Agents(), folders: st.Folders(), runs: st.Runs(),
+			ids: s.ids, now: s.now, starter: starter},
+		schedules: schedulesAPI{responder: h, schedules: st.Schedules(), agents: st.Agents(), scheduler: &s.scheduler},
+		runs: runsAPI{responder: h, runs: st.Runs(), agents: st.Agents(), credentials: st.Credentials(),
+			exec: s.runs, starter: starter},
+		human:       humanAPI{responder: h, runs: st.Runs(), exec: s.runs},
+		actions:     actionsAPI{responder: h, runs: st.Runs(), exec: s.runs, starter: starter},
+		credentials: credentialsAPI{responder: h, credentials: st.Credentials(), ids: s.ids, now: s.now},
+		files: filesAPI{responder: h, uploads: st.Uploads(), runs: st.Runs(), exec: s.runs,
+			maxUpload: s.maxUpload, now: s.now},
+		profiles: profilesAPI{responder: h, profiles: st.Profiles(), browserSessions: st.BrowserSessions(),
+			runs: st.Runs(), agents: st.Agents()},
+		sessions: sessionsAPI{responder: h, browserSessions: st.BrowserSessions(), profiles: st.Profiles(),
+			exec: s.runs, timers: &s.timers, minute: s.minute, now: s.now},
+		tagRegistry: tagRegistryAPI{responder: h, tags: st.Tags()},
+		customLLMs:  customLLMsAPI{responder: h, customLLMs: st.CustomLLMs(), modelCheck: s.modelCheck},
+		folders:     foldersAPI{responder: h, folders: st.Folders()},
+		scripts:     scriptsAPI{responder: h, scripts: st.Scripts(), agents: st.Agents(), starter: starter},
+	}
+}
+
+// runStarter is the part of the server that starts runs (runstart.go).
+func (s *Server) runStarter() runStarter {
+	return runStarter{responder: responder{logger: s.logger}, runs: s.store.Runs(), profiles: s.store.Profiles(),
+		browserSessions: s.store.BrowserSessions(), exec: s.runs}
 }

@@ -56,9 +56,10 @@ var (
 // handleListRuns serves GET /v1/runs.
 func (s runsAPI) handleListRuns(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
+	page, size := qr.paging(10, maxRunListPage, maxRunListPageSize)
 	q := store.RunQuery{
-		Page:     qr.int("page", 1, 1, maxRunListPage),
-		PageSize: qr.int("page_size", 10, 1, maxRunListPageSize),
+		Page:     page,
+		PageSize: size,
 	}
 	q.Statuses = enumValues(qr, "status", runStatuses)
 	q.Types = enumValues(qr, "run_type", runTypes)
@@ -84,12 +85,8 @@ func (s runsAPI) handleListRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Tags = tags
-	items, err := s.store.Runs().List(r.Context(), organization(r.Context()).ID, q)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, items)
+	items, err := s.runs.List(r.Context(), organization(r.Context()).ID, q)
+	s.reply(w, r, items, err)
 }
 
 // splitValues reads a repeated query parameter whose values may also be
@@ -139,7 +136,7 @@ func containsValue[E ~string](set []E, v string) bool {
 // handleRunTimeline serves GET /v1/runs/{id}/timeline (see the top of
 // this file).
 func (s runsAPI) handleRunTimeline(w http.ResponseWriter, r *http.Request) {
-	trace, err := s.store.Runs().Trace(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	trace, err := s.runs.Trace(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -150,7 +147,7 @@ func (s runsAPI) handleRunTimeline(w http.ResponseWriter, r *http.Request) {
 // handleRunSteps serves GET /v1/runs/{id}/steps: the run's steps, newest
 // first, as the store keeps them.
 func (s runsAPI) handleRunSteps(w http.ResponseWriter, r *http.Request) {
-	rows, err := s.store.Runs().StepsJSON(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	rows, err := s.runs.StepsJSON(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return

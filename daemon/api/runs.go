@@ -82,7 +82,7 @@ func normalizeURL(raw string) string {
 
 // handleStartTask serves POST /v1/run/tasks and POST /v1/runs.
 func (s runsAPI) handleStartTask(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
 	var req client.TaskRunRequest
@@ -94,16 +94,7 @@ func (s runsAPI) handleStartTask(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSpace(req.Prompt) == "" {
 		errs = append(errs, fieldError("missing", "Field required", nil, "body", "prompt"))
 	}
-	if req.WebhookURL != "" {
-		if msg := checkWebhookURL(req.WebhookURL); msg != "" {
-			errs = append(errs, valueError(msg, req.WebhookURL, "body", "webhook_url"))
-		}
-	}
-	if req.TOTPURL != "" {
-		if msg := checkWebhookURL(req.TOTPURL); msg != "" {
-			errs = append(errs, valueError(msg, req.TOTPURL, "body", "totp_url"))
-		}
-	}
+	errs = append(errs, callbackURLErrors(req.WebhookURL, req.TOTPURL)...)
 	if req.MaxSteps != nil && *req.MaxSteps < 1 {
 		errs = append(errs, fieldError("greater_than_equal", "Input should be greater than or equal to 1", *req.MaxSteps, "body", "max_steps"))
 	}
@@ -143,26 +134,20 @@ func (s runsAPI) handleStartTask(w http.ResponseWriter, r *http.Request) {
 	echo.CDPConnectHeaders = maskHeaders(req.CDPConnectHeaders)
 	runRequest, _ := json.Marshal(echo)
 
-	org := organization(r.Context())
-	if err := s.checkProfile(r, req.BrowserProfileID); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if err := s.checkSession(r, req.BrowserSessionID); err != nil {
+	if err := s.starter.checkBrowser(r, req.BrowserProfileID, req.BrowserSessionID); err != nil {
 		s.error(w, r, err)
 		return
 	}
 	rec := &store.RunRecord{
-		ID: s.store.Runs().NewID(runType), OrgID: org.ID, Type: runType,
+		ID: s.runs.NewID(runType), OrgID: organization(r.Context()).ID, Type: runType,
 		Status: client.RunStatusQueued, RunRequest: runRequest, Task: &req,
 		Title: req.Title, WebhookURL: strings.TrimSpace(req.WebhookURL),
-		KeyHash: keyHash(r), BaseURL: baseURL(r), Trigger: triggerOf(r),
 		BrowserProfileID: req.BrowserProfileID, BrowserSessionID: req.BrowserSessionID,
 	}
 	if req.MaxSteps != nil {
 		rec.MaxSteps = *req.MaxSteps
 	}
-	s.startRun(w, r, rec)
+	s.starter.start(w, r, rec)
 }
 
 // maskHeaders hides header values in echoes, as the service masks
@@ -187,7 +172,7 @@ type agentRunBody struct {
 
 // handleStartAgent serves POST /v1/run/agents.
 func (s runsAPI) handleStartAgent(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
 	qr := newQueryReader(r)
@@ -219,11 +204,7 @@ func (s runsAPI) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 	if req.AgentID == "" {
 		errs = append(errs, fieldError("missing", "Field required", nil, "body", "workflow_id"))
 	}
-	if req.WebhookURL != "" {
-		if msg := checkWebhookURL(req.WebhookURL); msg != "" {
-			errs = append(errs, valueError(msg, req.WebhookURL, "body", "webhook_url"))
-		}
-	}
+	errs = append(errs, callbackURLErrors(req.WebhookURL, "")...)
 	if m := req.MaxElapsedTimeMinutes; m != nil && (*m < 1 || *m > maxElapsedMinutesLimit) {
 		errs = append(errs, valueError(fmt.Sprintf("max_elapsed_time_minutes must be between 1 and %d", maxElapsedMinutesLimit), *m, "body", "max_elapsed_time_minutes"))
 	}
@@ -240,7 +221,7 @@ func (s runsAPI) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	org := organization(r.Context())
-	agent, err := s.store.Agents().Get(r.Context(), org.ID, req.AgentID, 0)
+	agent, err := s.agents.Get(r.Context(), org.ID, req.AgentID, 0)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -250,52 +231,13 @@ func (s runsAPI) handleStartAgent(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if err := s.checkProfile(r, req.BrowserProfileID); err != nil {
+	if err := s.starter.checkBrowser(r, req.BrowserProfileID, req.BrowserSessionID); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	if err := s.checkSession(r, req.BrowserSessionID); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	rec := s.agentRunRecord(org.ID, agent, &req, params)
-	rec.MaxSteps, rec.KeyHash, rec.BaseURL, rec.Trigger = maxStepsOverride, keyHash(r), baseURL(r), triggerOf(r)
-	s.startRun(w, r, rec)
-}
-
-// agentRunRecord is the record of a new run of agent for req, with params
-// its parameters resolved (resolveParameters), queued and not yet stored:
-// the webhook, time limit and title default to the agent's. The caller
-// sets what depends on who asked (MaxSteps, KeyHash, BaseURL, Trigger).
-// POST /v1/run/agents and the runs of workflow_trigger blocks
-// (NewTriggeredRun) make their records here.
-func (s *Server) agentRunRecord(orgID string, agent *client.Agent, req *client.AgentRunRequest, params map[string]json.RawMessage) *store.RunRecord {
-	webhook := strings.TrimSpace(req.WebhookURL)
-	if webhook == "" && agent.WebhookCallbackURL != nil {
-		webhook = strings.TrimSpace(*agent.WebhookCallbackURL)
-	}
-	elapsed := defaultMaxElapsedMin
-	switch {
-	case req.MaxElapsedTimeMinutes != nil:
-		elapsed = *req.MaxElapsedTimeMinutes
-	case agent.MaxElapsedTimeMinutes != nil:
-		elapsed = *agent.MaxElapsedTimeMinutes
-	}
-	echo := *req
-	echo.CDPConnectHeaders = maskHeaders(req.CDPConnectHeaders)
-	runRequest, _ := json.Marshal(echo)
-	rec := &store.RunRecord{
-		ID: s.store.Runs().NewID(client.RunTypeWorkflowRun), OrgID: orgID, Type: client.RunTypeWorkflowRun,
-		Status: client.RunStatusQueued, RunRequest: runRequest,
-		AgentID: agent.WorkflowPermanentID, AgentVersion: agent.Version, AgentVersionID: agent.WorkflowID, Parameters: params,
-		Title: req.Title, MaxElapsedMinutes: elapsed, WebhookURL: webhook,
-		BrowserProfileID: req.BrowserProfileID, BrowserSessionID: req.BrowserSessionID,
-		RunWith: req.RunWith, AIFallback: req.AIFallback,
-	}
-	if rec.Title == "" {
-		rec.Title = agent.Title
-	}
-	return rec
+	rec := s.starter.agentRunRecord(org.ID, agent, &req, params)
+	rec.MaxSteps = maxStepsOverride
+	s.starter.start(w, r, rec)
 }
 
 // checkRunMetadata checks run_metadata: at most 20 entries, keys of at
@@ -316,26 +258,6 @@ func checkRunMetadata(m map[string]string) []client.ValidationError {
 	return errs
 }
 
-// startRun stores a new run, hands it to the runner and answers it.
-func (s *Server) startRun(w http.ResponseWriter, r *http.Request, rec *store.RunRecord) {
-	if err := s.store.Runs().Create(r.Context(), rec); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.runs.Runner.Submit(rec.OrgID, rec.ID)
-	writeJSON(w, http.StatusOK, s.runResponse(rec, baseURL(r)))
-}
-
-// runsEnabled answers 503 when the server was built without a runner
-// (tests of the other resources); the daemon always has one.
-func (s *Server) runsEnabled(w http.ResponseWriter, r *http.Request) bool {
-	if s.runs == nil {
-		s.error(w, r, errorf(KindUnavailable, "This daemon was started without a run executor, so it cannot start runs"))
-		return false
-	}
-	return true
-}
-
 // handleGetRun serves GET /v1/runs/{id}.
 func (s runsAPI) handleGetRun(w http.ResponseWriter, r *http.Request) {
 	s.writeRun(w, r, organization(r.Context()).ID, r.PathValue("id"))
@@ -345,7 +267,7 @@ func (s runsAPI) handleGetRun(w http.ResponseWriter, r *http.Request) {
 // already ended leaves it as it is and still answers 200, as the service
 // does for workflow runs.
 func (s runsAPI) handleCancelRun(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
 	if err := s.cancelRun(r.Context(), organization(r.Context()).ID, r.PathValue("id")); err != nil {
@@ -358,10 +280,10 @@ func (s runsAPI) handleCancelRun(w http.ResponseWriter, r *http.Request) {
 // cancelRun cancels a run and, for a run_action workflow run, closes its
 // browser session now rather than at its idle timeout.
 func (s runsAPI) cancelRun(ctx context.Context, orgID, id string) error {
-	if _, err := s.runs.Runner.Cancel(ctx, orgID, id); err != nil {
+	if _, err := s.exec.Runner.Cancel(ctx, orgID, id); err != nil {
 		return err
 	}
-	if a := s.runs.Actions; a != nil && a.ActionSessionOpen(id) {
+	if a := s.exec.Actions; a != nil && a.ActionSessionOpen(id) {
 		// The session is the run's only if the run is the organization's:
 		// Cancel found it.
 		a.EndActionSession(ctx, id, client.RunStatusCanceled, "The run was canceled.")
@@ -373,7 +295,7 @@ func (s runsAPI) cancelRun(ctx context.Context, orgID, id string) error {
 // cancelled (including runs that had already ended, which stay as they
 // were) or failed (unknown ids).
 func (s runsAPI) handleCancelRuns(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
 	var body struct {
@@ -416,7 +338,7 @@ func (s runsAPI) handleCancelRuns(w http.ResponseWriter, r *http.Request) {
 // failure_reason and webhook_failure_reason stay as they are (see
 // runner.Webhooks.Replay).
 func (s runsAPI) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
 	var body struct {
@@ -433,7 +355,7 @@ func (s runsAPI) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	org := organization(r.Context()).ID
 	id := r.PathValue("id")
-	rec, err := s.store.Runs().Get(r.Context(), org, id)
+	rec, err := s.runs.Get(r.Context(), org, id)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -450,14 +372,14 @@ func (s runsAPI) handleRetryWebhook(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, errorf(KindBadRequest, "No webhook URL configured for the run."))
 		return
 	}
-	replay := s.runs.Webhooks.Replay(r.Context(), rec, target, r.Header.Get("X-Api-Key"))
+	replay := s.exec.Webhooks.Replay(r.Context(), rec, target, r.Header.Get("X-Api-Key"))
 	writeJSON(w, http.StatusOK, replay)
 }
 
 // handleRunArtifacts serves GET /v1/runs/{id}/artifacts, optionally only
 // the artifact_type values given (repeatable).
 func (s runsAPI) handleRunArtifacts(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.store.Runs().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	rec, err := s.runs.Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -31,30 +31,23 @@ type Runs struct {
 	Sessions executor.BrowserSessions
 }
 
-// links makes the URLs of run answers; nil (a server without runs) makes
-// answers without file URLs.
-func (s *Server) links() *runview.Links {
-	if s.runs == nil {
+// links makes the URLs of run answers; nil (a server without runs, rs
+// nil) makes answers without file URLs.
+func (rs *Runs) links() *runview.Links {
+	if rs == nil {
 		return nil
 	}
-	return s.runs.Links
-}
-
-// runResponse is a stored run as GET /v1/runs/{id} answers it, with the
-// URLs of its files under base (the address the client reached the daemon
-// on).
-func (s *Server) runResponse(rec *store.RunRecord, base string) *client.Run {
-	return s.links().Run(rec, base)
+	return rs.Links
 }
 
 // writeRun answers GET /v1/runs/{id} from the run's stored view, the
 // encoded answer with its URLs filled in for this request, and builds the
 // answer from the record only for a run without a usable view (see
 // runview.ErrNoView).
-func (s *Server) writeRun(w http.ResponseWriter, r *http.Request, orgID, runID string) {
+func (s runsAPI) writeRun(w http.ResponseWriter, r *http.Request, orgID, runID string) {
 	base := baseURL(r)
 	err := writeAppended(w, func(dst []byte) ([]byte, error) {
-		return s.links().AppendJSON(r.Context(), s.store.Runs(), dst, base, orgID, runID)
+		return s.exec.links().AppendJSON(r.Context(), s.runs, dst, base, orgID, runID)
 	})
 	if err == nil {
 		return
@@ -63,20 +56,20 @@ func (s *Server) writeRun(w http.ResponseWriter, r *http.Request, orgID, runID s
 		s.error(w, r, err)
 		return
 	}
-	rec, err := s.store.Runs().Get(r.Context(), orgID, runID)
+	rec, err := s.runs.Get(r.Context(), orgID, runID)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s.runResponse(rec, base))
+	writeJSON(w, http.StatusOK, s.exec.links().Run(rec, base))
 }
 
 // runArtifacts lists a run's files as GET /v1/runs/{id}/artifacts answers,
 // only those of the given types when types is not empty.
-func (s *Server) runArtifacts(rec *store.RunRecord, base string, types map[client.ArtifactType]bool) []client.Artifact {
+func (s runsAPI) runArtifacts(rec *store.RunRecord, base string, types map[client.ArtifactType]bool) []client.Artifact {
 	var keep []client.ArtifactType
 	for t := range types {
 		keep = append(keep, t)
 	}
-	return s.links().Artifacts(rec, base, keep...)
+	return s.exec.links().Artifacts(rec, base, keep...)
 }

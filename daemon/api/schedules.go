@@ -27,21 +27,26 @@ type ScheduleClock interface {
 
 // SetScheduler gives the schedule routes the daemon's scheduler. Call it
 // before serving.
-func (s *Server) SetScheduler(sc ScheduleClock) { s.scheduler = sc }
+func (s *Server) SetScheduler(sc ScheduleClock) { s.scheduler.clock = sc }
+
+// schedulerRef is where the schedule routes find the daemon's scheduler,
+// which SetScheduler gives once the routes are built; clock is nil until
+// then, and on a server without one.
+type schedulerRef struct{ clock ScheduleClock }
 
 // nextRunsShown is how many fire times a schedule's answer lists.
 const nextRunsShown = 5
 
 func (s schedulesAPI) scheduleNow() time.Time {
-	if s.scheduler != nil {
-		return s.scheduler.Now()
+	if s.scheduler.clock != nil {
+		return s.scheduler.clock.Now()
 	}
 	return time.Now()
 }
 
 func (s schedulesAPI) wakeScheduler() {
-	if s.scheduler != nil {
-		s.scheduler.Wake()
+	if s.scheduler.clock != nil {
+		s.scheduler.clock.Wake()
 	}
 }
 
@@ -85,7 +90,7 @@ func (s schedulesAPI) readSchedule(r *http.Request, orgID, wpid string) (*store.
 	if err := invalid(errs); err != nil {
 		return nil, err
 	}
-	agent, err := s.store.Agents().Get(r.Context(), orgID, wpid, 0)
+	agent, err := s.agents.Get(r.Context(), orgID, wpid, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +206,7 @@ func (s schedulesAPI) handleCreateSchedule(w http.ResponseWriter, r *http.Reques
 		s.error(w, r, err)
 		return
 	}
-	rec, err := s.store.Schedules().Create(r.Context(), org, wpid, in)
+	rec, err := s.schedules.Create(r.Context(), org, wpid, in)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -212,7 +217,7 @@ func (s schedulesAPI) handleCreateSchedule(w http.ResponseWriter, r *http.Reques
 
 // handleListSchedules serves GET /v1/agents/{id}/schedules.
 func (s schedulesAPI) handleListSchedules(w http.ResponseWriter, r *http.Request) {
-	recs, err := s.store.Schedules().List(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
+	recs, err := s.schedules.List(r.Context(), organization(r.Context()).ID, r.PathValue("id"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -228,7 +233,7 @@ func (s schedulesAPI) handleListSchedules(w http.ResponseWriter, r *http.Request
 
 // handleGetSchedule serves GET /v1/agents/{id}/schedules/{schedule_id}.
 func (s schedulesAPI) handleGetSchedule(w http.ResponseWriter, r *http.Request) {
-	rec, err := s.store.Schedules().Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"), r.PathValue("schedule_id"))
+	rec, err := s.schedules.Get(r.Context(), organization(r.Context()).ID, r.PathValue("id"), r.PathValue("schedule_id"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -244,7 +249,7 @@ func (s schedulesAPI) handleUpdateSchedule(w http.ResponseWriter, r *http.Reques
 		s.error(w, r, err)
 		return
 	}
-	rec, err := s.store.Schedules().Update(r.Context(), org, wpid, r.PathValue("schedule_id"), in)
+	rec, err := s.schedules.Update(r.Context(), org, wpid, r.PathValue("schedule_id"), in)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -257,7 +262,7 @@ func (s schedulesAPI) handleUpdateSchedule(w http.ResponseWriter, r *http.Reques
 // and …/disable.
 func (s schedulesAPI) handleSetScheduleEnabled(enabled bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		rec, err := s.store.Schedules().SetEnabled(r.Context(), organization(r.Context()).ID,
+		rec, err := s.schedules.SetEnabled(r.Context(), organization(r.Context()).ID,
 			r.PathValue("id"), r.PathValue("schedule_id"), enabled, s.scheduleNow())
 		if err != nil {
 			s.error(w, r, err)
@@ -270,7 +275,7 @@ func (s schedulesAPI) handleSetScheduleEnabled(enabled bool) http.HandlerFunc {
 
 // handleDeleteSchedule serves DELETE /v1/agents/{id}/schedules/{schedule_id}.
 func (s schedulesAPI) handleDeleteSchedule(w http.ResponseWriter, r *http.Request) {
-	err := s.store.Schedules().Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id"), r.PathValue("schedule_id"))
+	err := s.schedules.Delete(r.Context(), organization(r.Context()).ID, r.PathValue("id"), r.PathValue("schedule_id"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -283,8 +288,7 @@ var scheduleStatuses = []string{string(client.ScheduleActive), string(client.Sch
 // handleListAllSchedules serves GET /v1/schedules.
 func (s schedulesAPI) handleListAllSchedules(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
-	page := qr.int("page", 1, 1, 0)
-	size := qr.int("page_size", 10, 1, 100)
+	page, size := qr.paging(10, 0, 100)
 	status := qr.string("status")
 	search := qr.string("search")
 	err := qr.err()
@@ -299,7 +303,7 @@ func (s schedulesAPI) handleListAllSchedules(w http.ResponseWriter, r *http.Requ
 	if status != "" {
 		q.Enabled = client.Ptr(status == string(client.ScheduleActive))
 	}
-	items, total, err := s.store.Schedules().ListAll(r.Context(), organization(r.Context()).ID, q)
+	items, total, err := s.schedules.ListAll(r.Context(), organization(r.Context()).ID, q)
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // Scripts: POST/GET /v1/scripts, GET /v1/scripts/{script_id}, POST
@@ -233,7 +233,7 @@ func (s scriptsAPI) handleCreateScript(w http.ResponseWriter, r *http.Request) {
 	if body.RunID != nil {
 		in.RunID = *body.RunID
 	}
-	rev, err := s.store.Scripts().Create(r.Context(), organization(r.Context()).ID, in)
+	rev, err := s.scripts.Create(r.Context(), organization(r.Context()).ID, in)
 	if err != nil {
 		s.error(w, r, scriptError(err))
 		return
@@ -245,14 +245,13 @@ func (s scriptsAPI) handleCreateScript(w http.ResponseWriter, r *http.Request) {
 // keeps one agent's scripts.
 func (s scriptsAPI) handleListScripts(w http.ResponseWriter, r *http.Request) {
 	qr := newQueryReader(r)
-	page := qr.int("page", 1, 1, 0)
-	size := qr.int("page_size", 10, 1, 0)
+	page, size := qr.paging(10, 0, 0)
 	wpid := strings.TrimSpace(qr.string("workflow_id"))
 	if err := qr.err(); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	revs, err := s.store.Scripts().List(r.Context(), organization(r.Context()).ID, page, size, wpid)
+	revs, err := s.scripts.List(r.Context(), organization(r.Context()).ID, page, size, wpid)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -266,7 +265,7 @@ func (s scriptsAPI) handleListScripts(w http.ResponseWriter, r *http.Request) {
 
 // handleGetScript serves GET /v1/scripts/{script_id}: its latest version.
 func (s scriptsAPI) handleGetScript(w http.ResponseWriter, r *http.Request) {
-	rev, err := s.store.Scripts().Get(r.Context(), organization(r.Context()).ID, r.PathValue("script_id"))
+	rev, err := s.scripts.Get(r.Context(), organization(r.Context()).ID, r.PathValue("script_id"))
 	if err != nil {
 		s.error(w, r, scriptError(err))
 		return
@@ -296,7 +295,7 @@ func (s scriptsAPI) handleDeployScript(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	org, id := organization(r.Context()).ID, r.PathValue("script_id")
-	cur, err := s.store.Scripts().Get(r.Context(), org, id)
+	cur, err := s.scripts.Get(r.Context(), org, id)
 	if err != nil {
 		s.error(w, r, scriptError(err))
 		return
@@ -315,7 +314,7 @@ func (s scriptsAPI) handleDeployScript(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	rev, err := s.store.Scripts().Deploy(r.Context(), org, id, content, "")
+	rev, err := s.scripts.Deploy(r.Context(), org, id, content, "")
 	if err != nil {
 		s.error(w, r, scriptError(err))
 		return
@@ -335,7 +334,7 @@ func agentOrNone(wpid string) string {
 // /v1/run/agents makes runs (agentRunRecord, startRun) and answered as it
 // answers. The optional body gives the parameters: {"parameters": {...}}.
 func (s scriptsAPI) handleRunScript(w http.ResponseWriter, r *http.Request) {
-	if !s.runsEnabled(w, r) {
+	if !s.starter.enabled(w, r) {
 		return
 	}
 	var body struct {
@@ -358,7 +357,7 @@ func (s scriptsAPI) handleRunScript(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	org, id := organization(r.Context()).ID, r.PathValue("script_id")
-	rev, err := s.store.Scripts().Get(r.Context(), org, id)
+	rev, err := s.scripts.Get(r.Context(), org, id)
 	if err != nil {
 		s.error(w, r, scriptError(err))
 		return
@@ -368,7 +367,7 @@ func (s scriptsAPI) handleRunScript(w http.ResponseWriter, r *http.Request) {
 			"script %s belongs to no agent, so it cannot run: create it with a workflow_id", id), id, "path", "script_id")}))
 		return
 	}
-	agent, err := s.store.Agents().Get(r.Context(), org, rev.WorkflowPermanentID, 0)
+	agent, err := s.agents.Get(r.Context(), org, rev.WorkflowPermanentID, 0)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -379,10 +378,9 @@ func (s scriptsAPI) handleRunScript(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID, Parameters: body.Parameters, RunWith: runWithCode}
-	rec := s.agentRunRecord(org, agent, req, params)
+	rec := s.starter.agentRunRecord(org, agent, req, params)
 	rec.ScriptID = rev.ScriptID
-	rec.KeyHash, rec.BaseURL, rec.Trigger = keyHash(r), baseURL(r), triggerOf(r)
-	s.startRun(w, r, rec)
+	s.starter.start(w, r, rec)
 }
 
 // handleScriptFile serves GET /v1/scripts/{script_id}/files/{path...} (a
@@ -395,7 +393,7 @@ func (s scriptsAPI) handleScriptFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("script_id")
-	rev, err := s.store.Scripts().Version(r.Context(), organization(r.Context()).ID, id, version)
+	rev, err := s.scripts.Version(r.Context(), organization(r.Context()).ID, id, version)
 	if err != nil {
 		s.error(w, r, scriptError(err))
 		return

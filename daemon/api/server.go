@@ -3,17 +3,19 @@
 // (package daemon/store), so that code written for the hosted service (the
 // Go client of this project, the service's official clients, its webhook
 // receivers) works against it unchanged. It runs no browser: runs reach the
-// engine through the executor seam (package executor), which package
-// daemon wires in.
+// engine through the executor seam (package localrun/executor), which
+// package daemon wires in.
 //
-// The layout follows one rule per file: routes.go lists every route,
-// middleware.go the wrappers every request goes through, errors.go the one
-// table from error kinds (and the store's errors) to HTTP statuses and
-// details, decode.go how requests are read and how their problems are
-// reported (the hosted service's 422 shapes), and one file per resource
-// holds its handlers. What the API answers about runs is built by package
-// daemon/runview, which the runner's webhooks share; agent definitions are
-// put in the shape they are stored in by package daemon/definition.
+// It owns what is HTTP about the daemon and nothing else: the routes, the
+// middleware every request goes through (API keys, body limits, request
+// ids, access log), reading requests and reporting their problems in the
+// hosted service's 422 shapes, and the one table from error kinds (the
+// API's own, the store's errors, the engine's action errors) to HTTP
+// statuses and details. Each resource's handlers are a small type holding
+// only the parts of the store and of the runner they use. What the API
+// answers about runs is built by package daemon/runview, which the
+// runner's webhooks share; agent definitions are put in the shape they are
+// stored in by package daemon/definition.
 package api
 
 import (
@@ -52,8 +54,8 @@ type Server struct {
 	maxUpload int64
 	version   string
 	// scheduler is the clock of the schedules and wakes their planner
-	// (schedules.go); nil: time.Now, and nothing to wake.
-	scheduler ScheduleClock
+	// (schedules.go); none: time.Now, and nothing to wake.
+	scheduler schedulerRef
 	// metrics serves GET /metrics, browsers gives the "browsers" of GET
 	// /healthz (health.go); nil: no such route, no such field.
 	metrics  http.Handler

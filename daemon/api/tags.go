@@ -179,7 +179,8 @@ func readTagChange(r *http.Request) (store.TagChange, error) {
 // tagRoutes serves the four tag routes of agents or of runs, which differ
 // only in the subject kind and in the id field of their answers.
 type tagRoutes struct {
-	s    *Server
+	responder
+	tags *store.Tags
 	kind store.SubjectKind
 }
 
@@ -187,9 +188,9 @@ func (tr tagRoutes) subject(r *http.Request) store.TagSubject {
 	return store.TagSubject{Kind: tr.kind, ID: r.PathValue("id")}
 }
 
-// tags answers a subject's current tags: client.AgentTags or
+// answer answers a subject's current tags: client.AgentTags or
 // client.RunTags.
-func (tr tagRoutes) tags(w http.ResponseWriter, id string, tags []client.Tag) {
+func (tr tagRoutes) answer(w http.ResponseWriter, id string, tags []client.Tag) {
 	if tags == nil {
 		tags = []client.Tag{}
 	}
@@ -204,27 +205,27 @@ func (tr tagRoutes) tags(w http.ResponseWriter, id string, tags []client.Tag) {
 func (tr tagRoutes) apply(w http.ResponseWriter, r *http.Request) {
 	ch, err := readTagChange(r)
 	if err != nil {
-		tr.s.error(w, r, err)
+		tr.error(w, r, err)
 		return
 	}
 	subj := tr.subject(r)
-	tags, err := tr.s.store.Tags().Apply(r.Context(), organization(r.Context()).ID, subj, ch)
+	tags, err := tr.tags.Apply(r.Context(), organization(r.Context()).ID, subj, ch)
 	if err != nil {
-		tr.s.error(w, r, err)
+		tr.error(w, r, err)
 		return
 	}
-	tr.tags(w, subj.ID, tags)
+	tr.answer(w, subj.ID, tags)
 }
 
 // get serves GET .../{id}/tags.
 func (tr tagRoutes) get(w http.ResponseWriter, r *http.Request) {
 	subj := tr.subject(r)
-	tags, err := tr.s.store.Tags().Get(r.Context(), organization(r.Context()).ID, subj)
+	tags, err := tr.tags.Get(r.Context(), organization(r.Context()).ID, subj)
 	if err != nil {
-		tr.s.error(w, r, err)
+		tr.error(w, r, err)
 		return
 	}
-	tr.tags(w, subj.ID, tags)
+	tr.answer(w, subj.ID, tags)
 }
 
 // delete serves DELETE .../{id}/tags/{key}: the grouped tag of that key
@@ -232,19 +233,19 @@ func (tr tagRoutes) get(w http.ResponseWriter, r *http.Request) {
 func (tr tagRoutes) delete(w http.ResponseWriter, r *http.Request) {
 	key, err := pathTagKey(r)
 	if err != nil {
-		tr.s.error(w, r, err)
+		tr.error(w, r, err)
 		return
 	}
 	subj := tr.subject(r)
 	org := organization(r.Context()).ID
-	tags, err := tr.s.store.Tags().Apply(r.Context(), org, subj, store.TagChange{
+	tags, err := tr.tags.Apply(r.Context(), org, subj, store.TagChange{
 		Delete: []store.TagDelete{{Key: key}}, SetBy: org,
 	})
 	if err != nil {
-		tr.s.error(w, r, err)
+		tr.error(w, r, err)
 		return
 	}
-	tr.tags(w, subj.ID, tags)
+	tr.answer(w, subj.ID, tags)
 }
 
 // history serves GET .../{id}/tags/history.
@@ -259,13 +260,13 @@ func (tr tagRoutes) history(w http.ResponseWriter, r *http.Request) {
 		q.Since = &t
 	}
 	if err := qr.err(); err != nil {
-		tr.s.error(w, r, err)
+		tr.error(w, r, err)
 		return
 	}
 	subj := tr.subject(r)
-	events, err := tr.s.store.Tags().History(r.Context(), organization(r.Context()).ID, subj, q)
+	events, err := tr.tags.History(r.Context(), organization(r.Context()).ID, subj, q)
 	if err != nil {
-		tr.s.error(w, r, err)
+		tr.error(w, r, err)
 		return
 	}
 	if tr.kind == store.RunSubject {
@@ -278,7 +279,7 @@ func (tr tagRoutes) history(w http.ResponseWriter, r *http.Request) {
 // batchTags serves GET and POST /v1/workflow-tags and /v1/run-tags: the
 // current tags of many agents or runs. GET takes the ids comma-separated
 // in the query parameter param; POST takes {param: [ids]}.
-func (s *Server) batchTags(kind store.SubjectKind, param, field, noun string) http.HandlerFunc {
+func (s tagRegistryAPI) batchTags(kind store.SubjectKind, param, field, noun string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var idList []string
 		if r.Method == http.MethodPost {
@@ -305,7 +306,7 @@ func (s *Server) batchTags(kind store.SubjectKind, param, field, noun string) ht
 			s.error(w, r, errorf(KindBadRequest, "At most %d %s IDs may be requested at once", maxBatchIDs, noun))
 			return
 		}
-		out, err := s.store.Tags().Batch(r.Context(), organization(r.Context()).ID, kind, clean)
+		out, err := s.tags.Batch(r.Context(), organization(r.Context()).ID, kind, clean)
 		if err != nil {
 			s.error(w, r, err)
 			return
@@ -316,12 +317,8 @@ func (s *Server) batchTags(kind store.SubjectKind, param, field, noun string) ht
 
 // handleListTagKeys serves GET /v1/tag-keys.
 func (s tagRegistryAPI) handleListTagKeys(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.Tags().Keys(r.Context(), organization(r.Context()).ID)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.tags.Keys(r.Context(), organization(r.Context()).ID)
+	s.reply(w, r, out, err)
 }
 
 // handleUpdateTagKey serves PATCH /v1/tag-keys/{key}: a null or blank
@@ -350,12 +347,8 @@ func (s tagRegistryAPI) handleUpdateTagKey(w http.ResponseWriter, r *http.Reques
 			desc = nil
 		}
 	}
-	out, err := s.store.Tags().UpdateKey(r.Context(), organization(r.Context()).ID, key, desc)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.tags.UpdateKey(r.Context(), organization(r.Context()).ID, key, desc)
+	s.reply(w, r, out, err)
 }
 
 // handleDeleteTagKey serves DELETE /v1/tag-keys/{key}.
@@ -366,22 +359,14 @@ func (s tagRegistryAPI) handleDeleteTagKey(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	org := organization(r.Context()).ID
-	out, err := s.store.Tags().DeleteKey(r.Context(), org, key, org)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.tags.DeleteKey(r.Context(), org, key, org)
+	s.reply(w, r, out, err)
 }
 
 // handleListTagValues serves GET /v1/tag-values, optionally ?key=.
 func (s tagRegistryAPI) handleListTagValues(w http.ResponseWriter, r *http.Request) {
-	out, err := s.store.Tags().Values(r.Context(), organization(r.Context()).ID, strings.TrimSpace(queryValue(r, "key")))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.tags.Values(r.Context(), organization(r.Context()).ID, strings.TrimSpace(queryValue(r, "key")))
+	s.reply(w, r, out, err)
 }
 
 // tagValueBody is the body of the tag-value routes; which fields are
@@ -454,12 +439,8 @@ func (s tagRegistryAPI) handleCreateTagValue(w http.ResponseWriter, r *http.Requ
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.Tags().CreateValue(r.Context(), organization(r.Context()).ID, key, value, color)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.tags.CreateValue(r.Context(), organization(r.Context()).ID, key, value, color)
+	s.reply(w, r, out, err)
 }
 
 // handleRecolorTagValue serves PATCH /v1/tag-values/{key}.
@@ -474,12 +455,8 @@ func (s tagRegistryAPI) handleRecolorTagValue(w http.ResponseWriter, r *http.Req
 		s.error(w, r, err)
 		return
 	}
-	out, err := s.store.Tags().RecolorValue(r.Context(), organization(r.Context()).ID, key, value, color)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.tags.RecolorValue(r.Context(), organization(r.Context()).ID, key, value, color)
+	s.reply(w, r, out, err)
 }
 
 // handleDeleteTagValue serves DELETE /v1/tag-values/{key}, with the value
@@ -496,12 +473,8 @@ func (s tagRegistryAPI) handleDeleteTagValue(w http.ResponseWriter, r *http.Requ
 		return
 	}
 	org := organization(r.Context()).ID
-	out, err := s.store.Tags().DeleteValue(r.Context(), org, key, value, org)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.tags.DeleteValue(r.Context(), org, key, value, org)
+	s.reply(w, r, out, err)
 }
 
 // handleRenameTagValue serves PATCH /v1/tag-values/{key}/rename.
@@ -517,10 +490,6 @@ func (s tagRegistryAPI) handleRenameTagValue(w http.ResponseWriter, r *http.Requ
 		return
 	}
 	org := organization(r.Context()).ID
-	out, err := s.store.Tags().RenameValue(r.Context(), org, key, value, newValue, org)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
+	out, err := s.tags.RenameValue(r.Context(), org, key, value, newValue, org)
+	s.reply(w, r, out, err)
 }

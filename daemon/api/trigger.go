@@ -16,6 +16,7 @@ import (
 // An agent of another organization is as unknown as one that does not
 // exist.
 func (s *Server) NewTriggeredRun(ctx context.Context, orgID string, req *client.AgentRunRequest) (*store.RunRecord, error) {
+	starter := s.runStarter()
 	agent, err := s.store.Agents().Get(ctx, orgID, req.AgentID, 0)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("no agent %s in this organization", req.AgentID)
@@ -27,8 +28,8 @@ func (s *Server) NewTriggeredRun(ctx context.Context, orgID string, req *client.
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkOrgSession(ctx, orgID, req.BrowserSessionID); err != nil {
+	if err := checkSession(ctx, starter.browserSessions, orgID, req.BrowserSessionID); err != nil {
 		return nil, err
 	}
-	return s.agentRunRecord(orgID, agent, req, params), nil
+	return starter.agentRunRecord(orgID, agent, req, params), nil
 }

@@ -76,8 +76,8 @@ func (l *uploadLimiter) Read(p []byte) (int, error) {
 // s3_uri, a stable name of the file (abctl://uploads/<artifact id>/<name>)
 // that locates it for people but is not fetched by anything.
 func (s filesAPI) handleUploadFile(w http.ResponseWriter, r *http.Request) {
-	l := s.links()
-	if s.runs == nil || s.runs.Files == nil || l == nil || l.Signer == nil {
+	l := s.exec.links()
+	if s.exec == nil || s.exec.Files == nil || l == nil || l.Signer == nil {
 		s.error(w, r, errorf(KindUnavailable, "This daemon was started without a file store, so it cannot keep uploaded files"))
 		return
 	}
@@ -120,10 +120,10 @@ func (s filesAPI) handleUploadFile(w http.ResponseWriter, r *http.Request) {
 // saveUpload keeps the file of part and answers its URLs.
 func (s filesAPI) saveUpload(w http.ResponseWriter, r *http.Request, org string, part *multipart.Part) {
 	name := uploadFileName(part.FileName())
-	dir := s.store.Uploads().NewDir()
-	f, err := s.runs.Files.Save(org, dir, name, &uploadLimiter{r: part, left: s.maxUpload + 1})
+	dir := s.uploads.NewDir()
+	f, err := s.exec.Files.Save(org, dir, name, &uploadLimiter{r: part, left: s.maxUpload + 1})
 	if err != nil {
-		s.runs.Files.RemoveDir(org, dir)
+		s.exec.Files.RemoveDir(org, dir)
 		var tooBig *http.MaxBytesError
 		if errors.Is(err, errUploadTooLarge) || errors.As(err, &tooBig) {
 			s.uploadTooLarge(w, r)
@@ -133,14 +133,14 @@ func (s filesAPI) saveUpload(w http.ResponseWriter, r *http.Request, org string,
 		return
 	}
 	up := &store.Upload{ID: f.ID, Dir: dir, Name: f.Name, Size: f.Size, SHA256: f.SHA256, CreatedAt: f.CreatedAt}
-	if err := s.store.Uploads().Create(r.Context(), org, up); err != nil {
-		s.runs.Files.RemoveDir(org, dir)
+	if err := s.uploads.Create(r.Context(), org, up); err != nil {
+		s.exec.Files.RemoveDir(org, dir)
 		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, client.UploadFileResponse{
 		S3URI:        uploadURI(up),
-		PresignedURL: s.links().Signer.URL(baseURL(r), org, dir, up.Name, s.now().Add(UploadURLLifetime)),
+		PresignedURL: s.exec.links().Signer.URL(baseURL(r), org, dir, up.Name, s.now().Add(UploadURLLifetime)),
 	})
 }
 

@@ -46,7 +46,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -58,6 +57,7 @@ import (
 	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/engine/session"
 	"github.com/abctl/abctl/localrun/engine/steplog"
+	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/localrun/llm"
 )
 
@@ -68,7 +68,7 @@ func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, t
 	closed := func() error {
 		err := r.sess.Err()
 		as.close(client.RunStatusFailed, "The browser session ended: "+errText(err))
-		return &ActionError{Status: http.StatusUnprocessableEntity, Msg: "The browser closed: " + errText(err)}
+		return &executor.ActionError{Kind: executor.ActionFailed, Msg: "The browser closed: " + errText(err)}
 	}
 	if r.sess.Err() != nil {
 		return nil, closed()
@@ -89,7 +89,7 @@ func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, t
 			if created {
 				as.close(client.RunStatusFailed, text.UpperFirst(err.Error()))
 			}
-			return nil, &ActionError{Status: http.StatusBadRequest, Msg: text.UpperFirst(err.Error())}
+			return nil, &executor.ActionError{Kind: executor.ActionInvalid, Msg: text.UpperFirst(err.Error())}
 		}
 	}
 	target := req.Action.Selector
@@ -102,7 +102,7 @@ func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, t
 	r.sess.SyncDownloads()
 	r.sess.Screenshot(ctx)
 	if err != nil {
-		var ae *ActionError
+		var ae *executor.ActionError
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
@@ -111,7 +111,7 @@ func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, t
 		case r.sess.Ended(ctx) != nil:
 			return nil, closed()
 		}
-		return nil, &ActionError{Status: http.StatusUnprocessableEntity, Msg: text.UpperFirst(err.Error())}
+		return nil, &executor.ActionError{Kind: executor.ActionFailed, Msg: text.UpperFirst(err.Error())}
 	}
 	return json.Marshal(result)
 }
@@ -211,7 +211,7 @@ func (as *actionSession) bySelector(ctx context.Context, act *client.Action, tim
 		}
 		return act.FileURL, nil
 	}
-	return nil, &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("Unknown action type %q", act.Type)}
+	return nil, &executor.ActionError{Kind: executor.ActionInvalid, Msg: fmt.Sprintf("Unknown action type %q", act.Type)}
 }
 
 // withModel runs an action with the model, turning the model's failures
@@ -219,7 +219,7 @@ func (as *actionSession) bySelector(ctx context.Context, act *client.Action, tim
 func (as *actionSession) withModel(ctx context.Context, act *client.Action) (any, error) {
 	m, err := as.e.models.Pick(act.Model)
 	if err != nil {
-		return nil, &ActionError{Status: http.StatusBadRequest, Msg: text.UpperFirst(err.Error())}
+		return nil, &executor.ActionError{Kind: executor.ActionInvalid, Msg: text.UpperFirst(err.Error())}
 	}
 	var out any
 	switch act.Type {
@@ -238,18 +238,18 @@ func (as *actionSession) withModel(ctx context.Context, act *client.Action) (any
 	case client.ActionAct:
 		err = as.act(ctx, m, act)
 	default:
-		return nil, &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf("Unknown action type %q", act.Type)}
+		return nil, &executor.ActionError{Kind: executor.ActionInvalid, Msg: fmt.Sprintf("Unknown action type %q", act.Type)}
 	}
 	if err != nil {
 		var me *agent.ModelError
-		var ae *ActionError
+		var ae *executor.ActionError
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.As(err, &ae):
 			return nil, ae
 		case errors.As(err, &me):
-			return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: text.UpperFirst(me.Error())}
+			return nil, &executor.ActionError{Kind: executor.ActionUnavailable, Msg: text.UpperFirst(me.Error())}
 		}
 		return nil, err
 	}
@@ -427,5 +427,5 @@ func dataDetails(data json.RawMessage) map[string]any {
 }
 
 func unprocessable(msg string) error {
-	return &ActionError{Status: http.StatusUnprocessableEntity, Msg: text.UpperFirst(msg)}
+	return &executor.ActionError{Kind: executor.ActionFailed, Msg: text.UpperFirst(msg)}
 }

@@ -23,7 +23,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -38,19 +37,6 @@ import (
 
 // maxActionTimeout caps the timeout of a single action.
 const maxActionTimeout = 5 * time.Minute
-
-// ActionError is the error of RunAction for an action that cannot be done
-// as asked. Status is the HTTP status the API answers (400, 422, 503) and
-// Msg the detail.
-type ActionError struct {
-	Status int
-	Msg    string
-}
-
-func (e *ActionError) Error() string { return e.Msg }
-
-// StatusCode is the HTTP status of the error.
-func (e *ActionError) StatusCode() int { return e.Status }
 
 // actionSession is the open browser session of a run_action workflow run.
 type actionSession struct {
@@ -182,7 +168,7 @@ func (e *Engine) EndActionSession(ctx context.Context, runID string, status clie
 }
 
 func sessionEnded(runID string, idle time.Duration) error {
-	return &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf(
+	return &executor.ActionError{Kind: executor.ActionInvalid, Msg: fmt.Sprintf(
 		"The browser session of workflow run %s has ended (a session closes after %s without an action, or when its browser goes away). Leave workflow_run_id out to start a new one.",
 		runID, idle)}
 }
@@ -193,7 +179,7 @@ func sessionEnded(runID string, idle time.Duration) error {
 // job.Dir, and progress (steps and screenshots) and end (the run's result
 // when the session closes) are kept for its life; with it, the session
 // must be open, and progress and end are ignored. The result is the
-// action's result as JSON. Errors that are the request's are *ActionError.
+// action's result as JSON. Errors that are the request's are *executor.ActionError.
 func (e *Engine) RunAction(ctx context.Context, job *executor.Job, req *client.RunActionRequest, progress executor.Progress, end func(executor.Result)) (json.RawMessage, error) {
 	act := &req.Action
 	if err := e.checkAction(act); err != nil {
@@ -241,7 +227,7 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 	}
 	if req.BrowserAddress != "" {
 		if err := CheckBrowserAddress(req.BrowserAddress); err != nil {
-			return nil, &ActionError{Status: http.StatusBadRequest, Msg: err.Error()}
+			return nil, &executor.ActionError{Kind: executor.ActionInvalid, Msg: err.Error()}
 		}
 	}
 	pool, err := e.browserPool(ctx)
@@ -249,7 +235,7 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: text.UpperFirst(err.Error())}
+		return nil, &executor.ActionError{Kind: executor.ActionUnavailable, Msg: text.UpperFirst(err.Error())}
 	}
 	var bs *browser.Session
 	var be *browserEgress
@@ -260,16 +246,16 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, &ActionError{Status: http.StatusConflict, Msg: err.Error()}
+			return nil, &executor.ActionError{Kind: executor.ActionConflict, Msg: err.Error()}
 		}
 	} else if bs, be, err = e.acquire(ctx, pool, job.OrgID, browser.SessionOptions{RunID: job.RunID, BrowserAddress: req.BrowserAddress, DownloadDir: job.Dir}); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		if egress.IsRefused(err) {
-			return nil, &ActionError{Status: http.StatusBadRequest, Msg: "The browser_address cannot be used: " + err.Error()}
+			return nil, &executor.ActionError{Kind: executor.ActionInvalid, Msg: "The browser_address cannot be used: " + err.Error()}
 		}
-		return nil, &ActionError{Status: http.StatusServiceUnavailable, Msg: "The browser session could not be opened: " + err.Error()}
+		return nil, &executor.ActionError{Kind: executor.ActionUnavailable, Msg: "The browser session could not be opened: " + err.Error()}
 	}
 	r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, 0, release != nil)
 	r.files.UseNetwork(r.guard, job.LocalFiles)
@@ -281,7 +267,7 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 		e.actMu.Unlock()
 		<-as.lock
 		r.finish(context.Background())
-		return nil, &ActionError{Status: http.StatusConflict, Msg: fmt.Sprintf("Workflow run %s already has a browser session", job.RunID)}
+		return nil, &executor.ActionError{Kind: executor.ActionConflict, Msg: fmt.Sprintf("Workflow run %s already has a browser session", job.RunID)}
 	}
 	e.acts[job.RunID] = as
 	e.actMu.Unlock()
@@ -308,12 +294,12 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// checkAction returns an *ActionError (400) for an action that cannot
+// checkAction returns an *executor.ActionError (ActionInvalid) for an action that cannot
 // run as given: an unknown type, a missing field, or the need for a model
 // this engine does not have.
 func (e *Engine) checkAction(act *client.Action) error {
 	bad := func(format string, args ...any) error {
-		return &ActionError{Status: http.StatusBadRequest, Msg: fmt.Sprintf(format, args...)}
+		return &executor.ActionError{Kind: executor.ActionInvalid, Msg: fmt.Sprintf(format, args...)}
 	}
 	noModel := func(what string) error {
 		if e.models.Configured() {
@@ -362,7 +348,7 @@ func (e *Engine) checkAction(act *client.Action) error {
 func fileURLErr(err error) error {
 	var fe *session.FetchError
 	if errors.As(err, &fe) {
-		return &ActionError{Status: http.StatusBadRequest, Msg: fe.Msg}
+		return &executor.ActionError{Kind: executor.ActionInvalid, Msg: fe.Msg}
 	}
 	return err
 }

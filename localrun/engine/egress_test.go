@@ -306,8 +306,8 @@ func TestEgressFleetDevTools(t *testing.T) {
 	j := &executor.Job{RunID: "wr_action", OrgID: "o_1", RunType: client.RunTypeWorkflowRun, Dir: t.TempDir()}
 	_, err := e.RunAction(ctx, j, &client.RunActionRequest{URL: site.URL + "/", BrowserAddress: b.URL(),
 		Action: client.Action{Type: client.ActionClick, Selector: "h1"}}, &progress{}, func(executor.Result) {})
-	var ae *engine.ActionError
-	if !errors.As(err, &ae) || ae.Status != http.StatusBadRequest || !strings.Contains(ae.Msg, want) {
+	var ae *executor.ActionError
+	if !errors.As(err, &ae) || ae.Kind != executor.ActionInvalid || !strings.Contains(ae.Msg, want) {
 		t.Fatalf("run_action with the fleet's browser as its browser_address: %v", err)
 	}
 }

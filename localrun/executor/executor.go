@@ -319,9 +319,9 @@ type Actions interface {
 	// for its life: progress receives the steps and screenshots, and end
 	// the run's result once the session closes (idle, browser gone,
 	// shutdown). With req.WorkflowRunID, an empty req.URL means the page
-	// the session is on. An error with a StatusCode() int method is the request's
-	// (400 needs a model or a url that cannot be loaded, 422 the action
-	// cannot be done, 503 no browser); any other is the daemon's.
+	// the session is on. An *ActionError is the request's (its Kind says
+	// why: ActionInvalid, ActionConflict, ActionUnavailable, ActionFailed);
+	// any other error is the daemon's.
 	RunAction(ctx context.Context, job *Job, req *client.RunActionRequest, progress Progress, end func(Result)) (json.RawMessage, error)
 	// ActionSessionOpen reports whether the run's session is open.
 	ActionSessionOpen(runID string) bool
