@@ -138,7 +138,7 @@ type ListOptions struct {
 // called with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output, typ string
+	var typ string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -148,11 +148,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 			"  abctl credentials list --search shop -o name",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Type = format, ""
+			opts.Type = ""
 			if cmd.Flags().Changed("type") {
 				t, err := parseType(typ)
 				if err != nil {
@@ -160,20 +156,14 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 				}
 				opts.Type = t
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runList(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runList)
 		},
 	}
 	cmd.Flags().StringVar(&typ, "type", "", "only credentials of this kind: password, credit_card or secret")
 	_ = cmd.RegisterFlagCompletionFunc("type", completeValues(credentialTypes...))
 	cmd.Flags().StringVar(&opts.Search, "search", "", "only credentials whose name (or username, label, card) contains this text")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many credentials (0: all)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -217,29 +207,21 @@ type GetOptions struct {
 // with the validated options instead of reading the credentials.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
 	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "get CREDENTIAL_ID...",
 		Short:   "Show credentials by id (never their secrets)",
 		Example: "  abctl credentials get cred_123 -o yaml",
 		Args:    cmdutil.MinArgs(1, "one or more credential ids (cred_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
 			ids, err := kind.Args(cmd, args)
 			if err != nil {
 				return err
 			}
-			opts.Format, opts.CredentialIDs = format, ids
-			if runF != nil {
-				return runF(opts)
-			}
-			return runGet(cmd.Context(), opts)
+			opts.CredentialIDs = ids
+			return cmdutil.Run(cmd, opts, runF, runGet)
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -281,13 +263,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		Args: cmdutil.ExactArgs(1, "a credential id (cred_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.CredentialID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDelete(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDelete)
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")

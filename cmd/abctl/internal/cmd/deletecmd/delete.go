@@ -59,13 +59,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDelete(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDelete)
 		},
 	}
 	opts.Files.Add(cmd)
