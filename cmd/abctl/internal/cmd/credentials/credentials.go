@@ -278,10 +278,7 @@ func (o *DeleteOptions) Validate() error {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.CredentialID = id
-	if !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("deleting a credential cannot be undone: add --yes when no terminal can confirm")
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes, "deleting a credential cannot be undone")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
@@ -289,24 +286,18 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	id, what := opts.CredentialID, opts.CredentialID
-	if !opts.Yes {
-		// Say what is about to go: the id alone is easy to mistype.
-		cr, err := c.Credentials.Get(ctx, id)
-		if err != nil {
-			return fmt.Errorf("get credential %s: %w", id, err)
-		}
-		what = describe(cr)
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete credential %s? Agents that use it will fail when they need it.", what))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
-		}
-	}
-	if err := c.Credentials.Delete(ctx, id); err != nil {
-		return fmt.Errorf("delete credential %s: %w", id, err)
-	}
-	fmt.Fprintf(opts.IO.ErrOut, "Credential %s deleted.\n", what)
-	return nil
+	id := opts.CredentialID
+	return cmdutil.Deletion{IO: opts.IO, Yes: opts.Yes, Noun: "credential", ID: id,
+		Consequence: "Agents that use it will fail when they need it.",
+		Describe: func() (string, error) {
+			cr, err := c.Credentials.Get(ctx, id)
+			if err != nil {
+				return "", err
+			}
+			return describe(cr), nil
+		},
+		Delete: func() error { return c.Credentials.Delete(ctx, id) },
+	}.Run()
 }
 
 // describe names a credential in messages: its id, name, type and details.

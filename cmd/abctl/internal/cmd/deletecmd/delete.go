@@ -107,9 +107,8 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 		if !opts.IO.CanPrompt() {
 			return cmdutil.UsageErrorf("delete needs --yes when it cannot ask on a terminal")
 		}
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete %d agent(s): %s?", len(refs), strings.Join(refs, ", ")))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, fmt.Sprintf("Delete %d agent(s): %s?", len(refs), strings.Join(refs, ", "))); err != nil {
+			return err
 		}
 	}
 	c, err := opts.Client(ctx)

@@ -179,18 +179,14 @@ func (o *DeleteOptions) Validate() error {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.FolderID = id
-	if o.DeleteAgents && !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("--delete-agents deletes every agent of the folder: add --yes when no terminal can confirm")
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes || !o.DeleteAgents, "--delete-agents deletes every agent of the folder")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	id := opts.FolderID
 	if opts.DeleteAgents && !opts.Yes {
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete folder %s and every agent in it?", id))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, fmt.Sprintf("Delete folder %s and every agent in it?", id)); err != nil {
+			return err
 		}
 	}
 	c, err := opts.Client(ctx)

@@ -518,10 +518,7 @@ func (o *DeleteOptions) Validate() error {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.ModelID = id
-	if !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("deleting a custom model cannot be undone: add --yes when no terminal can confirm")
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes, "deleting a custom model cannot be undone")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
@@ -529,15 +526,8 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	if !opts.Yes {
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete custom model %s? Agents that name it will fail to run.", opts.ModelID))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
-		}
-	}
-	if err := c.CustomLLMs.Delete(ctx, opts.ModelID); err != nil {
-		return fmt.Errorf("delete custom model %s: %w", opts.ModelID, err)
-	}
-	fmt.Fprintf(opts.IO.ErrOut, "Custom model %s deleted.\n", opts.ModelID)
-	return nil
+	return cmdutil.Deletion{IO: opts.IO, Yes: opts.Yes, Noun: "custom model", ID: opts.ModelID,
+		Consequence: "Agents that name it will fail to run.",
+		Delete:      func() error { return c.CustomLLMs.Delete(ctx, opts.ModelID) },
+	}.Run()
 }

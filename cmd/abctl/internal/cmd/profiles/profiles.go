@@ -393,10 +393,7 @@ func (o *DeleteOptions) Validate() error {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.ProfileID = id
-	if !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("deleting a browser profile cannot be undone: add --yes when no terminal can confirm")
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes, "deleting a browser profile cannot be undone")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
@@ -404,24 +401,18 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	id, what := opts.ProfileID, opts.ProfileID
-	if !opts.Yes {
-		// Say what is about to go: the id alone is easy to mistype.
-		p, err := c.BrowserProfiles.Get(ctx, id)
-		if err != nil {
-			return fmt.Errorf("get browser profile %s: %w", id, err)
-		}
-		what = describe(p)
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete browser profile %s? Runs that start from it will no longer start.", what))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
-		}
-	}
-	if err := c.BrowserProfiles.Delete(ctx, id); err != nil {
-		return fmt.Errorf("delete browser profile %s: %w", id, err)
-	}
-	fmt.Fprintf(opts.IO.ErrOut, "Browser profile %s deleted.\n", what)
-	return nil
+	id := opts.ProfileID
+	return cmdutil.Deletion{IO: opts.IO, Yes: opts.Yes, Noun: "browser profile", ID: id,
+		Consequence: "Runs that start from it will no longer start.",
+		Describe: func() (string, error) {
+			p, err := c.BrowserProfiles.Get(ctx, id)
+			if err != nil {
+				return "", err
+			}
+			return describe(p), nil
+		},
+		Delete: func() error { return c.BrowserProfiles.Delete(ctx, id) },
+	}.Run()
 }
 
 // ResetAgentOptions are the inputs of `abctl browser-profiles reset-agent`.

@@ -273,9 +273,8 @@ func runCancelAll(ctx context.Context, opts *CancelAllOptions) error {
 		return nil
 	}
 	if !opts.Yes {
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Cancel %d run(s)?", len(ids)))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, fmt.Sprintf("Cancel %d run(s)?", len(ids))); err != nil {
+			return err
 		}
 	}
 	var failed bool

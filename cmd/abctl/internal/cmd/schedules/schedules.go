@@ -458,9 +458,8 @@ func runDelete(ctx context.Context, opts *OneOptions) error {
 			return fmt.Errorf("get schedule %s: %w", opts.ScheduleID, err)
 		}
 		q := fmt.Sprintf("Delete schedule %s (%s in %s) of %s?", opts.ScheduleID, s.Schedule.CronExpression, s.Schedule.Timezone, opts.Agent)
-		ok, err := cmdutil.Confirm(opts.IO, q)
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, q); err != nil {
+			return err
 		}
 	}
 	if err := c.Schedules.Delete(ctx, wpid, opts.ScheduleID); err != nil {

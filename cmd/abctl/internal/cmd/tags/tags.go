@@ -713,18 +713,14 @@ func (o *DeleteOptions) what() string {
 // Validate checks that the deletion can be confirmed: --yes, or a terminal
 // to ask on.
 func (o *DeleteOptions) Validate() error {
-	if !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("deleting %s removes it from every agent and run: add --yes when no terminal can confirm", o.what())
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes, "deleting "+o.what()+" removes it from every agent and run")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	what := opts.what()
 	if !opts.Yes {
-		ok, err := cmdutil.Confirm(opts.IO, "Delete "+what+" from every agent and run?")
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, "Delete "+what+" from every agent and run?"); err != nil {
+			return err
 		}
 	}
 	c, err := opts.Client(ctx)
