@@ -1,7 +1,8 @@
-// Package listing builds the printer.Listing of the resources that more
-// than one command prints: folders (get folders, folders create and
-// update) and tag values (get tags, tags values). A command's own
-// listings stay in its package.
+// Package listing is what the commands that list and show the service's
+// resources share: reading a list page by page up to --limit, reading
+// resources by id, the get command of a kind of resource (a Getter), and
+// the printer.Listing of the resources that more than one command prints
+// (folders, tag values). A command's own listings stay in its package.
 package listing
 
 import (

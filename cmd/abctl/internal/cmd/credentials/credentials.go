@@ -191,51 +191,31 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	return credentialsListing(creds, false).Print(opts.IO, opts.Now(), opts.Format)
 }
 
-// GetOptions are the inputs of `abctl credentials get`.
-type GetOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+// GetOptions are the inputs of `abctl credentials get`: the credentials to
+// show, by id.
+type GetOptions = listing.GetOptions
 
-	// CredentialIDs are the credentials to show, without the credential/
-	// of -o name.
-	CredentialIDs []string
-	Format        printer.Format
+var getter = listing.Getter[*client.Credential]{
+	Kind: kind,
+	Noun: "credential",
+	Get: func(ctx context.Context, c *client.Client, id string) (*client.Credential, error) {
+		return c.Credentials.Get(ctx, id)
+	},
+	Show: func(creds []*client.Credential, single bool, _ time.Time) printer.Listing { return credentialsListing(creds, single) },
 }
 
 // NewCmdGet returns `abctl credentials get`. runF, when not nil, is called
 // with the validated options instead of reading the credentials.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
-	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
+	return getter.NewCmd(f, &cobra.Command{
 		Use:     "get CREDENTIAL_ID...",
 		Short:   "Show credentials by id (never their secrets)",
 		Example: "  abctl credentials get cred_123 -o yaml",
 		Args:    cmdutil.MinArgs(1, "one or more credential ids (cred_...)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := kind.Args(cmd, args)
-			if err != nil {
-				return err
-			}
-			opts.CredentialIDs = ids
-			return cmdutil.Run(cmd, opts, runF, runGet)
-		},
-	}
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	}, runF)
 }
 
-func runGet(ctx context.Context, opts *GetOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	creds, err := listing.Each(ctx, opts.CredentialIDs, func(ctx context.Context, id string) (*client.Credential, error) { return c.Credentials.Get(ctx, id) }, "credential")
-	if err != nil {
-		return err
-	}
-	return credentialsListing(creds, len(creds) == 1).Print(opts.IO, opts.Now(), opts.Format)
-}
+func runGet(ctx context.Context, opts *GetOptions) error { return getter.Run(ctx, opts) }
 
 // DeleteOptions are the inputs of `abctl credentials delete`.
 type DeleteOptions struct {

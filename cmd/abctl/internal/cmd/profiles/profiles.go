@@ -233,52 +233,31 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	return profilesListing(ps, false).Print(opts.IO, opts.Now(), opts.Format)
 }
 
-// GetOptions are the inputs of `abctl browser-profiles get`.
-type GetOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+// GetOptions are the inputs of `abctl browser-profiles get`: the profiles
+// to show, by id.
+type GetOptions = listing.GetOptions
 
-	// ProfileIDs are the profiles to show, without the profile/ of -o name.
-	ProfileIDs []string
-	Format     printer.Format
+var getter = listing.Getter[*client.BrowserProfile]{
+	Kind: kind,
+	Noun: "browser profile",
+	Get: func(ctx context.Context, c *client.Client, id string) (*client.BrowserProfile, error) {
+		return c.BrowserProfiles.Get(ctx, id)
+	},
+	Show: func(ps []*client.BrowserProfile, single bool, _ time.Time) printer.Listing { return profilesListing(ps, single) },
 }
 
 // NewCmdGet returns `abctl browser-profiles get`. runF, when not nil, is called
 // with the validated options instead of reading the profiles.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
-	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
+	return getter.NewCmd(f, &cobra.Command{
 		Use:     "get PROFILE_ID...",
 		Short:   "Show browser profiles by id (never their cookies or storage)",
 		Example: "  abctl browser-profiles get bp_123 -o yaml",
 		Args:    cmdutil.MinArgs(1, "one or more browser profile ids (bp_...)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := kind.Args(cmd, args)
-			if err != nil {
-				return err
-			}
-			opts.ProfileIDs = ids
-			return cmdutil.Run(cmd, opts, runF, runGet)
-		},
-	}
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	}, runF)
 }
 
-func runGet(ctx context.Context, opts *GetOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	ps, err := listing.Each(ctx, opts.ProfileIDs, func(ctx context.Context, id string) (*client.BrowserProfile, error) {
-		return c.BrowserProfiles.Get(ctx, id)
-	}, "browser profile")
-	if err != nil {
-		return err
-	}
-	return profilesListing(ps, len(ps) == 1).Print(opts.IO, opts.Now(), opts.Format)
-}
+func runGet(ctx context.Context, opts *GetOptions) error { return getter.Run(ctx, opts) }
 
 // UpdateOptions are the inputs of `abctl browser-profiles update`.
 type UpdateOptions struct {

@@ -298,52 +298,31 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	return sessionsListing(ss, false, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
 }
 
-// GetOptions are the inputs of `abctl browser-sessions get`.
-type GetOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+// GetOptions are the inputs of `abctl browser-sessions get`: the sessions
+// to show, by id.
+type GetOptions = listing.GetOptions
 
-	// SessionIDs are the sessions to show, without the session/ of -o name.
-	SessionIDs []string
-	Format     printer.Format
+var getter = listing.Getter[*client.BrowserSession]{
+	Kind: kind,
+	Noun: "browser session",
+	Get: func(ctx context.Context, c *client.Client, id string) (*client.BrowserSession, error) {
+		return c.BrowserSessions.Get(ctx, id)
+	},
+	Show: sessionsListing,
 }
 
 // NewCmdGet returns `abctl browser-sessions get`. runF, when not nil, is
 // called with the validated options instead of reading the sessions.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
-	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
+	return getter.NewCmd(f, &cobra.Command{
 		Use:     "get SESSION_ID...",
 		Short:   "Show browser sessions by id",
 		Example: "  abctl browser-sessions get pbs_123 -o yaml",
 		Args:    cmdutil.MinArgs(1, "one or more browser session ids (pbs_...)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ids, err := kind.Args(cmd, args)
-			if err != nil {
-				return err
-			}
-			opts.SessionIDs = ids
-			return cmdutil.Run(cmd, opts, runF, runGet)
-		},
-	}
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	}, runF)
 }
 
-func runGet(ctx context.Context, opts *GetOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	ss, err := listing.Each(ctx, opts.SessionIDs, func(ctx context.Context, id string) (*client.BrowserSession, error) {
-		return c.BrowserSessions.Get(ctx, id)
-	}, "browser session")
-	if err != nil {
-		return err
-	}
-	return sessionsListing(ss, len(ss) == 1, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
-}
+func runGet(ctx context.Context, opts *GetOptions) error { return getter.Run(ctx, opts) }
 
 // KeepProfileOptions are the inputs of `abctl browser-sessions keep-profile`.
 type KeepProfileOptions struct {
