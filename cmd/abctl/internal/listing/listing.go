@@ -11,6 +11,7 @@ import (
 	"iter"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
@@ -106,4 +107,13 @@ func Each[T any](ctx context.Context, ids []string, get func(context.Context, st
 		out = append(out, item)
 	}
 	return out, nil
+}
+
+// CheckLimit checks the value of a --limit flag that bounds a list (0: all
+// of it).
+func CheckLimit(limit int) error {
+	if limit < 0 {
+		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", limit)
+	}
+	return nil
 }

@@ -169,8 +169,8 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 
 // Validate checks the limit and the search text.
 func (o *ListOptions) Validate() error {
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	if err := listing.CheckLimit(o.Limit); err != nil {
+		return err
 	}
 	if n := len([]rune(o.Search)); n > 200 {
 		return cmdutil.UsageErrorf("--search is %d characters long; the service takes at most 200", n)
@@ -201,7 +201,9 @@ var getter = listing.Getter[*client.Credential]{
 	Get: func(ctx context.Context, c *client.Client, id string) (*client.Credential, error) {
 		return c.Credentials.Get(ctx, id)
 	},
-	Show: func(creds []*client.Credential, single bool, _ time.Time) printer.Listing { return credentialsListing(creds, single) },
+	Show: func(creds []*client.Credential, single bool, _ time.Time) printer.Listing {
+		return credentialsListing(creds, single)
+	},
 }
 
 // NewCmdGet returns `abctl credentials get`. runF, when not nil, is called

@@ -100,8 +100,8 @@ func NewCmdAgents(f *cmdutil.Factory, runF func(*AgentsOptions) error) *cobra.Co
 
 // Validate checks the flags and reads the folder's id.
 func (o *AgentsOptions) Validate() error {
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	if err := listing.CheckLimit(o.Limit); err != nil {
+		return err
 	}
 	if o.Version != 0 && len(o.Refs) == 0 {
 		return cmdutil.UsageErrorf("--version needs an agent name or id")

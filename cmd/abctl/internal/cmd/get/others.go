@@ -72,8 +72,8 @@ func NewCmdRuns(f *cmdutil.Factory, runF func(*RunsOptions) error) *cobra.Comman
 
 // Validate checks the flags and reads the run ids.
 func (o *RunsOptions) Validate() error {
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	if err := listing.CheckLimit(o.Limit); err != nil {
+		return err
 	}
 	if o.Search != "" && len([]rune(o.Search)) < 3 {
 		return cmdutil.UsageErrorf("--search needs at least 3 characters")
@@ -121,13 +121,9 @@ func runRuns(ctx context.Context, opts *RunsOptions) error {
 		return stepsListing(id, steps, wide).Print(opts.IO, opts.Now(), opts.Format)
 	}
 	if len(opts.RunIDs) > 0 {
-		var runs []*client.Run
-		for _, id := range opts.RunIDs {
-			r, err := c.Runs.Get(ctx, id)
-			if err != nil {
-				return fmt.Errorf("get run %s: %w", id, err)
-			}
-			runs = append(runs, r)
+		runs, err := listing.Each(ctx, opts.RunIDs, c.Runs.Get, "run")
+		if err != nil {
+			return err
 		}
 		return runsListing(runs, len(opts.RunIDs) == 1, wide, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
 	}
@@ -233,12 +229,8 @@ func runFolders(ctx context.Context, opts *FoldersOptions) error {
 	}
 	var folders []*client.Folder
 	if len(opts.FolderIDs) > 0 {
-		for _, id := range opts.FolderIDs {
-			fo, err := c.Folders.Get(ctx, id)
-			if err != nil {
-				return fmt.Errorf("get folder %s: %w", id, err)
-			}
-			folders = append(folders, fo)
+		if folders, err = listing.Each(ctx, opts.FolderIDs, c.Folders.Get, "folder"); err != nil {
+			return err
 		}
 	} else {
 		for fo, err := range c.Folders.All(ctx, &client.ListFoldersOptions{Search: opts.Search, PageSize: 100}) {

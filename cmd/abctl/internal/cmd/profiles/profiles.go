@@ -214,10 +214,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 
 // Validate checks the limit.
 func (o *ListOptions) Validate() error {
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
-	}
-	return nil
+	return listing.CheckLimit(o.Limit)
 }
 
 func runList(ctx context.Context, opts *ListOptions) error {
@@ -243,7 +240,9 @@ var getter = listing.Getter[*client.BrowserProfile]{
 	Get: func(ctx context.Context, c *client.Client, id string) (*client.BrowserProfile, error) {
 		return c.BrowserProfiles.Get(ctx, id)
 	},
-	Show: func(ps []*client.BrowserProfile, single bool, _ time.Time) printer.Listing { return profilesListing(ps, single) },
+	Show: func(ps []*client.BrowserProfile, single bool, _ time.Time) printer.Listing {
+		return profilesListing(ps, single)
+	},
 }
 
 // NewCmdGet returns `abctl browser-profiles get`. runF, when not nil, is called

@@ -268,8 +268,8 @@ func (o *ListOptions) Validate() error {
 	default:
 		return cmdutil.UsageErrorf("--status %q: use active or paused", o.Status)
 	}
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	if err := listing.CheckLimit(o.Limit); err != nil {
+		return err
 	}
 	if o.Agent != "" && (o.Status != "" || o.Search != "") {
 		return cmdutil.UsageErrorf("--status and --search filter the organization's list: leave out AGENT")

@@ -165,8 +165,8 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Example: "  abctl scripts list\n  abctl scripts list --agent search-extract -o json",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Limit < 0 {
-				return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", opts.Limit)
+			if err := listing.CheckLimit(opts.Limit); err != nil {
+				return err
 			}
 			return cmdutil.Run(cmd, opts, runF, runList)
 		},
