@@ -68,3 +68,13 @@ func TestGetterRun(t *testing.T) {
 		t.Errorf("a missing folder: %v", err)
 	}
 }
+
+// TestCheckLimit: 0 (all) and more; a negative limit is a usage error.
+func TestCheckLimit(t *testing.T) {
+	if CheckLimit(0) != nil || CheckLimit(5) != nil {
+		t.Error("0 and 5 refused")
+	}
+	if err := CheckLimit(-1); !cmdtest.IsUsage(err) || err.Error() != "--limit must be 0 (all) or more, not -1" {
+		t.Errorf("-1: %v", err)
+	}
+}

@@ -121,7 +121,7 @@ func runRuns(ctx context.Context, opts *RunsOptions) error {
 		return stepsListing(id, steps, wide).Print(opts.IO, opts.Now(), opts.Format)
 	}
 	if len(opts.RunIDs) > 0 {
-		runs, err := listing.Each(ctx, opts.RunIDs, c.Runs.Get, "run")
+		runs, err := listing.Each(ctx, opts.RunIDs, func(ctx context.Context, id string) (*client.Run, error) { return c.Runs.Get(ctx, id) }, "run")
 		if err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func runFolders(ctx context.Context, opts *FoldersOptions) error {
 	}
 	var folders []*client.Folder
 	if len(opts.FolderIDs) > 0 {
-		if folders, err = listing.Each(ctx, opts.FolderIDs, c.Folders.Get, "folder"); err != nil {
+		if folders, err = listing.Each(ctx, opts.FolderIDs, func(ctx context.Context, id string) (*client.Folder, error) { return c.Folders.Get(ctx, id) }, "folder"); err != nil {
 			return err
 		}
 	} else {
