@@ -10,7 +10,6 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/daemoncmd"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/deletecmd"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/diff"
-	"github.com/abctl/abctl/cmd/abctl/internal/cmd/files"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/folders"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/get"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/mcpcmd"
@@ -23,6 +22,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/scripts"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/sessions"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/tags"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/upload"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/version"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
@@ -83,7 +83,7 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	add("agents", apply.NewCmdApply(f, nil), diff.NewCmdDiff(f, nil), get.NewCmdGet(f), deletecmd.NewCmdDelete(f, nil))
-	add("runs", runcmd.NewCmdRun(f, nil), runcmd.NewCmdLogin(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f), files.NewCmdUpload(f, nil))
+	add("runs", runcmd.NewCmdRun(f, nil), runcmd.NewCmdLogin(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f), upload.NewCmdUpload(f, nil))
 	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), credentials.NewCmdCredentials(f), profiles.NewCmdProfiles(f), sessions.NewCmdSessions(f),
 		schedules.NewCmdSchedules(f),
 		models.NewCmdModels(f),

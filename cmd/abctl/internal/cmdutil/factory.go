@@ -1,6 +1,8 @@
 // Package cmdutil holds what abctl's commands share: the Factory of lazily
 // built dependencies (configuration, settings, the API client, the embedded
-// daemon), the error types that become exit codes, and the helpers of
+// daemon), the error types that become exit codes, the steps every command
+// goes through (Run: validate, then hand to a test's hook or run), asking
+// before what cannot be undone (Confirm, Deletion), and the helpers of
 // arguments and flags that several commands take (the agent files of -f and
 // -R among them).
 //

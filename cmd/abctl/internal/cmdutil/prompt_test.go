@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -34,5 +35,80 @@ func TestConfirm(t *testing.T) {
 		if errOut.String() != "Delete 2 agents? [y/N] " {
 			t.Errorf("question %q", errOut.String())
 		}
+	}
+}
+
+// TestConfirmOrStop: only a yes goes on; anything else, or no terminal,
+// exits 1 silently.
+func TestConfirmOrStop(t *testing.T) {
+	ios, in, _, _ := iostreams.Test()
+	var ce *CodeError
+	if err := ConfirmOrStop(ios, "Delete?"); !errors.As(err, &ce) || ce.Code != ExitError || ce.Err != nil {
+		t.Errorf("without a terminal: %v, want a silent exit 1", err)
+	}
+	ios.SetTTY(true, false, true)
+	in.WriteString("y\n")
+	if err := ConfirmOrStop(ios, "Delete?"); err != nil {
+		t.Errorf("yes: %v", err)
+	}
+	in.WriteString("n\n")
+	if err := ConfirmOrStop(ios, "Delete?"); !errors.As(err, &ce) || ce.Code != ExitError {
+		t.Errorf("no: %v, want a silent exit 1", err)
+	}
+}
+
+// TestCanConfirm: --yes or a terminal; otherwise a usage error that says
+// why first.
+func TestCanConfirm(t *testing.T) {
+	ios, _, _, _ := iostreams.Test()
+	if err := CanConfirm(ios, true, "deleting x cannot be undone"); err != nil {
+		t.Errorf("--yes: %v", err)
+	}
+	err := CanConfirm(ios, false, "deleting x cannot be undone")
+	var ue *UsageError
+	if !errors.As(err, &ue) || err.Error() != "deleting x cannot be undone: add --yes when no terminal can confirm" {
+		t.Errorf("no terminal: %v", err)
+	}
+	ios.SetTTY(true, false, true)
+	if err := CanConfirm(ios, false, "deleting x cannot be undone"); err != nil {
+		t.Errorf("a terminal: %v", err)
+	}
+}
+
+// TestDeletion: --yes deletes at once and names the id; otherwise the
+// question names the described resource and its consequence, and only a
+// yes deletes. Errors say which resource.
+func TestDeletion(t *testing.T) {
+	ios, in, _, errOut := iostreams.Test()
+	deleted := 0
+	d := Deletion{IO: ios, Yes: true, Noun: "browser profile", ID: "bp_1", Consequence: "Runs break.",
+		Describe: func() (string, error) { return `bp_1 ("Billing")`, nil },
+		Delete:   func() error { deleted++; return nil }}
+	if err := d.Run(); err != nil || deleted != 1 || errOut.String() != "Browser profile bp_1 deleted.\n" {
+		t.Errorf("--yes: %v, deleted %d, said %q", err, deleted, errOut.String())
+	}
+	ios.SetTTY(true, false, true)
+	d.Yes = false
+	errOut.Reset()
+	in.WriteString("n\n")
+	var ce *CodeError
+	if err := d.Run(); !errors.As(err, &ce) || ce.Code != ExitError || deleted != 1 {
+		t.Errorf("no: %v, deleted %d", err, deleted)
+	}
+	if want := `Delete browser profile bp_1 ("Billing")? Runs break. [y/N] `; errOut.String() != want {
+		t.Errorf("question %q, want %q", errOut.String(), want)
+	}
+	errOut.Reset()
+	in.WriteString("y\n")
+	if err := d.Run(); err != nil || deleted != 2 || !strings.HasSuffix(errOut.String(), "Browser profile bp_1 (\"Billing\") deleted.\n") {
+		t.Errorf("yes: %v, deleted %d, said %q", err, deleted, errOut.String())
+	}
+	d.Describe = func() (string, error) { return "", errors.New("not found") }
+	if err := d.Run(); err == nil || err.Error() != "get browser profile bp_1: not found" || deleted != 2 {
+		t.Errorf("describe fails: %v", err)
+	}
+	d.Yes, d.Delete = true, func() error { return errors.New("refused") }
+	if err := d.Run(); err == nil || err.Error() != "delete browser profile bp_1: refused" {
+		t.Errorf("delete fails: %v", err)
 	}
 }

@@ -1,7 +1,8 @@
-// Package listing builds the printer.Listing of the resources that more
-// than one command prints: folders (get folders, folders create and
-// update) and tag values (get tags, tags values). A command's own
-// listings stay in its package.
+// Package listing is what the commands that list and show the service's
+// resources share: reading a list page by page up to --limit, reading
+// resources by id, the get command of a kind of resource (a Getter), and
+// the printer.Listing of the resources that more than one command prints
+// (folders, tag values). A command's own listings stay in its package.
 package listing
 
 import (
@@ -10,6 +11,7 @@ import (
 	"iter"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
 )
@@ -105,4 +107,13 @@ func Each[T any](ctx context.Context, ids []string, get func(context.Context, st
 		out = append(out, item)
 	}
 	return out, nil
+}
+
+// CheckLimit checks the value of a --limit flag that bounds a list (0: all
+// of it).
+func CheckLimit(limit int) error {
+	if limit < 0 {
+		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", limit)
+	}
+	return nil
 }

@@ -41,17 +41,29 @@ const (
 var AllFormats = []Format{Table, Wide, JSON, YAML, Name}
 
 // AddFlag adds -o/--output to cmd, limited to formats (the first is the
-// default), with shell completion of the values.
-func AddFlag(cmd *cobra.Command, target *string, formats ...Format) {
+// default), with shell completion of the values. The format is read into
+// target, and checked before the command runs (in its PreRunE): any other
+// is a usage error, and the command does not run.
+func AddFlag(cmd *cobra.Command, target *Format, formats ...Format) {
 	names := make([]string, len(formats))
 	for i, f := range formats {
 		names[i] = string(f)
 	}
-	cmd.Flags().StringVarP(target, "output", "o", names[0], "output format: "+strings.Join(names, ", "))
+	cmd.Flags().StringVarP((*string)(target), "output", "o", names[0], "output format: "+strings.Join(names, ", "))
 	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return names, cobra.ShellCompDirectiveNoFileComp
 	})
 	cmd.Annotations = withAnnotation(cmd.Annotations, "formats", strings.Join(names, ","))
+	next := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if _, err := Check(cmd, string(*target)); err != nil {
+			return err
+		}
+		if next != nil {
+			return next(cmd, args)
+		}
+		return nil
+	}
 }
 
 func withAnnotation(m map[string]string, k, v string) map[string]string {

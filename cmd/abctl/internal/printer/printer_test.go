@@ -20,9 +20,9 @@ func TestCheck(t *testing.T) {
 	root := &cobra.Command{Use: "abctl"}
 	cmd := &cobra.Command{Use: "list"}
 	root.AddCommand(cmd)
-	var output string
+	var output Format
 	AddFlag(cmd, &output, Table, JSON, Name)
-	if output != "table" {
+	if output != Table {
 		t.Errorf("default = %q, want the first format", output)
 	}
 	for _, ok := range []string{"table", "json", "name"} {
@@ -37,6 +37,31 @@ func TestCheck(t *testing.T) {
 	}
 	if want := `-o "yaml" is not a format of "abctl list"; use one of: table, json, name`; err.Error() != want {
 		t.Errorf("message %q, want %q", err.Error(), want)
+	}
+}
+
+// TestAddFlagChecksBeforeRunning: a format AddFlag did not allow is a
+// usage error before the command runs, whatever PreRunE the command had;
+// an allowed one reaches the target, and the command's own PreRunE runs.
+func TestAddFlagChecksBeforeRunning(t *testing.T) {
+	var output Format
+	var ran, preRan bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		PreRunE: func(*cobra.Command, []string) error { preRan = true; return nil },
+		RunE:    func(*cobra.Command, []string) error { ran = true; return nil },
+	}
+	AddFlag(cmd, &output, Table, JSON)
+	cmd.SetArgs([]string{"-o", "yaml"})
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	err := cmd.Execute()
+	var ue *cmdutil.UsageError
+	if !errors.As(err, &ue) || ran || preRan {
+		t.Fatalf("-o yaml: %v (ran %v, PreRunE ran %v), want a usage error and nothing run", err, ran, preRan)
+	}
+	cmd.SetArgs([]string{"-o", "json"})
+	if err := cmd.Execute(); err != nil || !ran || !preRan || output != JSON {
+		t.Errorf("-o json: %v (ran %v, PreRunE ran %v), output %q", err, ran, preRan, output)
 	}
 }
 

@@ -100,13 +100,7 @@ func NewCmdKind(f *cmdutil.Factory, k Kind, runF func(*ActionOptions) error) *co
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.ValueSet = k.ValueFlag != "" && cmd.Flags().Changed(k.ValueFlag)
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runAction(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runAction)
 		},
 	}
 	fl := cmd.Flags()

@@ -58,13 +58,7 @@ func NewCmdApply(f *cmdutil.Factory, runF func(*ApplyOptions) error) *cobra.Comm
 			"  abctl apply -f agents/ -R --prune --yes     # in CI, on merge",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runApply(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runApply)
 		},
 	}
 	opts.Files.Add(cmd)

@@ -102,7 +102,6 @@ type ViewOptions struct {
 // with the options instead of showing the settings.
 func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Command {
 	opts := &ViewOptions{IO: f.IO, Now: f.Now, Getenv: f.Getenv, ConfigFile: f.ConfigFile, Settings: f.Settings, BaseURL: f.ResolvedBaseURL, KeyFileName: f.KeyFileName}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "view",
 		Short: "Show the resolved settings and where each comes from (never a key)",
@@ -114,18 +113,10 @@ func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Comman
 			"it came from: a flag, the environment, the configuration file or the defaults.",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format = format
-			if runF != nil {
-				return runF(opts)
-			}
-			return runView(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runView)
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
@@ -400,24 +391,18 @@ type ProfilesOptions struct {
 // called with the options instead of listing the profiles.
 func NewCmdProfiles(f *cmdutil.Factory, runF func(*ProfilesOptions) error) *cobra.Command {
 	opts := &ProfilesOptions{IO: f.IO, Now: f.Now, ConfigFile: f.ConfigFile, Settings: f.Settings, LocalBaseURL: f.LocalBaseURL}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "profiles",
 		Short: "List the profiles (never their keys)",
 		Args:  cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format = format
 			if runF != nil {
 				return runF(opts)
 			}
 			return runProfiles(opts)
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 

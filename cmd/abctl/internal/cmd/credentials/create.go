@@ -150,7 +150,7 @@ type CreateOptions struct {
 // called with the validated options instead of creating the credential.
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: terminalReader(f.IO)}
-	var output, typ string
+	var typ string
 	cmd := &cobra.Command{
 		Use:   "create NAME --type password|credit_card|secret [flags]",
 		Short: "Store a login, a payment card or a secret (its secret read from stdin, never a flag)",
@@ -183,22 +183,12 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 			"  abctl credentials create 'Company card' --type credit_card --from-file card.yaml",
 		Args: cmdutil.ExactArgs(1, "the credential's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
 			t, err := parseType(typ)
 			if err != nil {
 				return cmdutil.UsageErrorf("%v", err)
 			}
-			opts.Format, opts.Name, opts.Type = format, args[0], t
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCreate(cmd.Context(), opts)
+			opts.Name, opts.Type = args[0], t
+			return cmdutil.Run(cmd, opts, runF, runCreate)
 		},
 	}
 	fl := cmd.Flags()
@@ -207,7 +197,7 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 	addFieldFlags(fl, &opts.Fields)
 	registerFieldCompletions(cmd)
 	fl.StringVar(&opts.FromFile, "from-file", "", "read every field, secrets included, from this YAML or JSON file (\"-\": stdin)")
-	printer.AddFlag(cmd, &output, printer.Name, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Name, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
@@ -353,7 +343,6 @@ type UpdateOptions struct {
 // called with the validated options instead of replacing the credential.
 func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Command {
 	opts := &UpdateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: terminalReader(f.IO)}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "update CREDENTIAL_ID [flags]",
 		Short: "Replace a credential's secret (and fields), keeping its id",
@@ -367,18 +356,8 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 			"  abctl credentials update cred_123 --name 'Shop login (old)'",
 		Args: cmdutil.ExactArgs(1, "a credential id (cred_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.CredentialID = format, args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runUpdate(cmd.Context(), opts)
+			opts.CredentialID = args[0]
+			return cmdutil.Run(cmd, opts, runF, runUpdate)
 		},
 	}
 	fl := cmd.Flags()
@@ -386,7 +365,7 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 	addFieldFlags(fl, &opts.Fields)
 	registerFieldCompletions(cmd)
 	fl.StringVar(&opts.FromFile, "from-file", "", "read every field, secrets included, from this YAML or JSON file (\"-\": stdin)")
-	printer.AddFlag(cmd, &output, printer.Name, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Name, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 

@@ -138,7 +138,7 @@ type ListOptions struct {
 // called with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output, typ string
+	var typ string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -148,11 +148,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 			"  abctl credentials list --search shop -o name",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Type = format, ""
+			opts.Type = ""
 			if cmd.Flags().Changed("type") {
 				t, err := parseType(typ)
 				if err != nil {
@@ -160,27 +156,21 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 				}
 				opts.Type = t
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runList(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runList)
 		},
 	}
 	cmd.Flags().StringVar(&typ, "type", "", "only credentials of this kind: password, credit_card or secret")
 	_ = cmd.RegisterFlagCompletionFunc("type", completeValues(credentialTypes...))
 	cmd.Flags().StringVar(&opts.Search, "search", "", "only credentials whose name (or username, label, card) contains this text")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many credentials (0: all)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
 // Validate checks the limit and the search text.
 func (o *ListOptions) Validate() error {
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	if err := listing.CheckLimit(o.Limit); err != nil {
+		return err
 	}
 	if n := len([]rune(o.Search)); n > 200 {
 		return cmdutil.UsageErrorf("--search is %d characters long; the service takes at most 200", n)
@@ -201,59 +191,33 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	return credentialsListing(creds, false).Print(opts.IO, opts.Now(), opts.Format)
 }
 
-// GetOptions are the inputs of `abctl credentials get`.
-type GetOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+// GetOptions are the inputs of `abctl credentials get`: the credentials to
+// show, by id.
+type GetOptions = listing.GetOptions
 
-	// CredentialIDs are the credentials to show, without the credential/
-	// of -o name.
-	CredentialIDs []string
-	Format        printer.Format
+var getter = listing.Getter[*client.Credential]{
+	Kind: kind,
+	Noun: "credential",
+	Get: func(ctx context.Context, c *client.Client, id string) (*client.Credential, error) {
+		return c.Credentials.Get(ctx, id)
+	},
+	Show: func(creds []*client.Credential, single bool, _ time.Time) printer.Listing {
+		return credentialsListing(creds, single)
+	},
 }
 
 // NewCmdGet returns `abctl credentials get`. runF, when not nil, is called
 // with the validated options instead of reading the credentials.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
-	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
-	cmd := &cobra.Command{
+	return getter.NewCmd(f, &cobra.Command{
 		Use:     "get CREDENTIAL_ID...",
 		Short:   "Show credentials by id (never their secrets)",
 		Example: "  abctl credentials get cred_123 -o yaml",
 		Args:    cmdutil.MinArgs(1, "one or more credential ids (cred_...)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			ids, err := kind.Args(cmd, args)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.CredentialIDs = format, ids
-			if runF != nil {
-				return runF(opts)
-			}
-			return runGet(cmd.Context(), opts)
-		},
-	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	}, runF)
 }
 
-func runGet(ctx context.Context, opts *GetOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	creds, err := listing.Each(ctx, opts.CredentialIDs, func(ctx context.Context, id string) (*client.Credential, error) { return c.Credentials.Get(ctx, id) }, "credential")
-	if err != nil {
-		return err
-	}
-	return credentialsListing(creds, len(creds) == 1).Print(opts.IO, opts.Now(), opts.Format)
-}
+func runGet(ctx context.Context, opts *GetOptions) error { return getter.Run(ctx, opts) }
 
 // DeleteOptions are the inputs of `abctl credentials delete`.
 type DeleteOptions struct {
@@ -281,13 +245,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		Args: cmdutil.ExactArgs(1, "a credential id (cred_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.CredentialID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDelete(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDelete)
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
@@ -302,10 +260,7 @@ func (o *DeleteOptions) Validate() error {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.CredentialID = id
-	if !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("deleting a credential cannot be undone: add --yes when no terminal can confirm")
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes, "deleting a credential cannot be undone")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
@@ -313,24 +268,18 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	id, what := opts.CredentialID, opts.CredentialID
-	if !opts.Yes {
-		// Say what is about to go: the id alone is easy to mistype.
-		cr, err := c.Credentials.Get(ctx, id)
-		if err != nil {
-			return fmt.Errorf("get credential %s: %w", id, err)
-		}
-		what = describe(cr)
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete credential %s? Agents that use it will fail when they need it.", what))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
-		}
-	}
-	if err := c.Credentials.Delete(ctx, id); err != nil {
-		return fmt.Errorf("delete credential %s: %w", id, err)
-	}
-	fmt.Fprintf(opts.IO.ErrOut, "Credential %s deleted.\n", what)
-	return nil
+	id := opts.CredentialID
+	return cmdutil.Deletion{IO: opts.IO, Yes: opts.Yes, Noun: "credential", ID: id,
+		Consequence: "Agents that use it will fail when they need it.",
+		Describe: func() (string, error) {
+			cr, err := c.Credentials.Get(ctx, id)
+			if err != nil {
+				return "", err
+			}
+			return describe(cr), nil
+		},
+		Delete: func() error { return c.Credentials.Delete(ctx, id) },
+	}.Run()
 }
 
 // describe names a credential in messages: its id, name, type and details.

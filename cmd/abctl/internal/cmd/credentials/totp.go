@@ -59,7 +59,6 @@ type TOTPSendOptions struct {
 // nil, is called with the validated options instead of sending the code.
 func NewCmdTOTPSend(f *cmdutil.Factory, runF func(*TOTPSendOptions) error) *cobra.Command {
 	opts := &TOTPSendOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "send IDENTIFIER CONTENT",
 		Short: "Push a one-time code, or the message that holds it, for IDENTIFIER",
@@ -72,18 +71,8 @@ func NewCmdTOTPSend(f *cmdutil.Factory, runF func(*TOTPSendOptions) error) *cobr
 			"  abctl credentials totp send ada@example.com - --run wr_123 < message.txt",
 		Args: cmdutil.ExactArgs(2, "IDENTIFIER (the address or number the code was sent to) and CONTENT (the code or message, - for stdin)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Identifier, opts.Content = format, args[0], args[1]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runTOTPSend(cmd.Context(), opts)
+			opts.Identifier, opts.Content = args[0], args[1]
+			return cmdutil.Run(cmd, opts, runF, runTOTPSend)
 		},
 	}
 	fl := cmd.Flags()
@@ -92,7 +81,7 @@ func NewCmdTOTPSend(f *cmdutil.Factory, runF func(*TOTPSendOptions) error) *cobr
 	fl.StringVar(&opts.Agent, "agent", "", "only for runs of this agent (a name or wpid_...)")
 	fl.StringVar(&opts.Source, "source", "", "where the code came from: email, sms, app, ...")
 	fl.DurationVar(&opts.ExpiresIn, "expires-in", 0, "how long the code stays valid, e.g. 5m (default: the service's, 10 minutes)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 

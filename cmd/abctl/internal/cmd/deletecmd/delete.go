@@ -59,13 +59,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDelete(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDelete)
 		},
 	}
 	opts.Files.Add(cmd)
@@ -113,9 +107,8 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 		if !opts.IO.CanPrompt() {
 			return cmdutil.UsageErrorf("delete needs --yes when it cannot ask on a terminal")
 		}
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete %d agent(s): %s?", len(refs), strings.Join(refs, ", ")))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, fmt.Sprintf("Delete %d agent(s): %s?", len(refs), strings.Join(refs, ", "))); err != nil {
+			return err
 		}
 	}
 	c, err := opts.Client(ctx)

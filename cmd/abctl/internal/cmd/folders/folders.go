@@ -45,26 +45,18 @@ type CreateOptions struct {
 // called with the options instead of creating the folder.
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "create TITLE",
 		Short:   "Create a folder",
 		Example: "  abctl folders create Billing --description 'Invoices and payments'",
 		Args:    cmdutil.ExactArgs(1, "the folder's title"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Title = format, args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCreate(cmd.Context(), opts)
+			opts.Title = args[0]
+			return cmdutil.Run(cmd, opts, runF, runCreate)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Description, "description", "", "the folder's description")
-	printer.AddFlag(cmd, &output, printer.Name, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Name, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
@@ -98,18 +90,14 @@ type UpdateOptions struct {
 // called with the validated options instead of changing the folder.
 func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Command {
 	opts := &UpdateOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output, title, description string
+	var title, description string
 	cmd := &cobra.Command{
 		Use:     "update FOLDER_ID",
 		Short:   "Change a folder's title or description",
 		Example: "  abctl folders update fld_123 --title Payments",
 		Args:    cmdutil.ExactArgs(1, "a folder id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.FolderID = format, args[0]
+			opts.FolderID = args[0]
 			opts.Title, opts.Description = nil, nil
 			if cmd.Flags().Changed("title") {
 				opts.Title = &title
@@ -117,18 +105,12 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 			if cmd.Flags().Changed("description") {
 				opts.Description = &description
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runUpdate(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runUpdate)
 		},
 	}
 	cmd.Flags().StringVar(&title, "title", "", "the new title")
 	cmd.Flags().StringVar(&description, "description", "", "the new description")
-	printer.AddFlag(cmd, &output, printer.Name, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Name, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
@@ -181,13 +163,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		Args:  cmdutil.ExactArgs(1, "a folder id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.FolderID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDelete(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDelete)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.DeleteAgents, "delete-agents", false, "delete the folder's agents too")
@@ -203,18 +179,14 @@ func (o *DeleteOptions) Validate() error {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.FolderID = id
-	if o.DeleteAgents && !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("--delete-agents deletes every agent of the folder: add --yes when no terminal can confirm")
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes || !o.DeleteAgents, "--delete-agents deletes every agent of the folder")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	id := opts.FolderID
 	if opts.DeleteAgents && !opts.Yes {
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete folder %s and every agent in it?", id))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, fmt.Sprintf("Delete folder %s and every agent in it?", id)); err != nil {
+			return err
 		}
 	}
 	c, err := opts.Client(ctx)

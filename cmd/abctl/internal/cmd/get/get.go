@@ -69,7 +69,6 @@ type AgentsOptions struct {
 // with the validated options instead of reading the agents.
 func NewCmdAgents(f *cmdutil.Factory, runF func(*AgentsOptions) error) *cobra.Command {
 	opts := &AgentsOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "agents [NAME_OR_ID...]",
 		Aliases: []string{"agent"},
@@ -84,18 +83,8 @@ func NewCmdAgents(f *cmdutil.Factory, runF func(*AgentsOptions) error) *cobra.Co
 			"  abctl get agent wpid_490440779503358000 --version 2 -o json",
 		ValidArgsFunction: completion.Agents(f),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Refs = format, args
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runAgents(cmd.Context(), opts)
+			opts.Refs = args
+			return cmdutil.Run(cmd, opts, runF, runAgents)
 		},
 	}
 	fl := cmd.Flags()
@@ -105,14 +94,14 @@ func NewCmdAgents(f *cmdutil.Factory, runF func(*AgentsOptions) error) *cobra.Co
 	fl.StringArrayVar(&opts.Status, "status", nil, "only agents of this status: published, draft, auto_generated, import_failed (repeatable)")
 	fl.IntVar(&opts.Limit, "limit", 0, "at most this many agents (0: all)")
 	fl.IntVar(&opts.Version, "version", 0, "show this version instead of the latest")
-	printer.AddFlag(cmd, &output, printer.AllFormats...)
+	printer.AddFlag(cmd, &opts.Format, printer.AllFormats...)
 	return cmd
 }
 
 // Validate checks the flags and reads the folder's id.
 func (o *AgentsOptions) Validate() error {
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	if err := listing.CheckLimit(o.Limit); err != nil {
+		return err
 	}
 	if o.Version != 0 && len(o.Refs) == 0 {
 		return cmdutil.UsageErrorf("--version needs an agent name or id")

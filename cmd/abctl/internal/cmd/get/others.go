@@ -41,7 +41,6 @@ type RunsOptions struct {
 // the validated options instead of reading the runs.
 func NewCmdRuns(f *cmdutil.Factory, runF func(*RunsOptions) error) *cobra.Command {
 	opts := &RunsOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "runs [RUN_ID...]",
 		Aliases: []string{"run"},
@@ -54,18 +53,8 @@ func NewCmdRuns(f *cmdutil.Factory, runF func(*RunsOptions) error) *cobra.Comman
 			"  abctl get run wr_490440779503358000 -o yaml\n" +
 			"  abctl get run tsk_490440779503358000 --steps -o wide",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.RunIDs = format, args
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runRuns(cmd.Context(), opts)
+			opts.RunIDs = args
+			return cmdutil.Run(cmd, opts, runF, runRuns)
 		},
 	}
 	fl := cmd.Flags()
@@ -76,15 +65,15 @@ func NewCmdRuns(f *cmdutil.Factory, runF func(*RunsOptions) error) *cobra.Comman
 	fl.StringArrayVar(&opts.Tags, "tag", nil, "only agent runs with this tag: label, key:value or key:* (repeatable: all must match)")
 	fl.IntVar(&opts.Limit, "limit", 50, "at most this many runs (0: all the service lists)")
 	fl.BoolVar(&opts.Steps, "steps", false, "show the steps of the run (one id) instead of the run")
-	printer.AddFlag(cmd, &output, printer.AllFormats...)
+	printer.AddFlag(cmd, &opts.Format, printer.AllFormats...)
 	cmd.ValidArgsFunction = completion.Runs(f, completion.AnyRun)
 	return cmd
 }
 
 // Validate checks the flags and reads the run ids.
 func (o *RunsOptions) Validate() error {
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	if err := listing.CheckLimit(o.Limit); err != nil {
+		return err
 	}
 	if o.Search != "" && len([]rune(o.Search)) < 3 {
 		return cmdutil.UsageErrorf("--search needs at least 3 characters")
@@ -132,13 +121,9 @@ func runRuns(ctx context.Context, opts *RunsOptions) error {
 		return stepsListing(id, steps, wide).Print(opts.IO, opts.Now(), opts.Format)
 	}
 	if len(opts.RunIDs) > 0 {
-		var runs []*client.Run
-		for _, id := range opts.RunIDs {
-			r, err := c.Runs.Get(ctx, id)
-			if err != nil {
-				return fmt.Errorf("get run %s: %w", id, err)
-			}
-			runs = append(runs, r)
+		runs, err := listing.Each(ctx, opts.RunIDs, func(ctx context.Context, id string) (*client.Run, error) { return c.Runs.Get(ctx, id) }, "run")
+		if err != nil {
+			return err
 		}
 		return runsListing(runs, len(opts.RunIDs) == 1, wide, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
 	}
@@ -213,28 +198,17 @@ type FoldersOptions struct {
 // with the validated options instead of reading the folders.
 func NewCmdFolders(f *cmdutil.Factory, runF func(*FoldersOptions) error) *cobra.Command {
 	opts := &FoldersOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "folders [FOLDER_ID...]",
 		Aliases: []string{"folder"},
 		Short:   "List folders, most recently changed first, or show some by id",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.FolderIDs = format, args
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runFolders(cmd.Context(), opts)
+			opts.FolderIDs = args
+			return cmdutil.Run(cmd, opts, runF, runFolders)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Search, "search", "", "only folders whose title or description contain this text")
-	printer.AddFlag(cmd, &output, printer.AllFormats...)
+	printer.AddFlag(cmd, &opts.Format, printer.AllFormats...)
 	return cmd
 }
 
@@ -255,12 +229,8 @@ func runFolders(ctx context.Context, opts *FoldersOptions) error {
 	}
 	var folders []*client.Folder
 	if len(opts.FolderIDs) > 0 {
-		for _, id := range opts.FolderIDs {
-			fo, err := c.Folders.Get(ctx, id)
-			if err != nil {
-				return fmt.Errorf("get folder %s: %w", id, err)
-			}
-			folders = append(folders, fo)
+		if folders, err = listing.Each(ctx, opts.FolderIDs, func(ctx context.Context, id string) (*client.Folder, error) { return c.Folders.Get(ctx, id) }, "folder"); err != nil {
+			return err
 		}
 	} else {
 		for fo, err := range c.Folders.All(ctx, &client.ListFoldersOptions{Search: opts.Search, PageSize: 100}) {
@@ -288,28 +258,20 @@ type TagsOptions struct {
 // the options instead of reading the tags.
 func NewCmdTags(f *cmdutil.Factory, runF func(*TagsOptions) error) *cobra.Command {
 	opts := &TagsOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "tags [KEY]",
 		Aliases: []string{"tag"},
 		Short:   "List the tag values in use (of one key), with their colours and agent counts",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Key = format, ""
+			opts.Key = ""
 			if len(args) == 1 {
 				opts.Key = args[0]
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runTags(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runTags)
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.AllFormats...)
+	printer.AddFlag(cmd, &opts.Format, printer.AllFormats...)
 	return cmd
 }
 

@@ -41,10 +41,7 @@ func NewCmdMCP(f *cmdutil.Factory, runF func(*MCPOptions) error) *cobra.Command 
 			"the profile's variable. The daemon serves the same tools at /mcp over streamable HTTP.",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			return runMCP(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runMCP)
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "log the protocol's sessions on stderr")

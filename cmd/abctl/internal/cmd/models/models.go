@@ -108,7 +108,6 @@ type ListOptions struct {
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -116,11 +115,6 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Example: "  abctl models list\n  abctl models list -o json",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format = format
 			if runF != nil {
 				return runF(opts)
 			}
@@ -135,7 +129,7 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 			return modelsListing(ms, false).Print(opts.IO, opts.Now(), opts.Format)
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -160,7 +154,7 @@ type CreateOptions struct {
 // called with the validated options instead of creating the model.
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: terminalReader(f.IO)}
-	var output, provider, apiBase, apiVersion, effort string
+	var provider, apiBase, apiVersion, effort string
 	var noVision bool
 	var maxTokens int
 	var temperature float64
@@ -180,11 +174,6 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 			"      --model meta-llama/llama-3.1-70b-instruct --api-key-stdin --no-vision",
 		Args: cmdutil.ExactArgs(1, "the model's display name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format = format
 			c := &opts.Config
 			c.DisplayName, c.Provider = args[0], client.CustomLLMProvider(strings.ToLower(strings.TrimSpace(provider)))
 			set := func(flag string, v string) *string {
@@ -202,13 +191,7 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 			if cmd.Flags().Changed("temperature") {
 				c.Temperature = &temperature
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCreate(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runCreate)
 		},
 	}
 	fl := cmd.Flags()
@@ -224,7 +207,7 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 	fl.IntVar(&maxTokens, "max-completion-tokens", 0, "cap each answer at this many tokens (1 to 1000000)")
 	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature, 0 to 2 (stored; the endpoint's default is used)")
 	fl.StringVar(&effort, "reasoning-effort", "", "reasoning effort, for models that take one (stored)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -377,7 +360,7 @@ type UpdateOptions struct {
 // called with the validated options instead of updating the model.
 func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Command {
 	opts := &UpdateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: terminalReader(f.IO)}
-	var output, name, provider, model, apiBase, apiVersion, effort string
+	var name, provider, model, apiBase, apiVersion, effort string
 	var vision bool
 	var maxTokens int
 	var temperature float64
@@ -392,15 +375,11 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 			"  abctl models update cllm_123 --vision=false",
 		Args: cmdutil.ExactArgs(1, "a model id (cllm_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
 			id, err := modelID(args[0])
 			if err != nil {
 				return cmdutil.UsageErrorf("%v", err)
 			}
-			opts.Format, opts.ModelID = format, id
+			opts.ModelID = id
 			changed := cmd.Flags().Changed
 			if changed("provider") && !contains(providers, provider) {
 				return cmdutil.UsageErrorf("--provider %q is not one of openai_compatible, ollama or openrouter", provider)
@@ -436,10 +415,7 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 					c.Temperature = &temperature
 				}
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runUpdate(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runUpdate)
 		},
 	}
 	fl := cmd.Flags()
@@ -457,7 +433,7 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 	fl.IntVar(&maxTokens, "max-completion-tokens", 0, "cap each answer at this many tokens (1 to 1000000)")
 	fl.Float64Var(&temperature, "temperature", 0, "sampling temperature, 0 to 2 (stored)")
 	fl.StringVar(&effort, "reasoning-effort", "", "reasoning effort, for models that take one (stored)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -527,13 +503,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		Args: cmdutil.ExactArgs(1, "a model id (cllm_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ModelID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDelete(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDelete)
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
@@ -548,10 +518,7 @@ func (o *DeleteOptions) Validate() error {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.ModelID = id
-	if !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("deleting a custom model cannot be undone: add --yes when no terminal can confirm")
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes, "deleting a custom model cannot be undone")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
@@ -559,15 +526,8 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	if !opts.Yes {
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete custom model %s? Agents that name it will fail to run.", opts.ModelID))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
-		}
-	}
-	if err := c.CustomLLMs.Delete(ctx, opts.ModelID); err != nil {
-		return fmt.Errorf("delete custom model %s: %w", opts.ModelID, err)
-	}
-	fmt.Fprintf(opts.IO.ErrOut, "Custom model %s deleted.\n", opts.ModelID)
-	return nil
+	return cmdutil.Deletion{IO: opts.IO, Yes: opts.Yes, Noun: "custom model", ID: opts.ModelID,
+		Consequence: "Agents that name it will fail to run.",
+		Delete:      func() error { return c.CustomLLMs.Delete(ctx, opts.ModelID) },
+	}.Run()
 }

@@ -116,7 +116,6 @@ type CreateOptions struct {
 // called with the validated options instead of creating the profile.
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "create NAME [--from-run RUN_ID] [--description TEXT]",
 		Short: "Save the browser state an agent's run kept as a profile (or make an empty one)",
@@ -129,25 +128,15 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 			"  abctl browser-profiles create Fresh",
 		Args: cmdutil.ExactArgs(1, "the profile's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Name = format, args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCreate(cmd.Context(), opts)
+			opts.Name = args[0]
+			return cmdutil.Run(cmd, opts, runF, runCreate)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Description, "description", "", "what the profile is for")
 	fl.StringVar(&opts.FromRun, "from-run", "", "the agent run (wr_...) whose kept browser state the profile holds")
 	_ = cmd.RegisterFlagCompletionFunc("from-run", completion.Runs(f, completion.AgentRun))
-	printer.AddFlag(cmd, &output, printer.Name, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Name, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
@@ -203,7 +192,6 @@ type ListOptions struct {
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -213,34 +201,20 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 			"  abctl browser-profiles list --include-deleted -o name",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format = format
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runList(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runList)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Search, "search", "", "only profiles whose name or description contains this text (case aside)")
 	fl.BoolVar(&opts.IncludeDeleted, "include-deleted", false, "list deleted profiles too, marked (deleted)")
 	fl.IntVar(&opts.Limit, "limit", 0, "at most this many profiles (0: all)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
 // Validate checks the limit.
 func (o *ListOptions) Validate() error {
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
-	}
-	return nil
+	return listing.CheckLimit(o.Limit)
 }
 
 func runList(ctx context.Context, opts *ListOptions) error {
@@ -256,60 +230,33 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	return profilesListing(ps, false).Print(opts.IO, opts.Now(), opts.Format)
 }
 
-// GetOptions are the inputs of `abctl browser-profiles get`.
-type GetOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+// GetOptions are the inputs of `abctl browser-profiles get`: the profiles
+// to show, by id.
+type GetOptions = listing.GetOptions
 
-	// ProfileIDs are the profiles to show, without the profile/ of -o name.
-	ProfileIDs []string
-	Format     printer.Format
+var getter = listing.Getter[*client.BrowserProfile]{
+	Kind: kind,
+	Noun: "browser profile",
+	Get: func(ctx context.Context, c *client.Client, id string) (*client.BrowserProfile, error) {
+		return c.BrowserProfiles.Get(ctx, id)
+	},
+	Show: func(ps []*client.BrowserProfile, single bool, _ time.Time) printer.Listing {
+		return profilesListing(ps, single)
+	},
 }
 
 // NewCmdGet returns `abctl browser-profiles get`. runF, when not nil, is called
 // with the validated options instead of reading the profiles.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
-	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
-	cmd := &cobra.Command{
+	return getter.NewCmd(f, &cobra.Command{
 		Use:     "get PROFILE_ID...",
 		Short:   "Show browser profiles by id (never their cookies or storage)",
 		Example: "  abctl browser-profiles get bp_123 -o yaml",
 		Args:    cmdutil.MinArgs(1, "one or more browser profile ids (bp_...)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			ids, err := kind.Args(cmd, args)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.ProfileIDs = format, ids
-			if runF != nil {
-				return runF(opts)
-			}
-			return runGet(cmd.Context(), opts)
-		},
-	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	}, runF)
 }
 
-func runGet(ctx context.Context, opts *GetOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	ps, err := listing.Each(ctx, opts.ProfileIDs, func(ctx context.Context, id string) (*client.BrowserProfile, error) {
-		return c.BrowserProfiles.Get(ctx, id)
-	}, "browser profile")
-	if err != nil {
-		return err
-	}
-	return profilesListing(ps, len(ps) == 1).Print(opts.IO, opts.Now(), opts.Format)
-}
+func runGet(ctx context.Context, opts *GetOptions) error { return getter.Run(ctx, opts) }
 
 // UpdateOptions are the inputs of `abctl browser-profiles update`.
 type UpdateOptions struct {
@@ -329,7 +276,7 @@ type UpdateOptions struct {
 // called with the validated options instead of changing the profile.
 func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Command {
 	opts := &UpdateOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output, name, description string
+	var name, description string
 	cmd := &cobra.Command{
 		Use:   "update PROFILE_ID [--name NAME] [--description TEXT]",
 		Short: "Rename a browser profile or change its description",
@@ -338,11 +285,7 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 		Example: "  abctl browser-profiles update bp_123 --name 'Billing portal'",
 		Args:    cmdutil.ExactArgs(1, "a browser profile id (bp_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.ProfileID = format, args[0]
+			opts.ProfileID = args[0]
 			opts.Name, opts.Description = nil, nil
 			if cmd.Flags().Changed("name") {
 				opts.Name = &name
@@ -350,18 +293,12 @@ func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Co
 			if cmd.Flags().Changed("description") {
 				opts.Description = &description
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runUpdate(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runUpdate)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the new name")
 	cmd.Flags().StringVar(&description, "description", "", "the new description ('' clears it)")
-	printer.AddFlag(cmd, &output, printer.Name, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Name, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
@@ -419,13 +356,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 		Args: cmdutil.ExactArgs(1, "a browser profile id (bp_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ProfileID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDelete(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDelete)
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
@@ -440,10 +371,7 @@ func (o *DeleteOptions) Validate() error {
 		return cmdutil.UsageErrorf("%v", err)
 	}
 	o.ProfileID = id
-	if !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("deleting a browser profile cannot be undone: add --yes when no terminal can confirm")
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes, "deleting a browser profile cannot be undone")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
@@ -451,24 +379,18 @@ func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	if err != nil {
 		return err
 	}
-	id, what := opts.ProfileID, opts.ProfileID
-	if !opts.Yes {
-		// Say what is about to go: the id alone is easy to mistype.
-		p, err := c.BrowserProfiles.Get(ctx, id)
-		if err != nil {
-			return fmt.Errorf("get browser profile %s: %w", id, err)
-		}
-		what = describe(p)
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Delete browser profile %s? Runs that start from it will no longer start.", what))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
-		}
-	}
-	if err := c.BrowserProfiles.Delete(ctx, id); err != nil {
-		return fmt.Errorf("delete browser profile %s: %w", id, err)
-	}
-	fmt.Fprintf(opts.IO.ErrOut, "Browser profile %s deleted.\n", what)
-	return nil
+	id := opts.ProfileID
+	return cmdutil.Deletion{IO: opts.IO, Yes: opts.Yes, Noun: "browser profile", ID: id,
+		Consequence: "Runs that start from it will no longer start.",
+		Describe: func() (string, error) {
+			p, err := c.BrowserProfiles.Get(ctx, id)
+			if err != nil {
+				return "", err
+			}
+			return describe(p), nil
+		},
+		Delete: func() error { return c.BrowserProfiles.Delete(ctx, id) },
+	}.Run()
 }
 
 // ResetAgentOptions are the inputs of `abctl browser-profiles reset-agent`.
@@ -499,13 +421,7 @@ func NewCmdResetAgent(f *cmdutil.Factory, runF func(*ResetAgentOptions) error) *
 		ValidArgsFunction: completion.First(completion.Agents(f)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Agent = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runResetAgent(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runResetAgent)
 		},
 	}
 	return cmd

@@ -63,13 +63,7 @@ func NewCmdLogin(f *cmdutil.Factory, runF func(*LoginOptions) error) *cobra.Comm
 			"  abctl login --credential cred_123 --url https://portal.example.com --prompt 'Sign in with the company account'",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runLogin(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runLogin)
 		},
 	}
 	fl := cmd.Flags()

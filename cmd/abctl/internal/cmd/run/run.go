@@ -109,13 +109,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 			if len(args) == 1 {
 				opts.File = args[0]
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runRun(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runRun)
 		},
 	}
 	fl := cmd.Flags()

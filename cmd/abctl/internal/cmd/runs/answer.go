@@ -59,13 +59,7 @@ func newCmdAnswer(f *cmdutil.Factory, runF func(*AnswerOptions) error, approve b
 		Args: cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runAnswer(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runAnswer)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Comment, "comment", "", "a comment kept with the answer (the block's output; a rejection's reason)")
@@ -86,13 +80,7 @@ func NewCmdQuestion(f *cmdutil.Factory, runF func(*AnswerOptions) error) *cobra.
 		Args: cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runAnswer(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runAnswer)
 		},
 	}
 	cmd.ValidArgsFunction = completion.First(completion.Runs(f, completion.AnyRun))

@@ -44,13 +44,7 @@ func NewCmdRetryRun(f *cmdutil.Factory, runF func(*RetryRunOptions) error) *cobr
 		Args: cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runRetryRun(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runRetryRun)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Detach, "detach", false, "print the new run's id and return without following it")

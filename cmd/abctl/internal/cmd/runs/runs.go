@@ -1,5 +1,6 @@
 // Package runs is `abctl runs`: follow, cancel, retry and re-notify runs
-// that already exist, and answer the ones paused for a person. Starting
+// that already exist, answer the ones paused for a person, and list and
+// read their files. Starting
 // runs is `abctl run`; listing them is `abctl get runs`.
 package runs
 
@@ -15,7 +16,6 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
-	"github.com/abctl/abctl/cmd/abctl/internal/cmd/files"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/follow"
@@ -40,7 +40,7 @@ func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 	}
 	webhook.AddCommand(NewCmdRetry(f, nil))
 	cmd.AddCommand(NewCmdWatch(f, nil), NewCmdCancel(f, nil), NewCmdCancelAll(f, nil), NewCmdRetryRun(f, nil), webhook, NewCmdArtifacts(f, nil),
-		NewCmdApprove(f, nil), NewCmdReject(f, nil), NewCmdQuestion(f, nil), files.NewCmdArtifact(f, nil))
+		NewCmdApprove(f, nil), NewCmdReject(f, nil), NewCmdQuestion(f, nil), NewCmdArtifact(f, nil))
 	return cmd
 }
 
@@ -69,13 +69,7 @@ func NewCmdWatch(f *cmdutil.Factory, runF func(*WatchOptions) error) *cobra.Comm
 		Args: cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runWatch(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runWatch)
 		},
 	}
 	opts.Follow.Add(cmd)
@@ -132,13 +126,7 @@ func NewCmdCancel(f *cmdutil.Factory, runF func(*CancelOptions) error) *cobra.Co
 		Args: cmdutil.MinArgs(1, "one or more run ids"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunIDs = args
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCancel(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runCancel)
 		},
 	}
 	cmd.ValidArgsFunction = completion.Runs(f, completion.ActiveRun)
@@ -224,13 +212,7 @@ func NewCmdCancelAll(f *cmdutil.Factory, runF func(*CancelAllOptions) error) *co
 		Example: "  abctl runs cancel-all --agent contact-form --yes\n  abctl get runs -o name | abctl runs cancel-all --stdin --yes",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCancelAll(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runCancelAll)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "only the runs of this agent (its name or wpid_...)")
@@ -291,9 +273,8 @@ func runCancelAll(ctx context.Context, opts *CancelAllOptions) error {
 		return nil
 	}
 	if !opts.Yes {
-		ok, err := cmdutil.Confirm(opts.IO, fmt.Sprintf("Cancel %d run(s)?", len(ids)))
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, fmt.Sprintf("Cancel %d run(s)?", len(ids))); err != nil {
+			return err
 		}
 	}
 	var failed bool
@@ -335,13 +316,7 @@ func NewCmdRetry(f *cmdutil.Factory, runF func(*RetryOptions) error) *cobra.Comm
 		Args: cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.RunID = args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runRetry(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runRetry)
 		},
 	}
 	cmd.Flags().StringVar(&opts.URL, "url", "", "send to this URL instead of the run's webhook URL")
@@ -393,27 +368,16 @@ type ArtifactsOptions struct {
 // called with the validated options instead of listing.
 func NewCmdArtifacts(f *cmdutil.Factory, runF func(*ArtifactsOptions) error) *cobra.Command {
 	opts := &ArtifactsOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "artifacts RUN_ID",
 		Short: "List a run's files: screenshots, recording, downloads",
 		Args:  cmdutil.ExactArgs(1, "a run id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.RunID = format, args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runArtifacts(cmd.Context(), opts)
+			opts.RunID = args[0]
+			return cmdutil.Run(cmd, opts, runF, runArtifacts)
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML)
 	cmd.ValidArgsFunction = completion.First(completion.Runs(f, completion.AnyRun))
 	return cmd
 }

@@ -134,7 +134,6 @@ type CreateOptions struct {
 // called with the validated options instead of creating.
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "create AGENT --cron CRON --timezone ZONE",
 		Short: "Start an agent's runs at cron times",
@@ -145,18 +144,8 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 			"  abctl schedules create wpid_123 --cron @hourly --timezone UTC -p url=https://example.com --name hourly-check",
 		Args: cmdutil.ExactArgs(1, "an agent (its id, wpid_..., or its name)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Agent = format, args[0]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCreate(cmd.Context(), opts)
+			opts.Agent = args[0]
+			return cmdutil.Run(cmd, opts, runF, runCreate)
 		},
 	}
 	fl := cmd.Flags()
@@ -166,7 +155,7 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 	fl.StringVar(&opts.Name, "name", "", "a name for the schedule")
 	fl.StringVar(&opts.Description, "description", "", "what the schedule is for")
 	fl.BoolVar(&opts.Disabled, "disabled", false, "create it disabled (enable it later)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -247,7 +236,7 @@ type ListOptions struct {
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output, status string
+	var status string
 	cmd := &cobra.Command{
 		Use:     "list [AGENT]",
 		Aliases: []string{"ls"},
@@ -257,27 +246,17 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 			"  abctl schedules list invoices -o yaml",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Agent, opts.Status = format, "", client.ScheduleStatus(status)
+			opts.Agent, opts.Status = "", client.ScheduleStatus(status)
 			if len(args) == 1 {
 				opts.Agent = args[0]
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runList(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runList)
 		},
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only active (enabled) or paused (disabled) schedules")
 	cmd.Flags().StringVar(&opts.Search, "search", "", "only schedules whose name or agent title contains this text")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many schedules (0: all)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -289,8 +268,8 @@ func (o *ListOptions) Validate() error {
 	default:
 		return cmdutil.UsageErrorf("--status %q: use active or paused", o.Status)
 	}
-	if o.Limit < 0 {
-		return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", o.Limit)
+	if err := listing.CheckLimit(o.Limit); err != nil {
+		return err
 	}
 	if o.Agent != "" && (o.Status != "" || o.Search != "") {
 		return cmdutil.UsageErrorf("--status and --search filter the organization's list: leave out AGENT")
@@ -369,18 +348,12 @@ const oneArgs = "an agent (wpid_... or its name) and a schedule id (wfs_...)"
 // with the validated options instead of reading the schedule.
 func NewCmdGet(f *cmdutil.Factory, runF func(*OneOptions) error) *cobra.Command {
 	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "get AGENT SCHEDULE_ID",
 		Short:   "Show a schedule and its next run times",
 		Example: "  abctl schedules get invoices wfs_123 -o yaml",
 		Args:    cmdutil.ExactArgs(2, oneArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format = format
 			if err := opts.read(args); err != nil {
 				return err
 			}
@@ -392,7 +365,7 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*OneOptions) error) *cobra.Command 
 			})
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -401,7 +374,6 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*OneOptions) error) *cobra.Command 
 // validated options instead.
 func NewCmdSetEnabled(f *cmdutil.Factory, enabled bool, runF func(*OneOptions) error) *cobra.Command {
 	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	use, short := "disable", "Stop a schedule from starting runs (keep it)"
 	if enabled {
 		use, short = "enable", "Let a schedule start runs again, from now on (the times it missed are not run)"
@@ -412,11 +384,6 @@ func NewCmdSetEnabled(f *cmdutil.Factory, enabled bool, runF func(*OneOptions) e
 		Example: "  abctl schedules " + use + " invoices wfs_123",
 		Args:    cmdutil.ExactArgs(2, oneArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format = format
 			if err := opts.read(args); err != nil {
 				return err
 			}
@@ -431,7 +398,7 @@ func NewCmdSetEnabled(f *cmdutil.Factory, enabled bool, runF func(*OneOptions) e
 			})
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -469,10 +436,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*OneOptions) error) *cobra.Comma
 			if !opts.Yes && !opts.IO.CanPrompt() {
 				return cmdutil.UsageErrorf("deleting a schedule cannot be undone: add --yes when no terminal can confirm (or disable it instead)")
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDelete(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDelete)
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
@@ -494,9 +458,8 @@ func runDelete(ctx context.Context, opts *OneOptions) error {
 			return fmt.Errorf("get schedule %s: %w", opts.ScheduleID, err)
 		}
 		q := fmt.Sprintf("Delete schedule %s (%s in %s) of %s?", opts.ScheduleID, s.Schedule.CronExpression, s.Schedule.Timezone, opts.Agent)
-		ok, err := cmdutil.Confirm(opts.IO, q)
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, q); err != nil {
+			return err
 		}
 	}
 	if err := c.Schedules.Delete(ctx, wpid, opts.ScheduleID); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/agentfile"
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
@@ -31,7 +32,6 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/listing"
 	"github.com/abctl/abctl/cmd/abctl/internal/printer"
 	"github.com/abctl/abctl/cmd/abctl/internal/resource"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // kind is how -o name prints a script: script/ID.
@@ -156,7 +156,6 @@ type ListOptions struct {
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "list [--agent AGENT]",
 		Aliases: []string{"ls"},
@@ -166,23 +165,15 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 		Example: "  abctl scripts list\n  abctl scripts list --agent search-extract -o json",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
+			if err := listing.CheckLimit(opts.Limit); err != nil {
 				return err
 			}
-			opts.Format = format
-			if opts.Limit < 0 {
-				return cmdutil.UsageErrorf("--limit must be 0 (all) or more, not %d", opts.Limit)
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runList(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runList)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "only the scripts of this agent (its name or wpid_...)")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many scripts (0: all)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -239,7 +230,6 @@ type GetOptions struct {
 // with the validated options instead of reading the script.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
 	opts := &GetOptions{IO: f.IO, Client: f.Client}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "get SCRIPT_ID [--version N]",
 		Short: "Show which blocks of a script replay and which call the model, or print its script.yaml",
@@ -254,26 +244,16 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 			"  abctl scripts get s_123 -o yaml > script.yaml",
 		Args: cmdutil.ExactArgs(1, "a script id (s_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
 			id, err := scriptID(args[0])
 			if err != nil {
 				return err
 			}
-			opts.Format, opts.ScriptID = format, id
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runGet(cmd.Context(), opts)
+			opts.ScriptID = id
+			return cmdutil.Run(cmd, opts, runF, runGet)
 		},
 	}
 	cmd.Flags().IntVar(&opts.Version, "version", 0, "show this version (1, 2, ...); default the latest")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -434,10 +414,7 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 				return err
 			}
 			opts.ScriptID, opts.File = id, args[1]
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDiff(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDiff)
 		},
 	}
 	return cmd
@@ -503,7 +480,6 @@ type DeployOptions struct {
 // called with the validated options instead of deploying.
 func NewCmdDeploy(f *cmdutil.Factory, runF func(*DeployOptions) error) *cobra.Command {
 	opts := &DeployOptions{IO: f.IO, Client: f.Client}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "deploy SCRIPT_ID FILE [--validate]",
 		Short: "Make a local script.yaml the script's new latest version",
@@ -517,23 +493,16 @@ func NewCmdDeploy(f *cmdutil.Factory, runF func(*DeployOptions) error) *cobra.Co
 			"  abctl scripts deploy s_123 script.yaml",
 		Args: cmdutil.ExactArgs(2, "a script id (s_...) and a script.yaml file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
 			id, err := scriptID(args[0])
 			if err != nil {
 				return err
 			}
-			opts.Format, opts.ScriptID, opts.File = format, id, args[1]
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDeploy(cmd.Context(), opts)
+			opts.ScriptID, opts.File = id, args[1]
+			return cmdutil.Run(cmd, opts, runF, runDeploy)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.ValidateOnly, "validate", false, "only check the file; deploy nothing")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
@@ -616,10 +585,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 			if _, err := opts.parameters(); err != nil {
 				return err
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runRun(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runRun)
 		},
 	}
 	fl := cmd.Flags()

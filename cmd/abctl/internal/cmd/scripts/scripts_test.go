@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdtest"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/localrun/executor/scripted"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 const testKey = "abk_scripts_cli_test_key"

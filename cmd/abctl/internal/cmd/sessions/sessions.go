@@ -173,7 +173,7 @@ type CreateOptions struct {
 // is called with the validated options instead of opening the session.
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{IO: f.IO, Client: f.Client, Embedded: f.Embedded, Now: f.Now}
-	var output, timeout string
+	var timeout string
 	cmd := &cobra.Command{
 		Use:   "create [--url URL] [--timeout MINUTES] [--browser-profile ID] [--keep-profile]",
 		Short: "Open a browser session and print its id",
@@ -189,27 +189,19 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 			"  abctl browser-sessions create --keep-profile -o json",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Minutes = format, 0
+			opts.Minutes = 0
 			if cmd.Flags().Changed("timeout") {
-				if opts.Minutes, err = parseMinutes(timeout); err != nil {
+				minutes, err := parseMinutes(timeout)
+				if err != nil {
 					return cmdutil.UsageErrorf("%v", err)
 				}
+				opts.Minutes = minutes
 				if opts.Minutes < minMinutes || opts.Minutes > maxMinutes {
 					return cmdutil.UsageErrorf("--timeout %s is %d minutes: a session stays open %d to %d minutes (default %d)",
 						strings.TrimSpace(timeout), opts.Minutes, minMinutes, maxMinutes, defaultMinutes)
 				}
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCreate(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runCreate)
 		},
 	}
 	fl := cmd.Flags()
@@ -217,7 +209,7 @@ func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Co
 	fl.StringVar(&timeout, "timeout", "", fmt.Sprintf("how long the session stays open: minutes from %d to %d (or 90m, 2h); default %d", minMinutes, maxMinutes, defaultMinutes))
 	fl.StringVar(&opts.BrowserProfile, "browser-profile", "", "start the session from this browser profile (bp_..., see 'abctl browser-profiles')")
 	fl.BoolVar(&opts.KeepProfile, "keep-profile", false, "keep the session's browser state when it closes, to save it as a profile ('close --save-profile')")
-	printer.AddFlag(cmd, &output, printer.Name, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Name, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
@@ -279,7 +271,6 @@ type ListOptions struct {
 // called with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -288,18 +279,10 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 			"  abctl browser-sessions list -o json",
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format = format
-			if runF != nil {
-				return runF(opts)
-			}
-			return runList(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runList)
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -315,60 +298,31 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	return sessionsListing(ss, false, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
 }
 
-// GetOptions are the inputs of `abctl browser-sessions get`.
-type GetOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+// GetOptions are the inputs of `abctl browser-sessions get`: the sessions
+// to show, by id.
+type GetOptions = listing.GetOptions
 
-	// SessionIDs are the sessions to show, without the session/ of -o name.
-	SessionIDs []string
-	Format     printer.Format
+var getter = listing.Getter[*client.BrowserSession]{
+	Kind: kind,
+	Noun: "browser session",
+	Get: func(ctx context.Context, c *client.Client, id string) (*client.BrowserSession, error) {
+		return c.BrowserSessions.Get(ctx, id)
+	},
+	Show: sessionsListing,
 }
 
 // NewCmdGet returns `abctl browser-sessions get`. runF, when not nil, is
 // called with the validated options instead of reading the sessions.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
-	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
-	cmd := &cobra.Command{
+	return getter.NewCmd(f, &cobra.Command{
 		Use:     "get SESSION_ID...",
 		Short:   "Show browser sessions by id",
 		Example: "  abctl browser-sessions get pbs_123 -o yaml",
 		Args:    cmdutil.MinArgs(1, "one or more browser session ids (pbs_...)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			ids, err := kind.Args(cmd, args)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.SessionIDs = format, ids
-			if runF != nil {
-				return runF(opts)
-			}
-			return runGet(cmd.Context(), opts)
-		},
-	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	}, runF)
 }
 
-func runGet(ctx context.Context, opts *GetOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	ss, err := listing.Each(ctx, opts.SessionIDs, func(ctx context.Context, id string) (*client.BrowserSession, error) {
-		return c.BrowserSessions.Get(ctx, id)
-	}, "browser session")
-	if err != nil {
-		return err
-	}
-	return sessionsListing(ss, len(ss) == 1, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
-}
+func runGet(ctx context.Context, opts *GetOptions) error { return getter.Run(ctx, opts) }
 
 // KeepProfileOptions are the inputs of `abctl browser-sessions keep-profile`.
 type KeepProfileOptions struct {
@@ -388,7 +342,6 @@ type KeepProfileOptions struct {
 // the session.
 func NewCmdKeepProfile(f *cmdutil.Factory, runF func(*KeepProfileOptions) error) *cobra.Command {
 	opts := &KeepProfileOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "keep-profile SESSION_ID [--off]",
 		Short: "Say whether an open session keeps its browser state when it closes",
@@ -400,23 +353,16 @@ func NewCmdKeepProfile(f *cmdutil.Factory, runF func(*KeepProfileOptions) error)
 			"  abctl browser-sessions keep-profile pbs_123 --off",
 		Args: cmdutil.ExactArgs(1, "a browser session id (pbs_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
 			id, err := kind.Arg(cmd, args[0])
 			if err != nil {
 				return cmdutil.UsageErrorf("%v", err)
 			}
-			opts.Format, opts.SessionID = format, id
-			if runF != nil {
-				return runF(opts)
-			}
-			return runKeepProfile(cmd.Context(), opts)
+			opts.SessionID = id
+			return cmdutil.Run(cmd, opts, runF, runKeepProfile)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Off, "off", false, "keep nothing when the session closes")
-	printer.AddFlag(cmd, &output, printer.Name, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Name, printer.Table, printer.JSON, printer.YAML)
 	return cmd
 }
 
@@ -481,10 +427,7 @@ func NewCmdClose(f *cmdutil.Factory, runF func(*CloseOptions) error) *cobra.Comm
 				}
 				opts.SaveProfile = saveProfile
 			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runClose(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runClose)
 		},
 	}
 	cmd.Flags().StringVar(&saveProfile, "save-profile", "", "save the session's browser state as a browser profile with this name")

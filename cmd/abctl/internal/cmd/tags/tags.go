@@ -148,7 +148,6 @@ type SetOptions struct {
 // the validated options instead of tagging.
 func NewCmdSet(f *cmdutil.Factory, runF func(*SetOptions) error) *cobra.Command {
 	opts := &SetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "set TARGET TAG...",
 		Short: "Set tags on an agent or a run (key=value replaces the key's value)",
@@ -156,22 +155,12 @@ func NewCmdSet(f *cmdutil.Factory, runF func(*SetOptions) error) *cobra.Command 
 			"  abctl tags set wr_490440779503358000 reviewed --color reviewed=green",
 		Args: cmdutil.MinArgs(2, "a target and one or more tags"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Target, opts.Tags = format, args[0], args[1:]
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runSet(cmd.Context(), opts)
+			opts.Target, opts.Tags = args[0], args[1:]
+			return cmdutil.Run(cmd, opts, runF, runSet)
 		},
 	}
 	cmd.Flags().StringArrayVar(&opts.Colors, "color", nil, "palette colour of a new key=value pair, as key=color (repeatable)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
 }
@@ -234,25 +223,17 @@ type UnsetOptions struct {
 // with the options instead of untagging.
 func NewCmdUnset(f *cmdutil.Factory, runF func(*UnsetOptions) error) *cobra.Command {
 	opts := &UnsetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "unset TARGET KEY_OR_LABEL...",
 		Short:   "Remove tags from an agent or a run (a key, or a bare label)",
 		Example: "  abctl tags unset contact-form env urgent",
 		Args:    cmdutil.MinArgs(2, "a target and one or more keys or labels"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Target, opts.Names = format, args[0], args[1:]
-			if runF != nil {
-				return runF(opts)
-			}
-			return runUnset(cmd.Context(), opts)
+			opts.Target, opts.Names = args[0], args[1:]
+			return cmdutil.Run(cmd, opts, runF, runUnset)
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
 }
@@ -333,24 +314,16 @@ type GetOptions struct {
 // the options instead of reading the tags.
 func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command {
 	opts := &GetOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:   "get TARGET",
 		Short: "Show the tags of an agent or a run",
 		Args:  cmdutil.ExactArgs(1, "an agent or a run"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Target = format, args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return runGet(cmd.Context(), opts)
+			opts.Target = args[0]
+			return cmdutil.Run(cmd, opts, runF, runGet)
 		},
 	}
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
 }
@@ -387,7 +360,6 @@ type HistoryOptions struct {
 // called with the validated options instead of reading the history.
 func NewCmdHistory(f *cmdutil.Factory, runF func(*HistoryOptions) error) *cobra.Command {
 	opts := &HistoryOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output string
 	cmd := &cobra.Command{
 		Use:     "history TARGET",
 		Short:   "Show the tag changes of an agent or a run, newest first",
@@ -396,24 +368,13 @@ func NewCmdHistory(f *cmdutil.Factory, runF func(*HistoryOptions) error) *cobra.
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Target = args[0]
 			// --limit is checked before -o, as it always was.
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format = format
-			if runF != nil {
-				return runF(opts)
-			}
-			return runHistory(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runHistory)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Key, "key", "", "only the events of this key")
 	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many events (1 to 500; default: the service's, 100)")
 	cmd.Flags().DurationVar(&opts.Since, "since", 0, "only the events of this last period (e.g. 24h)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML)
 	cmd.ValidArgsFunction = completion.First(completion.Targets(f))
 	return cmd
 }
@@ -483,7 +444,7 @@ type KeysOptions struct {
 // the validated options instead of reading (or describing) the keys.
 func NewCmdKeys(f *cmdutil.Factory, runF func(*KeysOptions) error) *cobra.Command {
 	opts := &KeysOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output, describe string
+	var describe string
 	cmd := &cobra.Command{
 		Use:   "keys [KEY]",
 		Short: "List the tag keys, or change one's description",
@@ -491,28 +452,18 @@ func NewCmdKeys(f *cmdutil.Factory, runF func(*KeysOptions) error) *cobra.Comman
 			"  abctl tags keys env --describe 'Deployment environment'",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Key, opts.Describe = format, "", nil
+			opts.Key, opts.Describe = "", nil
 			if len(args) == 1 {
 				opts.Key = args[0]
 			}
 			if cmd.Flags().Changed("describe") {
 				opts.Describe = &describe
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runKeys(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runKeys)
 		},
 	}
 	cmd.Flags().StringVar(&describe, "describe", "", "set the key's description (empty clears it)")
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -593,7 +544,7 @@ type ValuesOptions struct {
 // with the validated options instead of reading (or changing) the values.
 func NewCmdValues(f *cmdutil.Factory, runF func(*ValuesOptions) error) *cobra.Command {
 	opts := &ValuesOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	var output, color string
+	var color string
 	cmd := &cobra.Command{
 		Use:   "values [KEY [VALUE]]",
 		Short: "List tag values; register one (--create) or recolour it (--color)",
@@ -603,11 +554,7 @@ func NewCmdValues(f *cmdutil.Factory, runF func(*ValuesOptions) error) *cobra.Co
 			"  abctl tags values env prod --color red",
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := printer.Check(cmd, output)
-			if err != nil {
-				return err
-			}
-			opts.Format, opts.Key, opts.Value, opts.Color = format, "", nil, nil
+			opts.Key, opts.Value, opts.Color = "", nil, nil
 			if len(args) > 0 {
 				opts.Key = args[0]
 			}
@@ -617,18 +564,12 @@ func NewCmdValues(f *cmdutil.Factory, runF func(*ValuesOptions) error) *cobra.Co
 			if cmd.Flags().Changed("color") {
 				opts.Color = &color
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runValues(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runValues)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Create, "create", false, "register KEY VALUE before any agent uses it")
 	cmd.Flags().StringVar(&color, "color", "", "palette colour: "+palette())
-	printer.AddFlag(cmd, &output, printer.Table, printer.JSON, printer.YAML, printer.Name)
+	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -711,10 +652,7 @@ func NewCmdRename(f *cmdutil.Factory, runF func(*RenameOptions) error) *cobra.Co
 		Args:    cmdutil.ExactArgs(3, "KEY, VALUE and NEW_VALUE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key, opts.Value, opts.NewValue = args[0], args[1], args[2]
-			if runF != nil {
-				return runF(opts)
-			}
-			return runRename(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runRename)
 		},
 	}
 }
@@ -757,13 +695,7 @@ func NewCmdDelete(f *cmdutil.Factory, runF func(*DeleteOptions) error) *cobra.Co
 			if len(args) == 2 {
 				opts.Value = &args[1]
 			}
-			if err := opts.Validate(); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDelete(cmd.Context(), opts)
+			return cmdutil.Run(cmd, opts, runF, runDelete)
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Yes, "yes", "y", false, "do not ask for confirmation")
@@ -781,18 +713,14 @@ func (o *DeleteOptions) what() string {
 // Validate checks that the deletion can be confirmed: --yes, or a terminal
 // to ask on.
 func (o *DeleteOptions) Validate() error {
-	if !o.Yes && !o.IO.CanPrompt() {
-		return cmdutil.UsageErrorf("deleting %s removes it from every agent and run: add --yes when no terminal can confirm", o.what())
-	}
-	return nil
+	return cmdutil.CanConfirm(o.IO, o.Yes, "deleting "+o.what()+" removes it from every agent and run")
 }
 
 func runDelete(ctx context.Context, opts *DeleteOptions) error {
 	what := opts.what()
 	if !opts.Yes {
-		ok, err := cmdutil.Confirm(opts.IO, "Delete "+what+" from every agent and run?")
-		if err != nil || !ok {
-			return cmdutil.Silent(cmdutil.ExitError)
+		if err := cmdutil.ConfirmOrStop(opts.IO, "Delete "+what+" from every agent and run?"); err != nil {
+			return err
 		}
 	}
 	c, err := opts.Client(ctx)
