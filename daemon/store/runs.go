@@ -191,14 +191,7 @@ func (r *Runs) NewID(t client.RunType) string {
 func (r *Runs) NewBlockID() string { return r.s.ids.Next(ids.PrefixWorkflowRunBlock) }
 
 func getRun(o *orgTx, id string) (*RunRecord, error) {
-	var v []byte
-	if validID(id) {
-		v = o.runs().Get([]byte(id))
-	}
-	if v == nil {
-		return nil, runNotFound(id)
-	}
-	return decodeRun([]byte(id), v)
+	return getJSON[RunRecord](o.runs(), RecordRun, id)
 }
 
 // decodeRun decodes the record stored under key id.

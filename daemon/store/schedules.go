@@ -148,24 +148,15 @@ const (
 	FireDisabled
 )
 
-func scheduleNotFound(id string) error { return notFound(RecordSchedule, id) }
-
 // getSchedule returns the schedule id of agent wpid ("" for any agent), or
 // ErrNotFound: a schedule of another agent is as unknown as a missing one.
 func getSchedule(o *orgTx, wpid, id string) (*ScheduleRecord, error) {
-	var v []byte
-	if validID(id) {
-		v = o.schedules().Get([]byte(id))
-	}
-	if v == nil {
-		return nil, scheduleNotFound(id)
-	}
-	rec := new(ScheduleRecord)
-	if err := json.Unmarshal(v, rec); err != nil {
-		return nil, fmt.Errorf("store: schedule %s: %w", id, err)
+	rec, err := getJSON[ScheduleRecord](o.schedules(), RecordSchedule, id)
+	if err != nil {
+		return nil, err
 	}
 	if wpid != "" && rec.AgentID != wpid {
-		return nil, scheduleNotFound(id)
+		return nil, notFound(RecordSchedule, id)
 	}
 	return rec, nil
 }
@@ -173,7 +164,7 @@ func getSchedule(o *orgTx, wpid, id string) (*ScheduleRecord, error) {
 // checkLiveAgent returns the agent's NotFoundError unless it exists and is
 // not deleted.
 func checkLiveAgent(o *orgTx, wpid string) error {
-	if !validID(wpid) || !liveAgent(o, wpid) {
+	if !liveAgent(o, wpid) {
 		return agentNotFound(wpid)
 	}
 	return nil
@@ -418,12 +409,8 @@ func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Ti
 		if err := checkLiveAgent(o, rec.AgentID); err != nil {
 			return err
 		}
-		switch {
-		case !rec.Enabled:
-			outcome = FireDisabled
-			return nil
-		case !rec.HandledThrough.Before(at):
-			outcome = FireAlreadyHandled
+		if why, due := rec.due(at); !due {
+			outcome = why
 			return nil
 		}
 		rec.HandledThrough = now
@@ -473,12 +460,8 @@ func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Ti
 		if err != nil {
 			return err
 		}
-		switch {
-		case !rec.Enabled:
-			outcome = FireDisabled
-			return nil
-		case !rec.HandledThrough.Before(at):
-			outcome = FireAlreadyHandled
+		if why, due := rec.due(at); !due {
+			outcome = why
 			return nil
 		}
 		outcome = FireSkipped
@@ -487,6 +470,19 @@ func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Ti
 		return putSchedule(o, rec)
 	})
 	return outcome, err
+}
+
+// due reports whether fire time at is still to be handled; when it is not
+// (the schedule is disabled, or its mark is at or after at), the outcome
+// says why.
+func (rec *ScheduleRecord) due(at time.Time) (FireOutcome, bool) {
+	switch {
+	case !rec.Enabled:
+		return FireDisabled, false
+	case !rec.HandledThrough.Before(at):
+		return FireAlreadyHandled, false
+	}
+	return 0, true
 }
 
 func eachSchedule(o *orgTx, fn func(*ScheduleRecord)) error {

@@ -574,6 +574,33 @@ func encodeJSON(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// getJSON decodes the JSON record stored under id in b into a new T. An id
+// that names no record, or that cannot be a key (validID), answers a
+// NotFoundError of kind r, the error every lookup by id returns.
+func getJSON[T any](b *bolt.Bucket, r Record, id string) (*T, error) {
+	var v []byte
+	if validID(id) {
+		v = b.Get([]byte(id))
+	}
+	if v == nil {
+		return nil, notFound(r, id)
+	}
+	rec := new(T)
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("store: %s %s: %w", r, id, err)
+	}
+	return rec, nil
+}
+
+// putJSON stores v, encoded as JSON, under key in b.
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encode %s: %w", key, err)
+	}
+	return b.Put(key, data)
+}
+
 // u64 encodes v as 8 bytes big-endian.
 func u64(v uint64) []byte {
 	b := make([]byte, 8)
