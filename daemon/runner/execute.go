@@ -231,7 +231,7 @@ func (r *Runner) ResultFiles(rec *store.RunRecord, res executor.Result, p *Progr
 			r.log.Warn("run file not recorded", "run_id", rec.ID, "file", name, "error", err)
 			return
 		}
-		files = append(files, store.RunFile(f))
+		files = append(files, f)
 	}
 	for _, name := range res.Screenshots {
 		record(name, client.ArtifactScreenshot)
@@ -304,7 +304,7 @@ func (p *Progress) Screenshot(name string) {
 		return
 	}
 	_, err = p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
-		rec.Files = append(rec.Files, store.RunFile(f))
+		rec.Files = append(rec.Files, f)
 		return nil
 	})
 	if err != nil {

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/localrun/executor"
@@ -36,7 +35,7 @@ type Files interface {
 	// RunDir returns the run's directory, creating it.
 	RunDir(orgID, runID string) (string, error)
 	// Record describes a file the executor wrote in the run's directory.
-	Record(orgID, runID, name string, typ client.ArtifactType) (artifacts.File, error)
+	Record(orgID, runID, name string, typ client.ArtifactType) (store.RunFile, error)
 }
 
 // Notifier sends the webhook of a run that reached a terminal state.

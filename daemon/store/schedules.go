@@ -148,14 +148,25 @@ const (
 	FireDisabled
 )
 
-// getSchedule returns the schedule id of agent wpid ("" for any agent), or
-// ErrNotFound: a schedule of another agent is as unknown as a missing one.
-func getSchedule(o *orgTx, wpid, id string) (*ScheduleRecord, error) {
-	rec, err := getJSON[ScheduleRecord](o.schedules(), RecordSchedule, id)
+// getSchedule returns schedule id, of whichever agent, or its
+// NotFoundError.
+func getSchedule(o *orgTx, id string) (*ScheduleRecord, error) {
+	return getJSON[ScheduleRecord](o.schedules(), RecordSchedule, id)
+}
+
+// getAgentSchedule returns schedule id of agent wpid: the agent's
+// NotFoundError when it does not exist or is deleted, the schedule's when
+// the agent has no such schedule (a schedule of another agent is as
+// unknown as a missing one).
+func getAgentSchedule(o *orgTx, wpid, id string) (*ScheduleRecord, error) {
+	if err := checkLiveAgent(o, wpid); err != nil {
+		return nil, err
+	}
+	rec, err := getSchedule(o, id)
 	if err != nil {
 		return nil, err
 	}
-	if wpid != "" && rec.AgentID != wpid {
+	if rec.AgentID != wpid {
 		return nil, notFound(RecordSchedule, id)
 	}
 	return rec, nil
@@ -201,11 +212,8 @@ func (sc *Schedules) Create(ctx context.Context, orgID, wpid string, in *Schedul
 func (sc *Schedules) Get(ctx context.Context, orgID, wpid, id string) (*ScheduleRecord, error) {
 	var rec *ScheduleRecord
 	err := sc.s.viewOrg(ctx, orgID, func(o *orgTx) error {
-		if err := checkLiveAgent(o, wpid); err != nil {
-			return err
-		}
 		var err error
-		rec, err = getSchedule(o, wpid, id)
+		rec, err = getAgentSchedule(o, wpid, id)
 		return err
 	})
 	return rec, err
@@ -289,11 +297,8 @@ func (sc *Schedules) ListAll(ctx context.Context, orgID string, q ScheduleQuery)
 func (sc *Schedules) Update(ctx context.Context, orgID, wpid, id string, in *ScheduleInput) (*ScheduleRecord, error) {
 	var rec *ScheduleRecord
 	err := sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		if err := checkLiveAgent(o, wpid); err != nil {
-			return err
-		}
 		var err error
-		if rec, err = getSchedule(o, wpid, id); err != nil {
+		if rec, err = getAgentSchedule(o, wpid, id); err != nil {
 			return err
 		}
 		if rec.Cron != in.Cron || rec.Timezone != in.Timezone || (in.Enabled && !rec.Enabled) {
@@ -317,11 +322,8 @@ func (sc *Schedules) Update(ctx context.Context, orgID, wpid, id string, in *Sch
 func (sc *Schedules) SetEnabled(ctx context.Context, orgID, wpid, id string, enabled bool, from time.Time) (*ScheduleRecord, error) {
 	var rec *ScheduleRecord
 	err := sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		if err := checkLiveAgent(o, wpid); err != nil {
-			return err
-		}
 		var err error
-		if rec, err = getSchedule(o, wpid, id); err != nil {
+		if rec, err = getAgentSchedule(o, wpid, id); err != nil {
 			return err
 		}
 		if rec.Enabled == enabled {
@@ -342,10 +344,7 @@ func (sc *Schedules) SetEnabled(ctx context.Context, orgID, wpid, id string, ena
 // Delete deletes a schedule of agent wpid. The runs it started stay.
 func (sc *Schedules) Delete(ctx context.Context, orgID, wpid, id string) error {
 	return sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		if err := checkLiveAgent(o, wpid); err != nil {
-			return err
-		}
-		if _, err := getSchedule(o, wpid, id); err != nil {
+		if _, err := getAgentSchedule(o, wpid, id); err != nil {
 			return err
 		}
 		return o.schedules().Delete([]byte(id))
@@ -402,7 +401,7 @@ func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Ti
 		if err != nil {
 			return err
 		}
-		rec, err := getSchedule(o, "", id)
+		rec, err := getSchedule(o, id)
 		if err != nil {
 			return err
 		}
@@ -456,7 +455,7 @@ func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Ti
 	at, now = at.UTC(), laterOf(at.UTC(), now.UTC())
 	var outcome FireOutcome
 	err := sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		rec, err := getSchedule(o, "", id)
+		rec, err := getSchedule(o, id)
 		if err != nil {
 			return err
 		}
