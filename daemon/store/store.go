@@ -87,12 +87,10 @@
 //	        run_blocks/
 //	            <run id> 0x00 <n uint32 BE> -> client.RunBlock JSON: the run's nth block
 //	                                           execution, its newest MaxRunBlocks kept
-//	                                          
 //	        credentials/
 //	            <credential id>             -> credentialRecord JSON: name, type, what answers
 //	                                           show (username, card's last four and brand,
 //	                                           secret's label) and the secret itself sealed
-//	                                          
 //	        totp_codes/
 //	            <identifier> 0x00 <created_at int64 BE> <code id> -> client.TOTPCode JSON: a
 //	                                           pushed one-time code not yet used or expired
