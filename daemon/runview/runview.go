@@ -2,7 +2,7 @@
 // GET /v1/runs/{id} shows it, built from the store's record (Response),
 // with the parts that depend on the request (Links: app_url under the
 // address the client reached the daemon on, the URLs of the run's files
-// signed with a fresh expiry); and the stored views of runs (view.go),
+// signed with a fresh expiry); and the stored views of runs (Views),
 // which let that read send the answer without building it.
 //
 // The HTTP face (package daemon/api) answers with it, and the runner's
