@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 
 	"github.com/abctl/abctl/internal/jsonobject"
 	"github.com/abctl/abctl/internal/ptr"
@@ -292,7 +293,7 @@ func (a *Agent) Definition() *AgentDefinition {
 		BrowserProfileID:         ptr.Value(c.BrowserProfileID),
 		BrowserProfileKey:        ptr.Value(c.BrowserProfileKey),
 		Model:                    c.Model,
-		WorkflowDefinition:       c.WorkflowDefinition.definition(),
+		WorkflowDefinition:       c.WorkflowDefinition.RequestShape(),
 		IsSavedTask:              c.IsSavedTask,
 		MaxScreenshotScrolls:     c.MaxScreenshotScrolls,
 		MaxElapsedTimeMinutes:    c.MaxElapsedTimeMinutes,
@@ -320,9 +321,13 @@ func (a *Agent) Definition() *AgentDefinition {
 	return d
 }
 
-// definition converts a response-side definition (already a private copy)
-// to the request shape.
-func (d WorkflowDefinition) definition() WorkflowDefinition {
+// RequestShape returns d in the request shape, as Agent.Definition turns
+// an agent's definition (see there), without changing d. It copies only
+// what it changes (the parameters, the blocks and the lists it edits) and
+// shares everything else with d, so that a program that only reads the
+// result, as the engine does to run a stored version, needs no copy of the
+// whole definition; Agent.Definition gives one that shares nothing.
+func (d *WorkflowDefinition) RequestShape() WorkflowDefinition {
 	out := WorkflowDefinition{
 		Parameters:           make([]Parameter, 0, len(d.Parameters)),
 		Blocks:               definitionBlocks(d.Blocks),
@@ -355,7 +360,9 @@ func parameterDefinition(p Parameter) Parameter {
 	return p
 }
 
-func parameterKeys(ps []Parameter) []string {
+// ParameterKeys returns the keys of ps, in order; nil for none. It is how
+// a block's parameter records become its parameter_keys.
+func ParameterKeys(ps []Parameter) []string {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -384,8 +391,8 @@ func definitionBlocks(bs Blocks) Blocks {
 	return out
 }
 
-// definitionBlock converts a response-side block (a private copy) to the
-// request shape, in place where it can.
+// definitionBlock returns a response-side block in the request shape: a
+// new block, b unchanged.
 func definitionBlock(b Block) Block {
 	if isNilBlock(b) {
 		return b
@@ -393,13 +400,14 @@ func definitionBlock(b Block) Block {
 	if u, ok := b.(*UnknownBlock); ok {
 		return u.definition()
 	}
+	b = shallowCopy(b)
 	base := b.Base()
 	params := base.Parameters
 	base.OutputParameter, base.Parameters = nil, nil
 	// keys fills parameter_keys from the response's parameter records.
 	keys := func(dst *[]string) {
 		if len(*dst) == 0 {
-			*dst = parameterKeys(params)
+			*dst = ParameterKeys(params)
 		}
 	}
 	switch x := b.(type) {
@@ -434,6 +442,7 @@ func definitionBlock(b Block) Block {
 	case *WhileLoopBlock:
 		x.LoopBlocks = definitionBlocks(x.LoopBlocks)
 	case *ConditionalBlock:
+		x.BranchConditions = slices.Clone(x.BranchConditions)
 		for i := range x.BranchConditions {
 			x.BranchConditions[i].ID = ""
 		}
@@ -508,7 +517,7 @@ func (u *UnknownBlock) definition() *UnknownBlock {
 				break // not parameter records: keep as is
 			}
 			if !hasKeys && len(ps) > 0 {
-				ks, _ := json.Marshal(parameterKeys(ps))
+				ks, _ := json.Marshal(ParameterKeys(ps))
 				out = append(out, jsonobject.Member{Key: "parameter_keys", Value: ks})
 			}
 			continue
@@ -518,6 +527,16 @@ func (u *UnknownBlock) definition() *UnknownBlock {
 	c := &UnknownBlock{Type: u.Type, Raw: jsonobject.Join(out)}
 	_ = json.Unmarshal(c.Raw, &c.base)
 	return c
+}
+
+// shallowCopy returns a new block of b's type (a pointer to a struct, as
+// every block type is) holding b's fields: the fields the conversion sets
+// are then the copy's, and the values they held stay shared.
+func shallowCopy(b Block) Block {
+	v := reflect.ValueOf(b).Elem()
+	c := reflect.New(v.Type())
+	c.Elem().Set(v)
+	return c.Interface().(Block)
 }
 
 // areRecords reports whether every element looks like a parameter record.

@@ -723,3 +723,31 @@ func meansUnset(key string, v any) bool {
 	}
 	return false
 }
+
+// RequestShape converts without the copy Definition makes, and without
+// changing the definition it reads.
+func TestWorkflowDefinitionRequestShape(t *testing.T) {
+	a := loadAgentResponse(t)
+	before, _ := json.Marshal(a)
+	got, err := json.Marshal(a.WorkflowDefinition.RequestShape())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := json.Marshal(a); !bytes.Equal(before, after) {
+		t.Error("RequestShape changed the definition")
+	}
+	want, _ := json.Marshal(a.Definition().WorkflowDefinition)
+	if !bytes.Equal(got, want) {
+		t.Errorf("RequestShape differs from Definition's:\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestParameterKeys(t *testing.T) {
+	if ParameterKeys(nil) != nil {
+		t.Error("no parameters gave keys")
+	}
+	ps := []Parameter{{Key: "a"}, {Key: "b"}}
+	if got := ParameterKeys(ps); !reflect.DeepEqual(got, []string{"a", "b"}) {
+		t.Errorf("ParameterKeys = %v", got)
+	}
+}

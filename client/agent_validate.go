@@ -83,7 +83,7 @@ func (d *AgentDefinition) Validate() []ValidationError {
 			defined[p.Key] = true
 		}
 	}
-	walkBlocks(wd.Blocks, func(b Block) {
+	wd.Blocks.Walk(func(b Block) {
 		if l := b.Base().Label; l != "" {
 			defined[l+"_output"] = true
 		}
@@ -211,9 +211,9 @@ func unknownProxyLocation(name string) ValidationError {
 	return v
 }
 
-// walkBlocks calls fn for every block, the blocks of loops included, a
-// loop before its blocks.
-func walkBlocks(bs Blocks, fn func(Block)) {
+// Walk calls fn for every block of bs, the blocks of loops included, a
+// loop before its blocks; nil blocks are skipped.
+func (bs Blocks) Walk(fn func(Block)) {
 	for _, b := range bs {
 		if isNilBlock(b) {
 			continue
@@ -221,9 +221,9 @@ func walkBlocks(bs Blocks, fn func(Block)) {
 		fn(b)
 		switch x := b.(type) {
 		case *ForLoopBlock:
-			walkBlocks(x.LoopBlocks, fn)
+			x.LoopBlocks.Walk(fn)
 		case *WhileLoopBlock:
-			walkBlocks(x.LoopBlocks, fn)
+			x.LoopBlocks.Walk(fn)
 		}
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 
 	"github.com/abctl/abctl/daemon/api"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/llm"
 )
 

@@ -10,7 +10,7 @@
 //	<root>/<org id>/<run id>/<name>
 //
 // The executor writes a run's files into RunDir(org, run) and the daemon
-// calls Record for each one; the File it gets back (id a_<snowflake> as the
+// calls Record for each one; the store.RunFile it gets back (id a_<snowflake> as the
 // hosted service forms artifact ids, type, name, size, SHA-256, time) is
 // persisted with the run by the daemon. The Store keeps no
 // index of its own: the directory tree holds the bytes and the daemon's

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 const (
@@ -97,7 +98,7 @@ func (e *env) write(t testing.TB, org, run, name string, content []byte) []byte 
 	return content
 }
 
-func (e *env) record(t testing.TB, org, run, name string, typ client.ArtifactType, content []byte) (File, []byte) {
+func (e *env) record(t testing.TB, org, run, name string, typ client.ArtifactType, content []byte) (store.RunFile, []byte) {
 	t.Helper()
 	content = e.write(t, org, run, name, content)
 	f, err := e.store.Record(org, run, name, typ)

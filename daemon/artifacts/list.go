@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 // URI returns the stable, non-secret identifier of a run's file that list
@@ -18,7 +19,7 @@ func URI(runID, name string) string {
 
 // SignedURL returns the URL the daemon gives out for f: DownloadURL for
 // downloaded files, URL for the others.
-func SignedURL(base string, signer *Signer, orgID, runID string, f File, expires time.Time) string {
+func SignedURL(base string, signer *Signer, orgID, runID string, f store.RunFile, expires time.Time) string {
 	if f.Type == client.ArtifactDownload {
 		return signer.DownloadURL(base, orgID, runID, f.Name, expires)
 	}
@@ -31,7 +32,7 @@ func SignedURL(base string, signer *Signer, orgID, runID string, f File, expires
 // reached the daemon on. run_id is always set; workflow_run_id too for an
 // agent run (wr_…) and task_id for a task run (tsk_…, tsk_v2_…). The result
 // is never nil, so that it encodes as [] for a run without files.
-func ListItems(base string, signer *Signer, orgID, runID string, files []File, expires time.Time) []client.Artifact {
+func ListItems(base string, signer *Signer, orgID, runID string, files []store.RunFile, expires time.Time) []client.Artifact {
 	items := make([]client.Artifact, 0, len(files))
 	for _, f := range files {
 		a := client.Artifact{
@@ -59,11 +60,11 @@ func ListItems(base string, signer *Signer, orgID, runID string, files []File, e
 
 // FilterTypes returns the files of the given types (all of them when types
 // is empty), for the artifact_type query parameter of the list route.
-func FilterTypes(files []File, types ...client.ArtifactType) []File {
+func FilterTypes(files []store.RunFile, types ...client.ArtifactType) []store.RunFile {
 	if len(types) == 0 {
 		return files
 	}
-	out := make([]File, 0, len(files))
+	out := make([]store.RunFile, 0, len(files))
 	for _, f := range files {
 		if slices.Contains(types, f.Type) {
 			out = append(out, f)
@@ -86,7 +87,7 @@ func IsScreenshot(t client.ArtifactType) bool {
 // newestFirst returns the indexes of the files that keep accepts, newest
 // first: by CreatedAt, and among equal times the one recorded later (later
 // in files) first.
-func newestFirst(files []File, keep func(File) bool) []int {
+func newestFirst(files []store.RunFile, keep func(store.RunFile) bool) []int {
 	var idx []int
 	for i := len(files) - 1; i >= 0; i-- {
 		if keep(files[i]) {
@@ -102,13 +103,13 @@ func newestFirst(files []File, keep func(File) bool) []int {
 // URLFunc gives the URL of one of a run's files. The daemon's is SignedURL
 // under the address of the request, with one expiry for the whole answer;
 // the store passes placeholders when it encodes an answer ahead of time.
-type URLFunc func(f File) string
+type URLFunc func(f store.RunFile) string
 
 // ScreenshotURLs builds a run's screenshot_urls: the URLs of its
 // screenshots (IsScreenshot), newest first, at most limit of them (all when
 // limit <= 0). It returns nil when there are none.
-func ScreenshotURLs(files []File, limit int, url URLFunc) []string {
-	idx := newestFirst(files, func(f File) bool { return IsScreenshot(f.Type) })
+func ScreenshotURLs(files []store.RunFile, limit int, url URLFunc) []string {
+	idx := newestFirst(files, func(f store.RunFile) bool { return IsScreenshot(f.Type) })
 	if limit > 0 && len(idx) > limit {
 		idx = idx[:limit]
 	}
@@ -124,8 +125,8 @@ func ScreenshotURLs(files []File, limit int, url URLFunc) []string {
 
 // RecordingURL builds a run's recording_url: the URL of its newest
 // recording, nil when it has none.
-func RecordingURL(files []File, url URLFunc) *string {
-	idx := newestFirst(files, func(f File) bool { return f.Type == client.ArtifactRecording })
+func RecordingURL(files []store.RunFile, url URLFunc) *string {
+	idx := newestFirst(files, func(f store.RunFile) bool { return f.Type == client.ArtifactRecording })
 	if len(idx) == 0 {
 		return nil
 	}
@@ -135,7 +136,7 @@ func RecordingURL(files []File, url URLFunc) *string {
 // FileInfos builds a run's downloaded_files from its records of type
 // download, in the order given; with SignedURL as url, their URLs make the
 // browser save the file. It returns nil when there are none.
-func FileInfos(files []File, url URLFunc) []client.FileInfo {
+func FileInfos(files []store.RunFile, url URLFunc) []client.FileInfo {
 	var out []client.FileInfo
 	for _, f := range files {
 		if f.Type != client.ArtifactDownload {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 func TestListItems(t *testing.T) {
@@ -17,7 +18,7 @@ func TestListItems(t *testing.T) {
 	e.clock.add(time.Second)
 	dl, dlBody := e.record(t, testOrg, testRun, "Report 1.pdf", client.ArtifactDownload, nil)
 
-	items := ListItems(e.base, e.signer, testOrg, testRun, []File{shot, dl}, exp)
+	items := ListItems(e.base, e.signer, testOrg, testRun, []store.RunFile{shot, dl}, exp)
 	if len(items) != 2 {
 		t.Fatalf("%d items", len(items))
 	}
@@ -67,7 +68,7 @@ func TestListItems(t *testing.T) {
 		"wr_1":     {false, true},
 		"pbs_1":    {false, false},
 	} {
-		it := ListItems(e.base, e.signer, testOrg, run, []File{shot}, exp)[0]
+		it := ListItems(e.base, e.signer, testOrg, run, []store.RunFile{shot}, exp)[0]
 		if (it.TaskID != nil) != want[0] || (it.WorkflowRunID != nil) != want[1] || *it.RunID != run {
 			t.Errorf("%s: task_id %v workflow_run_id %v", run, it.TaskID, it.WorkflowRunID)
 		}
@@ -81,10 +82,10 @@ func TestListItems(t *testing.T) {
 	if string(js) != "[]" {
 		t.Fatalf("empty list %s", js)
 	}
-	if got := FilterTypes([]File{shot, dl}, client.ArtifactDownload); len(got) != 1 || got[0].ID != dl.ID {
+	if got := FilterTypes([]store.RunFile{shot, dl}, client.ArtifactDownload); len(got) != 1 || got[0].ID != dl.ID {
 		t.Fatalf("FilterTypes %v", got)
 	}
-	if got := FilterTypes([]File{shot, dl}); len(got) != 2 {
+	if got := FilterTypes([]store.RunFile{shot, dl}); len(got) != 2 {
 		t.Fatalf("FilterTypes without types %v", got)
 	}
 }
@@ -92,8 +93,8 @@ func TestListItems(t *testing.T) {
 func TestRunFields(t *testing.T) {
 	e := newEnv(t)
 	exp := e.clock.in(DefaultLifetime)
-	var files []File
-	add := func(name string, typ client.ArtifactType) File {
+	var files []store.RunFile
+	add := func(name string, typ client.ArtifactType) store.RunFile {
 		f, _ := e.record(t, testOrg, testRun, name, typ, nil)
 		files = append(files, f)
 		e.clock.add(time.Second)
@@ -112,7 +113,7 @@ func TestRunFields(t *testing.T) {
 	e.clock.add(-time.Second)
 	add("s5.png", client.ArtifactScreenshot)
 
-	signed := func(f File) string { return SignedURL(e.base, e.signer, testOrg, testRun, f, exp) }
+	signed := func(f store.RunFile) string { return SignedURL(e.base, e.signer, testOrg, testRun, f, exp) }
 	urls := ScreenshotURLs(files, 0, signed)
 	var names []string
 	for _, u := range urls {

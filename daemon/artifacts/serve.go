@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/localrun/executor"
 )
 
@@ -56,19 +57,19 @@ var ErrExists = errors.New("artifacts: the file exists")
 // each in a directory of its own. When anything fails, src's error (a body
 // over its size limit, say) included, the file is removed and the error
 // wraps the cause.
-func (s *Store) Save(orgID, dirID, name string, src io.Reader) (File, error) {
+func (s *Store) Save(orgID, dirID, name string, src io.Reader) (store.RunFile, error) {
 	if !executor.ValidFileName(name) {
-		return File{}, fmt.Errorf("%w: %q", ErrInvalidName, name)
+		return store.RunFile{}, fmt.Errorf("%w: %q", ErrInvalidName, name)
 	}
 	if _, err := s.RunDir(orgID, dirID); err != nil {
-		return File{}, err
+		return store.RunFile{}, err
 	}
 	rel := orgID + "/" + dirID + "/" + name
 	f, err := s.root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		return File{}, fmt.Errorf("%w: %s", ErrExists, name)
+		return store.RunFile{}, fmt.Errorf("%w: %s", ErrExists, name)
 	} else if err != nil {
-		return File{}, fmt.Errorf("artifacts: %w", err)
+		return store.RunFile{}, fmt.Errorf("artifacts: %w", err)
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, h), src)
@@ -80,9 +81,9 @@ func (s *Store) Save(orgID, dirID, name string, src io.Reader) (File, error) {
 	}
 	if err != nil {
 		s.root.Remove(rel)
-		return File{}, fmt.Errorf("artifacts: writing %s: %w", name, err)
+		return store.RunFile{}, fmt.Errorf("artifacts: writing %s: %w", name, err)
 	}
-	return File{
+	return store.RunFile{
 		ID:        s.ids.Next(PrefixArtifact),
 		Name:      name,
 		Size:      n,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/localrun/executor"
 )
 
@@ -33,17 +34,6 @@ var (
 	ErrInvalidName = errors.New("artifacts: invalid file name")
 	ErrNotRegular  = errors.New("artifacts: not a regular file")
 )
-
-// File is the record of one artifact file, which the daemon stores with the
-// run.
-type File struct {
-	ID        string              `json:"id"`         // a_<snowflake>
-	Type      client.ArtifactType `json:"type"`       // what the file is
-	Name      string              `json:"name"`       // base name in the run directory
-	Size      int64               `json:"size"`       // bytes
-	SHA256    string              `json:"sha256"`     // lowercase hex of the content's SHA-256
-	CreatedAt client.Time         `json:"created_at"` // when it was recorded
-}
 
 // Store keeps the artifact files of all runs under one directory. It is
 // safe for concurrent use.
@@ -119,27 +109,27 @@ func (s *Store) RunDir(orgID, runID string) (string, error) {
 // run's directory and returns its record. The name must be a single clean
 // path element (executor.ValidFileName) and the file a regular file: symbolic links,
 // directories, devices and pipes are refused with ErrNotRegular.
-func (s *Store) Record(orgID, runID, name string, typ client.ArtifactType) (File, error) {
+func (s *Store) Record(orgID, runID, name string, typ client.ArtifactType) (store.RunFile, error) {
 	if err := checkIDs(orgID, runID); err != nil {
-		return File{}, err
+		return store.RunFile{}, err
 	}
 	if !executor.ValidFileName(name) {
-		return File{}, fmt.Errorf("%w: %q", ErrInvalidName, name)
+		return store.RunFile{}, fmt.Errorf("%w: %q", ErrInvalidName, name)
 	}
 	if err := s.checkDirs(orgID, runID); err != nil {
-		return File{}, err
+		return store.RunFile{}, err
 	}
 	f, _, err := s.openRegular(orgID, runID, name)
 	if err != nil {
-		return File{}, err
+		return store.RunFile{}, err
 	}
 	defer f.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return File{}, fmt.Errorf("artifacts: reading %s: %w", name, err)
+		return store.RunFile{}, fmt.Errorf("artifacts: reading %s: %w", name, err)
 	}
-	return File{
+	return store.RunFile{
 		ID:        s.ids.Next(PrefixArtifact),
 		Type:      typ,
 		Name:      name,

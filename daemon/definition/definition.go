@@ -111,7 +111,7 @@ func Expand(a *client.Agent, gen *ids.Generator) {
 	// its blocks; blocks with the same label share one.
 	outputs := map[string]client.Parameter{}
 	var outputKeys []string
-	walkBlocks(wd.Blocks, func(b client.Block) {
+	wd.Blocks.Walk(func(b client.Block) {
 		label := b.Base().Label
 		key := label + "_output"
 		if _, ok := outputs[key]; !ok {
@@ -291,7 +291,7 @@ func (e *expander) block(b client.Block) client.Block {
 	if keys := parameterKeysField(b); keys != nil {
 		names, fromRecords := *keys, false
 		if len(names) == 0 {
-			names, fromRecords = keysOf(base.Parameters), true
+			names, fromRecords = client.ParameterKeys(base.Parameters), true
 		}
 		recs, ok := e.resolve(names)
 		switch {
@@ -376,7 +376,7 @@ func (e *expander) unknown(u *client.UnknownBlock) client.Block {
 	if len(names) == 0 && recordsAt >= 0 {
 		var ps []client.Parameter
 		_ = json.Unmarshal(members[recordsAt].Value, &ps)
-		names = keysOf(ps)
+		names = client.ParameterKeys(ps)
 	}
 	recs, resolved := e.resolve(names)
 	out := make([]jsonobject.Member, 0, len(members)+2)
@@ -414,27 +414,11 @@ func (e *expander) unknown(u *client.UnknownBlock) client.Block {
 	return bs[0]
 }
 
-// walkBlocks calls fn for every block, a loop before its loop_blocks.
-func walkBlocks(bs client.Blocks, fn func(client.Block)) {
-	for _, b := range bs {
-		if isNilBlock(b) {
-			continue
-		}
-		fn(b)
-		switch x := b.(type) {
-		case *client.ForLoopBlock:
-			walkBlocks(x.LoopBlocks, fn)
-		case *client.WhileLoopBlock:
-			walkBlocks(x.LoopBlocks, fn)
-		}
-	}
-}
-
 // routes reports whether the blocks use version-2 routing: a conditional
 // block or a next_block_label.
 func routes(bs client.Blocks) bool {
 	found := false
-	walkBlocks(bs, func(b client.Block) {
+	bs.Walk(func(b client.Block) {
 		found = found || b.BlockType() == client.BlockTypeConditional || b.Base().NextBlockLabel != ""
 	})
 	return found
@@ -464,17 +448,6 @@ func isNilBlock(b client.Block) bool {
 	}
 	v := reflect.ValueOf(b)
 	return v.Kind() == reflect.Pointer && v.IsNil()
-}
-
-func keysOf(ps []client.Parameter) []string {
-	if len(ps) == 0 {
-		return nil
-	}
-	keys := make([]string, len(ps))
-	for i := range ps {
-		keys[i] = ps[i].Key
-	}
-	return keys
 }
 
 // areRecords reports whether every element looks like a parameter record.

@@ -86,7 +86,7 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 	job := &executor.Job{
 		RunID: rec.ID, OrgID: rec.OrgID, RunType: rec.Type,
 		Task: rec.Task, Parameters: rec.Parameters,
-		MaxSteps: rec.MaxSteps, Dir: dir, Vault: r.vault(),
+		MaxSteps: rec.MaxSteps, Dir: dir, Vault: newVault(r.cfg),
 		BrowserSessionID: rec.BrowserSessionID,
 		Trigger:          r.starter(ctx, rec),
 		LocalFiles:       r.cfg.LocalFiles,
@@ -97,7 +97,7 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 		return nil, fmt.Errorf("The daemon could not read the organization's custom models: %v", err)
 	}
 	if rec.Type == client.RunTypeWorkflowRun {
-		job.Human = r.humanAsker(rec)
+		job.Human = &humanAsker{r: r, rec: rec}
 	}
 	if rec.Type == client.RunTypeWorkflowRun && rec.AgentID == "" && rec.Definition != nil {
 		job.Agent = &client.Agent{Title: rec.Title, WorkflowDefinition: *rec.Definition}
@@ -119,9 +119,10 @@ func (r *Runner) job(ctx context.Context, rec *store.RunRecord) (*executor.Job, 
 	return job, nil
 }
 
-func (r *Runner) vault() vault {
-	hooks, _ := r.cfg.Notifier.(*Webhooks)
-	return vault{st: r.cfg.Store, hooks: hooks}
+// newVault returns the vault of the runner configured by cfg.
+func newVault(cfg Config) vault {
+	hooks, _ := cfg.Notifier.(*Webhooks)
+	return vault{st: cfg.Store, hooks: hooks}
 }
 
 // browserState gives the job the browser state the run starts from: its
@@ -231,7 +232,7 @@ func (r *Runner) ResultFiles(rec *store.RunRecord, res executor.Result, p *Progr
 			r.log.Warn("run file not recorded", "run_id", rec.ID, "file", name, "error", err)
 			return
 		}
-		files = append(files, store.RunFile(f))
+		files = append(files, f)
 	}
 	for _, name := range res.Screenshots {
 		record(name, client.ArtifactScreenshot)
@@ -304,7 +305,7 @@ func (p *Progress) Screenshot(name string) {
 		return
 	}
 	_, err = p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
-		rec.Files = append(rec.Files, store.RunFile(f))
+		rec.Files = append(rec.Files, f)
 		return nil
 	})
 	if err != nil {

@@ -65,11 +65,6 @@ type humanAsker struct {
 	rec *store.RunRecord // the run as it started: its ids and base URL
 }
 
-// humanAsker returns the asker of an agent run.
-func (r *Runner) humanAsker(rec *store.RunRecord) executor.HumanAsker {
-	return &humanAsker{r: r, rec: rec}
-}
-
 func (a *humanAsker) Ask(ctx context.Context, q executor.HumanQuestion, asked func(string) error) (executor.HumanAnswer, error) {
 	r, ref := a.r, store.RunRef{OrgID: a.rec.OrgID, RunID: a.rec.ID}
 	bg := context.WithoutCancel(ctx)
@@ -110,7 +105,7 @@ func (a *humanAsker) Ask(ctx context.Context, q executor.HumanQuestion, asked fu
 	w.paused = true
 	h.mu.Unlock()
 	r.log.Info("run paused for a person's answer", "run_id", ref.RunID, "block", q.Block, "timeout", q.Timeout)
-	defer r.resume(bg, ref, ctx)
+	defer a.resume(bg, ref, ctx)
 
 	if err := asked(howToAnswer(a.rec)); err != nil {
 		if h.withdraw(ref, w) {
@@ -147,7 +142,8 @@ func (h *humanWaits) withdraw(ref store.RunRef, w *humanWait) bool {
 // resume moves a run that is still paused back to running once its wait
 // ended without an answer (an answer moves it itself), and records that
 // the question went unanswered.
-func (r *Runner) resume(ctx context.Context, ref store.RunRef, wait context.Context) {
+func (a *humanAsker) resume(ctx context.Context, ref store.RunRef, wait context.Context) {
+	r := a.r
 	_, err := r.cfg.Store.Runs().Update(ctx, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
 		if rec.Status != client.RunStatusPaused {
 			return store.ErrUnchanged
@@ -247,8 +243,7 @@ func (h *humanWaits) retireOne() {
 // retireWorker reports whether the worker asking, which has just finished
 // a run, should stop: a worker was lent while a run was paused, and that
 // run resumed.
-func (r *Runner) retireWorker() bool {
-	h := &r.humans
+func (h *humanWaits) retireWorker() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.surplus == 0 {

@@ -19,12 +19,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/localrun/executor"
@@ -36,7 +34,7 @@ type Files interface {
 	// RunDir returns the run's directory, creating it.
 	RunDir(orgID, runID string) (string, error)
 	// Record describes a file the executor wrote in the run's directory.
-	Record(orgID, runID, name string, typ client.ArtifactType) (artifacts.File, error)
+	Record(orgID, runID, name string, typ client.ArtifactType) (store.RunFile, error)
 }
 
 // Notifier sends the webhook of a run that reached a terminal state.
@@ -79,11 +77,9 @@ type Runner struct {
 	log *slog.Logger
 
 	mu      sync.Mutex
-	queues  map[string][]string                      // organization id -> run ids, oldest first
-	orgs    []string                                 // organizations with queued runs, in round-robin order
-	next    int                                      // index in orgs of the next organization served
+	queue   runQueue                                 // the runs waiting for a worker (queue.go)
 	running map[store.RunRef]context.CancelCauseFunc // executing runs, by organization and id
-	wake    chan struct{}                            // a token when the queue may have work
+	wake    wakeup                                   // a token when the queue may have work
 	quit    chan struct{}                            // closed by Stop: every waiting worker returns
 	stopped bool
 	// agentRuns makes the runs of workflow_trigger blocks (trigger.go);
@@ -112,9 +108,8 @@ func New(cfg Config) *Runner {
 	}
 	return &Runner{
 		cfg: cfg, log: log,
-		queues:  map[string][]string{},
 		running: map[store.RunRef]context.CancelCauseFunc{},
-		wake:    make(chan struct{}, 1),
+		wake:    make(wakeup, 1),
 		quit:    make(chan struct{}),
 	}
 }
@@ -149,7 +144,7 @@ func (r *Runner) Start(ctx context.Context) error {
 			r.endUnstarted(ref, client.RunStatusRunning, client.RunStatusFailed,
 				"The daemon restarted while this run was executing; its browser session was lost, so it did not finish.")
 		default:
-			r.enqueue(ref.OrgID, ref.RunID)
+			r.Submit(ref.OrgID, ref.RunID)
 		}
 	}
 	for range r.cfg.Workers {
@@ -182,26 +177,10 @@ func (r *Runner) Stop() {
 
 // Submit queues a stored run (status queued) for execution.
 func (r *Runner) Submit(orgID, runID string) {
-	r.enqueue(orgID, runID)
-}
-
-func (r *Runner) enqueue(orgID, runID string) {
 	r.mu.Lock()
-	q, had := r.queues[orgID]
-	r.queues[orgID] = append(q, runID)
-	if !had {
-		r.orgs = append(r.orgs, orgID)
-	}
+	r.queue.push(orgID, runID)
 	r.mu.Unlock()
-	r.signal()
-}
-
-// signal wakes a waiting worker.
-func (r *Runner) signal() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
+	r.wake.signal()
 }
 
 // take removes the next run from the queue, round-robin across
@@ -214,27 +193,14 @@ func (r *Runner) take() (ref store.RunRef, ctx context.Context, ok bool) {
 			r.mu.Unlock()
 			return ref, nil, false
 		}
-		if len(r.orgs) > 0 {
-			if r.next >= len(r.orgs) {
-				r.next = 0
-			}
-			org := r.orgs[r.next]
-			q := r.queues[org]
-			ref = store.RunRef{OrgID: org, RunID: q[0]}
-			if len(q) == 1 {
-				delete(r.queues, org)
-				r.orgs = slices.Delete(r.orgs, r.next, r.next+1)
-			} else {
-				r.queues[org] = q[1:]
-				r.next++
-			}
+		if ref, ok = r.queue.pop(); ok {
 			var cancel context.CancelCauseFunc
 			ctx, cancel = context.WithCancelCause(r.ctx)
 			r.running[ref] = cancel
-			more := len(r.orgs) > 0
+			more := r.queue.len() > 0
 			r.mu.Unlock()
 			if more {
-				r.signal() // let another worker take the next one
+				r.wake.signal() // let another worker take the next one
 			}
 			return ref, ctx, true
 		}
@@ -265,7 +231,7 @@ func (r *Runner) work() {
 		}
 		r.execute(ctx, ref)
 		r.done(ref)
-		if r.retireWorker() {
+		if r.humans.retireWorker() {
 			return // it was lent while a run was paused (human.go)
 		}
 	}
@@ -284,21 +250,7 @@ func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRec
 		r.mu.Unlock()
 		return r.cfg.Store.Runs().Get(ctx, orgID, runID)
 	}
-	if q, ok := r.queues[orgID]; ok {
-		if i := slices.Index(q, runID); i >= 0 {
-			q = slices.Delete(q, i, i+1)
-			if len(q) == 0 {
-				delete(r.queues, orgID)
-				j := slices.Index(r.orgs, orgID)
-				r.orgs = slices.Delete(r.orgs, j, j+1)
-				if j < r.next {
-					r.next-- // keep the turn of the organization that had it
-				}
-			} else {
-				r.queues[orgID] = q
-			}
-		}
-	}
+	r.queue.remove(orgID, runID)
 	r.mu.Unlock()
 	canceled := false
 	rec, err := r.cfg.Store.Runs().Update(ctx, orgID, runID, func(rec *store.RunRecord) error {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/localrun/executor"
@@ -34,13 +33,13 @@ func (f files) RunDir(orgID, runID string) (string, error) {
 	return dir, os.MkdirAll(dir, 0o700)
 }
 
-func (f files) Record(orgID, runID, name string, typ client.ArtifactType) (artifacts.File, error) {
+func (f files) Record(orgID, runID, name string, typ client.ArtifactType) (store.RunFile, error) {
 	b, err := os.ReadFile(filepath.Join(f.root, orgID, runID, name))
 	if err != nil {
-		return artifacts.File{}, err
+		return store.RunFile{}, err
 	}
 	sum := sha256.Sum256(b)
-	return artifacts.File{ID: "a_" + name, Type: typ, Name: name, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), CreatedAt: client.Now()}, nil
+	return store.RunFile{ID: "a_" + name, Type: typ, Name: name, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:]), CreatedAt: client.Now()}, nil
 }
 
 // notifier counts the webhooks of each run and the statuses they carried;

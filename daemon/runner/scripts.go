@@ -22,11 +22,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/abctl/abctl/agentfile/script"
+	"github.com/abctl/abctl/agentfile/tmpl"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/agentfile/script"
-	"github.com/abctl/abctl/agentfile/tmpl"
 )
 
 // defaultCacheKey is the cache key of an agent that sets none.

@@ -2,7 +2,7 @@
 // GET /v1/runs/{id} shows it, built from the store's record (Response),
 // with the parts that depend on the request (Links: app_url under the
 // address the client reached the daemon on, the URLs of the run's files
-// signed with a fresh expiry); and the stored views of runs (view.go),
+// signed with a fresh expiry); and the stored views of runs (Views),
 // which let that read send the answer without building it.
 //
 // The HTTP face (package daemon/api) answers with it, and the runner's
@@ -67,10 +67,9 @@ func Response(rec *store.RunRecord, appURL string, fileURL artifacts.URLFunc) *c
 		run.Errors = []json.RawMessage{}
 	}
 	if fileURL != nil && len(rec.Files) > 0 {
-		files := artifactFiles(rec.Files)
-		run.ScreenshotURLs = artifacts.ScreenshotURLs(files, 0, fileURL)
-		run.RecordingURL = artifacts.RecordingURL(files, fileURL)
-		run.DownloadedFiles = artifacts.FileInfos(files, fileURL)
+		run.ScreenshotURLs = artifacts.ScreenshotURLs(rec.Files, 0, fileURL)
+		run.RecordingURL = artifacts.RecordingURL(rec.Files, fileURL)
+		run.DownloadedFiles = artifacts.FileInfos(rec.Files, fileURL)
 	}
 	return run
 }
@@ -83,19 +82,6 @@ func runWith(rec *store.RunRecord) string {
 		return "agent"
 	}
 	return rec.RunWith
-}
-
-// artifactFiles returns a run's file records as package artifacts describes
-// files.
-func artifactFiles(files []store.RunFile) []artifacts.File {
-	if files == nil {
-		return nil
-	}
-	out := make([]artifacts.File, len(files))
-	for i, f := range files {
-		out[i] = artifacts.File(f)
-	}
-	return out
 }
 
 // Marshal encodes an answer as the API writes JSON: compact, raw UTF-8 (no
@@ -141,7 +127,7 @@ func (l *Links) FileURLs(base, orgID, runID string) artifacts.URLFunc {
 		return nil
 	}
 	exp := l.now().Add(artifacts.DefaultLifetime)
-	return func(f artifacts.File) string {
+	return func(f store.RunFile) string {
 		return artifacts.SignedURL(base, l.Signer, orgID, runID, f, exp)
 	}
 }
@@ -159,6 +145,6 @@ func (l *Links) Artifacts(rec *store.RunRecord, base string, types ...client.Art
 	if l == nil || l.Signer == nil {
 		return []client.Artifact{}
 	}
-	files := artifacts.FilterTypes(artifactFiles(rec.Files), types...)
+	files := artifacts.FilterTypes(rec.Files, types...)
 	return artifacts.ListItems(base, l.Signer, rec.OrgID, rec.ID, files, l.now().Add(artifacts.DefaultLifetime))
 }

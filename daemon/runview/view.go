@@ -153,7 +153,7 @@ func (v View) AppendJSON(dst []byte, appURL string, fileURL artifacts.URLFunc) (
 			if fileURL == nil {
 				return dst[:start], errNoFileURLs
 			}
-			dst = appendJSONString(dst, fileURL(artifacts.File{Type: client.ArtifactType(typ), Name: name}))
+			dst = appendJSONString(dst, fileURL(store.RunFile{Type: client.ArtifactType(typ), Name: name}))
 		default:
 			return dst[:start], ErrCorrupt
 		}
@@ -236,7 +236,7 @@ func appendJSONString(dst []byte, s string) []byte {
 type viewHole struct {
 	at   int
 	kind byte
-	file artifacts.File
+	file store.RunFile
 }
 
 // holeMarker starts the placeholder strings a view is encoded with: a
@@ -258,7 +258,7 @@ func Encode(rec *store.RunRecord) (View, error) {
 	marker := holeMarker()
 	holes := []viewHole{{kind: holeApp}}
 	placeholder := func(i int) string { return marker[1:] + strconv.Itoa(i) }
-	run := Response(rec, placeholder(0), func(f artifacts.File) string {
+	run := Response(rec, placeholder(0), func(f store.RunFile) string {
 		holes = append(holes, viewHole{kind: holeFile, file: f})
 		return placeholder(len(holes) - 1)
 	})

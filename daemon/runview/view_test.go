@@ -19,7 +19,7 @@ var ctx = context.Background()
 
 // testFileURL stands for the daemon's signed URLs: any function of the
 // file will do, as long as both answers use the same one.
-func testFileURL(f artifacts.File) string {
+func testFileURL(f store.RunFile) string {
 	return "http://127.0.0.1:8780/artifacts/x/" + f.Name + "?kind=" + string(f.Type) + "&sig=1"
 }
 
@@ -236,7 +236,7 @@ func TestViewAddresses(t *testing.T) {
 	view := f.storedView(rec.ID)
 	rec = f.get(rec.ID)
 	for _, base := range []string{"http://[::1]:8780", "https://abctl.example:443", `http://odd"host\<é>` + "\x01"} {
-		fileURL := func(f artifacts.File) string { return base + "/artifacts/" + f.Name }
+		fileURL := func(f store.RunFile) string { return base + "/artifacts/" + f.Name }
 		got, err := view.AppendJSON(nil, base+"/v1/runs/"+rec.ID, fileURL)
 		if want := wantAnswer(t, rec, base+"/v1/runs/"+rec.ID, fileURL); err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("base %q: %v\n got %s\nwant %s", base, err, got, want)

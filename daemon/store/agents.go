@@ -186,6 +186,23 @@ func readHead(raw []byte) (h summaryHead, ok bool) {
 	return h, true
 }
 
+// liveAgent reports whether wpid is an agent that is not deleted, from its
+// summary (its head when it has one, which tells without decoding).
+func liveAgent(o *orgTx, wpid string) bool {
+	if !validID(wpid) {
+		return false
+	}
+	v := o.summaries().Get([]byte(wpid))
+	if v == nil {
+		return false
+	}
+	if h, ok := readHead(v); ok {
+		return !h.deleted
+	}
+	sum, err := decodeSummary(v)
+	return err == nil && !sum.Deleted
+}
+
 func getSummary(o *orgTx, wpid string) (*agentSummary, error) {
 	if !validID(wpid) {
 		return nil, nil

@@ -27,21 +27,8 @@ const (
 	SessionEndedByRestart = "ended_by_restart"
 )
 
-func sessionNotFound(id string) error { return notFound(RecordSession, id) }
-
 func getSession(o *orgTx, id string) (*client.BrowserSession, error) {
-	var v []byte
-	if validID(id) {
-		v = o.browserSessions().Get([]byte(id))
-	}
-	if v == nil {
-		return nil, sessionNotFound(id)
-	}
-	bs := new(client.BrowserSession)
-	if err := json.Unmarshal(v, bs); err != nil {
-		return nil, fmt.Errorf("store: browser session %s: %w", id, err)
-	}
-	return bs, nil
+	return getJSON[client.BrowserSession](o.browserSessions(), RecordSession, id)
 }
 
 // NewID returns the id of a new browser session.

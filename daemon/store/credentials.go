@@ -68,8 +68,6 @@ type CredentialQuery struct {
 	Search         string // in the name and the username, case aside
 }
 
-func credentialNotFound(id string) error { return notFound(RecordCredential, id) }
-
 func credentialAD(orgID, id string) []byte { return []byte(orgID + "\x00" + id) }
 
 func (rec *credentialRecord) result() *client.Credential {
@@ -84,18 +82,7 @@ func (rec *credentialRecord) result() *client.Credential {
 }
 
 func getCredential(o *orgTx, id string) (*credentialRecord, error) {
-	var v []byte
-	if validID(id) {
-		v = o.credentials().Get([]byte(id))
-	}
-	if v == nil {
-		return nil, credentialNotFound(id)
-	}
-	rec := new(credentialRecord)
-	if err := json.Unmarshal(v, rec); err != nil {
-		return nil, fmt.Errorf("store: credential %s: %w", id, err)
-	}
-	return rec, nil
+	return getJSON[credentialRecord](o.credentials(), RecordCredential, id)
 }
 
 func (c *Credentials) seal(orgID, id string, secret []byte) ([]byte, error) {

@@ -52,8 +52,6 @@ type CustomLLMInput struct {
 	Valid bool
 }
 
-func customLLMNotFound(id string) error { return notFound(RecordCustomLLM, id) }
-
 func customLLMAD(orgID, id string) []byte {
 	return []byte("custom_llm\x00" + orgID + "\x00" + id)
 }
@@ -66,18 +64,7 @@ func (rec *customLLMRecord) result(orgID string) *client.CustomLLM {
 }
 
 func getCustomLLM(o *orgTx, id string) (*customLLMRecord, error) {
-	var v []byte
-	if validID(id) {
-		v = o.customLLMs().Get([]byte(id))
-	}
-	if v == nil {
-		return nil, customLLMNotFound(id)
-	}
-	rec := new(customLLMRecord)
-	if err := json.Unmarshal(v, rec); err != nil {
-		return nil, fmt.Errorf("store: custom LLM %s: %w", id, err)
-	}
-	return rec, nil
+	return getJSON[customLLMRecord](o.customLLMs(), RecordCustomLLM, id)
 }
 
 // sealKey seals key for the model id of orgID; nil for no key.

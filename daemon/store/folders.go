@@ -26,23 +26,14 @@ type folderRecord struct {
 	DeletedAt *client.Time `json:"deleted_at,omitempty"`
 }
 
-func folderNotFound(id string) error { return notFound(RecordFolder, id) }
-
 // getFolder returns a folder that is not deleted, or ErrNotFound.
 func getFolder(o *orgTx, id string) (*folderRecord, error) {
-	var v []byte
-	if validID(id) {
-		v = o.folders().Get([]byte(id))
-	}
-	if v == nil {
-		return nil, folderNotFound(id)
-	}
-	rec, err := decodeFolder(v)
+	rec, err := getJSON[folderRecord](o.folders(), RecordFolder, id)
 	if err != nil {
 		return nil, err
 	}
 	if rec.DeletedAt != nil {
-		return nil, folderNotFound(id)
+		return nil, notFound(RecordFolder, id)
 	}
 	return rec, nil
 }

@@ -186,18 +186,11 @@ func (s *Store) Authenticate(ctx context.Context, key string) (Organization, err
 }
 
 func getOrg(tx *bolt.Tx, orgID string) (Organization, error) {
-	var v []byte
-	if validID(orgID) {
-		v = tx.Bucket(bucketOrganizations).Get([]byte(orgID))
+	rec, err := getJSON[orgRecord](tx.Bucket(bucketOrganizations), RecordOrganization, orgID)
+	if err != nil {
+		return Organization{}, err
 	}
-	if v == nil {
-		return Organization{}, notFound(RecordOrganization, orgID)
-	}
-	var rec orgRecord
-	if err := json.Unmarshal(v, &rec); err != nil {
-		return Organization{}, fmt.Errorf("store: organization %s: %w", orgID, err)
-	}
-	return Organization(rec), nil
+	return Organization(*rec), nil
 }
 
 // Organization returns one organization.
@@ -256,12 +249,4 @@ func compareIDs(a, b string) int {
 		return len(a) - len(b)
 	}
 	return strings.Compare(a, b)
-}
-
-func putJSON(b *bolt.Bucket, key []byte, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("store: encode %s: %w", key, err)
-	}
-	return b.Put(key, data)
 }

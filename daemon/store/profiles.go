@@ -35,8 +35,6 @@ type ProfileQuery struct {
 	IncludeDeleted bool
 }
 
-func profileNotFound(id string) error { return notFound(RecordProfile, id) }
-
 func profileAD(orgID, id string) []byte { return []byte(orgID + "\x00profile\x00" + id) }
 
 func stateKey(kind byte, id string) []byte { return append([]byte{kind, 0}, id...) }
@@ -64,19 +62,12 @@ func (p *Profiles) open(sealed, ad []byte) ([]byte, error) {
 }
 
 func getProfile(o *orgTx, id string, withDeleted bool) (*profileRecord, error) {
-	var v []byte
-	if validID(id) {
-		v = o.profiles().Get([]byte(id))
-	}
-	if v == nil {
-		return nil, profileNotFound(id)
-	}
-	rec := new(profileRecord)
-	if err := json.Unmarshal(v, rec); err != nil {
-		return nil, fmt.Errorf("store: browser profile %s: %w", id, err)
+	rec, err := getJSON[profileRecord](o.profiles(), RecordProfile, id)
+	if err != nil {
+		return nil, err
 	}
 	if rec.DeletedAt != nil && !withDeleted {
-		return nil, profileNotFound(id)
+		return nil, notFound(RecordProfile, id)
 	}
 	return rec, nil
 }

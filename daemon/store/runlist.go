@@ -380,29 +380,12 @@ func (s *runSummary) listItem(o *orgTx, deleted map[string]bool) client.RunListI
 		it.WorkflowPermanentID = &wpid
 		gone, seen := deleted[wpid]
 		if !seen {
-			gone = agentDeleted(o, wpid)
+			gone = !liveAgent(o, wpid)
 			deleted[wpid] = gone
 		}
 		it.WorkflowDeleted = gone
 	}
 	return it
-}
-
-// agentDeleted reports whether the agent is deleted or unknown, from its
-// summary.
-func agentDeleted(o *orgTx, wpid string) bool {
-	if !validID(wpid) {
-		return true
-	}
-	v := o.summaries().Get([]byte(wpid))
-	if v == nil {
-		return true
-	}
-	if h, ok := readHead(v); ok {
-		return h.deleted
-	}
-	sum, err := decodeSummary(v)
-	return err != nil || sum.Deleted
 }
 
 // indexRuns writes the run_order entry of every run of the organization

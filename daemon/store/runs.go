@@ -25,9 +25,9 @@ import (
 // Runs are the runs of the organizations. Get it with Store.Runs.
 type Runs struct{ s *Store }
 
-// RunFile is the record of a file a run produced, which the run's record
-// keeps. Package daemon/artifacts keeps the file itself, and describes it
-// with the same fields (an artifacts.File converts to a RunFile).
+// RunFile is the record of a file a run produced (or of an uploaded file),
+// which the run's record keeps. Package daemon/artifacts keeps the file
+// itself, and makes this record of it.
 type RunFile struct {
 	ID        string              `json:"id"`         // a_<snowflake>
 	Type      client.ArtifactType `json:"type"`       // what the file is
@@ -191,14 +191,7 @@ func (r *Runs) NewID(t client.RunType) string {
 func (r *Runs) NewBlockID() string { return r.s.ids.Next(ids.PrefixWorkflowRunBlock) }
 
 func getRun(o *orgTx, id string) (*RunRecord, error) {
-	var v []byte
-	if validID(id) {
-		v = o.runs().Get([]byte(id))
-	}
-	if v == nil {
-		return nil, runNotFound(id)
-	}
-	return decodeRun([]byte(id), v)
+	return getJSON[RunRecord](o.runs(), RecordRun, id)
 }
 
 // decodeRun decodes the record stored under key id.

@@ -148,24 +148,26 @@ const (
 	FireDisabled
 )
 
-func scheduleNotFound(id string) error { return notFound(RecordSchedule, id) }
+// getSchedule returns schedule id, of whichever agent, or its
+// NotFoundError.
+func getSchedule(o *orgTx, id string) (*ScheduleRecord, error) {
+	return getJSON[ScheduleRecord](o.schedules(), RecordSchedule, id)
+}
 
-// getSchedule returns the schedule id of agent wpid ("" for any agent), or
-// ErrNotFound: a schedule of another agent is as unknown as a missing one.
-func getSchedule(o *orgTx, wpid, id string) (*ScheduleRecord, error) {
-	var v []byte
-	if validID(id) {
-		v = o.schedules().Get([]byte(id))
+// getAgentSchedule returns schedule id of agent wpid: the agent's
+// NotFoundError when it does not exist or is deleted, the schedule's when
+// the agent has no such schedule (a schedule of another agent is as
+// unknown as a missing one).
+func getAgentSchedule(o *orgTx, wpid, id string) (*ScheduleRecord, error) {
+	if err := checkLiveAgent(o, wpid); err != nil {
+		return nil, err
 	}
-	if v == nil {
-		return nil, scheduleNotFound(id)
+	rec, err := getSchedule(o, id)
+	if err != nil {
+		return nil, err
 	}
-	rec := new(ScheduleRecord)
-	if err := json.Unmarshal(v, rec); err != nil {
-		return nil, fmt.Errorf("store: schedule %s: %w", id, err)
-	}
-	if wpid != "" && rec.AgentID != wpid {
-		return nil, scheduleNotFound(id)
+	if rec.AgentID != wpid {
+		return nil, notFound(RecordSchedule, id)
 	}
 	return rec, nil
 }
@@ -173,7 +175,7 @@ func getSchedule(o *orgTx, wpid, id string) (*ScheduleRecord, error) {
 // checkLiveAgent returns the agent's NotFoundError unless it exists and is
 // not deleted.
 func checkLiveAgent(o *orgTx, wpid string) error {
-	if !validID(wpid) || !liveAgent(o, wpid) {
+	if !liveAgent(o, wpid) {
 		return agentNotFound(wpid)
 	}
 	return nil
@@ -210,11 +212,8 @@ func (sc *Schedules) Create(ctx context.Context, orgID, wpid string, in *Schedul
 func (sc *Schedules) Get(ctx context.Context, orgID, wpid, id string) (*ScheduleRecord, error) {
 	var rec *ScheduleRecord
 	err := sc.s.viewOrg(ctx, orgID, func(o *orgTx) error {
-		if err := checkLiveAgent(o, wpid); err != nil {
-			return err
-		}
 		var err error
-		rec, err = getSchedule(o, wpid, id)
+		rec, err = getAgentSchedule(o, wpid, id)
 		return err
 	})
 	return rec, err
@@ -298,11 +297,8 @@ func (sc *Schedules) ListAll(ctx context.Context, orgID string, q ScheduleQuery)
 func (sc *Schedules) Update(ctx context.Context, orgID, wpid, id string, in *ScheduleInput) (*ScheduleRecord, error) {
 	var rec *ScheduleRecord
 	err := sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		if err := checkLiveAgent(o, wpid); err != nil {
-			return err
-		}
 		var err error
-		if rec, err = getSchedule(o, wpid, id); err != nil {
+		if rec, err = getAgentSchedule(o, wpid, id); err != nil {
 			return err
 		}
 		if rec.Cron != in.Cron || rec.Timezone != in.Timezone || (in.Enabled && !rec.Enabled) {
@@ -326,11 +322,8 @@ func (sc *Schedules) Update(ctx context.Context, orgID, wpid, id string, in *Sch
 func (sc *Schedules) SetEnabled(ctx context.Context, orgID, wpid, id string, enabled bool, from time.Time) (*ScheduleRecord, error) {
 	var rec *ScheduleRecord
 	err := sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		if err := checkLiveAgent(o, wpid); err != nil {
-			return err
-		}
 		var err error
-		if rec, err = getSchedule(o, wpid, id); err != nil {
+		if rec, err = getAgentSchedule(o, wpid, id); err != nil {
 			return err
 		}
 		if rec.Enabled == enabled {
@@ -351,10 +344,7 @@ func (sc *Schedules) SetEnabled(ctx context.Context, orgID, wpid, id string, ena
 // Delete deletes a schedule of agent wpid. The runs it started stay.
 func (sc *Schedules) Delete(ctx context.Context, orgID, wpid, id string) error {
 	return sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		if err := checkLiveAgent(o, wpid); err != nil {
-			return err
-		}
-		if _, err := getSchedule(o, wpid, id); err != nil {
+		if _, err := getAgentSchedule(o, wpid, id); err != nil {
 			return err
 		}
 		return o.schedules().Delete([]byte(id))
@@ -411,19 +401,15 @@ func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Ti
 		if err != nil {
 			return err
 		}
-		rec, err := getSchedule(o, "", id)
+		rec, err := getSchedule(o, id)
 		if err != nil {
 			return err
 		}
 		if err := checkLiveAgent(o, rec.AgentID); err != nil {
 			return err
 		}
-		switch {
-		case !rec.Enabled:
-			outcome = FireDisabled
-			return nil
-		case !rec.HandledThrough.Before(at):
-			outcome = FireAlreadyHandled
+		if why, due := rec.due(at); !due {
+			outcome = why
 			return nil
 		}
 		rec.HandledThrough = now
@@ -469,16 +455,12 @@ func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Ti
 	at, now = at.UTC(), laterOf(at.UTC(), now.UTC())
 	var outcome FireOutcome
 	err := sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		rec, err := getSchedule(o, "", id)
+		rec, err := getSchedule(o, id)
 		if err != nil {
 			return err
 		}
-		switch {
-		case !rec.Enabled:
-			outcome = FireDisabled
-			return nil
-		case !rec.HandledThrough.Before(at):
-			outcome = FireAlreadyHandled
+		if why, due := rec.due(at); !due {
+			outcome = why
 			return nil
 		}
 		outcome = FireSkipped
@@ -487,6 +469,19 @@ func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Ti
 		return putSchedule(o, rec)
 	})
 	return outcome, err
+}
+
+// due reports whether fire time at is still to be handled; when it is not
+// (the schedule is disabled, or its mark is at or after at), the outcome
+// says why.
+func (rec *ScheduleRecord) due(at time.Time) (FireOutcome, bool) {
+	switch {
+	case !rec.Enabled:
+		return FireDisabled, false
+	case !rec.HandledThrough.Before(at):
+		return FireAlreadyHandled, false
+	}
+	return 0, true
 }
 
 func eachSchedule(o *orgTx, fn func(*ScheduleRecord)) error {

@@ -114,8 +114,6 @@ var (
 	versionContentKey = []byte("content")
 )
 
-func scriptNotFound(id string) error { return notFound(RecordScript, id) }
-
 // scriptVersionKey is the key of one version: the script id, 0x00, the
 // version (uint32 BE), as agentKey lays out agent versions.
 func scriptVersionKey(id string, version int) []byte {
@@ -150,19 +148,12 @@ func (rec *scriptRecord) revision(orgID string, v *scriptVersionRecord) *ScriptR
 
 // getScript returns a script that is not deleted.
 func getScript(o *orgTx, id string) (*scriptRecord, error) {
-	var v []byte
-	if validID(id) {
-		v = o.scripts().Get([]byte(id))
-	}
-	if v == nil {
-		return nil, scriptNotFound(id)
-	}
-	rec := new(scriptRecord)
-	if err := json.Unmarshal(v, rec); err != nil {
-		return nil, fmt.Errorf("store: script %s: %w", id, err)
+	rec, err := getJSON[scriptRecord](o.scripts(), RecordScript, id)
+	if err != nil {
+		return nil, err
 	}
 	if rec.DeletedAt != nil {
-		return nil, scriptNotFound(id)
+		return nil, notFound(RecordScript, id)
 	}
 	return rec, nil
 }

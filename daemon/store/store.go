@@ -1,21 +1,47 @@
-// Package store is the database of `abctl daemon`: organizations, API keys,
-// agents (every version), folders, tags and runs, in one embedded bbolt file.
+// Package store is the database of `abctl daemon`: everything the daemon
+// keeps of its organizations, in one embedded bbolt file, so that a daemon
+// that stops or crashes finds them again as they were.
+//
+// The Store itself keeps the organizations and their API keys. The records
+// of an organization come in eleven kinds, each reached through its own
+// type, which shares the Store's file and transactions:
+//
+//   - Agents: every version of each agent (Store.Agents);
+//   - Folders: the folders agents are filed in (Store.Folders);
+//   - Tags: the tags of agents and runs, and the tag registry (Store.Tags);
+//   - Runs: each run's record, its view, list entry, steps and block
+//     executions (Store.Runs);
+//   - Credentials: credentials and pushed one-time codes (Store.Credentials);
+//   - Profiles: browser profiles and the browser states runs and agents
+//     keep (Store.Profiles);
+//   - BrowserSessions: the records of browser sessions
+//     (Store.BrowserSessions);
+//   - Schedules: agent schedules and the scheduler's marks (Store.Schedules);
+//   - CustomLLMs: the organization's model endpoints (Store.CustomLLMs);
+//   - Uploads: the records of uploaded files (Store.Uploads);
+//   - Scripts: the scripts recorded for agents and their versions
+//     (Store.Scripts).
+//
+// The store stores what it is given: the shape of an agent's definition,
+// a run's answer and the wording of errors for clients belong to the
+// layers above it (packages daemon/definition, daemon/runview,
+// daemon/api).
 //
 // # Bucket tree
 //
 // Keep this drawing up to date with every schema change, and add a step to
-// migrations (store.go) for it.
+// the migrations for it.
 //
 //	meta/
 //	    schema_version                      -> uint64 BE: the last migration applied
 //	    secret_check                        -> a known text sealed under Options.Secret: Open
 //	                                           refuses a secret that cannot open it
 //	    run_view_format                     -> the Format of the Options.RunViews that made
-//	                                           the run views (runview.go); Open re-makes
+//	                                           the run views; Open re-makes
 //	                                           them all when its RunViews' Format differs
 //	api_keys/
 //	    <sha256(key), 32 bytes>             -> apiKeyRecord JSON {org_id, sha256, created_at,
-//	                                           sealed: the key under Options.Secret (seal.go)}
+//	                                           sealed: the key under Options.Secret}
 //	organizations/
 //	    <org id>                            -> orgRecord JSON {id, name, created_at}
 //	runs_pending/
@@ -50,29 +76,27 @@
 //	                                           record (the daemon's: the run's answer to GET,
 //	                                           encoded, with holes for its URLs, package
 //	                                           daemon/runview); written with the record
-//	                                           (runview.go), absent when none was made
+//	                                          , absent when none was made
 //	        run_order/
-//	            <created_at int64 BE> <run id> -> run summary (binary, runlist.go): what the run
+//	            <created_at int64 BE> <run id> -> run summary (binary): what the run
 //	                                           list shows and filters on, written with the
 //	                                           record; created_at as in agent_order
 //	        run_steps/
 //	            <run id> 0x00 <step uint32 BE> -> client.RunStep JSON: one step of the run,
-//	                                           its newest MaxRunSteps kept (runsteps.go)
+//	                                           its newest MaxRunSteps kept
 //	        run_blocks/
 //	            <run id> 0x00 <n uint32 BE> -> client.RunBlock JSON: the run's nth block
 //	                                           execution, its newest MaxRunBlocks kept
-//	                                           (runsteps.go)
 //	        credentials/
 //	            <credential id>             -> credentialRecord JSON: name, type, what answers
 //	                                           show (username, card's last four and brand,
 //	                                           secret's label) and the secret itself sealed
-//	                                           (credentials.go)
 //	        totp_codes/
 //	            <identifier> 0x00 <created_at int64 BE> <code id> -> client.TOTPCode JSON: a
 //	                                           pushed one-time code not yet used or expired
 //	        browser_profiles/
 //	            <profile id>                -> profileRecord JSON: client.BrowserProfile and
-//	                                           its browser state sealed (profiles.go)
+//	                                           its browser state sealed
 //	        browser_states/
 //	            'r' 0x00 <run id>           -> the browser state a run kept, sealed
 //	            'a' 0x00 <wpid>             -> the browser state an agent with
@@ -80,28 +104,28 @@
 //	            's' 0x00 <session id>       -> the browser state a browser session with
 //	                                           generate_browser_profile closed with, sealed
 //	        browser_sessions/
-//	            <session id>                -> client.BrowserSession JSON (browsersessions.go)
-//	        schedules/                      agent schedules (schedules.go)
+//	            <session id>                -> client.BrowserSession JSON
+//	        schedules/                      agent schedules
 //	            <schedule id>               -> ScheduleRecord JSON: the agent (wpid), cron
 //	                                           expression, time zone, enabled, parameters,
 //	                                           and the scheduler's mark (handled_through:
 //	                                           the fire times at or before it are done),
 //	                                           moved with the run it starts (Fire)
-//	        custom_llms/                    the organization's model endpoints (customllms.go)
+//	        custom_llms/                    the organization's model endpoints
 //	            <custom LLM id>             -> customLLMRecord JSON {id, config (api_key always
 //	                                           null), created_at, modified_at, valid,
-//	                                           sealed_key: the API key sealed (customllms.go)}
-//	        uploads/                        files uploaded with /v1/upload_file (uploads.go)
+//	                                           sealed_key: the API key sealed}
+//	        uploads/                        files uploaded with /v1/upload_file
 //	            <artifact id>               -> Upload JSON {id, dir, name, size, sha256,
 //	                                           created_at}: the bytes are in the artifact
-//	                                           directory, <org id>/<dir>/<name> (uploads.go)
-//	        scripts/                        recorded scripts of agents (scripts.go)
+//	                                           directory, <org id>/<dir>/<name>
+//	        scripts/                        recorded scripts of agents
 //	            <script id>                 -> scriptRecord JSON {id, workflow_permanent_id ("" for
 //	                                           a script of no agent), cache_key, created_at,
 //	                                           modified_at, latest: its latest version,
 //	                                           deleted_at}
 //	        script_versions/
-//	            <script id> 0x00 <version uint32 BE>/  a version (scripts.go)
+//	            <script id> 0x00 <version uint32 BE>/  a version
 //	                record                  -> scriptVersionRecord JSON {revision id, version,
 //	                                           run_id, created_at, sha256 of the content}
 //	                content                 -> the bytes of script.yaml, as they are
@@ -139,7 +163,7 @@
 //   - Every write is durable when the method returns: bbolt fsyncs on
 //     commit and the store never sets NoSync.
 //   - Writes go through Store.update, which commits the writes that arrive
-//     together in one transaction and one fsync (group commit, commit.go)
+//     together in one transaction and one fsync (group commit)
 //     and returns only once that commit is durable. The write functions of
 //     a group run one after another in that transaction, so a check and
 //     the write it guards (the idempotent agent create) stay atomic; a
@@ -151,9 +175,6 @@
 //     with its record, all through putRun.
 //   - Ids of another organization answer ErrNotFound, as if they did not
 //     exist, because every lookup goes through that organization's bucket.
-//   - The store stores what it is given: the shape of an agent's definition,
-//     a run's answer, the wording of an error for a client are the layers'
-//     above (packages daemon/definition, daemon/runview, daemon/api).
 //
 // # Schema versions
 //
@@ -248,11 +269,9 @@ type Options struct {
 // Store is the daemon's database. It is safe for concurrent use: reads run
 // in parallel, writes are serialised by bbolt.
 //
-// The Store itself holds the organizations and their API keys (orgs.go,
-// seal.go); the records of an organization are reached through one type
-// per kind, which share the Store's file and transactions: Agents (their
-// versions, agents.go), Folders (folders.go), Runs (runs.go, runlist.go,
-// runsteps.go, runview.go) and Tags (with the tag registry, tags.go).
+// The Store itself holds the organizations and their API keys; the records
+// of an organization are reached through one type per kind (see the
+// package comment), which share the Store's file and transactions.
 type Store struct {
 	db     *bolt.DB
 	path   string
@@ -572,6 +591,33 @@ func encodeJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// getJSON decodes the JSON record stored under id in b into a new T. An id
+// that names no record, or that cannot be a key (validID), answers a
+// NotFoundError of kind r, the error every lookup by id returns.
+func getJSON[T any](b *bolt.Bucket, r Record, id string) (*T, error) {
+	var v []byte
+	if validID(id) {
+		v = b.Get([]byte(id))
+	}
+	if v == nil {
+		return nil, notFound(r, id)
+	}
+	rec := new(T)
+	if err := json.Unmarshal(v, rec); err != nil {
+		return nil, fmt.Errorf("store: %s %s: %w", r, id, err)
+	}
+	return rec, nil
+}
+
+// putJSON stores v, encoded as JSON, under key in b.
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("store: encode %s: %w", key, err)
+	}
+	return b.Put(key, data)
 }
 
 // u64 encodes v as 8 bytes big-endian.

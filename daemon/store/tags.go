@@ -199,16 +199,6 @@ func subjectOf(id string) TagSubject {
 	return TagSubject{Kind: RunSubject, ID: id}
 }
 
-// liveAgent reports whether wpid is an agent that is not deleted.
-func liveAgent(o *orgTx, wpid string) bool {
-	raw := o.summaries().Get([]byte(wpid))
-	if raw == nil {
-		return false
-	}
-	s, err := decodeSummary(raw)
-	return err == nil && !s.Deleted
-}
-
 // checkSubject returns a NotFoundError unless the subject exists (and, for
 // an agent, is not deleted).
 func checkSubject(o *orgTx, subj TagSubject) error {
@@ -577,22 +567,12 @@ func countLiveAgents(o *orgTx, subjects []string) int {
 	return n
 }
 
-func tagKeyNotFound(key string) error { return notFound(RecordTagKey, key) }
-
 func tagValueNotFound(key, value string) error {
 	return &NotFoundError{Record: RecordTagValue, ID: key, Value: value}
 }
 
 func getTagKey(o *orgTx, key string) (*tagKeyRecord, error) {
-	raw := o.tagKeys().Get([]byte(key))
-	if raw == nil {
-		return nil, tagKeyNotFound(key)
-	}
-	rec := new(tagKeyRecord)
-	if err := json.Unmarshal(raw, rec); err != nil {
-		return nil, fmt.Errorf("store: tag key %s: %w", key, err)
-	}
-	return rec, nil
+	return getJSON[tagKeyRecord](o.tagKeys(), RecordTagKey, key)
 }
 
 func getTagValue(o *orgTx, key, value string) (*tagValueRecord, error) {

@@ -64,18 +64,9 @@ func (u *Uploads) Create(ctx context.Context, orgID string, up *Upload) error {
 func (u *Uploads) Get(ctx context.Context, orgID, id string) (*Upload, error) {
 	var out *Upload
 	err := u.s.viewOrg(ctx, orgID, func(o *orgTx) error {
-		var v []byte
-		if validID(id) {
-			v = o.uploads().Get([]byte(id))
-		}
-		if v == nil {
-			return notFound(RecordArtifact, id)
-		}
-		out = new(Upload)
-		if err := json.Unmarshal(v, out); err != nil {
-			return fmt.Errorf("store: upload %s: %w", id, err)
-		}
-		return nil
+		var err error
+		out, err = getJSON[Upload](o.uploads(), RecordArtifact, id)
+		return err
 	})
 	return out, err
 }

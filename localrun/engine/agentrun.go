@@ -29,7 +29,8 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	// fields in the service's response shape (the parameters' records
 	// instead of a block's parameter_keys, loop_over and the smtp_*
 	// records instead of their keys), which the blocks would not read.
-	def := &job.Agent.Definition().WorkflowDefinition
+	wd := job.Agent.WorkflowDefinition.RequestShape()
+	def := &wd
 	// The engine's models and the custom models of the run's organization.
 	models := e.runModels(job)
 	scripts, err := runScripts(job)
