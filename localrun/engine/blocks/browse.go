@@ -80,9 +80,9 @@ func (in browserBlocks) action(ctx context.Context, b *client.ActionBlock, sc *s
 	if intention, err = sc.render(intention); err != nil {
 		return nil, false, err
 	}
-	canAI := strings.TrimSpace(intention) != "" && in.env.Models.Configured()
+	canAI := strings.TrimSpace(intention) != "" && in.models.Configured()
 	if strings.TrimSpace(selector) == "" && !canAI {
-		if !in.env.Models.Configured() {
+		if !in.models.Configured() {
 			return nil, false, fmt.Errorf("the selector rendered empty; an action without a selector needs a language model, but %w", agent.ErrNoModel)
 		}
 		return nil, false, errors.New("the selector rendered empty and there is no navigation_goal saying what to act on")
@@ -105,14 +105,14 @@ func (in browserBlocks) action(ctx context.Context, b *client.ActionBlock, sc *s
 		}
 	}
 	if strings.TrimSpace(selector) == "" || (canAI && b.AIFallback == "proactive") {
-		return in.modelAction(ctx, b, intention, touched)
+		return in.model.modelAction(ctx, b, intention, touched)
 	}
 	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "click", Text: selector})
 	if err != nil {
 		return nil, touched, err
 	}
 	mark := in.sess.Mark()
-	timeout := in.env.SelectorTimeout
+	timeout := in.selectorTimeout
 	if canAI {
 		// The model takes over soon when the selector finds nothing.
 		timeout = min(timeout, 3*time.Second)
@@ -122,8 +122,8 @@ func (in browserBlocks) action(ctx context.Context, b *client.ActionBlock, sc *s
 		in.steps.End(rec, res.URL, "", err)
 		var nm *session.NoMatchError
 		if canAI && ctx.Err() == nil && in.sess.Err() == nil {
-			in.env.Logger.Info("the selector failed; the model looks for the element", "block", b.Label, "selector", selector, "error", err)
-			return in.modelAction(ctx, b, intention, true)
+			in.logger.Info("the selector failed; the model looks for the element", "block", b.Label, "selector", selector, "error", err)
+			return in.model.modelAction(ctx, b, intention, true)
 		}
 		return nil, touched || !errors.As(err, &nm), err
 	}
@@ -151,7 +151,7 @@ func downloadTimeout(sec *float64) time.Duration {
 
 func (in browserBlocks) fileDownload(ctx context.Context, b *client.FileDownloadBlock, sc *scope) (any, bool, error) {
 	if strings.TrimSpace(b.URL) == "" {
-		return in.modelDownload(ctx, b, sc)
+		return in.model.modelDownload(ctx, b, sc)
 	}
 	url, err := sc.renderURL(b.URL)
 	if err != nil {

@@ -275,7 +275,7 @@ type codeResult struct {
 }
 
 func (in peopleBlocks) code(ctx context.Context, b *client.CodeBlock, sc *scope) (any, error) {
-	cfg := in.env.Code
+	cfg := in.codeConf
 	if !cfg.Enabled {
 		return nil, fmt.Errorf("this daemon does not run code blocks: start it with %s", CodeFlag)
 	}

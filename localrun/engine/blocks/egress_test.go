@@ -25,11 +25,11 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/internal/egress/egresstest"
 	"github.com/abctl/abctl/internal/mailtest"
 	"github.com/abctl/abctl/internal/sftptest"
+	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 
 // sharedGuard is the guard of an organization of a daemon serving
@@ -61,10 +61,12 @@ func wantRefusal(t *testing.T, what string, err error, target, addr string) {
 // connect through guard.
 func netInterpreter(def *client.WorkflowDefinition, guard *egress.Guard) *Interpreter {
 	logger := slog.New(slog.DiscardHandler)
-	return &Interpreter{
+	in := &Interpreter{
 		env: Env{Logger: logger, HTTP: &http.Client{}}, steps: steplog.New(noProgress{}, logger, 0),
 		def: def, params: map[string]any{}, outputs: newOutputs(), labels: blockLabels(def.Blocks), guard: guard,
 	}
+	giveFamilies(in)
+	return in
 }
 
 // TestHTTPRequestThroughGuard: an http_request block to the daemon's API

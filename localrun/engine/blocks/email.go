@@ -26,8 +26,8 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 
 // SMTP is an SMTP server to send mail through.
@@ -105,7 +105,7 @@ func (in mailBlocks) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc *s
 		}
 	}
 	if s.Host == "" {
-		def := in.env.SMTP
+		def := in.smtp
 		if def.Host == "" {
 			return s, errors.New("no SMTP server: give the block custom_smtp_host (or an smtp_host_secret_parameter_key), or start the daemon with --smtp-host")
 		}
@@ -116,7 +116,7 @@ func (in mailBlocks) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc *s
 	}
 	// Placeholders of credentials become their values for the server only.
 	for _, v := range []*string{&s.Host, &s.Username, &s.Password} {
-		real, _, err := in.sess.Secrets().Reveal(ctx, *v)
+		real, _, err := in.secrets.Reveal(ctx, *v)
 		if err != nil {
 			return s, err
 		}
@@ -203,7 +203,7 @@ func (in mailBlocks) deliver(ctx context.Context, b *client.SendEmailBlock, sc *
 	}
 	if err != nil {
 		// The server's answer, never the password.
-		return nil, fmt.Errorf("the SMTP server %s refused the email: %s", addr, in.sess.Secrets().Scrub(err.Error()))
+		return nil, fmt.Errorf("the SMTP server %s refused the email: %s", addr, in.secrets.Scrub(err.Error()))
 	}
 	names := make([]string, len(files))
 	for i, f := range files {

@@ -160,7 +160,7 @@ func humanSeconds(d time.Duration) string {
 func (in peopleBlocks) mailHumans(ctx context.Context, t humanTexts, howToAnswer string) error {
 	// Only the operator's server (Env.SMTP, the daemon's flags): trusted,
 	// so not dialed through the run's egress guard (see SMTP.guard).
-	server := in.env.SMTP
+	server := in.smtp
 	if server.Host == "" || len(t.recipients) == 0 {
 		return nil
 	}
@@ -203,6 +203,6 @@ func (in peopleBlocks) mailHumans(ctx context.Context, t humanTexts, howToAnswer
 		}
 		return fmt.Errorf("the email to %s could not be sent through the SMTP server %s: %s", strings.Join(t.recipients, ", "), addr, msg)
 	}
-	in.env.Logger.Info("human interaction email sent", "recipients", len(t.recipients), "smtp_server", addr)
+	in.logger.Info("human interaction email sent", "recipients", len(t.recipients), "smtp_server", addr)
 	return nil
 }

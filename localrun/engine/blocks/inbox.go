@@ -40,11 +40,11 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/engine/steplog"
-	"github.com/abctl/abctl/internal/egress"
 )
 
 // Limits of email_inbox blocks.
@@ -278,7 +278,7 @@ func (in mailBlocks) emailInbox(ctx context.Context, b *client.EmailInboxBlock, 
 	msgs, err := readMailbox(ctx, acct, q)
 	if err != nil {
 		// The server's words, never the password.
-		err = errors.New(in.sess.Secrets().Scrub(err.Error()))
+		err = errors.New(in.secrets.Scrub(err.Error()))
 		in.steps.End(rec, "", "", err)
 		return nil, err
 	}
@@ -303,9 +303,9 @@ func (in mailBlocks) emailInbox(ctx context.Context, b *client.EmailInboxBlock, 
 // mailAccount is the server and the sign-in of a block: the password is
 // revealed here, for the server only.
 func (in mailBlocks) mailAccount(ctx context.Context, b *client.EmailInboxBlock) (mailAccount, error) {
-	acct := mailAccount{address: imapProviders[b.EmailClient], tls: in.env.IMAP.TLS, guard: in.guard}
-	if a := in.env.IMAP.Address; a != "" {
-		acct.address, acct.startTLS, acct.guard = a, in.env.IMAP.StartTLS, nil
+	acct := mailAccount{address: imapProviders[b.EmailClient], tls: in.imap.TLS, guard: in.guard}
+	if a := in.imap.Address; a != "" {
+		acct.address, acct.startTLS, acct.guard = a, in.imap.StartTLS, nil
 	}
 	if acct.address == "" {
 		return acct, fmt.Errorf("email_client %q is not gmail or outlook", b.EmailClient)
@@ -323,7 +323,7 @@ func (in mailBlocks) mailAccount(ctx context.Context, b *client.EmailInboxBlock)
 	if username == "" || cred["password"] == nil {
 		return acct, fmt.Errorf("credential_id %q is not a password credential (a username and a password are needed to sign in to the mailbox)", ref)
 	}
-	password, _, err := in.sess.Secrets().Reveal(ctx, secrets.Placeholder(key, "password"))
+	password, _, err := in.secrets.Reveal(ctx, secrets.Placeholder(key, "password"))
 	if err != nil {
 		return acct, err
 	}

@@ -24,8 +24,8 @@ import (
 	"golang.org/x/oauth2/jwt"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/localrun/engine/secrets"
 )
 
 // DefaultSheetsEndpoint is the Sheets API; Env.SheetsEndpoint replaces it
@@ -142,7 +142,7 @@ func (in sheetsBlocks) sheets(ctx context.Context, sc *scope, spreadsheetURL, cr
 	if _, ok := cred["secret_value"]; !ok {
 		return nil, fmt.Errorf("credential_id %q is not a secret credential (its secret value must be a service account's JSON key)", ref)
 	}
-	keyJSON, _, err := in.sess.Secrets().Reveal(ctx, secrets.Placeholder(key, "secret_value"))
+	keyJSON, _, err := in.secrets.Reveal(ctx, secrets.Placeholder(key, "secret_value"))
 	if err != nil {
 		return nil, err
 	}
@@ -156,11 +156,11 @@ func (in sheetsBlocks) sheets(ctx context.Context, sc *scope, spreadsheetURL, cr
 	}
 	cfg := &jwt.Config{Email: sa.ClientEmail, PrivateKey: []byte(sa.PrivateKey), PrivateKeyID: sa.PrivateKeyID,
 		Scopes: []string{sheetsScope}, TokenURL: sa.TokenURI}
-	base := in.env.HTTP
+	base := in.http
 	if base == nil {
 		base = http.DefaultClient
 	}
-	endpoint := strings.TrimRight(in.env.SheetsEndpoint, "/")
+	endpoint := strings.TrimRight(in.endpoint, "/")
 	if endpoint == "" {
 		endpoint = DefaultSheetsEndpoint
 	}

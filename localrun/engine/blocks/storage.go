@@ -175,7 +175,7 @@ func (in storageBlocks) uploadToS3(ctx context.Context, b *client.UploadToS3Bloc
 	if err != nil {
 		return nil, err
 	}
-	folder := joinKey(in.env.S3.Prefix, uuid.NewString())
+	folder := joinKey(in.s3.Prefix, uuid.NewString())
 	uris, err := in.storeFiles(ctx, b.Label, store, folder, names)
 	if err != nil {
 		return nil, err
@@ -204,7 +204,7 @@ func (in storageBlocks) downloadToS3(ctx context.Context, b *client.DownloadToS3
 		err = fmt.Errorf("url %q: %s", steplog.ShownURL(u), strings.Replace(fe.Msg, "The file_url ", "it ", 1))
 	}
 	if err == nil {
-		key := joinKey(in.env.S3.Prefix, uuid.NewString(), filepath.Base(p))
+		key := joinKey(in.s3.Prefix, uuid.NewString(), filepath.Base(p))
 		err = store.put(ctx, key, p)
 		uri = store.uri(key)
 	}
@@ -344,7 +344,7 @@ type s3Store struct {
 // daemonStore is the daemon's bucket, where upload_to_s3 and
 // download_to_s3 write.
 func (in storageBlocks) daemonStore() (*s3Store, error) {
-	cfg := in.env.S3
+	cfg := in.s3
 	if strings.TrimSpace(cfg.Bucket) == "" {
 		return nil, errors.New("this daemon has no S3 bucket for it: start the daemon with --s3-bucket (and its S3 service's endpoint and keys)")
 	}
@@ -354,7 +354,7 @@ func (in storageBlocks) daemonStore() (*s3Store, error) {
 // blockStore is the bucket of a file_upload block: its bucket, keys and
 // region, else the daemon's.
 func (in storageBlocks) blockStore(ctx context.Context, b *client.FileUploadBlock, sc *scope) (*s3Store, error) {
-	cfg := in.env.S3
+	cfg := in.s3
 	id, err := in.secretField(ctx, sc, "aws_access_key_id", b.AWSAccessKeyID)
 	if err != nil {
 		return nil, err
@@ -472,49 +472,4 @@ func redact(text string, secrets ...string) string {
 		}
 	}
 	return text
-}
-
-// secretField is the value of a block's field that may hold a secret: the
-// value of the parameter the field names (a credential parameter's secret
-// value or password), or else the field as a template; credentials'
-// placeholders are revealed. field names the field in errors.
-func (in storageBlocks) secretField(ctx context.Context, sc *scope, field, raw string) (string, error) {
-	if strings.TrimSpace(raw) == "" {
-		return "", nil
-	}
-	v, named, err := paramText(sc, strings.TrimSpace(raw))
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", field, err)
-	}
-	if !named {
-		if v, err = sc.render(raw); err != nil {
-			return "", err
-		}
-	}
-	real, _, err := in.sess.Secrets().Reveal(ctx, v)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", field, err)
-	}
-	return real, nil
-}
-
-// paramText is the text of the run's parameter key: a text, or a
-// credential's secret value or password. named is false when no parameter
-// has that key.
-func paramText(sc *scope, key string) (text string, named bool, err error) {
-	v, ok := sc.in.params[key]
-	if !ok {
-		return "", false, nil
-	}
-	switch x := v.(type) {
-	case string:
-		return x, true, nil
-	case map[string]any:
-		for _, f := range []string{"secret_value", "password"} {
-			if s, ok := x[f].(string); ok {
-				return s, true, nil
-			}
-		}
-	}
-	return "", true, fmt.Errorf("the parameter %q holds %T, not a text", key, v)
 }

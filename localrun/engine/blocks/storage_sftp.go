@@ -32,8 +32,8 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 
 // sftpTimeout bounds reaching an SFTP server and signing in.
@@ -70,7 +70,7 @@ func (t sftpTarget) uri(p string) string {
 }
 
 func (in storageBlocks) sftpUpload(ctx context.Context, b *client.FileUploadBlock, sc *scope, folder string, names []string) (any, error) {
-	t := sftpTarget{port: 22, knownHosts: in.env.S3.KnownHostsFile, guard: in.guard}
+	t := sftpTarget{port: 22, knownHosts: in.s3.KnownHostsFile, guard: in.guard}
 	if b.SFTPPort != nil {
 		t.port = *b.SFTPPort
 	}
