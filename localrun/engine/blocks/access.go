@@ -82,6 +82,24 @@ func (r runAccess) secretField(ctx context.Context, sc *scope, field, raw string
 	return real, nil
 }
 
+// blockCredential is the credential a block's credential_id names (ref,
+// as written without a template's braces): the credential parameter of
+// that key, else the one read before the run for that id
+// (WithBlockCredentials). key is the parameter's key, for its secrets'
+// placeholders.
+func (r runAccess) blockCredential(credentialID string) (ref, key string, cred map[string]any, err error) {
+	ref = parameterRef(credentialID)
+	key = ref
+	if _, ok := r.params[key].(map[string]any); !ok {
+		key = blockCredentialKey(ref)
+	}
+	cred, ok := r.params[key].(map[string]any)
+	if !ok {
+		return ref, key, nil, fmt.Errorf("credential_id %q names neither a credential parameter of the agent nor a credential read before the run", ref)
+	}
+	return ref, key, cred, nil
+}
+
 // paramText is the text of the run's parameter key: a text, or a
 // credential's secret value or password. named is false when no parameter
 // has that key.

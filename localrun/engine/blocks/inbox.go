@@ -247,14 +247,9 @@ func (in mailBlocks) mailAccount(ctx context.Context, b *client.EmailInboxBlock)
 	if acct.Address == "" {
 		return acct, fmt.Errorf("email_client %q is not gmail or outlook", b.EmailClient)
 	}
-	ref := parameterRef(b.CredentialID)
-	key := ref
-	if _, ok := in.params[key].(map[string]any); !ok {
-		key = blockCredentialKey(ref)
-	}
-	cred, ok := in.params[key].(map[string]any)
-	if !ok {
-		return acct, fmt.Errorf("credential_id %q names neither a credential parameter of the agent nor a credential read before the run", ref)
+	ref, key, cred, err := in.blockCredential(b.CredentialID)
+	if err != nil {
+		return acct, err
 	}
 	username, _ := cred["username"].(string)
 	if username == "" || cred["password"] == nil {

@@ -63,11 +63,15 @@ func (in storageBlocks) sftpUpload(ctx context.Context, b *client.FileUploadBloc
 		}
 		paths[i] = p
 	}
-	return in.upload(b.Label, t.URI("/"+strings.TrimPrefix(t.Dir, "/")), names, func() ([]any, error) {
+	uris, err := in.upload(b.Label, t.URI("/"+strings.TrimPrefix(t.Dir, "/")), names, func() ([]any, error) {
 		uris, err := storage.PutSFTP(ctx, t, paths)
 		if err != nil {
 			return nil, errors.New(storage.Redact(err.Error(), t.Password, t.Passphrase))
 		}
 		return uris, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return uris, nil
 }

@@ -66,4 +66,3 @@ func TestSFTPThroughGuard(t *testing.T) {
 		t.Errorf("the server holds %q (%v)", b, err)
 	}
 }
-
