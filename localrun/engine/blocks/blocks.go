@@ -548,15 +548,22 @@ func (in *Interpreter) forLoop(ctx context.Context, b *client.ForLoopBlock, sc *
 		}
 		inner := sc.loop(b.Label, map[string]any{"current_value": item, "current_item": item, "current_index": i})
 		fail := in.runList(ctx, b.LoopBlocks, inner, "")
-		// Kept as ordered JSON: templates read it (tmpl decodes it on the
-		// way) and the run's output keeps the blocks' order.
-		results = append(results, inner.iter.rawObject())
-		if fail != nil {
-			if fail.nextLoop {
-				continue
-			}
-			return results, fmt.Errorf("iteration %d (current_index %d): block %q (%s) failed: %w", i+1, i, fail.Label, fail.Type, fail.Err)
+		if results, err = endIteration(results, inner, i, fail); err != nil {
+			return results, err
 		}
+	}
+	return results, nil
+}
+
+// endIteration appends the outputs of iteration i (its current_index) of
+// a loop block, run in inner, to results; err is why the loop stops after
+// it, nil when it goes on (a block that failed may ask for the next item).
+func endIteration(results []any, inner *scope, i int, fail *Failure) ([]any, error) {
+	// Kept as ordered JSON: templates read it (tmpl decodes it on the
+	// way) and the run's output keeps the blocks' order.
+	results = append(results, inner.iter.rawObject())
+	if fail != nil && !fail.nextLoop {
+		return results, fmt.Errorf("iteration %d (current_index %d): block %q (%s) failed: %w", i+1, i, fail.Label, fail.Type, fail.Err)
 	}
 	return results, nil
 }

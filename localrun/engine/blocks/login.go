@@ -73,22 +73,9 @@ func (in browserBlocks) loginForm(ctx context.Context, b *client.LoginBlock, sc 
 	}
 	in.sess.Secrets().UseIdentifier(key, b.TOTPIdentifier)
 	in.sess.Secrets().UseVerificationURL(b.TOTPVerificationURL)
-	touched := false
-	if strings.TrimSpace(b.URL) != "" {
-		url, err := sc.renderURL(b.URL)
-		if err != nil {
-			return nil, false, err
-		}
-		rec, err := in.steps.Start(b.Label, steplog.Action{Type: "goto_url", Text: steplog.ShownURL(url)})
-		if err != nil {
-			return nil, false, err
-		}
-		touched = true
-		res, err := in.sess.Navigate(ctx, url)
-		in.steps.End(rec, res.URL, "", err)
-		if err != nil {
-			return nil, true, err
-		}
+	touched, err := in.openBlockURL(ctx, b.Label, b.URL, sc)
+	if err != nil {
+		return nil, touched, err
 	}
 	username := ""
 	if v, ok := in.params[key].(map[string]any); ok {

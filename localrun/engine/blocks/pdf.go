@@ -135,21 +135,19 @@ func renderJSON(v any, sc *scope) (any, error) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			r, err := renderJSON(e, sc)
-			if err != nil {
+			var err error
+			if out[k], err = renderJSON(e, sc); err != nil {
 				return nil, err
 			}
-			out[k] = r
 		}
 		return out, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			r, err := renderJSON(e, sc)
-			if err != nil {
+			var err error
+			if out[i], err = renderJSON(e, sc); err != nil {
 				return nil, err
 			}
-			out[i] = r
 		}
 		return out, nil
 	}
