@@ -173,12 +173,19 @@ func stem(path string) string {
 	return "document"
 }
 
-func (in pdfBlocks) pdfFill(ctx context.Context, b *client.PDFFillBlock, sc *scope) (any, error) {
-	ref, err := sc.renderURL(b.FileURL)
-	if err != nil {
-		return nil, err
+// renderFileAndPrompt renders the file_url and the prompt of a PDF block.
+func renderFileAndPrompt(sc *scope, fileURL, prompt string) (ref, renderedPrompt string, err error) {
+	if ref, err = sc.renderURL(fileURL); err != nil {
+		return "", "", err
 	}
-	prompt, err := sc.render(b.Prompt)
+	if renderedPrompt, err = sc.render(prompt); err != nil {
+		return "", "", err
+	}
+	return ref, renderedPrompt, nil
+}
+
+func (in pdfBlocks) pdfFill(ctx context.Context, b *client.PDFFillBlock, sc *scope) (any, error) {
+	ref, prompt, err := renderFileAndPrompt(sc, b.FileURL, b.Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -324,15 +331,8 @@ func (in pdfBlocks) fillValues(ctx context.Context, b *client.PDFFillBlock, sc *
 	return values, "model", skipped, nil
 }
 
-// pdf.ExplicitValues maps a payload's keys to the form's fields by their
-// names. unknown are the keys that name no field; a value a field cannot
-
 func (in pdfBlocks) splitPDF(ctx context.Context, b *client.SplitPDFBlock, sc *scope) (any, error) {
-	ref, err := sc.renderURL(b.FileURL)
-	if err != nil {
-		return nil, err
-	}
-	prompt, err := sc.render(b.Prompt)
+	ref, prompt, err := renderFileAndPrompt(sc, b.FileURL, b.Prompt)
 	if err != nil {
 		return nil, err
 	}
