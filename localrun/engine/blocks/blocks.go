@@ -6,13 +6,13 @@
 //
 // The model-free blocks act on the run's browser through package
 // engine/session; the blocks a model drives hand their goal to package
-// engine/agent. Every step a block takes is in the run's step log
-// (package engine/steplog).
-//
-// The files: blocks.go (the interpreter), check.go (the checks before the
-// run), scope.go (templates and loop variables), outputs.go (the ordered
-// outputs), browse.go (goto_url, wait, action, file_download), model.go
-// (the blocks a model drives), http.go (http_request and print_page).
+// engine/agent. The blocks that reach other services call the leaf
+// packages beside this one with plain values: blocks/pdf (reading,
+// filling and cutting PDFs), blocks/storage (S3 and SFTP), blocks/mail
+// (SMTP and IMAP), blocks/sheets (Google Sheets) and blocks/python (code
+// blocks); this package renders the blocks' templates, resolves their
+// parameters and credentials, and records their steps and outputs. Every
+// step a block takes is in the run's step log (package engine/steplog).
 package blocks
 
 import (
