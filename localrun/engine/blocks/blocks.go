@@ -6,13 +6,13 @@
 //
 // The model-free blocks act on the run's browser through package
 // engine/session; the blocks a model drives hand their goal to package
-// engine/agent. Every step a block takes is in the run's step log
-// (package engine/steplog).
-//
-// The files: blocks.go (the interpreter), check.go (the checks before the
-// run), scope.go (templates and loop variables), outputs.go (the ordered
-// outputs), browse.go (goto_url, wait, action, file_download), model.go
-// (the blocks a model drives), http.go (http_request and print_page).
+// engine/agent. The blocks that reach other services call the leaf
+// packages beside this one with plain values: blocks/pdf (reading,
+// filling and cutting PDFs), blocks/storage (S3 and SFTP), blocks/mail
+// (SMTP and IMAP), blocks/sheets (Google Sheets) and blocks/python (code
+// blocks); this package renders the blocks' templates, resolves their
+// parameters and credentials, and records their steps and outputs. Every
+// step a block takes is in the run's step log (package engine/steplog).
 package blocks
 
 import (
@@ -26,12 +26,12 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/session"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/egress"
 )
 
 // maxExecutions bounds the block executions of one run (next_block_label
@@ -122,6 +122,15 @@ type Interpreter struct {
 	// guard decides what the run's blocks may reach over the network
 	// (nil: no policy); its refusals are logged.
 	guard *egress.Guard
+
+	// The block families (groups.go), each with what its blocks need.
+	browser browserBlocks
+	fileIO  fileBlocks
+	pdf     pdfBlocks
+	storage storageBlocks
+	mail    mailBlocks
+	sheets  sheetsBlocks
+	people  peopleBlocks
 }
 
 // New returns the interpreter of a run.
@@ -136,12 +145,14 @@ func New(env Env, r Run) *Interpreter {
 			log.Warn("a block's connection refused by the egress policy", "org_id", r.Guard.Org(), "target", e.Target, "address", e.Addr.String(), "rule", e.Rule)
 		})
 	}
-	return &Interpreter{
+	in := &Interpreter{
 		env: env, sess: r.Session, files: r.Session.Files(), agent: r.Agent, steps: r.Steps,
 		def: r.Definition, agentModel: r.Model, params: r.Params, outputs: newOutputs(),
 		labels: blockLabels(r.Definition.Blocks), human: r.Human, trigger: r.Trigger,
 		scripts: r.Scripts, guard: guard,
 	}
+	giveFamilies(in)
+	return in
 }
 
 // blockLabels returns the labels of bs and of the blocks of their loops.
@@ -440,19 +451,19 @@ func maxRetries(b client.Block) int {
 func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out any, touched bool, err error) {
 	switch x := b.(type) {
 	case *client.GotoURLBlock:
-		return browserBlocks{in}.gotoURL(ctx, x, sc)
+		return in.browser.gotoURL(ctx, x, sc)
 	case *client.WaitBlock:
-		return browserBlocks{in}.wait(ctx, x)
+		return in.browser.wait(ctx, x)
 	case *client.ActionBlock:
-		return browserBlocks{in}.action(ctx, x, sc)
+		return in.browser.action(ctx, x, sc)
 	case *client.ForLoopBlock:
 		out, err := in.forLoop(ctx, x, sc)
 		return out, false, err
 	case *client.HTTPRequestBlock:
-		out, err := fileBlocks{in}.httpRequest(ctx, x, sc)
+		out, err := in.fileIO.httpRequest(ctx, x, sc)
 		return out, false, err
 	case *client.PrintPageBlock:
-		out, err := fileBlocks{in}.printPage(ctx, x, sc)
+		out, err := in.fileIO.printPage(ctx, x, sc)
 		return out, false, err
 	case *client.ConditionalBlock:
 		out, err := in.conditional(ctx, x, sc)
@@ -461,51 +472,51 @@ func (in *Interpreter) exec(ctx context.Context, b client.Block, sc *scope) (out
 		out, err := in.whileLoop(ctx, x, sc)
 		return out, false, err
 	case *client.SendEmailBlock:
-		out, err := mailBlocks{in}.sendEmail(ctx, x, sc)
+		out, err := in.mail.sendEmail(ctx, x, sc)
 		return out, false, err
 	case *client.FileURLParserBlock:
-		out, err := fileBlocks{in}.fileParser(ctx, x.Label, x.FileURL, x.FileType, x.JSONSchema, sc)
+		out, err := in.fileIO.fileParser(ctx, x.Label, x.FileURL, x.FileType, x.JSONSchema, sc)
 		return out, false, err
 	case *client.PDFParserBlock:
-		out, err := fileBlocks{in}.fileParser(ctx, x.Label, x.FileURL, "pdf", x.JSONSchema, sc)
+		out, err := in.fileIO.fileParser(ctx, x.Label, x.FileURL, "pdf", x.JSONSchema, sc)
 		return out, false, err
 	case *client.FileDownloadBlock:
-		return browserBlocks{in}.fileDownload(ctx, x, sc)
+		return in.browser.fileDownload(ctx, x, sc)
 	case *client.UploadToS3Block:
-		out, err := storageBlocks{in}.uploadToS3(ctx, x, sc)
+		out, err := in.storage.uploadToS3(ctx, x, sc)
 		return out, false, err
 	case *client.DownloadToS3Block:
-		out, err := storageBlocks{in}.downloadToS3(ctx, x, sc)
+		out, err := in.storage.downloadToS3(ctx, x, sc)
 		return out, false, err
 	case *client.FileUploadBlock:
-		out, err := storageBlocks{in}.fileUpload(ctx, x, sc)
+		out, err := in.storage.fileUpload(ctx, x, sc)
 		return out, false, err
 	case *client.PDFFillBlock:
-		out, err := pdfBlocks{in}.pdfFill(ctx, x, sc)
+		out, err := in.pdf.pdfFill(ctx, x, sc)
 		return out, false, err
 	case *client.SplitPDFBlock:
-		out, err := pdfBlocks{in}.splitPDF(ctx, x, sc)
+		out, err := in.pdf.splitPDF(ctx, x, sc)
 		return out, false, err
 	case *client.EmailInboxBlock:
-		out, err := mailBlocks{in}.emailInbox(ctx, x, sc)
+		out, err := in.mail.emailInbox(ctx, x, sc)
 		return out, false, err
 	case *client.CodeBlock:
-		out, err := peopleBlocks{in}.code(ctx, x, sc)
+		out, err := in.people.code(ctx, x, sc)
 		return out, false, err
 	case *client.HumanInteractionBlock:
-		out, err := peopleBlocks{in}.humanInteraction(ctx, x, sc)
+		out, err := in.people.humanInteraction(ctx, x, sc)
 		return out, false, err
 	case *client.WorkflowTriggerBlock:
-		out, err := peopleBlocks{in}.workflowTrigger(ctx, x, sc)
+		out, err := in.people.workflowTrigger(ctx, x, sc)
 		return out, false, err
 	case *client.GoogleSheetsReadBlock:
-		out, err := sheetsBlocks{in}.sheetsRead(ctx, x, sc)
+		out, err := in.sheets.sheetsRead(ctx, x, sc)
 		return out, false, err
 	case *client.GoogleSheetsWriteBlock:
-		out, err := sheetsBlocks{in}.sheetsWrite(ctx, x, sc)
+		out, err := in.sheets.sheetsWrite(ctx, x, sc)
 		return out, false, err
 	case *client.LoginBlock:
-		return browserBlocks{in}.login(ctx, x, sc)
+		return in.browser.login(ctx, x, sc)
 	case *client.NavigationBlock, *client.ExtractionBlock, *client.TaskBlock, *client.ValidationBlock,
 		*client.TaskV2Block:
 		return in.modelBlock(ctx, b, sc)
@@ -537,15 +548,22 @@ func (in *Interpreter) forLoop(ctx context.Context, b *client.ForLoopBlock, sc *
 		}
 		inner := sc.loop(b.Label, map[string]any{"current_value": item, "current_item": item, "current_index": i})
 		fail := in.runList(ctx, b.LoopBlocks, inner, "")
-		// Kept as ordered JSON: templates read it (tmpl decodes it on the
-		// way) and the run's output keeps the blocks' order.
-		results = append(results, inner.iter.rawObject())
-		if fail != nil {
-			if fail.nextLoop {
-				continue
-			}
-			return results, fmt.Errorf("iteration %d (current_index %d): block %q (%s) failed: %w", i+1, i, fail.Label, fail.Type, fail.Err)
+		if results, err = endIteration(results, inner, i, fail); err != nil {
+			return results, err
 		}
+	}
+	return results, nil
+}
+
+// endIteration appends the outputs of iteration i (its current_index) of
+// a loop block, run in inner, to results; err is why the loop stops after
+// it, nil when it goes on (a block that failed may ask for the next item).
+func endIteration(results []any, inner *scope, i int, fail *Failure) ([]any, error) {
+	// Kept as ordered JSON: templates read it (tmpl decodes it on the
+	// way) and the run's output keeps the blocks' order.
+	results = append(results, inner.iter.rawObject())
+	if fail != nil && !fail.nextLoop {
+		return results, fmt.Errorf("iteration %d (current_index %d): block %q (%s) failed: %w", i+1, i, fail.Label, fail.Type, fail.Err)
 	}
 	return results, nil
 }

@@ -33,16 +33,38 @@ func (in browserBlocks) gotoURL(ctx context.Context, b *client.GotoURLBlock, sc 
 	if strings.TrimSpace(url) == "" {
 		return nil, false, errors.New("the url is empty")
 	}
-	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "goto_url", Text: steplog.ShownURL(url)})
+	landed, touched, err := in.goTo(ctx, b.Label, url)
 	if err != nil {
-		return nil, false, err
+		return nil, touched, err
+	}
+	return map[string]any{"url": landed}, true, nil
+}
+
+// goTo opens url as a goto_url step of the block label and returns the
+// URL the page landed on; touched says whether the page was acted on
+// (the step started).
+func (in browserBlocks) goTo(ctx context.Context, label, url string) (landed string, touched bool, err error) {
+	rec, err := in.steps.Start(label, steplog.Action{Type: "goto_url", Text: steplog.ShownURL(url)})
+	if err != nil {
+		return "", false, err
 	}
 	res, err := in.sess.Navigate(ctx, url)
 	in.steps.End(rec, res.URL, "", err)
-	if err != nil {
-		return nil, true, err
+	return res.URL, true, err
+}
+
+// openBlockURL opens a block's url, when it has one, before the block
+// acts on the page; touched says whether the page was acted on.
+func (in browserBlocks) openBlockURL(ctx context.Context, label, rawURL string, sc *scope) (touched bool, err error) {
+	if strings.TrimSpace(rawURL) == "" {
+		return false, nil
 	}
-	return map[string]any{"url": res.URL}, true, nil
+	url, err := sc.renderURL(rawURL)
+	if err != nil {
+		return false, err
+	}
+	_, touched, err = in.goTo(ctx, label, url)
+	return touched, err
 }
 
 func (in browserBlocks) wait(ctx context.Context, b *client.WaitBlock) (any, bool, error) {
@@ -80,39 +102,26 @@ func (in browserBlocks) action(ctx context.Context, b *client.ActionBlock, sc *s
 	if intention, err = sc.render(intention); err != nil {
 		return nil, false, err
 	}
-	canAI := strings.TrimSpace(intention) != "" && in.env.Models.Configured()
+	canAI := strings.TrimSpace(intention) != "" && in.models.Configured()
 	if strings.TrimSpace(selector) == "" && !canAI {
-		if !in.env.Models.Configured() {
+		if !in.models.Configured() {
 			return nil, false, fmt.Errorf("the selector rendered empty; an action without a selector needs a language model, but %w", agent.ErrNoModel)
 		}
 		return nil, false, errors.New("the selector rendered empty and there is no navigation_goal saying what to act on")
 	}
-	touched := false
-	if strings.TrimSpace(b.URL) != "" {
-		url, err := sc.renderURL(b.URL)
-		if err != nil {
-			return nil, false, err
-		}
-		rec, err := in.steps.Start(b.Label, steplog.Action{Type: "goto_url", Text: steplog.ShownURL(url)})
-		if err != nil {
-			return nil, false, err
-		}
-		touched = true
-		res, err := in.sess.Navigate(ctx, url)
-		in.steps.End(rec, res.URL, "", err)
-		if err != nil {
-			return nil, true, err
-		}
+	touched, err := in.openBlockURL(ctx, b.Label, b.URL, sc)
+	if err != nil {
+		return nil, touched, err
 	}
 	if strings.TrimSpace(selector) == "" || (canAI && b.AIFallback == "proactive") {
-		return in.modelAction(ctx, b, intention, touched)
+		return in.model.modelAction(ctx, b, intention, touched)
 	}
 	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "click", Text: selector})
 	if err != nil {
 		return nil, touched, err
 	}
 	mark := in.sess.Mark()
-	timeout := in.env.SelectorTimeout
+	timeout := in.selectorTimeout
 	if canAI {
 		// The model takes over soon when the selector finds nothing.
 		timeout = min(timeout, 3*time.Second)
@@ -122,8 +131,8 @@ func (in browserBlocks) action(ctx context.Context, b *client.ActionBlock, sc *s
 		in.steps.End(rec, res.URL, "", err)
 		var nm *session.NoMatchError
 		if canAI && ctx.Err() == nil && in.sess.Err() == nil {
-			in.env.Logger.Info("the selector failed; the model looks for the element", "block", b.Label, "selector", selector, "error", err)
-			return in.modelAction(ctx, b, intention, true)
+			in.logger.Info("the selector failed; the model looks for the element", "block", b.Label, "selector", selector, "error", err)
+			return in.model.modelAction(ctx, b, intention, true)
 		}
 		return nil, touched || !errors.As(err, &nm), err
 	}
@@ -151,7 +160,7 @@ func downloadTimeout(sec *float64) time.Duration {
 
 func (in browserBlocks) fileDownload(ctx context.Context, b *client.FileDownloadBlock, sc *scope) (any, bool, error) {
 	if strings.TrimSpace(b.URL) == "" {
-		return in.modelDownload(ctx, b, sc)
+		return in.model.modelDownload(ctx, b, sc)
 	}
 	url, err := sc.renderURL(b.URL)
 	if err != nil {

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/agent"
-	"github.com/abctl/abctl/agentfile/script"
+	"github.com/abctl/abctl/localrun/engine/blocks/pdf"
 )
 
 // Check checks, before any browser opens, that the engine can run
@@ -192,7 +193,7 @@ func (c checker) block(b client.Block) error {
 		switch strings.ToLower(x.FileType) {
 		case "", "auto_detect", "csv", "excel", "json", "docx", "text", "tsv":
 		case "pdf":
-			if err := havePdftotext(); err != nil {
+			if err := pdf.HavePdftotext(); err != nil {
 				return fmt.Errorf("block %q (%s): %w", label, typ, err)
 			}
 		case "image", "zip":

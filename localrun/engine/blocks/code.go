@@ -40,102 +40,30 @@ package blocks
 // the authors of every agent with that account.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/localrun/engine/blocks/python"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 )
-
-// Defaults of CodeConfig.
-const (
-	DefaultCodeTimeout   = 60 * time.Second
-	DefaultCodeMemoryMiB = 1024 // of address space
-)
-
-// codeOutputTail is how much of the code's stdout and of its stderr is
-// kept for a failure reason.
-const codeOutputTail = 2000
-
-// maxCodeResult bounds the JSON of a code block's output.
-const maxCodeResult = 32 << 20
 
 // CodeFlag is the daemon flag that lets code blocks run, named in the
 // reasons of runs that need it.
 const CodeFlag = "--allow-code-blocks"
 
-// CodeConfig says whether and how code blocks run. The zero value refuses
-// them.
-type CodeConfig struct {
-	// Enabled lets code blocks run (the daemon's --allow-code-blocks).
-	Enabled bool
-	// Python is the interpreter; "" is python3 on PATH.
-	Python string
-	// Timeout bounds the wall-clock time of one code block; 0 means
-	// DefaultCodeTimeout.
-	Timeout time.Duration
-	// MemoryMiB bounds the address space of one code block's process, in
-	// MiB; 0 means DefaultCodeMemoryMiB.
-	MemoryMiB int
-}
+// Defaults of CodeConfig.
+const (
+	DefaultCodeTimeout   = python.DefaultTimeout
+	DefaultCodeMemoryMiB = python.DefaultMemoryMiB
+)
 
-func (c CodeConfig) timeout() time.Duration {
-	if c.Timeout > 0 {
-		return c.Timeout
-	}
-	return DefaultCodeTimeout
-}
-
-// memory is the limit of the address space, in bytes.
-func (c CodeConfig) memory() int64 {
-	if c.MemoryMiB > 0 {
-		return int64(c.MemoryMiB) << 20
-	}
-	return DefaultCodeMemoryMiB << 20
-}
-
-// pythonPaths caches the interpreter each configured name resolves to.
-var pythonPaths sync.Map // string -> string
-
-// python returns the path of the interpreter itself: a name on PATH may
-// be a launcher (a pyenv shim) that needs the daemon's environment, which
-// the code does not get, so the interpreter is asked where it lives.
-func (c CodeConfig) python(ctx context.Context) (string, error) {
-	name := c.Python
-	if name == "" {
-		name = "python3"
-	}
-	if p, ok := pythonPaths.Load(name); ok {
-		return p.(string), nil
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("code blocks need %s, which is not installed or not on PATH (Debian and Ubuntu: apt-get install python3)", name)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "-c", "import sys; print(sys.executable)").Output()
-	if err != nil {
-		return "", fmt.Errorf("code blocks need %s, which does not run (%s): %v", name, path, err)
-	}
-	real := strings.TrimSpace(string(out))
-	if real == "" || !filepath.IsAbs(real) {
-		real = path
-	}
-	pythonPaths.Store(name, real)
-	return real, nil
-}
+// CodeConfig says whether and how code blocks run (see package
+// blocks/python). The zero value refuses them.
+type CodeConfig = python.Config
 
 // CheckCode checks, before a run starts, that the engine may run the code
 // blocks of def: that cfg allows them and that the interpreter is there.
@@ -164,7 +92,7 @@ func CheckCode(ctx context.Context, def *client.WorkflowDefinition, cfg CodeConf
 	if !cfg.Enabled {
 		return fmt.Errorf("block %q (code) runs Python code, which this daemon does not allow: start the daemon with %s to run code blocks (each in a separate python3 process with a time and memory limit)", first.Label, CodeFlag)
 	}
-	if _, err := cfg.python(ctx); err != nil {
+	if _, err := cfg.Interpreter(ctx); err != nil {
 		return fmt.Errorf("block %q (code): %w", first.Label, err)
 	}
 	return nil
@@ -194,7 +122,7 @@ func checkCode(b *client.CodeBlock) error {
 			return fail("names %q in parameter_keys, which cannot be a Python variable (letters, digits and _, not starting with a digit)", k)
 		}
 	}
-	code := pythonCodeOnly(b.Code)
+	code := python.CodeOnly(b.Code)
 	for _, m := range browserName.FindAllStringSubmatch(code, -1) {
 		name := m[1]
 		if regexp.MustCompile(strings.ReplaceAll(browserBinding, "NAME", name)).MatchString(code) {
@@ -210,72 +138,8 @@ func checkCode(b *client.CodeBlock) error {
 	return nil
 }
 
-// pythonCodeOnly returns src with its comments and the contents of its
-// string literals blanked (newlines kept), so that names are looked for in
-// code only.
-func pythonCodeOnly(src string) string {
-	b := []byte(src)
-	out := make([]byte, len(b))
-	copy(out, b)
-	blank := func(from, to int) {
-		for k := from; k < to && k < len(out); k++ {
-			if out[k] != '\n' {
-				out[k] = ' '
-			}
-		}
-	}
-	for i := 0; i < len(b); {
-		switch c := b[i]; {
-		case c == '#':
-			j := bytes.IndexByte(b[i:], '\n')
-			if j < 0 {
-				j = len(b) - i
-			}
-			blank(i, i+j)
-			i += j
-		case c == '\'' || c == '"':
-			quote := string(c)
-			if i+2 < len(b) && b[i+1] == c && b[i+2] == c {
-				quote = strings.Repeat(quote, 3)
-			}
-			j := i + len(quote)
-			for j < len(b) {
-				if b[j] == '\\' {
-					j += 2
-					continue
-				}
-				if strings.HasPrefix(string(b[j:]), quote) {
-					break
-				}
-				if len(quote) == 1 && b[j] == '\n' {
-					break // an unterminated literal: Python's error
-				}
-				j++
-			}
-			blank(i+len(quote), min(j, len(b)))
-			i = min(j+len(quote), len(b))
-		default:
-			i++
-		}
-	}
-	return string(out)
-}
-
-// codeResult is what the runner writes to its result file.
-type codeResult struct {
-	Output  map[string]any `json:"output"`
-	Skipped []string       `json:"skipped"`
-	Error   *struct {
-		Kind    string `json:"kind"` // syntax, memory, exception, limits
-		Type    string `json:"type"`
-		Message string `json:"message"`
-		Line    int    `json:"line"`
-		Text    string `json:"text"`
-	} `json:"error"`
-}
-
 func (in peopleBlocks) code(ctx context.Context, b *client.CodeBlock, sc *scope) (any, error) {
-	cfg := in.env.Code
+	cfg := in.codeConf
 	if !cfg.Enabled {
 		return nil, fmt.Errorf("this daemon does not run code blocks: start it with %s", CodeFlag)
 	}
@@ -284,31 +148,29 @@ func (in peopleBlocks) code(ctx context.Context, b *client.CodeBlock, sc *scope)
 		return nil, err
 	}
 	lines := strings.Count(strings.TrimRight(b.Code, "\n"), "\n") + 1
-	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "run_code", Text: fmt.Sprintf("%d lines of Python", lines)})
-	if err != nil {
-		return nil, err
-	}
-	res, err := runPython(ctx, cfg, b.Code, inputs)
-	result := ""
-	if err == nil {
+	out, err := in.step(b.Label, steplog.Action{Type: "run_code", Text: fmt.Sprintf("%d lines of Python", lines)}, func() (any, string, error) {
+		res, err := python.Run(ctx, cfg, b.Code, inputs)
+		if err != nil {
+			return nil, "", err
+		}
 		names := make([]string, 0, len(res.Output))
 		for k := range res.Output {
 			names = append(names, k)
 		}
 		slices.Sort(names)
-		result = "defined " + strings.Join(names, ", ")
+		result := "defined " + strings.Join(names, ", ")
 		if len(names) == 0 {
 			result = "defined no JSON value"
 		}
 		if len(res.Skipped) > 0 {
 			result += "; left out (not JSON): " + strings.Join(res.Skipped, ", ")
 		}
-	}
-	in.steps.End(rec, "", result, err)
+		return res.Output, result, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return res.Output, nil
+	return out, nil
 }
 
 // codeInputs are the variables of a code block: the parameters it names
@@ -343,130 +205,4 @@ func codeInputs(b *client.CodeBlock, sc *scope) (map[string]any, error) {
 		}
 	}
 	return inputs, nil
-}
-
-// runPython runs code in a python3 process of its own with cfg's limits.
-func runPython(ctx context.Context, cfg CodeConfig, code string, inputs map[string]any) (*codeResult, error) {
-	py, err := cfg.python(ctx)
-	if err != nil {
-		return nil, err
-	}
-	payload, err := json.Marshal(map[string]any{"code": code, "inputs": inputs})
-	if err != nil {
-		return nil, fmt.Errorf("the inputs of the code cannot be written as JSON: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "abctl-code-")
-	if err != nil {
-		return nil, fmt.Errorf("making the code's working directory: %v", err)
-	}
-	defer os.RemoveAll(dir)
-	resultPath := filepath.Join(dir, ".abctl-result.json")
-	limits, _ := json.Marshal(map[string]any{"memory": cfg.memory(), "result": resultPath})
-
-	runCtx, cancel := context.WithTimeout(ctx, cfg.timeout())
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, py, "-I", "-X", "utf8", "-c", codeRunner, string(limits))
-	cmd.Dir = dir
-	cmd.Env = []string{"HOME=" + dir, "TMPDIR=" + dir, "LANG=C.UTF-8"}
-	cmd.Stdin = bytes.NewReader(payload)
-	var stdout, stderr tailBuffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	killGroup(cmd)
-	cmd.WaitDelay = 5 * time.Second // a child the code left holding the pipes
-	runErr := cmd.Run()
-
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		return nil, fmt.Errorf("the code ran longer than its limit of %s (the daemon's --code-timeout) and was stopped%s", cfg.timeout(), outputNote(&stdout, &stderr))
-	}
-	var res codeResult
-	data, readErr := readLimited(resultPath, maxCodeResult)
-	if readErr == nil {
-		readErr = json.Unmarshal(data, &res)
-	}
-	if readErr != nil {
-		if strings.Contains(stderr.String(), "MemoryError") {
-			return nil, memoryError(cfg, &stdout, &stderr)
-		}
-		if runErr != nil {
-			return nil, fmt.Errorf("python3 ended without a result (%v)%s", runErr, outputNote(&stdout, &stderr))
-		}
-		return nil, fmt.Errorf("the code's result cannot be read: %v%s", readErr, outputNote(&stdout, &stderr))
-	}
-	if e := res.Error; e != nil {
-		switch e.Kind {
-		case "syntax":
-			return nil, fmt.Errorf("the code has a syntax error at line %d: %s: %s", e.Line, e.Message, e.Text)
-		case "memory":
-			return nil, memoryError(cfg, &stdout, &stderr)
-		case "limits":
-			return nil, fmt.Errorf("the code's memory limit cannot be set on this system: %s", e.Message)
-		}
-		where := ""
-		if e.Line > 0 {
-			where = fmt.Sprintf(" at line %d", e.Line)
-		}
-		return nil, fmt.Errorf("the code raised %s%s: %s%s", e.Type, where, e.Message, outputNote(&stdout, &stderr))
-	}
-	if res.Output == nil {
-		res.Output = map[string]any{}
-	}
-	return &res, nil
-}
-
-func memoryError(cfg CodeConfig, stdout, stderr *tailBuffer) error {
-	return fmt.Errorf("the code ran out of memory (its limit is %d MiB, the daemon's --code-memory)%s", cfg.memory()>>20, outputNote(stdout, stderr))
-}
-
-// outputNote is what the code printed, for a failure reason.
-func outputNote(stdout, stderr *tailBuffer) string {
-	var b strings.Builder
-	if s := strings.TrimSpace(stderr.String()); s != "" {
-		fmt.Fprintf(&b, "; its stderr ends with: %s", s)
-	}
-	if s := strings.TrimSpace(stdout.String()); s != "" {
-		fmt.Fprintf(&b, "; its stdout ends with: %s", s)
-	}
-	return b.String()
-}
-
-func readLimited(path string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("the output is %d bytes, more than the limit of %d", fi.Size(), limit)
-	}
-	return os.ReadFile(path)
-}
-
-// tailBuffer keeps the last codeOutputTail bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	cut bool
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - codeOutputTail; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-		t.cut = true
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.ToValidUTF8(string(t.buf), "")
-	if t.cut {
-		s = "…" + s
-	}
-	return s
 }

@@ -13,10 +13,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/abctl/abctl/agentfile/tmpl"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/steplog"
-	"github.com/abctl/abctl/agentfile/tmpl"
 )
 
 func criteriaOf(bc client.BranchCondition) (client.BranchCriteria, error) {
@@ -167,12 +167,8 @@ func (in *Interpreter) whileLoop(ctx context.Context, b *client.WhileLoopBlock, 
 		}
 		inner = sc.loop(b.Label, map[string]any{"current_index": i})
 		fail := in.runList(ctx, b.LoopBlocks, inner, "")
-		results = append(results, inner.iter.rawObject())
-		if fail != nil {
-			if fail.nextLoop {
-				continue
-			}
-			return results, fmt.Errorf("iteration %d (current_index %d): block %q (%s) failed: %w", i+1, i, fail.Label, fail.Type, fail.Err)
+		if results, err = endIteration(results, inner, i, fail); err != nil {
+			return results, err
 		}
 	}
 }

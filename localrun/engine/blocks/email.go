@@ -8,15 +8,9 @@ package blocks
 // credential's placeholder is revealed only to be sent to the server.
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/tls"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"mime"
 	"net"
 	"net/smtp"
 	"os"
@@ -26,25 +20,30 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/localrun/engine/blocks/mail"
+	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 
-// SMTP is an SMTP server to send mail through.
-type SMTP struct {
-	Host     string
-	Port     int // 0 means 587
-	Username string
-	Password string
-	// guard connects to the server when the run named it; nil for the
-	// operator's server (Env.SMTP, given by the daemon's flags), which is
-	// trusted wherever it is: a shared daemon's guard would refuse the
-	// loopback or private relay an operator typically gives.
-	guard *egress.Guard
+// SMTP is an SMTP server to send mail through (see package blocks/mail).
+type SMTP = mail.SMTP
+
+// dialer connects to a server the run names: through the run's egress
+// guard, whose organization decides; nil without a policy.
+func (r runAccess) dialer() mail.Dialer {
+	if r.guard == nil {
+		return nil
+	}
+	return r.guard.DialContext
 }
 
-func (in mailBlocks) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc *scope) (SMTP, error) {
-	s := SMTP{Host: b.CustomSMTPHost, Port: b.CustomSMTPPort, Username: b.CustomSMTPUsername, Password: b.CustomSMTPPassword}
+// smtpOf is the server of a send_email block, and how to dial it: dial is
+// nil for the operator's server (Env.SMTP, given by the daemon's flags),
+// which is trusted wherever it is (a shared daemon's guard would refuse
+// the loopback or private relay an operator typically gives); a server
+// the run names is dialed through the run's egress guard.
+func (in mailBlocks) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc *scope) (s SMTP, dial mail.Dialer, err error) {
+	s = SMTP{Host: b.CustomSMTPHost, Port: b.CustomSMTPPort, Username: b.CustomSMTPUsername, Password: b.CustomSMTPPassword}
 	param := func(key string) (string, error) {
 		if key == "" {
 			return "", nil
@@ -89,43 +88,42 @@ func (in mailBlocks) smtpOf(ctx context.Context, b *client.SendEmailBlock, sc *s
 		}
 		v, err := param(f.key)
 		if err != nil {
-			return s, err
+			return s, nil, err
 		}
 		*f.dst = v
 	}
 	if s.Port == 0 {
 		v, err := param(keyOf(b.SMTPPortSecretParameterKey, b.SMTPPort))
 		if err != nil {
-			return s, err
+			return s, nil, err
 		}
 		if v != "" {
 			if s.Port, err = strconv.Atoi(strings.TrimSpace(v)); err != nil {
-				return s, fmt.Errorf("the SMTP port %q is not a number", v)
+				return s, nil, fmt.Errorf("the SMTP port %q is not a number", v)
 			}
 		}
 	}
 	if s.Host == "" {
-		def := in.env.SMTP
+		def := in.smtp
 		if def.Host == "" {
-			return s, errors.New("no SMTP server: give the block custom_smtp_host (or an smtp_host_secret_parameter_key), or start the daemon with --smtp-host")
+			return s, nil, errors.New("no SMTP server: give the block custom_smtp_host (or an smtp_host_secret_parameter_key), or start the daemon with --smtp-host")
 		}
 		s = def
-		s.guard = nil // the operator's
 	} else {
-		s.guard = in.guard // the run's server: its organization's guard decides
+		dial = in.dialer()
 	}
 	// Placeholders of credentials become their values for the server only.
 	for _, v := range []*string{&s.Host, &s.Username, &s.Password} {
-		real, _, err := in.sess.Secrets().Reveal(ctx, *v)
+		real, _, err := in.secrets.Reveal(ctx, *v)
 		if err != nil {
-			return s, err
+			return s, nil, err
 		}
 		*v = real
 	}
 	if s.Port == 0 {
 		s.Port = 587
 	}
-	return s, nil
+	return s, dial, nil
 }
 
 func (in mailBlocks) sendEmail(ctx context.Context, b *client.SendEmailBlock, sc *scope) (any, error) {
@@ -166,11 +164,11 @@ func (in mailBlocks) sendEmail(ctx context.Context, b *client.SendEmailBlock, sc
 }
 
 func (in mailBlocks) deliver(ctx context.Context, b *client.SendEmailBlock, sc *scope, msg map[string]string, to []string) (any, error) {
-	server, err := in.smtpOf(ctx, b, sc)
+	server, dial, err := in.smtpOf(ctx, b, sc)
 	if err != nil {
 		return nil, err
 	}
-	var files []attachment
+	var files []mail.Attachment
 	for _, a := range b.FileAttachments {
 		ref, err := sc.render(a)
 		if err != nil {
@@ -185,14 +183,14 @@ func (in mailBlocks) deliver(ctx context.Context, b *client.SendEmailBlock, sc *
 		}
 		files = append(files, f)
 	}
-	data := composeMail(msg["sender"], to, msg["subject"], msg["body"], files, time.Now())
+	data := mail.Compose(msg["sender"], to, msg["subject"], msg["body"], files, time.Now())
 	addr := net.JoinHostPort(server.Host, strconv.Itoa(server.Port))
 	var auth smtp.Auth
 	if server.Username != "" {
 		auth = smtp.PlainAuth("", server.Username, server.Password, server.Host)
 	}
 	done := make(chan error, 1)
-	go func() { done <- sendMail(ctx, server.guard, addr, server.Host, auth, msg["sender"], to, data) }()
+	go func() { done <- mail.Send(ctx, dial, addr, server.Host, auth, msg["sender"], to, data) }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
@@ -203,150 +201,30 @@ func (in mailBlocks) deliver(ctx context.Context, b *client.SendEmailBlock, sc *
 	}
 	if err != nil {
 		// The server's answer, never the password.
-		return nil, fmt.Errorf("the SMTP server %s refused the email: %s", addr, in.sess.Secrets().Scrub(err.Error()))
+		return nil, fmt.Errorf("the SMTP server %s refused the email: %s", addr, in.secrets.Scrub(err.Error()))
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = f.name
+		names[i] = f.Name
 	}
 	return map[string]any{"success": true, "recipients": to, "subject": msg["subject"], "attachments": names}, nil
 }
 
-type attachment struct {
-	name string
-	data []byte
-}
-
 // attachment reads a file to attach: one of the run's files by its name, or
 // a file at an http(s) URL.
-func (in mailBlocks) attachment(ctx context.Context, ref string) (attachment, error) {
+func (in mailBlocks) attachment(ctx context.Context, ref string) (mail.Attachment, error) {
 	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
 		p, err := in.files.FetchUpload(ctx, ref)
 		if err != nil {
-			return attachment{}, err
+			return mail.Attachment{}, err
 		}
 		data, err := os.ReadFile(p)
-		return attachment{name: filepath.Base(p), data: data}, err
+		return mail.Attachment{Name: filepath.Base(p), Data: data}, err
 	}
 	p, ok := in.files.Path(ref)
 	if !ok {
-		return attachment{}, errors.New("it is neither a file of this run nor an http(s) URL")
+		return mail.Attachment{}, errors.New("it is neither a file of this run nor an http(s) URL")
 	}
 	data, err := os.ReadFile(p)
-	return attachment{name: filepath.Base(p), data: data}, err
-}
-
-// composeMail makes an RFC 5322 message: plain text, or multipart/mixed
-// with the attachments.
-func composeMail(from string, to []string, subject, body string, files []attachment, now time.Time) []byte {
-	var b bytes.Buffer
-	hdr := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, v) }
-	hdr("From", from)
-	hdr("To", strings.Join(to, ", "))
-	hdr("Subject", mime.QEncoding.Encode("utf-8", subject))
-	hdr("Date", now.Format(time.RFC1123Z))
-	hdr("MIME-Version", "1.0")
-	text := func() {
-		hdr("Content-Type", `text/plain; charset="utf-8"`)
-		hdr("Content-Transfer-Encoding", "base64")
-		b.WriteString("\r\n")
-		writeBase64(&b, []byte(body))
-	}
-	if len(files) == 0 {
-		text()
-		return b.Bytes()
-	}
-	var rb [12]byte
-	rand.Read(rb[:])
-	boundary := "abctl-" + hex.EncodeToString(rb[:])
-	hdr("Content-Type", `multipart/mixed; boundary="`+boundary+`"`)
-	b.WriteString("\r\n")
-	fmt.Fprintf(&b, "--%s\r\n", boundary)
-	text()
-	for _, f := range files {
-		fmt.Fprintf(&b, "--%s\r\n", boundary)
-		ct := mime.TypeByExtension(filepath.Ext(f.name))
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		hdr("Content-Type", ct)
-		hdr("Content-Transfer-Encoding", "base64")
-		hdr("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": f.name}))
-		b.WriteString("\r\n")
-		writeBase64(&b, f.data)
-	}
-	fmt.Fprintf(&b, "--%s--\r\n", boundary)
-	return b.Bytes()
-}
-
-func writeBase64(b *bytes.Buffer, data []byte) {
-	enc := base64.StdEncoding.EncodeToString(data)
-	for len(enc) > 76 {
-		b.WriteString(enc[:76])
-		b.WriteString("\r\n")
-		enc = enc[76:]
-	}
-	b.WriteString(enc)
-	b.WriteString("\r\n")
-}
-
-// sendMail is smtp.SendMail over a connection made by guard (nil: no
-// policy), whose DialContext resolves the server once and connects only
-// to an address the run may reach: STARTTLS when the server offers it,
-// then auth (when given), the envelope and the message.
-func sendMail(ctx context.Context, guard *egress.Guard, addr, host string, auth smtp.Auth, from string, to []string, msg []byte) error {
-	for _, line := range append([]string{from}, to...) {
-		if strings.ContainsAny(line, "\r\n") {
-			return errors.New("smtp: A line must not contain CR or LF")
-		}
-	}
-	var conn net.Conn
-	var err error
-	if guard != nil {
-		conn, err = guard.DialContext(ctx, "tcp", addr)
-	} else {
-		var d net.Dialer
-		conn, err = d.DialContext(ctx, "tcp", addr)
-	}
-	if err != nil {
-		return err
-	}
-	c, err := smtp.NewClient(conn, host)
-	if err != nil {
-		conn.Close()
-		return err
-	}
-	defer c.Close()
-	if ok, _ := c.Extension("STARTTLS"); ok {
-		if err := c.StartTLS(&tls.Config{ServerName: host}); err != nil {
-			return err
-		}
-	}
-	if auth != nil {
-		if ok, _ := c.Extension("AUTH"); !ok {
-			return errors.New("smtp: server doesn't support AUTH")
-		}
-		if err := c.Auth(auth); err != nil {
-			return err
-		}
-	}
-	if err := c.Mail(from); err != nil {
-		return err
-	}
-	for _, addr := range to {
-		if err := c.Rcpt(addr); err != nil {
-			return err
-		}
-	}
-	w, err := c.Data()
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(msg); err != nil {
-		return err
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	return c.Quit()
+	return mail.Attachment{Name: filepath.Base(p), Data: data}, err
 }

@@ -14,11 +14,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abctl/abctl/agentfile/tmpl"
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/session"
 	"github.com/abctl/abctl/localrun/engine/steplog"
-	"github.com/abctl/abctl/internal/egress"
-	"github.com/abctl/abctl/agentfile/tmpl"
 )
 
 // Limits of http_request.
@@ -101,7 +101,7 @@ func (in fileBlocks) httpRequest(ctx context.Context, b *client.HTTPRequestBlock
 	}
 	// The run's organization's guard makes the connections (every
 	// redirect's too); without a policy, the engine's client.
-	hc := *in.env.HTTP
+	hc := *in.http
 	if in.guard != nil {
 		hc = *in.guard.HTTPClient(timeout)
 	}
@@ -217,7 +217,7 @@ func (in fileBlocks) printPage(ctx context.Context, b *client.PrintPageBlock, sc
 	}
 	var saved string
 	defer func() { in.steps.End(rec, "", "saved "+saved, err) }()
-	tab, err := in.sess.ActiveTab(ctx)
+	tab, err := in.tabs.ActiveTab(ctx)
 	if err != nil {
 		return nil, err
 	}

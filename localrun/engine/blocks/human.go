@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/localrun/engine/blocks/mail"
 	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
@@ -159,8 +160,8 @@ func humanSeconds(d time.Duration) string {
 // the paused run in the CLI and the API.
 func (in peopleBlocks) mailHumans(ctx context.Context, t humanTexts, howToAnswer string) error {
 	// Only the operator's server (Env.SMTP, the daemon's flags): trusted,
-	// so not dialed through the run's egress guard (see SMTP.guard).
-	server := in.env.SMTP
+	// so not dialed through the run's egress guard (see smtpOf).
+	server := in.smtp
 	if server.Host == "" || len(t.recipients) == 0 {
 		return nil
 	}
@@ -181,7 +182,7 @@ func (in peopleBlocks) mailHumans(ctx context.Context, t humanTexts, howToAnswer
 	fmt.Fprintf(&body, "\n\nAnswer %q or %q:\n\n", t.positive, t.negative)
 	body.WriteString(howToAnswer)
 	body.WriteString("\n")
-	data := composeMail(sender, t.recipients, t.subject, body.String(), nil, time.Now())
+	data := mail.Compose(sender, t.recipients, t.subject, body.String(), nil, time.Now())
 	addr := net.JoinHostPort(server.Host, strconv.Itoa(server.Port))
 	var auth smtp.Auth
 	if server.Username != "" {
@@ -203,6 +204,6 @@ func (in peopleBlocks) mailHumans(ctx context.Context, t humanTexts, howToAnswer
 		}
 		return fmt.Errorf("the email to %s could not be sent through the SMTP server %s: %s", strings.Join(t.recipients, ", "), addr, msg)
 	}
-	in.env.Logger.Info("human interaction email sent", "recipients", len(t.recipients), "smtp_server", addr)
+	in.logger.Info("human interaction email sent", "recipients", len(t.recipients), "smtp_server", addr)
 	return nil
 }

@@ -61,10 +61,12 @@ func (noProgress) Screenshot(string) {}
 // asker.
 func humanInterpreter(def *client.WorkflowDefinition, asker HumanAsker, params map[string]any, smtp SMTP) *Interpreter {
 	logger := slog.New(slog.DiscardHandler)
-	return &Interpreter{
+	in := &Interpreter{
 		env: Env{Logger: logger, SMTP: smtp}, steps: steplog.New(noProgress{}, logger, 0),
 		def: def, params: params, outputs: newOutputs(), labels: blockLabels(def.Blocks), human: asker,
 	}
+	giveFamilies(in)
+	return in
 }
 
 func reviewBlock() *client.HumanInteractionBlock {

@@ -29,11 +29,9 @@ package blocks
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"regexp"
 	"slices"
 	"strings"
@@ -41,92 +39,29 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/agent"
+	"github.com/abctl/abctl/localrun/engine/blocks/mail"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/engine/steplog"
-	"github.com/abctl/abctl/internal/egress"
 )
 
 // Limits of email_inbox blocks.
 const (
 	defaultInboxResults = 25
 	maxInboxResults     = 200
-	// maxMailBytes bounds the size of one message read whole; a larger
-	// one is output without its text and attachments.
-	maxMailBytes = 25 << 20
 	// maxMailText bounds the text of one message in the output.
 	maxMailText = 100_000
-	// imapTimeout bounds connecting and each exchange with the server.
-	imapTimeout = 30 * time.Second
 )
 
-// IMAPConfig is where email_inbox blocks read mail. The zero value uses the
-// providers' servers.
-type IMAPConfig struct {
-	// Address (host:port) is the server of every email_inbox block,
-	// whatever its email_client; "" uses the provider's.
-	Address string
-	// StartTLS connects to Address in plain text and upgrades the
-	// connection with STARTTLS (usually port 143), instead of TLS from the
-	// start (usually port 993). Either way the password is sent over TLS
-	// only.
-	StartTLS bool
-	// TLS configures TLS (RootCAs: the authorities to trust); nil uses the
-	// system's.
-	TLS *tls.Config
-}
+// IMAPConfig is where email_inbox blocks read mail (see package
+// blocks/mail).
+type IMAPConfig = mail.IMAPConfig
 
 // imapProviders are the servers of the email clients the service knows.
 var imapProviders = map[string]string{
 	"gmail":   "imap.gmail.com:993",
 	"outlook": "outlook.office365.com:993",
 }
-
-// mailAccount is a mailbox to sign in to.
-type mailAccount struct {
-	address  string
-	startTLS bool
-	tls      *tls.Config
-	username string
-	password string
-	// guard connects to the server: the run's organization's for the
-	// provider its block names; nil for the operator's server
-	// (Env.IMAP.Address, the daemon's flags), which is trusted.
-	guard *egress.Guard
-}
-
-// mailQuery says which messages to read.
-type mailQuery struct {
-	folder   string
-	sender   string
-	subject  string
-	since    time.Time // zero: any date
-	max      int
-	withBody bool
-}
-
-// mailMessage is one message as read from the server.
-type mailMessage struct {
-	uid         uint32
-	from        []string
-	to          []string
-	cc          []string
-	subject     string
-	date        time.Time
-	messageID   string
-	text        string
-	tooLarge    bool // the text and attachments were left out
-	attachments []mailAttachment
-}
-
-type mailAttachment struct {
-	name        string
-	contentType string
-	data        []byte
-}
-
-// errIMAPAuth marks a sign-in the server refused.
-var errIMAPAuth = errors.New("authentication failed")
 
 func checkEmailInbox(b *client.EmailInboxBlock) error {
 	fail := func(format string, args ...any) error {
@@ -245,50 +180,50 @@ func parameterRef(s string) string {
 }
 
 func (in mailBlocks) emailInbox(ctx context.Context, b *client.EmailInboxBlock, sc *scope) (any, error) {
-	q := mailQuery{folder: "INBOX", max: defaultInboxResults, withBody: b.IncludeBody == nil || *b.IncludeBody}
+	q := mail.Query{Folder: "INBOX", Max: defaultInboxResults, WithBody: b.IncludeBody == nil || *b.IncludeBody}
 	folder, sender, subject := b.Folder, b.Sender, b.Subject // the block stays as written
 	if err := sc.renderAll(&folder, &sender, &subject); err != nil {
 		return nil, err
 	}
 	if f := strings.TrimSpace(folder); f != "" {
-		q.folder = f
+		q.Folder = f
 	}
-	q.sender, q.subject = strings.TrimSpace(sender), strings.TrimSpace(subject)
+	q.Sender, q.Subject = strings.TrimSpace(sender), strings.TrimSpace(subject)
 	if b.MaxResults > 0 {
-		q.max = min(b.MaxResults, maxInboxResults)
+		q.Max = min(b.MaxResults, maxInboxResults)
 	}
 	if d := b.NewerThanDays; d != nil && *d > 0 {
-		q.since = time.Now().AddDate(0, 0, -*d)
+		q.Since = time.Now().AddDate(0, 0, -*d)
 	}
 	acct, err := in.mailAccount(ctx, b)
 	if err != nil {
 		return nil, err
 	}
-	what := q.folder
-	if q.sender != "" {
-		what += fmt.Sprintf(", from %q", q.sender)
+	what := q.Folder
+	if q.Sender != "" {
+		what += fmt.Sprintf(", from %q", q.Sender)
 	}
-	if q.subject != "" {
-		what += fmt.Sprintf(", subject %q", q.subject)
+	if q.Subject != "" {
+		what += fmt.Sprintf(", subject %q", q.Subject)
 	}
-	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "read_email", Text: acct.username + " at " + acct.address + ": " + what})
+	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "read_email", Text: acct.Username + " at " + acct.Address + ": " + what})
 	if err != nil {
 		return nil, err
 	}
-	msgs, err := readMailbox(ctx, acct, q)
+	msgs, err := mail.ReadMailbox(ctx, acct, q)
 	if err != nil {
 		// The server's words, never the password.
-		err = errors.New(in.sess.Secrets().Scrub(err.Error()))
+		err = errors.New(in.secrets.Scrub(err.Error()))
 		in.steps.End(rec, "", "", err)
 		return nil, err
 	}
-	emails, err := in.mailOutput(msgs, q.withBody)
+	emails, err := in.mailOutput(msgs, q.WithBody)
 	result := fmt.Sprintf("read %d messages", len(emails))
 	in.steps.End(rec, "", result, err)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"folder": q.folder, "count": len(emails), "emails": emails}
+	out := map[string]any{"folder": q.Folder, "count": len(emails), "emails": emails}
 	if strings.TrimSpace(b.Prompt) == "" {
 		return out, nil
 	}
@@ -302,63 +237,60 @@ func (in mailBlocks) emailInbox(ctx context.Context, b *client.EmailInboxBlock, 
 
 // mailAccount is the server and the sign-in of a block: the password is
 // revealed here, for the server only.
-func (in mailBlocks) mailAccount(ctx context.Context, b *client.EmailInboxBlock) (mailAccount, error) {
-	acct := mailAccount{address: imapProviders[b.EmailClient], tls: in.env.IMAP.TLS, guard: in.guard}
-	if a := in.env.IMAP.Address; a != "" {
-		acct.address, acct.startTLS, acct.guard = a, in.env.IMAP.StartTLS, nil
+func (in mailBlocks) mailAccount(ctx context.Context, b *client.EmailInboxBlock) (mail.Account, error) {
+	// The provider's server: the run's organization's guard decides.
+	acct := mail.Account{Address: imapProviders[b.EmailClient], TLS: in.imap.TLS, Dial: in.dialer()}
+	if a := in.imap.Address; a != "" {
+		// The operator's server (the daemon's flags): trusted.
+		acct.Address, acct.StartTLS, acct.Dial = a, in.imap.StartTLS, nil
 	}
-	if acct.address == "" {
+	if acct.Address == "" {
 		return acct, fmt.Errorf("email_client %q is not gmail or outlook", b.EmailClient)
 	}
-	ref := parameterRef(b.CredentialID)
-	key := ref
-	if _, ok := in.params[key].(map[string]any); !ok {
-		key = blockCredentialKey(ref)
-	}
-	cred, ok := in.params[key].(map[string]any)
-	if !ok {
-		return acct, fmt.Errorf("credential_id %q names neither a credential parameter of the agent nor a credential read before the run", ref)
+	ref, key, cred, err := in.blockCredential(b.CredentialID)
+	if err != nil {
+		return acct, err
 	}
 	username, _ := cred["username"].(string)
 	if username == "" || cred["password"] == nil {
 		return acct, fmt.Errorf("credential_id %q is not a password credential (a username and a password are needed to sign in to the mailbox)", ref)
 	}
-	password, _, err := in.sess.Secrets().Reveal(ctx, secrets.Placeholder(key, "password"))
+	password, _, err := in.secrets.Reveal(ctx, secrets.Placeholder(key, "password"))
 	if err != nil {
 		return acct, err
 	}
-	acct.username, acct.password = username, password
+	acct.Username, acct.Password = username, password
 	return acct, nil
 }
 
 // mailOutput turns messages into the block's output, saving their
 // attachments as files of the run.
-func (in mailBlocks) mailOutput(msgs []mailMessage, withBody bool) ([]any, error) {
+func (in mailBlocks) mailOutput(msgs []mail.Message, withBody bool) ([]any, error) {
 	emails := make([]any, 0, len(msgs))
 	for _, m := range msgs {
 		e := map[string]any{
-			"uid": m.uid, "from": strings.Join(m.from, ", "), "to": orEmpty(m.to), "cc": orEmpty(m.cc),
-			"subject": m.subject, "message_id": m.messageID,
+			"uid": m.UID, "from": strings.Join(m.From, ", "), "to": orEmpty(m.To), "cc": orEmpty(m.CC),
+			"subject": m.Subject, "message_id": m.MessageID,
 		}
-		if !m.date.IsZero() {
-			e["date"] = m.date.UTC().Format(time.RFC3339)
+		if !m.Date.IsZero() {
+			e["date"] = m.Date.UTC().Format(time.RFC3339)
 		}
 		switch {
 		case !withBody:
-		case m.tooLarge:
+		case m.TooLarge:
 			e["body"] = ""
 			e["attachments"] = []any{}
-			e["note"] = fmt.Sprintf("the message is larger than %d MiB: its text and attachments were not read", maxMailBytes>>20)
+			e["note"] = fmt.Sprintf("the message is larger than %d MiB: its text and attachments were not read", mail.MaxMessageBytes>>20)
 		default:
-			e["body"] = text.Clip(m.text, maxMailText)
+			e["body"] = text.Clip(m.Text, maxMailText)
 			files := []any{}
-			for _, a := range m.attachments {
-				saved, err := in.files.Save(a.name, "attachment", a.data)
+			for _, a := range m.Attachments {
+				saved, err := in.files.Save(a.Name, "attachment", a.Data)
 				if err != nil {
-					return nil, fmt.Errorf("saving the attachment %q of %q: %v", a.name, m.subject, err)
+					return nil, fmt.Errorf("saving the attachment %q of %q: %v", a.Name, m.Subject, err)
 				}
 				info := in.files.Info(saved)
-				info["name"], info["content_type"] = a.name, a.contentType
+				info["name"], info["content_type"] = a.Name, a.ContentType
 				files = append(files, info)
 			}
 			e["attachments"] = files
@@ -401,24 +333,4 @@ func (in mailBlocks) mailPrompt(ctx context.Context, b *client.EmailInboxBlock, 
 	var s string
 	json.Unmarshal(answer, &s)
 	return s, nil
-}
-
-var (
-	htmlDrop  = regexp.MustCompile(`(?is)<(script|style|head)\b.*?</(script|style|head)>`)
-	htmlBreak = regexp.MustCompile(`(?i)<(br|/p|/div|/tr|/li|/h[1-6])\b[^>]*>`)
-	htmlTag   = regexp.MustCompile(`<[^>]*>`)
-	blankRuns = regexp.MustCompile(`\n[ \t]*(\n[ \t]*)+`)
-)
-
-// htmlText is the text of an HTML body, for a message that has no
-// text/plain part.
-func htmlText(s string) string {
-	s = htmlDrop.ReplaceAllString(s, "")
-	s = htmlBreak.ReplaceAllString(s, "\n")
-	s = html.UnescapeString(htmlTag.ReplaceAllString(s, ""))
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.Join(strings.Fields(l), " ")
-	}
-	return strings.TrimSpace(blankRuns.ReplaceAllString(strings.Join(lines, "\n"), "\n\n"))
 }

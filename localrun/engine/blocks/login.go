@@ -47,17 +47,17 @@ var codeWords = regexp.MustCompile(`(?i)\b(otp|one[- ]?time|2fa|mfa|totp|verific
 // the sign-in forms are filled by their shape, and, when that fails and a
 // model is configured, the model takes over with the default goal.
 func (in browserBlocks) login(ctx context.Context, b *client.LoginBlock, sc *scope) (any, bool, error) {
-	hasModel := in.env.Models.Configured()
+	hasModel := in.models.Configured()
 	if hasModel && strings.TrimSpace(b.NavigationGoal) != "" {
-		return in.modelBlock(ctx, b, sc)
+		return in.model.modelBlock(ctx, b, sc)
 	}
 	out, touched, err := in.loginForm(ctx, b, sc)
 	var refusal *signInRefused
 	if err == nil || !hasModel || ctx.Err() != nil || errors.As(err, &refusal) {
 		return out, touched, err
 	}
-	in.env.Logger.Info("the sign-in form could not be filled by its shape; the model takes over", "block", b.Label, "error", err)
-	out, touched, merr := in.modelBlock(ctx, b, sc)
+	in.logger.Info("the sign-in form could not be filled by its shape; the model takes over", "block", b.Label, "error", err)
+	out, touched, merr := in.model.modelBlock(ctx, b, sc)
 	if merr != nil {
 		return out, touched, fmt.Errorf("%w (before the model took over, filling the sign-in form by its shape failed: %v)", merr, err)
 	}
@@ -73,22 +73,9 @@ func (in browserBlocks) loginForm(ctx context.Context, b *client.LoginBlock, sc 
 	}
 	in.sess.Secrets().UseIdentifier(key, b.TOTPIdentifier)
 	in.sess.Secrets().UseVerificationURL(b.TOTPVerificationURL)
-	touched := false
-	if strings.TrimSpace(b.URL) != "" {
-		url, err := sc.renderURL(b.URL)
-		if err != nil {
-			return nil, false, err
-		}
-		rec, err := in.steps.Start(b.Label, steplog.Action{Type: "goto_url", Text: steplog.ShownURL(url)})
-		if err != nil {
-			return nil, false, err
-		}
-		touched = true
-		res, err := in.sess.Navigate(ctx, url)
-		in.steps.End(rec, res.URL, "", err)
-		if err != nil {
-			return nil, true, err
-		}
+	touched, err := in.openBlockURL(ctx, b.Label, b.URL, sc)
+	if err != nil {
+		return nil, touched, err
 	}
 	username := ""
 	if v, ok := in.params[key].(map[string]any); ok {

@@ -15,34 +15,24 @@ package blocks
 //     it says, without a model; a prompt in prose is planned by the model
 //     from the text of each page.
 //
-// Reading and writing PDFs (fill, split) is done by the library in
-// pdflib.go; file_url is an http(s) URL or the name of a file the run
-// downloaded or saved.
+// Reading and writing the PDFs is package blocks/pdf's; file_url is an
+// http(s) URL or the name of a file the run downloaded or saved.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/agent"
+	"github.com/abctl/abctl/localrun/engine/blocks/pdf"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 )
-
-// pdftotextTimeout bounds one run of pdftotext.
-const pdftotextTimeout = 2 * time.Minute
 
 // pdfPageTextBudget bounds the text of all pages a model reads to plan a
 // split; each page gets its share, at least pdfMinPageText characters.
@@ -50,9 +40,6 @@ const (
 	pdfPageTextBudget = 60000
 	pdfMinPageText    = 1000
 )
-
-// errNoPdftotext is why a PDF's text cannot be read on this machine.
-var errNoPdftotext = errors.New("reading a PDF's text needs the program pdftotext (Debian package poppler-utils), which is not installed on the daemon's machine")
 
 // checkPDF checks a PDF block before the run: its required fields, the
 // programs and library it needs, and a model when it needs one.
@@ -66,7 +53,7 @@ func checkPDF(b client.Block, hasModel bool) error {
 		if blank(x.FileURL) {
 			return missing("file_url")
 		}
-		if err := havePdftotext(); err != nil {
+		if err := pdf.HavePdftotext(); err != nil {
 			return fail(err)
 		}
 	case *client.PDFFillBlock:
@@ -86,27 +73,21 @@ func checkPDF(b client.Block, hasModel bool) error {
 		if strings.Contains(x.Prompt, "{{") {
 			return nil // known when it renders
 		}
-		if _, err := parsePageRanges(x.Prompt); err == nil {
+		if _, err := pdf.ParsePageRanges(x.Prompt); err == nil {
 			return nil
 		}
 		if !hasModel {
 			return fmt.Errorf("%w (without a model, give prompt as page ranges, such as \"1-2, 3-end\" or \"invoice: 1-2; receipt: 3\")", needsModel(b))
 		}
-		if err := havePdftotext(); err != nil {
+		if err := pdf.HavePdftotext(); err != nil {
 			return fail(fmt.Errorf("planning a split in words needs the text of the pages: %w", err))
 		}
 	}
 	return nil
 }
 
-// havePdftotext says why a PDF's text cannot be read on this machine; nil
+// pdf.HavePdftotext says why a PDF's text cannot be read on this machine; nil
 // when it can.
-func havePdftotext() error {
-	if _, err := exec.LookPath("pdftotext"); err != nil {
-		return errNoPdftotext
-	}
-	return nil
-}
 
 // explicitPayload reports whether a pdf_fill payload may fill the form
 // without a model: an object, or a template (it may render to one).
@@ -126,102 +107,10 @@ func explicitPayload(raw json.RawMessage) bool {
 	return false
 }
 
-// sourceFile returns the path of the file a block's file_url names: a
-// file fetched from an http(s) URL, or one of the run's files by its name.
-func (in *Interpreter) sourceFile(ctx context.Context, ref string) (string, error) {
-	ref = strings.TrimSpace(ref)
-	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
-		return in.files.FetchUpload(ctx, ref)
-	}
-	if p, ok := in.files.Path(ref); ok {
-		return p, nil
-	}
-	if u, err := url.Parse(ref); err == nil && u.Scheme != "" && len(u.Scheme) > 1 {
-		// file:, ftp:, data:...: refused as every channel refuses them.
-		return "", in.guard.CheckURL(ctx, ref)
-	}
-	return "", fmt.Errorf("file_url %q is neither an http(s) URL nor the name of a file this run downloaded or saved", ref)
-}
-
-// pdfPagesText returns the text of each page of the PDF at path, read by
-// pdftotext.
-func pdfPagesText(ctx context.Context, path string) ([]string, error) {
-	prog, err := exec.LookPath("pdftotext")
-	if err != nil {
-		return nil, errNoPdftotext
-	}
-	tctx, cancel := context.WithTimeout(ctx, pdftotextTimeout)
-	defer cancel()
-	stdout := &limitedBuffer{limit: maxParsedBytes}
-	stderr := &limitedBuffer{limit: 64 << 10}
-	cmd := exec.CommandContext(tctx, prog, "-enc", "UTF-8", path, "-")
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err = cmd.Run()
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case tctx.Err() != nil:
-		return nil, fmt.Errorf("pdftotext did not finish reading the PDF within %s", pdftotextTimeout)
-	case stdout.over:
-		return nil, fmt.Errorf("the PDF's text is larger than %d bytes", maxParsedBytes)
-	case err != nil:
-		return nil, pdftotextError(err, stderr.String())
-	}
-	pages := strings.Split(stdout.String(), "\f")
-	if n := len(pages); n > 1 && strings.TrimSpace(pages[n-1]) == "" {
-		pages = pages[:n-1] // after the last page's break
-	}
-	for i, p := range pages {
-		pages[i] = strings.TrimSpace(p)
-	}
-	return pages, nil
-}
-
-// pdftotextError explains a failed run of pdftotext by its exit status and
-// its last message.
-func pdftotextError(err error, stderr string) error {
-	var last string
-	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			last = l
-		}
-	}
-	var exit *exec.ExitError
-	code := -1
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	}
-	switch {
-	case strings.Contains(stderr, "Incorrect password"):
-		return errors.New("the PDF is protected by a password; its text cannot be read")
-	case code == 3:
-		return errors.New("the PDF's permissions forbid copying its text")
-	case last != "":
-		return fmt.Errorf("the file is not a readable PDF (pdftotext: %s)", last)
-	}
-	return fmt.Errorf("the file is not a readable PDF (pdftotext: %v)", err)
-}
-
-// limitedBuffer is a buffer that refuses to grow past limit bytes; over
-// says it was asked to.
-type limitedBuffer struct {
-	bytes.Buffer
-	limit int
-	over  bool
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	if l.Len()+len(p) > l.limit {
-		l.over = true
-		return 0, errors.New("output too large")
-	}
-	return l.Buffer.Write(p)
-}
-
 // parsePDFText is the output of a PDF parsed as a file: its text, pages
 // apart by an empty line, and its number of pages.
 func parsePDFText(ctx context.Context, path string) (any, error) {
-	pages, err := pdfPagesText(ctx, path)
+	pages, err := pdf.PagesText(ctx, path, maxParsedBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +124,7 @@ func (in pdfBlocks) pdfModel(own client.Model, llmKey string) ([]client.Model, b
 	if strings.TrimSpace(llmKey) != "" {
 		models = append(models, client.Model{"name": llmKey})
 	}
-	return append(models, in.agentModel), in.env.Models.Configured()
+	return append(models, in.agentModel), in.models.Configured()
 }
 
 // renderJSON renders the templates in every text of a JSON value.
@@ -246,25 +135,33 @@ func renderJSON(v any, sc *scope) (any, error) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			r, err := renderJSON(e, sc)
-			if err != nil {
+			var err error
+			if out[k], err = renderJSON(e, sc); err != nil {
 				return nil, err
 			}
-			out[k] = r
 		}
 		return out, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			r, err := renderJSON(e, sc)
-			if err != nil {
+			var err error
+			if out[i], err = renderJSON(e, sc); err != nil {
 				return nil, err
 			}
-			out[i] = r
 		}
 		return out, nil
 	}
 	return v, nil
+}
+
+// readSource reads the file a block's file_url names; path is where it
+// is on this machine.
+func (in pdfBlocks) readSource(ctx context.Context, ref string) (path string, data []byte, err error) {
+	if path, err = in.sourceFile(ctx, ref); err != nil {
+		return "", nil, err
+	}
+	data, err = os.ReadFile(path)
+	return path, data, err
 }
 
 // stem is a file name without its directory and extension.
@@ -276,26 +173,19 @@ func stem(path string) string {
 	return "document"
 }
 
-// ---- pdf_fill
-
-// formField is a field of a PDF's form as pdf_fill sees it.
-type formField struct {
-	Name    string   `json:"name"`
-	AltName string   `json:"description,omitempty"` // the field's tooltip
-	Type    string   `json:"type"`                  // text, date, checkbox, radio, combobox, listbox
-	Options []string `json:"options,omitempty"`
-	Value   any      `json:"current_value,omitempty"`
-	Locked  bool     `json:"read_only,omitempty"`
-	// Editable: a combo box that takes a value not among its options.
-	Editable bool `json:"-"`
+// renderFileAndPrompt renders the file_url and the prompt of a PDF block.
+func renderFileAndPrompt(sc *scope, fileURL, prompt string) (ref, renderedPrompt string, err error) {
+	if ref, err = sc.renderURL(fileURL); err != nil {
+		return "", "", err
+	}
+	if renderedPrompt, err = sc.render(prompt); err != nil {
+		return "", "", err
+	}
+	return ref, renderedPrompt, nil
 }
 
 func (in pdfBlocks) pdfFill(ctx context.Context, b *client.PDFFillBlock, sc *scope) (any, error) {
-	ref, err := sc.renderURL(b.FileURL)
-	if err != nil {
-		return nil, err
-	}
-	prompt, err := sc.render(b.Prompt)
+	ref, prompt, err := renderFileAndPrompt(sc, b.FileURL, b.Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -315,25 +205,17 @@ func (in pdfBlocks) pdfFill(ctx context.Context, b *client.PDFFillBlock, sc *sco
 			}
 		}
 	}
-	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "fill_pdf", Text: steplog.ShownURL(ref)})
-	if err != nil {
-		return nil, err
-	}
-	out, result, err := in.fillPDF(ctx, b, sc, ref, prompt, payload)
-	in.steps.End(rec, "", result, err)
-	return out, err
+	return in.step(b.Label, steplog.Action{Type: "fill_pdf", Text: steplog.ShownURL(ref)}, func() (any, string, error) {
+		return in.fillPDF(ctx, b, sc, ref, prompt, payload)
+	})
 }
 
 func (in pdfBlocks) fillPDF(ctx context.Context, b *client.PDFFillBlock, sc *scope, ref, prompt string, payload any) (any, string, error) {
-	path, err := in.sourceFile(ctx, ref)
+	path, data, err := in.readSource(ctx, ref)
 	if err != nil {
 		return nil, "", err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", err
-	}
-	fields, err := pdfFormFields(data)
+	fields, err := pdf.FormFields(data)
 	if err != nil {
 		return nil, "", err
 	}
@@ -349,7 +231,7 @@ func (in pdfBlocks) fillPDF(ctx context.Context, b *client.PDFFillBlock, sc *sco
 	written := make(map[string]any, len(values))
 	for name, v := range values {
 		if s, ok := v.(string); ok {
-			real, _, err := in.sess.Secrets().Reveal(ctx, s)
+			real, _, err := in.secrets.Reveal(ctx, s)
 			if err != nil {
 				return nil, "", err
 			}
@@ -357,7 +239,7 @@ func (in pdfBlocks) fillPDF(ctx context.Context, b *client.PDFFillBlock, sc *sco
 		}
 		written[name] = v
 	}
-	filled, err := pdfFillForm(data, written)
+	filled, err := pdf.FillForm(data, written)
 	if err != nil {
 		return nil, "", err
 	}
@@ -381,11 +263,11 @@ func (in pdfBlocks) fillPDF(ctx context.Context, b *client.PDFFillBlock, sc *sco
 // when its keys name the form's fields, else the model's mapping. mappedBy
 // says which ("payload" or "model"); skipped are the model's proposals
 // that could not be used.
-func (in pdfBlocks) fillValues(ctx context.Context, b *client.PDFFillBlock, sc *scope, prompt string, payload any, fields []formField) (values map[string]any, mappedBy string, skipped []any, err error) {
+func (in pdfBlocks) fillValues(ctx context.Context, b *client.PDFFillBlock, sc *scope, prompt string, payload any, fields []pdf.Field) (values map[string]any, mappedBy string, skipped []any, err error) {
 	models, hasModel := in.pdfModel(b.Model, b.LLMKey)
 	skipped = []any{}
 	if obj, ok := payload.(map[string]any); ok && len(obj) > 0 {
-		values, unknown, err := explicitValues(obj, fields)
+		values, unknown, err := pdf.ExplicitValues(obj, fields)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -394,12 +276,12 @@ func (in pdfBlocks) fillValues(ctx context.Context, b *client.PDFFillBlock, sc *
 		}
 		if !hasModel {
 			return nil, "", nil, fmt.Errorf("the form has no field named %s (its fields: %s); matching the payload's keys to other names needs a language model, and %v",
-				strings.Join(quoted(unknown), " or "), fieldNames(fields), agent.ErrNoModel)
+				strings.Join(pdf.Quoted(unknown), " or "), pdf.FieldNames(fields), agent.ErrNoModel)
 		}
 	} else if !hasModel {
-		return nil, "", nil, fmt.Errorf("without a model, payload must be an object whose keys are the names of the form's fields (its fields: %s); %v", fieldNames(fields), agent.ErrNoModel)
+		return nil, "", nil, fmt.Errorf("without a model, payload must be an object whose keys are the names of the form's fields (its fields: %s); %v", pdf.FieldNames(fields), agent.ErrNoModel)
 	}
-	m, err := in.env.Models.Pick(models...)
+	m, err := in.models.Pick(models...)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -434,25 +316,7 @@ func (in pdfBlocks) fillValues(ctx context.Context, b *client.PDFFillBlock, sc *
 	if err := json.Unmarshal(data, &answer); err != nil {
 		return nil, "", nil, fmt.Errorf("the model's mapping of the data to the form's fields is not a JSON object: %v", err)
 	}
-	values = map[string]any{}
-	names := make([]string, 0, len(answer.Fields))
-	for k := range answer.Fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		f := findField(name, fields)
-		if f == nil {
-			skipped = append(skipped, map[string]any{"field_name": name, "reason": "no field of the form has this name"})
-			continue
-		}
-		v, err := fieldValue(f, answer.Fields[name])
-		if err != nil {
-			skipped = append(skipped, map[string]any{"field_name": name, "reason": err.Error()})
-			continue
-		}
-		values[f.Name] = v
-	}
+	values, skipped = pdf.MapValues(answer.Fields, fields)
 	if len(values) == 0 {
 		reasons := make([]string, 0, len(skipped))
 		for _, s := range skipped {
@@ -467,265 +331,31 @@ func (in pdfBlocks) fillValues(ctx context.Context, b *client.PDFFillBlock, sc *
 	return values, "model", skipped, nil
 }
 
-// explicitValues maps a payload's keys to the form's fields by their
-// names. unknown are the keys that name no field; a value a field cannot
-// take is an error.
-func explicitValues(obj map[string]any, fields []formField) (values map[string]any, unknown []string, err error) {
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	values = map[string]any{}
-	for _, k := range keys {
-		f := findField(k, fields)
-		if f == nil {
-			unknown = append(unknown, k)
-			continue
-		}
-		v, err := fieldValue(f, obj[k])
-		if err != nil {
-			return nil, nil, fmt.Errorf("payload %q: %v", k, err)
-		}
-		values[f.Name] = v
-	}
-	return values, unknown, nil
-}
-
-// findField finds a field by its name, else its description (tooltip),
-// else either without regard to case when only one field matches.
-func findField(key string, fields []formField) *formField {
-	key = strings.TrimSpace(key)
-	for i := range fields {
-		if fields[i].Name == key {
-			return &fields[i]
-		}
-	}
-	for i := range fields {
-		if fields[i].AltName != "" && fields[i].AltName == key {
-			return &fields[i]
-		}
-	}
-	var found *formField
-	for i := range fields {
-		if strings.EqualFold(fields[i].Name, key) || (fields[i].AltName != "" && strings.EqualFold(fields[i].AltName, key)) {
-			if found != nil {
-				return nil
-			}
-			found = &fields[i]
-		}
-	}
-	return found
-}
-
-// fieldValue converts a value of the payload to what field f takes: a
-// text, a bool (checkbox), one of its options (radio, combobox) or a list
-// of them (listbox).
-func fieldValue(f *formField, v any) (any, error) {
-	if f.Locked {
-		return nil, fmt.Errorf("the field %q is read-only", f.Name)
-	}
-	switch f.Type {
-	case "checkbox":
-		switch x := v.(type) {
-		case bool:
-			return x, nil
-		case float64:
-			return x != 0, nil
-		case string:
-			switch strings.ToLower(strings.TrimSpace(x)) {
-			case "true", "yes", "y", "on", "1", "x", "checked":
-				return true, nil
-			case "false", "no", "n", "off", "0", "", "unchecked":
-				return false, nil
-			}
-		case nil:
-			return false, nil
-		}
-		return nil, fmt.Errorf("the checkbox %q takes true or false, not %s", f.Name, shortJSON(v))
-	case "radio", "combobox":
-		s, ok := scalarText(v)
-		if !ok {
-			return nil, fmt.Errorf("the field %q takes one of %s, not %s", f.Name, quoteList(f.Options), shortJSON(v))
-		}
-		if opt, ok := option(s, f.Options); ok {
-			return opt, nil
-		}
-		if f.Editable || (s == "" && f.Type == "combobox") {
-			return s, nil
-		}
-		return nil, fmt.Errorf("the field %q takes one of %s, not %q", f.Name, quoteList(f.Options), s)
-	case "listbox":
-		var items []any
-		switch x := v.(type) {
-		case []any:
-			items = x
-		default:
-			items = []any{x}
-		}
-		out := make([]string, 0, len(items))
-		for _, it := range items {
-			s, ok := scalarText(it)
-			opt, found := option(s, f.Options)
-			if !ok || !found {
-				return nil, fmt.Errorf("the list box %q takes options among %s, not %s", f.Name, quoteList(f.Options), shortJSON(it))
-			}
-			out = append(out, opt)
-		}
-		return out, nil
-	}
-	s, ok := scalarText(v)
-	if !ok {
-		return nil, fmt.Errorf("the field %q takes a text, not %s", f.Name, shortJSON(v))
-	}
-	return s, nil
-}
-
-// scalarText is a text, number or bool as text.
-func scalarText(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64), true
-	case bool:
-		return strconv.FormatBool(x), true
-	case nil:
-		return "", true
-	}
-	return "", false
-}
-
-// option finds s among options, without regard to case.
-func option(s string, options []string) (string, bool) {
-	for _, o := range options {
-		if o == s {
-			return o, true
-		}
-	}
-	for _, o := range options {
-		if strings.EqualFold(o, strings.TrimSpace(s)) {
-			return o, true
-		}
-	}
-	return "", false
-}
-
-func shortJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return text.Clip(string(b), 80)
-}
-
-func quoted(ss []string) []string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = strconv.Quote(s)
-	}
-	return q
-}
-
-func quoteList(ss []string) string { return strings.Join(quoted(ss), ", ") }
-
-func fieldNames(fields []formField) string {
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.Name
-	}
-	return text.Clip(quoteList(names), 2000)
-}
-
-// ---- split_pdf
-
-// pdfPart is a document split_pdf cuts out: pages From to Thru (from 1),
-// named Name ("" for a name made from the pages).
-type pdfPart struct {
-	Name       string
-	From, Thru int // Thru 0: through the last page
-}
-
-var (
-	pageRangeRe  = regexp.MustCompile(`^(?i:pages?\s+)?(\d+)(?:\s*(?:-|–|—|\bto\b|\bthrough\b)\s*(\d+|(?i:end|last)))?$`)
-	namedRangeRe = regexp.MustCompile(`^([^:=]+?)\s*[:=]\s*(.+)$`)
-)
-
-// parsePageRanges reads a prompt that lists page ranges: "1-2, 3, 4-end",
-// separated by commas, semicolons or lines, each optionally named
-// ("invoice: 1-2"). An error says the prompt is not such a list.
-func parsePageRanges(prompt string) ([]pdfPart, error) {
-	var parts []pdfPart
-	items := strings.FieldsFunc(prompt, func(r rune) bool { return r == ',' || r == ';' || r == '\n' })
-	for _, item := range items {
-		item = strings.TrimSpace(item)
-		if item == "" {
-			continue
-		}
-		var name string
-		rng := item
-		if !pageRangeRe.MatchString(item) {
-			m := namedRangeRe.FindStringSubmatch(item)
-			if m == nil {
-				return nil, fmt.Errorf("%q is not a page range", item)
-			}
-			name, rng = strings.TrimSpace(m[1]), strings.TrimSpace(m[2])
-		}
-		m := pageRangeRe.FindStringSubmatch(rng)
-		if m == nil {
-			return nil, fmt.Errorf("%q is not a page range", item)
-		}
-		from, _ := strconv.Atoi(m[1])
-		thru := from
-		switch strings.ToLower(m[2]) {
-		case "":
-		case "end", "last":
-			thru = 0
-		default:
-			thru, _ = strconv.Atoi(m[2])
-		}
-		parts = append(parts, pdfPart{Name: name, From: from, Thru: thru})
-	}
-	if len(parts) == 0 {
-		return nil, errors.New("no page range")
-	}
-	return parts, nil
-}
-
 func (in pdfBlocks) splitPDF(ctx context.Context, b *client.SplitPDFBlock, sc *scope) (any, error) {
-	ref, err := sc.renderURL(b.FileURL)
-	if err != nil {
-		return nil, err
-	}
-	prompt, err := sc.render(b.Prompt)
+	ref, prompt, err := renderFileAndPrompt(sc, b.FileURL, b.Prompt)
 	if err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(prompt) == "" {
 		return nil, errors.New("the prompt is empty: give the page ranges to cut, such as \"1-2, 3-end\"")
 	}
-	rec, err := in.steps.Start(b.Label, steplog.Action{Type: "split_pdf", Text: steplog.ShownURL(ref)})
-	if err != nil {
-		return nil, err
-	}
-	out, result, err := in.cutPDF(ctx, b, sc, ref, prompt)
-	in.steps.End(rec, "", result, err)
-	return out, err
+	return in.step(b.Label, steplog.Action{Type: "split_pdf", Text: steplog.ShownURL(ref)}, func() (any, string, error) {
+		return in.cutPDF(ctx, b, sc, ref, prompt)
+	})
 }
 
 func (in pdfBlocks) cutPDF(ctx context.Context, b *client.SplitPDFBlock, sc *scope, ref, prompt string) (any, string, error) {
-	path, err := in.sourceFile(ctx, ref)
+	path, data, err := in.readSource(ctx, ref)
 	if err != nil {
 		return nil, "", err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", err
-	}
-	total, err := pdfPageCount(data)
+	total, err := pdf.PageCount(data)
 	if err != nil {
 		return nil, "", err
 	}
 	skipped := []any{}
 	plannedBy := "prompt"
-	parts, rangeErr := parsePageRanges(prompt)
+	parts, rangeErr := pdf.ParsePageRanges(prompt)
 	if rangeErr == nil {
 		for i := range parts {
 			p := &parts[i]
@@ -746,7 +376,7 @@ func (in pdfBlocks) cutPDF(ctx context.Context, b *client.SplitPDFBlock, sc *sco
 	docs := make([]any, 0, len(parts))
 	var names []string
 	for i, p := range parts {
-		cut, err := pdfPages(data, p.From, p.Thru)
+		cut, err := pdf.Pages(data, p.From, p.Thru)
 		if err != nil {
 			return nil, "", err
 		}
@@ -787,16 +417,16 @@ func (in pdfBlocks) cutPDF(ctx context.Context, b *client.SplitPDFBlock, sc *sco
 // planSplit asks the model how to split the PDF, from the prompt and the
 // text of each page. skipped are the documents it proposed that cannot be
 // cut, with the reason.
-func (in pdfBlocks) planSplit(ctx context.Context, b *client.SplitPDFBlock, sc *scope, path, prompt string, total int, rangeErr error) ([]pdfPart, []any, error) {
+func (in pdfBlocks) planSplit(ctx context.Context, b *client.SplitPDFBlock, sc *scope, path, prompt string, total int, rangeErr error) ([]pdf.Part, []any, error) {
 	models, hasModel := in.pdfModel(b.Model, b.LLMKey)
 	if !hasModel {
 		return nil, nil, fmt.Errorf("the prompt is not a list of page ranges (%v), and splitting by a prompt in words needs a language model: %v", rangeErr, agent.ErrNoModel)
 	}
-	m, err := in.env.Models.Pick(models...)
+	m, err := in.models.Pick(models...)
 	if err != nil {
 		return nil, nil, err
 	}
-	pages, err := pdfPagesText(ctx, path)
+	pages, err := pdf.PagesText(ctx, path, maxParsedBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the pages' text to plan the split: %w", err)
 	}
@@ -832,7 +462,7 @@ func (in pdfBlocks) planSplit(ctx context.Context, b *client.SplitPDFBlock, sc *
 	if err := json.Unmarshal(data, &answer); err != nil {
 		return nil, nil, fmt.Errorf("the model's plan of the split is not a JSON object: %v", err)
 	}
-	var parts []pdfPart
+	var parts []pdf.Part
 	skipped := []any{}
 	for i, raw := range answer.Documents {
 		var d struct {
@@ -849,8 +479,8 @@ func (in pdfBlocks) planSplit(ctx context.Context, b *client.SplitPDFBlock, sc *
 		case from < 1 || thru < from || int(thru) > total:
 			skipped = append(skipped, map[string]any{"index": i, "reason": fmt.Sprintf("the pages %v-%v are not within the PDF's %d pages", from, thru, total), "document": jsonValue(raw)})
 		default:
-			name, _ := scalarText(d.Name)
-			parts = append(parts, pdfPart{Name: name, From: int(from), Thru: int(thru)})
+			name, _ := pdf.ScalarText(d.Name)
+			parts = append(parts, pdf.Part{Name: name, From: int(from), Thru: int(thru)})
 		}
 	}
 	if len(parts) == 0 {

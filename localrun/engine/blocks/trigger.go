@@ -15,10 +15,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/abctl/abctl/agentfile/tmpl"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/agentfile/tmpl"
 )
 
 // AgentStarter starts the runs of workflow_trigger blocks (see Run.Trigger).

@@ -1,6 +1,6 @@
 //go:build unix
 
-package blocks
+package python
 
 import (
 	"os/exec"

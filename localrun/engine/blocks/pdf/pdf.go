@@ -1,6 +1,14 @@
-package blocks
-
-// Reading and writing PDFs for pdf_fill and split_pdf, with pdfcpu.
+// Package pdf reads and writes the PDFs of the PDF blocks (pdf_parser,
+// pdf_fill, split_pdf): the text of each page, read by poppler's
+// pdftotext; the fields of a form (AcroForm), and the form filled in; the
+// number of pages, and a document cut from consecutive pages. It also
+// matches the values a payload or a model gives to a form's fields, and
+// reads the page ranges a split_pdf prompt lists.
+//
+// It knows nothing of runs: it takes bytes, paths and plain values and
+// returns plain values; the block interpreter (package blocks) renders the
+// blocks' templates, asks the model and keeps the files.
+package pdf
 
 import (
 	"bytes"
@@ -17,9 +25,9 @@ import (
 
 var pdfcpuSetup sync.Once
 
-// pdfConf is pdfcpu's configuration: the defaults, never read from or
+// config is pdfcpu's configuration: the defaults, never read from or
 // written to a configuration directory.
-func pdfConf(cmd model.CommandMode) *model.Configuration {
+func config(cmd model.CommandMode) *model.Configuration {
 	pdfcpuSetup.Do(api.DisableConfigDir)
 	conf := model.NewDefaultConfiguration()
 	conf.ValidationMode = model.ValidationRelaxed
@@ -27,8 +35,8 @@ func pdfConf(cmd model.CommandMode) *model.Configuration {
 	return conf
 }
 
-// pdfError explains why pdfcpu could not read or write a PDF.
-func pdfError(err error) error {
+// unreadable explains why pdfcpu could not read or write a PDF.
+func unreadable(err error) error {
 	if errors.Is(err, pdfcpu.ErrWrongPassword) {
 		return errors.New("the PDF is protected by a password; it cannot be opened")
 	}
@@ -43,9 +51,9 @@ func readPDF(data []byte, cmd model.CommandMode) (ctx *model.Context, err error)
 			err = fmt.Errorf("the file is not a readable PDF: %v", r)
 		}
 	}()
-	ctx, err = api.ReadValidateAndOptimize(bytes.NewReader(data), pdfConf(cmd))
+	ctx, err = api.ReadValidateAndOptimize(bytes.NewReader(data), config(cmd))
 	if err != nil {
-		return nil, pdfError(err)
+		return nil, unreadable(err)
 	}
 	return ctx, nil
 }
@@ -70,35 +78,35 @@ func exportForm(data []byte) (*form.FormGroup, error) {
 	return fg, nil
 }
 
-// pdfFormFields lists the fields of the PDF's form.
-func pdfFormFields(data []byte) ([]formField, error) {
+// FormFields lists the fields of the PDF's form.
+func FormFields(data []byte) ([]Field, error) {
 	fg, err := exportForm(data)
 	if err != nil || fg == nil {
 		return nil, err
 	}
 	f := fg.Forms[0]
-	var out []formField
+	var out []Field
 	for _, x := range f.TextFields {
-		out = append(out, formField{Name: x.Name, AltName: x.AltName, Type: "text", Value: nonEmpty(x.Value), Locked: x.Locked})
+		out = append(out, Field{Name: x.Name, AltName: x.AltName, Type: "text", Value: nonEmpty(x.Value), Locked: x.Locked})
 	}
 	for _, x := range f.DateFields {
-		out = append(out, formField{Name: x.Name, AltName: x.AltName, Type: "date", Value: nonEmpty(x.Value), Locked: x.Locked})
+		out = append(out, Field{Name: x.Name, AltName: x.AltName, Type: "date", Value: nonEmpty(x.Value), Locked: x.Locked})
 	}
 	for _, x := range f.CheckBoxes {
-		out = append(out, formField{Name: x.Name, AltName: x.AltName, Type: "checkbox", Value: x.Value, Locked: x.Locked})
+		out = append(out, Field{Name: x.Name, AltName: x.AltName, Type: "checkbox", Value: x.Value, Locked: x.Locked})
 	}
 	for _, x := range f.RadioButtonGroups {
-		out = append(out, formField{Name: x.Name, AltName: x.AltName, Type: "radio", Options: x.Options, Value: nonEmpty(x.Value), Locked: x.Locked})
+		out = append(out, Field{Name: x.Name, AltName: x.AltName, Type: "radio", Options: x.Options, Value: nonEmpty(x.Value), Locked: x.Locked})
 	}
 	for _, x := range f.ComboBoxes {
-		out = append(out, formField{Name: x.Name, AltName: x.AltName, Type: "combobox", Options: x.Options, Value: nonEmpty(x.Value), Locked: x.Locked, Editable: x.Editable})
+		out = append(out, Field{Name: x.Name, AltName: x.AltName, Type: "combobox", Options: x.Options, Value: nonEmpty(x.Value), Locked: x.Locked, Editable: x.Editable})
 	}
 	for _, x := range f.ListBoxes {
 		var v any
 		if len(x.Values) > 0 {
 			v = x.Values
 		}
-		out = append(out, formField{Name: x.Name, AltName: x.AltName, Type: "listbox", Options: x.Options, Value: v, Locked: x.Locked})
+		out = append(out, Field{Name: x.Name, AltName: x.AltName, Type: "listbox", Options: x.Options, Value: v, Locked: x.Locked})
 	}
 	return out, nil
 }
@@ -110,9 +118,9 @@ func nonEmpty(s string) any {
 	return s
 }
 
-// pdfFillForm fills the PDF's form with values (by field name, as
-// fieldValue converted them) and returns the filled PDF.
-func pdfFillForm(data []byte, values map[string]any) (_ []byte, err error) {
+// FillForm fills the PDF's form with values (by field name, as
+// FieldValue converted them) and returns the filled PDF.
+func FillForm(data []byte, values map[string]any) (_ []byte, err error) {
 	fg, err := exportForm(data)
 	if err != nil {
 		return nil, err
@@ -162,17 +170,17 @@ func pdfFillForm(data []byte, values map[string]any) (_ []byte, err error) {
 		}
 	}()
 	var out bytes.Buffer
-	if err := api.FillForm(bytes.NewReader(data), bytes.NewReader(in), &out, pdfConf(model.FILLFORMFIELDS)); err != nil {
+	if err := api.FillForm(bytes.NewReader(data), bytes.NewReader(in), &out, config(model.FILLFORMFIELDS)); err != nil {
 		if errors.Is(err, pdfcpu.ErrWrongPassword) {
-			return nil, pdfError(err)
+			return nil, unreadable(err)
 		}
 		return nil, fmt.Errorf("filling the PDF's form: %v", err)
 	}
 	return out.Bytes(), nil
 }
 
-// pdfPageCount is the number of pages of the PDF.
-func pdfPageCount(data []byte) (int, error) {
+// PageCount is the number of pages of the PDF.
+func PageCount(data []byte) (int, error) {
 	ctx, err := readPDF(data, model.VALIDATE)
 	if err != nil {
 		return 0, err
@@ -180,17 +188,17 @@ func pdfPageCount(data []byte) (int, error) {
 	return ctx.PageCount, nil
 }
 
-// pdfPages returns a PDF of the pages from to thru (from 1) of the PDF.
-func pdfPages(data []byte, from, thru int) (_ []byte, err error) {
+// Pages returns a PDF of the pages from to thru (from 1) of the PDF.
+func Pages(data []byte, from, thru int) (_ []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("cutting pages %d-%d: %v", from, thru, r)
 		}
 	}()
 	var out bytes.Buffer
-	if err := api.Trim(bytes.NewReader(data), &out, []string{fmt.Sprintf("%d-%d", from, thru)}, pdfConf(model.TRIM)); err != nil {
+	if err := api.Trim(bytes.NewReader(data), &out, []string{fmt.Sprintf("%d-%d", from, thru)}, config(model.TRIM)); err != nil {
 		if errors.Is(err, pdfcpu.ErrWrongPassword) {
-			return nil, pdfError(err)
+			return nil, unreadable(err)
 		}
 		return nil, fmt.Errorf("cutting pages %d-%d: %v", from, thru, err)
 	}

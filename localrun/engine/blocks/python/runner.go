@@ -1,7 +1,7 @@
-package blocks
+package python
 
 // codeRunner is the Python program that runs a code block's code (see
-// code.go). Its one argument is JSON: {"memory": bytes of address space,
+// Run). Its one argument is JSON: {"memory": bytes of address space,
 // "result": the file to write the result to}. It reads {"code", "inputs"}
 // from stdin, sets the memory limit first, runs the code with the inputs
 // as its global variables, and writes the result file: {"output": the
