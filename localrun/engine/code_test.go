@@ -118,7 +118,11 @@ print("computed", total)
 func TestCodeBlockFailures(t *testing.T) {
 	needBrowser(t)
 	needPython(t)
-	e := newEngine(t, engine.Config{Code: blocks.CodeConfig{Enabled: true, Timeout: 3 * time.Second, MemoryMiB: 256}})
+	// Only the endless loop meets the short limit: the others end on their
+	// own, and a limit they could meet on a busy machine (Python's start
+	// alone can take seconds there) would make the test depend on load.
+	short := newEngine(t, engine.Config{Code: blocks.CodeConfig{Enabled: true, Timeout: 3 * time.Second, MemoryMiB: 256}})
+	long := newEngine(t, engine.Config{Code: blocks.CodeConfig{Enabled: true, Timeout: 10 * time.Minute, MemoryMiB: 256}})
 	for _, c := range []struct{ name, code, want string }{
 		{"timeout", "while True:\n    pass\n", "ran longer than its limit of 3s (the daemon's --code-timeout) and was stopped"},
 		{"memory", "print('allocating')\nblob = bytearray(2 << 30)\n", "ran out of memory (its limit is 256 MiB, the daemon's --code-memory); its stdout ends with: allocating"},
@@ -128,6 +132,10 @@ func TestCodeBlockFailures(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			def := client.WorkflowDefinition{Blocks: client.Blocks{codeBlock("compute", c.code)}}
+			e := long
+			if c.name == "timeout" {
+				e = short
+			}
 			res := e.Execute(t.Context(), job(t, def, nil), &progress{})
 			t.Log(res.FailureReason)
 			if res.Status != client.RunStatusFailed || !strings.Contains(res.FailureReason, `Block "compute" (code) failed: `) ||
