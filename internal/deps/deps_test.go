@@ -75,6 +75,17 @@ var rules = []rule{
 		not: []string{"localrun/llm/llmtest", "localrun/llm/handmodel"},
 		why: "the block interpreter is used by the engine and does not reach back into it"},
 
+	{place: "localrun/engine/blocks/pdf", may: []string{"localrun/engine/internal/", "internal/"},
+		why: "an integration of the blocks is a leaf: it takes plain values and knows nothing of the interpreter"},
+	{place: "localrun/engine/blocks/storage", may: []string{"localrun/engine/internal/", "internal/"},
+		why: "an integration of the blocks is a leaf: it takes plain values and knows nothing of the interpreter"},
+	{place: "localrun/engine/blocks/mail", may: []string{"localrun/engine/internal/", "internal/"},
+		why: "an integration of the blocks is a leaf: it takes plain values and knows nothing of the interpreter"},
+	{place: "localrun/engine/blocks/sheets", may: []string{"localrun/engine/internal/", "internal/"},
+		why: "an integration of the blocks is a leaf: it takes plain values and knows nothing of the interpreter"},
+	{place: "localrun/engine/blocks/python", may: []string{"localrun/engine/internal/", "internal/"},
+		why: "an integration of the blocks is a leaf: it takes plain values and knows nothing of the interpreter"},
+
 	// The daemon.
 	{place: "daemon", may: []string{"daemon/", "localrun/", "agentfile/", "mcpserver", "client", "internal/"},
 		not: []string{"daemon/daemontest", "localrun/llm/llmtest", "localrun/executor/scripted"},
