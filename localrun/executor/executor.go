@@ -323,15 +323,15 @@ type Actions interface {
 	// (400 needs a model or a url that cannot be loaded, 422 the action
 	// cannot be done, 503 no browser); any other is the daemon's.
 	RunAction(ctx context.Context, job *Job, req *client.RunActionRequest, progress Progress, end func(Result)) (json.RawMessage, error)
-	// ActionSessionOpen reports whether the run's session is open.
-	ActionSessionOpen(runID string) bool
-	// EndActionSession closes the run's session now (the run was
+	// ActionRunOpen reports whether the run's session is open.
+	ActionRunOpen(runID string) bool
+	// EndActionRun closes the run's session now (the run was
 	// canceled): its end function gets status and reason. A session that
 	// is not open is left alone.
-	EndActionSession(ctx context.Context, runID string, status client.RunStatus, reason string)
-	// EndActionSessions closes every open session (their end functions
+	EndActionRun(ctx context.Context, runID string, status client.RunStatus, reason string)
+	// EndActionRuns closes every open session (their end functions
 	// are called), bounded by ctx. The daemon calls it as it shuts down.
-	EndActionSessions(ctx context.Context)
+	EndActionRuns(ctx context.Context)
 }
 
 // DefaultActionIdle is how long the browser session of a run_action

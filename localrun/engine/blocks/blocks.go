@@ -5,7 +5,7 @@
 // block does and outputs is described in docs/blocks.md.
 //
 // The model-free blocks act on the run's browser through package
-// engine/session; the blocks a model drives hand their goal to package
+// engine/runbrowser; the blocks a model drives hand their goal to package
 // engine/agent. Every step a block takes is in the run's step log
 // (package engine/steplog).
 //
@@ -28,7 +28,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/internal/egress"
@@ -74,7 +74,7 @@ type Env struct {
 
 // Run is one agent run as the interpreter sees it.
 type Run struct {
-	Session *session.Session
+	Session *runbrowser.Browser
 	Agent   *agent.Agent
 	Steps   *steplog.Log
 	// Definition holds the blocks; Model is the agent's model object.
@@ -100,8 +100,8 @@ type Run struct {
 // for concurrent use.
 type Interpreter struct {
 	env        Env
-	sess       *session.Session
-	files      *session.Files
+	sess       *runbrowser.Browser
+	files      *runbrowser.Files
 	agent      *agent.Agent
 	steps      *steplog.Log
 	def        *client.WorkflowDefinition

@@ -34,7 +34,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 
@@ -199,7 +199,7 @@ func (in storageBlocks) downloadToS3(ctx context.Context, b *client.DownloadToS3
 	}
 	var uri string
 	p, err := in.files.FetchUpload(ctx, u)
-	var fe *session.FetchError
+	var fe *runbrowser.FetchError
 	if errors.As(err, &fe) {
 		err = fmt.Errorf("url %q: %s", steplog.ShownURL(u), strings.Replace(fe.Msg, "The file_url ", "it ", 1))
 	}
@@ -450,7 +450,7 @@ func (s *s3Store) put(ctx context.Context, key, path string) error {
 	resp := minio.ToErrorResponse(err)
 	switch resp.Code {
 	case "":
-		cause := session.NetErr(err)
+		cause := runbrowser.NetErr(err)
 		var op *net.OpError
 		if errors.As(cause, &op) {
 			cause = op.Err

@@ -133,7 +133,7 @@ func newSite(tb testing.TB) *httptest.Server {
 	return srv
 }
 
-func acquire(tb testing.TB, p *Pool, o SessionOptions) *Session {
+func acquire(tb testing.TB, p *Pool, o ContextOptions) *Context {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -272,7 +272,7 @@ func TestSanitizeFileName(t *testing.T) {
 func TestAcquireNavigate(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "nav"})
+	s := acquire(t, p, ContextOptions{RunID: "nav"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=Hello"))
 	if title := eval[string](t, s.Tab(), "document.title"); title != "Hello" {
 		t.Fatalf("title = %q", title)
@@ -292,8 +292,8 @@ func TestAcquireNavigate(t *testing.T) {
 func TestSessionsIsolated(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	a := acquire(t, p, SessionOptions{RunID: "a"})
-	b := acquire(t, p, SessionOptions{RunID: "b"})
+	a := acquire(t, p, ContextOptions{RunID: "a"})
+	b := acquire(t, p, ContextOptions{RunID: "b"})
 	run(t, a.Tab(), chromedp.Navigate(site.URL+"/title?t=a"))
 	run(t, b.Tab(), chromedp.Navigate(site.URL+"/title?t=b"))
 	eval[string](t, a.Tab(), "document.cookie = 'secret=1; path=/'; localStorage.setItem('k', 'v'); document.cookie")
@@ -312,7 +312,7 @@ func TestSessionsIsolated(t *testing.T) {
 func TestCloseDisposes(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "close"})
+	s := acquire(t, p, ContextOptions{RunID: "close"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=x"))
 	id := cdp.BrowserContextID(s.ContextID())
 	has := func() bool {
@@ -342,7 +342,7 @@ func TestCloseDisposes(t *testing.T) {
 	default:
 		t.Fatal("Done not closed after Close")
 	}
-	if !errors.Is(s.Err(), ErrSessionClosed) {
+	if !errors.Is(s.Err(), ErrContextClosed) {
 		t.Fatalf("Err = %v", s.Err())
 	}
 	if _, err := chromedp.Run(s.Tab(), chromedp.Title()); err == nil {
@@ -353,7 +353,7 @@ func TestCloseDisposes(t *testing.T) {
 func TestTabs(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "tabs"})
+	s := acquire(t, p, ContextOptions{RunID: "tabs"})
 	first := s.Tab()
 	run(t, first, chromedp.Navigate(site.URL+"/tabs"))
 
@@ -478,7 +478,7 @@ func TestTabs(t *testing.T) {
 func TestDialogs(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "dialogs", DialogPrompt: "Ada"})
+	s := acquire(t, p, ContextOptions{RunID: "dialogs", DialogPrompt: "Ada"})
 	tab := s.Tab()
 	run(t, tab, chromedp.Navigate(site.URL+"/title?t=d"))
 
@@ -535,7 +535,7 @@ func TestDialogs(t *testing.T) {
 	}
 
 	// Without DialogPrompt, prompts are dismissed.
-	s2 := acquire(t, p, SessionOptions{RunID: "dialogs2"})
+	s2 := acquire(t, p, ContextOptions{RunID: "dialogs2"})
 	run(t, s2.Tab(), chromedp.Navigate(site.URL+"/title?t=d2"))
 	if v := eval[bool](t, s2.Tab(), "prompt('name?') === null"); !v {
 		t.Fatal("prompt was not dismissed")
@@ -571,7 +571,7 @@ func TestDialogsWithoutGuard(t *testing.T) {
 	site := newSite(t)
 	noDialogGuard.Store(true)
 	defer noDialogGuard.Store(false)
-	s := acquire(t, p, SessionOptions{RunID: "noguard", DialogPrompt: "Ada"})
+	s := acquire(t, p, ContextOptions{RunID: "noguard", DialogPrompt: "Ada"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=d"))
 	if v := eval[string](t, s.Tab(), "alert('a'), String(confirm('c')) + prompt('p')"); v != "trueAda" {
 		t.Fatalf("dialogs answered %q", v)
@@ -589,7 +589,7 @@ func TestDownloads(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
 	dir := t.TempDir()
-	s := acquire(t, p, SessionOptions{RunID: "dl", DownloadDir: dir, MaxDownloadBytes: 100_000, MaxDownloads: 4})
+	s := acquire(t, p, ContextOptions{RunID: "dl", DownloadDir: dir, MaxDownloadBytes: 100_000, MaxDownloads: 4})
 	tab := s.Tab()
 	run(t, tab, chromedp.Navigate(site.URL+"/downloads"))
 	// state says where the downloads stand, for a failure's message.
@@ -693,7 +693,7 @@ func TestDownloads(t *testing.T) {
 	}
 
 	// Without DownloadDir the browser refuses downloads.
-	s2 := acquire(t, p, SessionOptions{RunID: "nodl"})
+	s2 := acquire(t, p, ContextOptions{RunID: "nodl"})
 	run(t, s2.Tab(), chromedp.Navigate(site.URL+"/downloads"))
 	eval[bool](t, s2.Tab(), "document.getElementById('csv').click(), true")
 	time.Sleep(300 * time.Millisecond)
@@ -705,7 +705,7 @@ func TestDownloads(t *testing.T) {
 func TestTotalDownloadCap(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "total", DownloadDir: t.TempDir(), MaxTotalDownloadBytes: 2000})
+	s := acquire(t, p, ContextOptions{RunID: "total", DownloadDir: t.TempDir(), MaxTotalDownloadBytes: 2000})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/downloads"))
 	for i := 1; i <= 2; i++ {
 		eval[bool](t, s.Tab(), "document.getElementById('csv').click(), true")
@@ -726,7 +726,7 @@ func TestBrowserCrashRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	s := acquire(t, p, SessionOptions{RunID: "crash"})
+	s := acquire(t, p, ContextOptions{RunID: "crash"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=before"))
 	proc := chromedp.FromContext(s.Tab()).Browser.Process()
 	if proc == nil {
@@ -760,7 +760,7 @@ func TestBrowserCrashRestart(t *testing.T) {
 		t.Fatalf("Close after the crash: %v", err)
 	}
 
-	s2, err := p.Acquire(ctx, SessionOptions{RunID: "after"})
+	s2, err := p.Acquire(ctx, ContextOptions{RunID: "after"})
 	if err != nil {
 		t.Fatalf("Acquire after the crash: %v", err)
 	}
@@ -842,7 +842,7 @@ func TestRemoteBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := acquire(t, p, SessionOptions{RunID: "remote-http"})
+	s := acquire(t, p, ContextOptions{RunID: "remote-http"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=remote"))
 	if title := eval[string](t, s.Tab(), "document.title"); title != "remote" {
 		t.Fatalf("title = %q", title)
@@ -858,13 +858,13 @@ func TestRemoteBrowser(t *testing.T) {
 	}
 
 	// A per-run ws:// address overrides the pool's.
-	s2 := acquire(t, p, SessionOptions{RunID: "remote-ws", BrowserAddress: wsURL})
+	s2 := acquire(t, p, ContextOptions{RunID: "remote-ws", BrowserAddress: wsURL})
 	run(t, s2.Tab(), chromedp.Navigate(site.URL+"/title?t=ws"))
 	if err := s2.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The shared local pool can also reach it per run.
-	s3 := acquire(t, needBrowser(t), SessionOptions{RunID: "remote-local-pool", BrowserAddress: httpURL})
+	s3 := acquire(t, needBrowser(t), ContextOptions{RunID: "remote-local-pool", BrowserAddress: httpURL})
 	run(t, s3.Tab(), chromedp.Navigate(site.URL+"/title?t=x"))
 	s3.Close(ctx)
 	if err := p.Close(); err != nil {
@@ -876,15 +876,15 @@ func TestRemoteBrowser(t *testing.T) {
 	}
 	waitFor(t, "the remote pages to close", func() bool { return pages() == before })
 
-	if _, err := p.Acquire(ctx, SessionOptions{}); !errors.Is(err, ErrPoolClosed) {
+	if _, err := p.Acquire(ctx, ContextOptions{}); !errors.Is(err, ErrPoolClosed) {
 		t.Fatalf("Acquire after Close: %v", err)
 	}
-	if _, err := needBrowser(t).Acquire(ctx, SessionOptions{BrowserAddress: "127.0.0.1:1"}); err == nil {
+	if _, err := needBrowser(t).Acquire(ctx, ContextOptions{BrowserAddress: "127.0.0.1:1"}); err == nil {
 		t.Fatal("a malformed address was accepted")
 	}
 
 	// The remote browser goes away: its sessions end with the reason.
-	s4 := acquire(t, needBrowser(t), SessionOptions{RunID: "remote-dies", BrowserAddress: httpURL})
+	s4 := acquire(t, needBrowser(t), ContextOptions{RunID: "remote-dies", BrowserAddress: httpURL})
 	syscall.Kill(-proc.Pid, syscall.SIGKILL)
 	select {
 	case <-s4.Done():
@@ -894,7 +894,7 @@ func TestRemoteBrowser(t *testing.T) {
 	if err := s4.Err(); err == nil || !strings.Contains(err.Error(), "lost the connection to the remote browser at "+httpURL) {
 		t.Fatalf("Err = %v", err)
 	}
-	if _, err := needBrowser(t).Acquire(ctx, SessionOptions{BrowserAddress: httpURL}); err == nil {
+	if _, err := needBrowser(t).Acquire(ctx, ContextOptions{BrowserAddress: httpURL}); err == nil {
 		t.Fatal("Acquire on a dead remote browser worked")
 	} else {
 		t.Logf("Acquire on a dead remote browser: %v", err)
@@ -977,7 +977,7 @@ func TestMemoryPerSession(t *testing.T) {
 	base, baseN := measure()
 	open := func(n int) {
 		for i := 0; i < n; i++ {
-			s := acquire(t, p, SessionOptions{RunID: "mem"})
+			s := acquire(t, p, ContextOptions{RunID: "mem"})
 			run(t, s.Tab(), chromedp.Navigate(site.URL+"/tabs"))
 		}
 	}
@@ -999,7 +999,7 @@ func TestCloseDuringDownloadLeavesDownloadDir(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
 	dir := t.TempDir()
-	s := acquire(t, p, SessionOptions{RunID: "close-dl", DownloadDir: dir})
+	s := acquire(t, p, ContextOptions{RunID: "close-dl", DownloadDir: dir})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=start"))
 	eval[bool](t, s.Tab(), "location.href = '/stalled', true")
 	waitFor(t, "the download to start", func() bool { return s.PendingDownloads() == 1 })

@@ -30,7 +30,7 @@ var noDialogGuard atomic.Bool
 
 // dialogGuard is the side session of one tab.
 type dialogGuard struct {
-	s       *Session
+	s       *Context
 	id      target.SessionID
 	nextID  int
 	pending map[int]*Dialog // request id → the answer being given
@@ -44,7 +44,7 @@ type guardMessage struct {
 
 // guardDialogs attaches the dialog guard of a tab. When it cannot, the tab
 // keeps no guard and its chromedp session answers the dialogs.
-func (s *Session) guardDialogs(ctx context.Context, tb *tab) {
+func (s *Context) guardDialogs(ctx context.Context, tb *tab) {
 	if noDialogGuard.Load() {
 		return
 	}
@@ -110,7 +110,7 @@ func isGuardNews(raw string) bool {
 
 // handleGuardMessage answers the dialogs that a guard session reports, and
 // records those whose answer the browser took (worker goroutine).
-func (s *Session) handleGuardMessage(m guardMessage) {
+func (s *Context) handleGuardMessage(m guardMessage) {
 	var msg struct {
 		ID     int                                `json:"id"`
 		Method string                             `json:"method"`
@@ -150,10 +150,10 @@ func (s *Session) handleGuardMessage(m guardMessage) {
 
 // AnswerNextPrompt arms the answer to the next window.prompt of the
 // session, in any tab: it is accepted with text (which may be empty), once.
-// Later prompts get SessionOptions.DialogPrompt again. The agent's
+// Later prompts get ContextOptions.DialogPrompt again. The agent's
 // answer_dialog action calls it before the action that opens the prompt:
 // a dialog blocks its page, so it is answered the moment it opens.
-func (s *Session) AnswerNextPrompt(text string) {
+func (s *Context) AnswerNextPrompt(text string) {
 	s.mu.Lock()
 	s.nextPrompt = &text
 	s.mu.Unlock()
@@ -162,7 +162,7 @@ func (s *Session) AnswerNextPrompt(text string) {
 // dialogAnswer decides the answer to a dialog: accept alert, confirm and
 // beforeunload; answer a prompt with the armed answer (AnswerNextPrompt),
 // else DialogPrompt, or dismiss it.
-func (s *Session) dialogAnswer(ev *page.EventJavascriptDialogOpening) (*Dialog, page.HandleJavaScriptDialogParams) {
+func (s *Context) dialogAnswer(ev *page.EventJavascriptDialogOpening) (*Dialog, page.HandleJavaScriptDialogParams) {
 	d := &Dialog{Type: string(ev.Type), Message: ev.Message, URL: ev.URL, Accepted: true, At: time.Now()}
 	params := page.HandleJavaScriptDialogParams{Accept: true}
 	if ev.Type == page.DialogTypePrompt {
@@ -187,7 +187,7 @@ func (s *Session) dialogAnswer(ev *page.EventJavascriptDialogOpening) (*Dialog, 
 // answerDialog answers a dialog reported by the chromedp session of a tab and
 // records it. It runs on the worker: while a dialog is open the page answers
 // no command, and answering from the listener would deadlock.
-func (s *Session) answerDialog(tb *tab, ev *page.EventJavascriptDialogOpening) {
+func (s *Context) answerDialog(tb *tab, ev *page.EventJavascriptDialogOpening) {
 	d, params := s.dialogAnswer(ev)
 	s.mu.Lock()
 	tctx := tb.ctx
@@ -210,7 +210,7 @@ func (s *Session) answerDialog(tb *tab, ev *page.EventJavascriptDialogOpening) {
 }
 
 // recordDialog adds an answered dialog for Dialogs.
-func (s *Session) recordDialog(d *Dialog) {
+func (s *Context) recordDialog(d *Dialog) {
 	s.mu.Lock()
 	s.dialogs = append(s.dialogs, d)
 	s.mu.Unlock()
@@ -218,7 +218,7 @@ func (s *Session) recordDialog(d *Dialog) {
 
 // unrecordDialog drops a dialog whose answer the browser refused, unless
 // Dialogs already returned it.
-func (s *Session) unrecordDialog(d *Dialog) {
+func (s *Context) unrecordDialog(d *Dialog) {
 	s.mu.Lock()
 	s.dialogs = slices.DeleteFunc(s.dialogs, func(x *Dialog) bool { return x == d })
 	s.mu.Unlock()

@@ -44,7 +44,7 @@ type FailedDownload struct {
 	At     time.Time
 }
 
-// downloads is the download state of a session (guarded by Session.mu).
+// downloads is the download state of a session (guarded by Context.mu).
 type downloads struct {
 	dir, staging  string
 	maxFile       int64
@@ -77,7 +77,7 @@ type activeDownload struct {
 // even after its browser context is gone, and may create the staging
 // directory again to do so. In a directory the caller owns that races with
 // the caller's clean-up of DownloadDir once the session is closed.
-func newDownloads(o SessionOptions, stagingParent string) (*downloads, error) {
+func newDownloads(o ContextOptions, stagingParent string) (*downloads, error) {
 	dir, err := filepath.Abs(o.DownloadDir)
 	if err != nil {
 		return nil, err
@@ -107,7 +107,7 @@ func newDownloads(o SessionOptions, stagingParent string) (*downloads, error) {
 }
 
 // downloadWillBegin accepts or refuses a new download (worker goroutine).
-func (s *Session) downloadWillBegin(ev *cdpbrowser.EventDownloadWillBegin) {
+func (s *Context) downloadWillBegin(ev *cdpbrowser.EventDownloadWillBegin) {
 	if s.dl == nil {
 		return
 	}
@@ -135,7 +135,7 @@ func (s *Session) downloadWillBegin(ev *cdpbrowser.EventDownloadWillBegin) {
 
 // downloadProgress enforces the size limits and finishes completed downloads
 // (worker goroutine).
-func (s *Session) downloadProgress(ev *cdpbrowser.EventDownloadProgress) {
+func (s *Context) downloadProgress(ev *cdpbrowser.EventDownloadProgress) {
 	if s.dl == nil {
 		return
 	}
@@ -216,7 +216,7 @@ func (d *downloads) limitReasonLocked(a *activeDownload, total int64) string {
 	return ""
 }
 
-// fail records a download that did not complete. Call with Session.mu held.
+// fail records a download that did not complete. Call with Context.mu held.
 func (d *downloads) fail(a *activeDownload, reason string) {
 	delete(d.active, a.guid)
 	if a.counted {
@@ -228,7 +228,7 @@ func (d *downloads) fail(a *activeDownload, reason string) {
 
 // cancelDownload asks the browser to stop a download (the browser then reports
 // it canceled, or completed if it was faster; finishDownload drops it then).
-func (s *Session) cancelDownload(guid string) {
+func (s *Context) cancelDownload(guid string) {
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	_, err := cdp.Call(ctx, s.inst.b, cdpbrowser.CancelDownload, cdpbrowser.CancelDownloadParams{GUID: guid, BrowserContextID: s.contextID})
@@ -238,7 +238,7 @@ func (s *Session) cancelDownload(guid string) {
 }
 
 // finishDownload moves a completed file to its real name and hashes it.
-func (s *Session) finishDownload(a *activeDownload, staged string) {
+func (s *Context) finishDownload(a *activeDownload, staged string) {
 	s.mu.Lock()
 	d := s.dl
 	refused := a.refused
@@ -274,7 +274,7 @@ func (s *Session) finishDownload(a *activeDownload, staged string) {
 
 // placeDownload renames the staged file to a free sanitised name in the
 // download directory, and measures and hashes it.
-func (s *Session) placeDownload(a *activeDownload, staged string) (Download, error) {
+func (s *Context) placeDownload(a *activeDownload, staged string) (Download, error) {
 	f, err := os.Open(staged)
 	if err != nil {
 		return Download{}, fmt.Errorf("reading the downloaded file: %w", err)
@@ -363,7 +363,7 @@ func (d *downloads) reserveLocked(base string) (name, path string, err error) {
 }
 
 // Downloads returns the downloads completed so far, in order of completion.
-func (s *Session) Downloads() []Download {
+func (s *Context) Downloads() []Download {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dl == nil {
@@ -374,7 +374,7 @@ func (s *Session) Downloads() []Download {
 
 // FailedDownloads returns the downloads that did not complete, with the
 // reason (a limit, a cancel, a browser error).
-func (s *Session) FailedDownloads() []FailedDownload {
+func (s *Context) FailedDownloads() []FailedDownload {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dl == nil {
@@ -385,7 +385,7 @@ func (s *Session) FailedDownloads() []FailedDownload {
 
 // PendingDownloads is the number of downloads in progress (started, not yet
 // completed, failed or moved to their name).
-func (s *Session) PendingDownloads() int {
+func (s *Context) PendingDownloads() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.dl == nil {
@@ -397,7 +397,7 @@ func (s *Session) PendingDownloads() int {
 // WaitDownloads waits until no download is in progress, bounded by ctx. It
 // returns at once when none is. A download whose start the browser has not
 // reported yet is not waited for.
-func (s *Session) WaitDownloads(ctx context.Context) error {
+func (s *Context) WaitDownloads(ctx context.Context) error {
 	for {
 		s.mu.Lock()
 		n := 0

@@ -40,7 +40,7 @@ func TestEgressProxyOfSession(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s, err := p.Acquire(ctx, SessionOptions{RunID: "proxied", Proxy: proxy.URL})
+	s, err := p.Acquire(ctx, ContextOptions{RunID: "proxied", Proxy: proxy.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestEgressProxyOfSession(t *testing.T) {
 		t.Errorf("the proxy was asked for %q", u)
 	}
 
-	plain, err := p.Acquire(ctx, SessionOptions{RunID: "direct"})
+	plain, err := p.Acquire(ctx, ContextOptions{RunID: "direct"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestFleetTellsTheWebSocketAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fp.Close()
-	s, err := fp.Acquire(ctx, SessionOptions{RunID: "r"})
+	s, err := fp.Acquire(ctx, ContextOptions{RunID: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func (p *Pool) Status() FleetStatus {
 
 // Endpoint is the name of the fleet endpoint that the session runs on; "" for
 // the local browser or a run's own BrowserAddress.
-func (s *Session) Endpoint() string {
+func (s *Context) Endpoint() string {
 	if s.place == nil {
 		return ""
 	}
@@ -761,7 +761,7 @@ func (f *fleet) whyLocked(failed map[*endpoint]error) string {
 // acquireOnFleet opens a run's session on an endpoint of the fleet. An
 // endpoint that fails to connect or to open the session is marked down and
 // the run goes to another one (each endpoint is tried once).
-func (p *Pool) acquireOnFleet(ctx context.Context, o SessionOptions) (*Session, error) {
+func (p *Pool) acquireOnFleet(ctx context.Context, o ContextOptions) (*Context, error) {
 	f := p.fleet
 	deadline := time.Now().Add(f.queueTimeout)
 	failed := make(map[*endpoint]error)
@@ -771,7 +771,7 @@ func (p *Pool) acquireOnFleet(ctx context.Context, o SessionOptions) (*Session, 
 		if err != nil {
 			return nil, err
 		}
-		s, fault, err := p.openSession(ctx, o, pl.ep.url, pl)
+		s, fault, err := p.openContext(ctx, o, pl.ep.url, pl)
 		if err == nil {
 			f.mu.Lock()
 			pl.ep.placed++

@@ -22,15 +22,15 @@ import (
 	"github.com/abctl/abctl/internal/egress"
 )
 
-// Download limits of a session when SessionOptions leaves them zero.
+// Download limits of a session when ContextOptions leaves them zero.
 const (
 	DefaultMaxDownloadBytes      int64 = 100 << 20
 	DefaultMaxDownloads                = 64
 	DefaultMaxTotalDownloadBytes int64 = 512 << 20
 )
 
-// SessionOptions configures one run's session.
-type SessionOptions struct {
+// ContextOptions configures one run's session.
+type ContextOptions struct {
 	// RunID names the run in logs.
 	RunID string
 	// BrowserAddress is a remote browser for this run (http://host:9222 or
@@ -61,7 +61,7 @@ type SessionOptions struct {
 	// local Chromium and a browser on this machine (a loopback address)
 	// take it; another remote browser only with ProxyRemote, since it
 	// reaches the proxy only when the proxy listens on an address it can
-	// reach. Empty: no proxy. Session.Proxied says whether it was given.
+	// reach. Empty: no proxy. Context.Proxied says whether it was given.
 	Proxy string
 	// ProxyRemote gives Proxy to remote browsers that are not on this
 	// machine too.
@@ -87,14 +87,14 @@ type Dialog struct {
 	At       time.Time
 }
 
-// Session is the browser side of one run: an isolated browser context and its
+// Context is the browser side of one run: an isolated browser context and its
 // tabs. Its methods are safe for concurrent use, but the actions on one tab
 // context must not run concurrently (see chromedp.NewContext).
-type Session struct {
+type Context struct {
 	pool      *Pool
 	inst      *instance
 	addr      string
-	opts      SessionOptions
+	opts      ContextOptions
 	contextID cdp.BrowserContextID
 	// initScripts run in every document of the tabs attached after they
 	// are added (Restore).
@@ -143,7 +143,7 @@ type tab struct {
 // creation only. With Options.Endpoints, a run without its own
 // BrowserAddress is placed on an endpoint of the fleet, waiting in the queue
 // while none has room (see ErrQueueFull and ErrQueueTimeout).
-func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) {
+func (p *Pool) Acquire(ctx context.Context, o ContextOptions) (*Context, error) {
 	addr := o.BrowserAddress
 	if addr == "" {
 		addr = p.opts.RemoteURL
@@ -162,16 +162,16 @@ func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) 
 	if addr == "" && p.fleet != nil {
 		return p.acquireOnFleet(ctx, o)
 	}
-	s, _, err := p.openSession(ctx, o, addr, nil)
+	s, _, err := p.openContext(ctx, o, addr, nil)
 	return s, err
 }
 
-// openSession opens a session on the browser at addr ("" = local); pl is its
+// openContext opens a session on the browser at addr ("" = local); pl is its
 // place on a fleet endpoint, or nil. browserFault tells whether the error
 // came from the browser (connecting, or the session's creation in it) rather
 // than from ctx, the pool's end or the download directory.
-func (p *Pool) openSession(ctx context.Context, o SessionOptions, addr string, pl *place) (s *Session, browserFault bool, err error) {
-	s = &Session{
+func (p *Pool) openContext(ctx context.Context, o ContextOptions, addr string, pl *place) (s *Context, browserFault bool, err error) {
+	s = &Context{
 		pool:      p,
 		addr:      addr,
 		place:     pl,
@@ -232,7 +232,7 @@ func (p *Pool) openSession(ctx context.Context, o SessionOptions, addr string, p
 }
 
 // open creates the browser context and its first tab.
-func (s *Session) open(ctx context.Context) error {
+func (s *Context) open(ctx context.Context) error {
 	b := s.inst.b
 	params := target.CreateBrowserContextParams{
 		// A remote browser disposes of the context if our connection drops.
@@ -305,7 +305,7 @@ func (s *Session) open(ctx context.Context) error {
 
 // attach makes the chromedp context of tb, attaches it and sets the viewport.
 // ctx bounds the attach; the tab lives until its cancel.
-func (s *Session) attach(ctx context.Context, tb *tab) error {
+func (s *Context) attach(ctx context.Context, tb *tab) error {
 	tctx, cancel := chromedp.NewContext(s.inst.ctx,
 		chromedp.WithTargetID(tb.id),
 		// Close disposes of the whole browser context at once; the tabs only
@@ -353,7 +353,7 @@ func (s *Session) attach(ctx context.Context, tb *tab) error {
 
 // tabListener returns the event func of a tab. It runs on the reader
 // goroutine of the tab: it only records and queues.
-func (s *Session) tabListener(tb *tab) func(ev any) {
+func (s *Context) tabListener(tb *tab) func(ev any) {
 	return func(ev any) {
 		switch ev := ev.(type) {
 		case *page.EventJavascriptDialogOpening:
@@ -380,7 +380,7 @@ type dialogEvent struct {
 }
 
 // enqueue hands an event to the worker without blocking.
-func (s *Session) enqueue(ev any) {
+func (s *Context) enqueue(ev any) {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -395,7 +395,7 @@ func (s *Session) enqueue(ev any) {
 }
 
 // work handles the queued events in order, until Close.
-func (s *Session) work() {
+func (s *Context) work() {
 	defer close(s.exited)
 	for {
 		select {
@@ -424,7 +424,7 @@ func (s *Session) work() {
 }
 
 // handle runs one event on the worker goroutine.
-func (s *Session) handle(ev any) {
+func (s *Context) handle(ev any) {
 	switch ev := ev.(type) {
 	case dialogEvent:
 		s.answerDialog(ev.tab, ev.ev)
@@ -445,7 +445,7 @@ func (s *Session) handle(ev any) {
 
 // tabCreated starts to follow a new page of the browser context (a link with
 // target=_blank, window.open): it becomes the active tab once attached.
-func (s *Session) tabCreated(info *target.Info) {
+func (s *Context) tabCreated(info *target.Info) {
 	if info == nil || info.Type != "page" || info.Subtype != "" {
 		return
 	}
@@ -492,7 +492,7 @@ func (s *Session) tabCreated(info *target.Info) {
 
 // tabGone forgets a tab that closed (or crashed). When the page closed the
 // last tab, a blank one opens so that the run can go on.
-func (s *Session) tabGone(id target.ID, crashStatus string) {
+func (s *Context) tabGone(id target.ID, crashStatus string) {
 	s.mu.Lock()
 	i := slices.IndexFunc(s.tabs, func(t *tab) bool { return t.id == id })
 	if i < 0 {
@@ -531,7 +531,7 @@ func (s *Session) tabGone(id target.ID, crashStatus string) {
 
 // cancelTab detaches from a tab in the background (the detach is a round trip
 // that nobody needs to wait for).
-func (s *Session) cancelTab(tb *tab) {
+func (s *Context) cancelTab(tb *tab) {
 	s.mu.Lock()
 	cancel := tb.cancel
 	tb.cancel = nil
@@ -542,14 +542,14 @@ func (s *Session) cancelTab(tb *tab) {
 }
 
 // notifyLocked wakes the waiters of a change. Call with s.mu held.
-func (s *Session) notifyLocked() {
+func (s *Context) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
 }
 
 // activeLocked returns the active tab: the most recently opened or switched-to
 // tab that is still open, and whether a newer tab is still being attached.
-func (s *Session) activeLocked() (active *tab, pending bool) {
+func (s *Context) activeLocked() (active *tab, pending bool) {
 	for i := len(s.tabs) - 1; i >= 0; i-- {
 		tb := s.tabs[i]
 		if tb.gone {
@@ -570,7 +570,7 @@ func (s *Session) activeLocked() (active *tab, pending bool) {
 // session it returns a canceled context. Run actions on it with chromedp (its
 // first Run has happened: a context derived with a timeout is fine); open
 // tabs with NewTab, not with chromedp.NewContext.
-func (s *Session) Tab() context.Context {
+func (s *Context) Tab() context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if tb, _ := s.activeLocked(); tb != nil && s.err == nil {
@@ -582,7 +582,7 @@ func (s *Session) Tab() context.Context {
 // ActiveTab is Tab after waiting for the tabs that are still being attached
 // (a popup that an action has just opened), bounded by ctx. It fails when the
 // session has ended.
-func (s *Session) ActiveTab(ctx context.Context) (context.Context, error) {
+func (s *Context) ActiveTab(ctx context.Context) (context.Context, error) {
 	for {
 		s.mu.Lock()
 		if s.err != nil {
@@ -609,7 +609,7 @@ func (s *Session) ActiveTab(ctx context.Context) (context.Context, error) {
 }
 
 // Tabs lists the open tabs of the session in the order they opened.
-func (s *Session) Tabs(ctx context.Context) ([]TabInfo, error) {
+func (s *Context) Tabs(ctx context.Context) ([]TabInfo, error) {
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
@@ -642,7 +642,7 @@ func (s *Session) Tabs(ctx context.Context) ([]TabInfo, error) {
 }
 
 // findLocked returns the open, attached tab with the id.
-func (s *Session) findLocked(id string) (int, *tab, error) {
+func (s *Context) findLocked(id string) (int, *tab, error) {
 	for i, tb := range s.tabs {
 		if string(tb.id) == id && !tb.gone {
 			if !tb.ready {
@@ -657,7 +657,7 @@ func (s *Session) findLocked(id string) (int, *tab, error) {
 // NewTab opens a blank tab in the session's browser context, makes it the
 // active tab and returns it. (A chromedp.NewContext made from a tab would
 // open its tab outside the session's browser context: use NewTab.)
-func (s *Session) NewTab(ctx context.Context) (context.Context, error) {
+func (s *Context) NewTab(ctx context.Context) (context.Context, error) {
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
@@ -700,7 +700,7 @@ func (s *Session) NewTab(ctx context.Context) (context.Context, error) {
 
 // SwitchTab makes the tab active (and brings it to the front, so that it
 // renders and runs its animation frames).
-func (s *Session) SwitchTab(ctx context.Context, id string) error {
+func (s *Context) SwitchTab(ctx context.Context, id string) error {
 	s.mu.Lock()
 	if s.err != nil {
 		err := s.err
@@ -721,7 +721,7 @@ func (s *Session) SwitchTab(ctx context.Context, id string) error {
 
 // CloseTab closes a tab. The previously active tab becomes active again. The
 // last tab of a session cannot be closed.
-func (s *Session) CloseTab(ctx context.Context, id string) error {
+func (s *Context) CloseTab(ctx context.Context, id string) error {
 	s.mu.Lock()
 	if s.err != nil {
 		err := s.err
@@ -760,7 +760,7 @@ func (s *Session) CloseTab(ctx context.Context, id string) error {
 }
 
 // active returns the active tab, or nil.
-func (s *Session) active() *tab {
+func (s *Context) active() *tab {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	tb, _ := s.activeLocked()
@@ -768,7 +768,7 @@ func (s *Session) active() *tab {
 }
 
 // Dialogs returns the dialogs answered since the last call, oldest first.
-func (s *Session) Dialogs() []Dialog {
+func (s *Context) Dialogs() []Dialog {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Dialog, len(s.dialogs))
@@ -781,12 +781,12 @@ func (s *Session) Dialogs() []Dialog {
 
 // Done is closed when the session ends: its browser died or disconnected, or
 // Close was called. Err says which.
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *Context) Done() <-chan struct{} { return s.done }
 
 // Err is nil while the session is usable. After Done it is the reason, such
 // as "the browser process exited unexpectedly: signal: killed", or
-// ErrSessionClosed after Close.
-func (s *Session) Err() error {
+// ErrContextClosed after Close.
+func (s *Context) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
@@ -800,7 +800,7 @@ func (s *Session) Err() error {
 // returns it. It returns nil at once while the browser is connected (an action
 // failed for a reason of its page, or its tab closed), and Err once the
 // session ended.
-func (s *Session) Ended(ctx context.Context) error {
+func (s *Context) Ended(ctx context.Context) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
@@ -816,13 +816,13 @@ func (s *Session) Ended(ctx context.Context) error {
 }
 
 // Proxied reports whether the session's browser context sends its
-// requests through SessionOptions.Proxy.
-func (s *Session) Proxied() bool { return s.proxied }
+// requests through ContextOptions.Proxy.
+func (s *Context) Proxied() bool { return s.proxied }
 
 // Browser names the browser the session runs on: "local Chromium", the
 // fleet endpoint's name, or the remote browser's address (without
 // credentials or query).
-func (s *Session) Browser() string {
+func (s *Context) Browser() string {
 	if s.place != nil {
 		return s.place.ep.name
 	}
@@ -845,11 +845,11 @@ func onThisMachine(addr string) bool {
 }
 
 // ContextID is the id of the session's browser context.
-func (s *Session) ContextID() string { return string(s.contextID) }
+func (s *Context) ContextID() string { return string(s.contextID) }
 
 // fail ends the session because of its browser (or Close), and gives back
 // its place on a fleet endpoint.
-func (s *Session) fail(reason error) {
+func (s *Context) fail(reason error) {
 	s.mu.Lock()
 	ended := s.err == nil
 	if ended {
@@ -869,7 +869,7 @@ func (s *Session) fail(reason error) {
 // call WaitDownloads first to keep them. When Close returns, the files of
 // completed downloads are in DownloadDir and, with a local browser, nothing
 // writes there any more.
-func (s *Session) Close(ctx context.Context) error {
+func (s *Context) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -893,7 +893,7 @@ func (s *Session) Close(ctx context.Context) error {
 	for _, tb := range tabs {
 		s.cancelTab(tb)
 	}
-	s.fail(ErrSessionClosed)
+	s.fail(ErrContextClosed)
 	// A completed download is being moved into DownloadDir: let it land (a
 	// rename or a local copy), so that the caller may remove the directory.
 	s.saving.Wait()
@@ -923,7 +923,7 @@ func (s *Session) Close(ctx context.Context) error {
 }
 
 // abandon undoes a failed Acquire.
-func (s *Session) abandon() {
+func (s *Context) abandon() {
 	s.mu.Lock()
 	s.closing = true
 	tabs := s.tabs
@@ -944,7 +944,7 @@ func (s *Session) abandon() {
 }
 
 // removeStaging deletes the directory of unfinished downloads.
-func (s *Session) removeStaging() {
+func (s *Context) removeStaging() {
 	if s.dl == nil {
 		return
 	}

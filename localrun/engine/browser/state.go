@@ -61,7 +61,7 @@ const localStorageExpr = `(() => {
 
 // State returns the session's cookies and the local storage of its tabs'
 // origins.
-func (s *Session) State(ctx context.Context) (*State, error) {
+func (s *Context) State(ctx context.Context) (*State, error) {
 	res, err := cdp.Call(ctx, s.inst.b, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: s.contextID})
 	if err != nil {
 		return nil, fmt.Errorf("reading the cookies: %w", err)
@@ -108,7 +108,7 @@ func (s *Session) State(ctx context.Context) (*State, error) {
 // cookies into the browser context, and the local storage into every
 // document of its origins that the session's tabs open, once per origin
 // and tab (a site that changes its storage afterwards keeps its changes).
-func (s *Session) Restore(ctx context.Context, st *State) error {
+func (s *Context) Restore(ctx context.Context, st *State) error {
 	if st.Empty() {
 		return nil
 	}

@@ -33,7 +33,7 @@ func TestStateCarriesASignIn(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	a := acquire(t, p, SessionOptions{RunID: "first"})
+	a := acquire(t, p, ContextOptions{RunID: "first"})
 	run(t, a.Tab(), chromedp.Navigate(srv.URL+"/signin"))
 	st, err := a.State(t.Context())
 	if err != nil {
@@ -52,7 +52,7 @@ func TestStateCarriesASignIn(t *testing.T) {
 		t.Errorf("the session cookie: %+v", sid)
 	}
 
-	b := acquire(t, p, SessionOptions{RunID: "second"})
+	b := acquire(t, p, ContextOptions{RunID: "second"})
 	if err := b.Restore(t.Context(), st); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestStateCarriesASignIn(t *testing.T) {
 	}
 	// A tab opened later gets the restored storage too (in a fresh
 	// session, where nothing else could have put it there).
-	c := acquire(t, p, SessionOptions{RunID: "third"})
+	c := acquire(t, p, ContextOptions{RunID: "third"})
 	if err := c.Restore(t.Context(), st); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func TestTestsiteDownloads(t *testing.T) {
 	p := needBrowser(t)
 	site := testsite.Start(t)
 	dir := t.TempDir()
-	s := acquire(t, p, SessionOptions{RunID: "ts-dl", DownloadDir: dir, MaxDownloadBytes: 1 << 20})
+	s := acquire(t, p, ContextOptions{RunID: "ts-dl", DownloadDir: dir, MaxDownloadBytes: 1 << 20})
 	tab := s.Tab()
 	run(t, tab, chromedp.Navigate(site.URL(testsite.PageDownload)+"?big=2000000"))
 	want := map[string]string{
@@ -57,7 +57,7 @@ func TestTestsiteDownloads(t *testing.T) {
 func TestTestsiteDialogs(t *testing.T) {
 	p := needBrowser(t)
 	site := testsite.Start(t)
-	s := acquire(t, p, SessionOptions{RunID: "ts-dialogs", DialogPrompt: "Grace"})
+	s := acquire(t, p, ContextOptions{RunID: "ts-dialogs", DialogPrompt: "Grace"})
 	tab := s.Tab()
 	run(t, tab, chromedp.Navigate(site.URL(testsite.PageDialogs)))
 	for _, c := range []struct{ button, result string }{
@@ -82,7 +82,7 @@ func TestTestsiteDialogs(t *testing.T) {
 func TestTestsitePopup(t *testing.T) {
 	p := needBrowser(t)
 	site := testsite.Start(t)
-	s := acquire(t, p, SessionOptions{RunID: "ts-popup"})
+	s := acquire(t, p, ContextOptions{RunID: "ts-popup"})
 	opener := s.Tab()
 	run(t, opener, chromedp.Navigate(site.URL(testsite.PagePopup)))
 	run(t, opener, chromedp.Click(chromedp.CSS("#open-popup")))
