@@ -183,16 +183,13 @@ func (as *actionRun) bySelector(ctx context.Context, act *client.Action, timeout
 			return nil, err
 		}
 		return sel, nil
-	case client.ActionInputText:
-		if err := rb.OnElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
-			return pg.InputText(ctx, id, act.Value)
-		}); err != nil {
-			return nil, err
+	case client.ActionInputText, client.ActionSelectOption:
+		set := (*page.Page).InputText
+		if act.Type == client.ActionSelectOption {
+			set = (*page.Page).SelectOption
 		}
-		return act.Value, nil
-	case client.ActionSelectOption:
 		if err := rb.OnElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
-			return pg.SelectOption(ctx, id, act.Value)
+			return set(pg, ctx, id, act.Value)
 		}); err != nil {
 			return nil, err
 		}

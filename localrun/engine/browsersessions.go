@@ -47,7 +47,7 @@ func (e *Engine) OpenBrowserSession(ctx context.Context, orgID, id string, o exe
 		if err := json.Unmarshal(o.State, &st); err != nil {
 			return fail(fmt.Errorf("the browser profile cannot be read: %w", err))
 		}
-		if err := bs.Restore(ctx, &st); err != nil {
+		if err := browser.RestoreState(ctx, bs, &st); err != nil {
 			return fail(fmt.Errorf("the browser profile could not be loaded: %w", err))
 		}
 	}
@@ -95,7 +95,7 @@ func (e *Engine) CloseBrowserSession(ctx context.Context, orgID, id string, keep
 	var err error
 	if keepState && ks.bs.Err() == nil {
 		var st *browser.State
-		if st, err = ks.bs.State(ctx); err == nil {
+		if st, err = browser.ReadState(ctx, ks.bs); err == nil {
 			state, err = json.Marshal(st)
 		}
 	}

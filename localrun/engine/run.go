@@ -85,7 +85,7 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 		var st browser.State
 		err := json.Unmarshal(job.BrowserState, &st)
 		if err == nil {
-			err = bs.Restore(ctx, &st)
+			err = browser.RestoreState(ctx, bs, &st)
 		}
 		if err != nil {
 			bs.Close(context.WithoutCancel(ctx))

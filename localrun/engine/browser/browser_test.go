@@ -594,11 +594,11 @@ func TestDownloads(t *testing.T) {
 	run(t, tab, chromedp.Navigate(site.URL+"/downloads"))
 	// state says where the downloads stand, for a failure's message.
 	state := func() string {
-		return fmt.Sprintf("saved %+v, failed %+v, pending %d", s.Downloads(), s.FailedDownloads(), s.PendingDownloads())
+		return fmt.Sprintf("saved %+v, failed %+v, pending %d", s.Downloads().Completed(), s.Downloads().Failed(), s.Downloads().Pending())
 	}
 	settled := func(n int) {
 		t.Helper()
-		for i := 0; len(s.Downloads())+len(s.FailedDownloads()) < n; i++ {
+		for i := 0; len(s.Downloads().Completed())+len(s.Downloads().Failed()) < n; i++ {
 			if i == 750 {
 				t.Fatalf("timed out waiting for %d downloads: %s", n, state())
 			}
@@ -606,7 +606,7 @@ func TestDownloads(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		if err := s.WaitDownloads(ctx); err != nil {
+		if err := s.Downloads().Wait(ctx); err != nil {
 			t.Fatalf("after %d downloads: %v: %s", n, err, state())
 		}
 	}
@@ -614,9 +614,9 @@ func TestDownloads(t *testing.T) {
 
 	click("csv")
 	settled(1)
-	dls := s.Downloads()
+	dls := s.Downloads().Completed()
 	if len(dls) != 1 {
-		t.Fatalf("Downloads = %+v, failed %+v", dls, s.FailedDownloads())
+		t.Fatalf("Downloads = %+v, failed %+v", dls, s.Downloads().Failed())
 	}
 	sum := sha256.Sum256(fileBody(1234))
 	d := dls[0]
@@ -632,7 +632,7 @@ func TestDownloads(t *testing.T) {
 	settled(2)
 	click("evil")
 	settled(3)
-	dls = s.Downloads()
+	dls = s.Downloads().Completed()
 	// (Chromium already replaces the separators of the suggested name.)
 	if len(dls) != 3 || dls[1].Name != "report (1).csv" || strings.ContainsAny(dls[2].Name, `/\`) || !strings.HasSuffix(dls[2].Name, "passwd") || dls[2].Path != filepath.Join(dir, dls[2].Name) {
 		t.Fatalf("Downloads = %+v", dls)
@@ -641,7 +641,7 @@ func TestDownloads(t *testing.T) {
 	// Over the per-file cap: refused with a reason, no file left.
 	click("big")
 	settled(4)
-	failed := s.FailedDownloads()
+	failed := s.Downloads().Failed()
 	if len(failed) != 1 || failed[0].Name != "big.bin" || !strings.Contains(failed[0].Reason, "per-file limit") {
 		t.Fatalf("FailedDownloads = %+v", failed)
 	}
@@ -652,19 +652,19 @@ func TestDownloads(t *testing.T) {
 	// target=_blank download: the transient tab is not kept, the file is.
 	click("blankdl")
 	settled(5)
-	dls = s.Downloads()
+	dls = s.Downloads().Completed()
 	if len(dls) != 4 || dls[3].Name != "popup.txt" || dls[3].Size != 99 {
-		t.Fatalf("Downloads = %+v, failed %+v", dls, s.FailedDownloads())
+		t.Fatalf("Downloads = %+v, failed %+v", dls, s.Downloads().Failed())
 	}
 	waitFor(t, "the download tab to go", func() bool { return s.Tab() == tab })
 	// Count cap (4 accepted): the fifth is refused.
 	click("csv")
 	settled(6)
-	failed = s.FailedDownloads()
+	failed = s.Downloads().Failed()
 	if len(failed) != 2 || !strings.Contains(failed[1].Reason, "download limit reached (4 files)") {
 		t.Fatalf("FailedDownloads = %+v", failed)
 	}
-	if n := len(s.Downloads()); n != 4 {
+	if n := len(s.Downloads().Completed()); n != 4 {
 		t.Fatalf("%d downloads after the count cap", n)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -697,7 +697,7 @@ func TestDownloads(t *testing.T) {
 	run(t, s2.Tab(), chromedp.Navigate(site.URL+"/downloads"))
 	eval[bool](t, s2.Tab(), "document.getElementById('csv').click(), true")
 	time.Sleep(300 * time.Millisecond)
-	if len(s2.Downloads()) != 0 || s2.PendingDownloads() != 0 {
+	if len(s2.Downloads().Completed()) != 0 || s2.Downloads().Pending() != 0 {
 		t.Fatal("a session without DownloadDir downloaded")
 	}
 }
@@ -709,9 +709,9 @@ func TestTotalDownloadCap(t *testing.T) {
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/downloads"))
 	for i := 1; i <= 2; i++ {
 		eval[bool](t, s.Tab(), "document.getElementById('csv').click(), true")
-		waitFor(t, "download", func() bool { return len(s.Downloads())+len(s.FailedDownloads()) >= i })
+		waitFor(t, "download", func() bool { return len(s.Downloads().Completed())+len(s.Downloads().Failed()) >= i })
 	}
-	if d, f := s.Downloads(), s.FailedDownloads(); len(d) != 1 || len(f) != 1 || !strings.Contains(f[0].Reason, "total limit") {
+	if d, f := s.Downloads().Completed(), s.Downloads().Failed(); len(d) != 1 || len(f) != 1 || !strings.Contains(f[0].Reason, "total limit") {
 		t.Fatalf("Downloads = %+v, failed = %+v", d, f)
 	}
 }
@@ -1002,7 +1002,7 @@ func TestCloseDuringDownloadLeavesDownloadDir(t *testing.T) {
 	s := acquire(t, p, ContextOptions{RunID: "close-dl", DownloadDir: dir})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=start"))
 	eval[bool](t, s.Tab(), "location.href = '/stalled', true")
-	waitFor(t, "the download to start", func() bool { return s.PendingDownloads() == 1 })
+	waitFor(t, "the download to start", func() bool { return s.Downloads().Pending() == 1 })
 	staging := s.dl.staging
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -1025,7 +1025,7 @@ func TestCloseDuringDownloadLeavesDownloadDir(t *testing.T) {
 		_, err := os.Stat(staging)
 		return os.IsNotExist(err)
 	})
-	if f := s.FailedDownloads(); len(f) != 0 || len(s.Downloads()) != 0 {
-		t.Errorf("after Close: downloads %+v, failed %+v", s.Downloads(), f)
+	if f := s.Downloads().Failed(); len(f) != 0 || len(s.Downloads().Completed()) != 0 {
+		t.Errorf("after Close: downloads %+v, failed %+v", s.Downloads().Completed(), f)
 	}
 }

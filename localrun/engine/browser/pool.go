@@ -7,12 +7,12 @@
 // tab. A tab is a chromedp context (see [Context.Tab]); the observation and
 // action code drives it with chromedp and cdproto.
 //
-// The session follows the tabs that the page opens (target=_blank links,
+// The browser context follows the tabs that the page opens (target=_blank links,
 // window.open), answers JavaScript dialogs by itself and records them, and
 // saves downloads under their real names within size and count limits.
 // [Context.Close] disposes of the browser context directly.
 //
-// If the local Chromium dies, the sessions on it end with an error that says
+// If the local Chromium dies, the browser contexts on it end with an error that says
 // so (see [Context.Done] and [Context.Err]), and the pool starts a new browser
 // for the next run. A remote browser is never closed: the pool only closes the
 // browser contexts it created and its own connection.
@@ -57,7 +57,7 @@ var ErrNoChromium = errors.New("no Chromium browser found")
 // ErrPoolClosed is the error of Acquire after Close.
 var ErrPoolClosed = errors.New("browser pool is closed")
 
-// ErrContextClosed is the error of a session that its owner closed. Err returns
+// ErrContextClosed is the error of a browser context that its owner closed. Err returns
 // it after Close.
 var ErrContextClosed = errors.New("browser session is closed")
 
@@ -175,7 +175,7 @@ type Pool struct {
 
 // stagingParent returns the pool's directory for unfinished downloads of
 // local browsers, creating it on first use in the system's temporary
-// directory. Each session stages in a directory of its own below it.
+// directory. Each browser context stages in a directory of its own below it.
 func (p *Pool) stagingParent() (string, error) {
 	p.staging.Do(func() {
 		p.stagingDir, p.stagingErr = os.MkdirTemp("", "abctl-downloads-")
@@ -256,7 +256,7 @@ func checkRemoteURL(addr string) error {
 	return fmt.Errorf("browser address %q: want http://host:port or ws://host:port/devtools/browser/...", addr)
 }
 
-// Close closes every session, closes the local browser and the connections to
+// Close closes every browser context, closes the local browser and the connections to
 // remote browsers (never a remote browser itself), and waits for the
 // background work of the pool. It is idempotent.
 func (p *Pool) Close() error {
@@ -268,7 +268,7 @@ func (p *Pool) Close() error {
 	}
 	p.closed = true
 	if p.fleet != nil {
-		p.fleet.shutdown() // before the sessions close: their places go to nobody
+		p.fleet.shutdown() // before the browser contexts close: their places go to nobody
 	}
 	sessions := make([]*Context, 0, len(p.sessions))
 	for s := range p.sessions {
@@ -358,7 +358,7 @@ func (p *Pool) acquireBrowser(ctx context.Context, addr string) (*instance, erro
 }
 
 // releaseBrowser gives back a reference of acquireBrowser. A remote connection
-// that no session uses any more is closed, unless it is the daemon-wide one.
+// that no browser context uses any more is closed, unless it is the daemon-wide one.
 func (p *Pool) releaseBrowser(inst *instance) {
 	p.mu.Lock()
 	inst.refs--
@@ -543,7 +543,7 @@ func (p *Pool) connectRemote(ctx context.Context, addr string) (*instance, error
 }
 
 // startInstance allocates the browser of allocCtx and prepares it: target
-// discovery, and the listener that routes browser events to sessions.
+// discovery, and the listener that routes browser events to browser contexts.
 func (p *Pool) startInstance(ctx context.Context, allocCtx context.Context, allocCancel context.CancelFunc, addr string, isRemote bool) (*instance, error) {
 	inst := &instance{
 		started:   time.Now(),
@@ -584,7 +584,7 @@ func (p *Pool) startInstance(ctx context.Context, allocCtx context.Context, allo
 }
 
 // watch waits for the end of a browser. If it ended without Close, the
-// sessions on it fail with the reason, and a local browser is started again
+// browser contexts on it fail with the reason, and a local browser is started again
 // for the next runs.
 func (p *Pool) watch(addr string, inst *instance) {
 	<-inst.ctx.Done()
@@ -657,8 +657,8 @@ type instance struct {
 	closing   bool
 	dead      error
 	byContext map[cdp.BrowserContextID]*Context
-	owner     map[string]*Context // target and frame ids → session
-	dlOwner   map[string]*Context // download guid → session
+	owner     map[string]*Context // target and frame ids → browser context
+	dlOwner   map[string]*Context // download guid → browser context
 	guards    map[target.SessionID]*dialogGuard
 }
 
@@ -676,7 +676,7 @@ func (inst *instance) alive() bool {
 }
 
 // lost reports whether the connection to the browser has dropped or the
-// browser's context ended (the watcher then fails the sessions with the
+// browser's context ended (the watcher then fails the browser contexts with the
 // reason). A tab's action can fail with the dropped connection before the
 // browser's context ends.
 func (inst *instance) lost() bool {
@@ -709,7 +709,7 @@ func (inst *instance) deathReason() error {
 	return errors.New("the browser process exited unexpectedly (lost the connection to it)")
 }
 
-// setDead records the end of the browser and fails its sessions.
+// setDead records the end of the browser and fails its browser contexts.
 func (inst *instance) setDead(reason error) {
 	inst.mu.Lock()
 	if inst.dead == nil {
@@ -836,17 +836,17 @@ func (inst *instance) onEvent(ev any) {
 			s = g.s
 			ev2 := guardMessage{guard: g, raw: ev.Message}
 			inst.mu.Unlock()
-			s.enqueue(ev2)
+			s.events.push(ev2)
 			return
 		}
 	}
 	inst.mu.Unlock()
 	if s != nil {
-		s.enqueue(ev)
+		s.events.push(ev)
 	}
 }
 
-// ownerOfDownloadLocked finds the session of a download whose start was not
+// ownerOfDownloadLocked finds the browser context of a download whose start was not
 // routed (an unknown frame), by the directory the file landed in.
 func (inst *instance) ownerOfDownloadLocked(ev *cdpbrowser.EventDownloadProgress) *Context {
 	for _, s := range inst.byContext {

@@ -30,16 +30,16 @@ func TestTestsiteDownloads(t *testing.T) {
 	}
 	for i, id := range []string{"#report-link", "#blank-download", "#js-download", "#attr-download", "#big-link"} {
 		run(t, tab, chromedp.Click(chromedp.CSS(id)))
-		waitFor(t, id, func() bool { return len(s.Downloads())+len(s.FailedDownloads()) > i })
+		waitFor(t, id, func() bool { return len(s.Downloads().Completed())+len(s.Downloads().Failed()) > i })
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := s.WaitDownloads(ctx); err != nil {
+	if err := s.Downloads().Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := s.Downloads()
+	got := s.Downloads().Completed()
 	if len(got) != len(want) {
-		t.Fatalf("Downloads = %+v, failed %+v", got, s.FailedDownloads())
+		t.Fatalf("Downloads = %+v, failed %+v", got, s.Downloads().Failed())
 	}
 	for _, d := range got {
 		body, ok := want[d.Name]
@@ -48,7 +48,7 @@ func TestTestsiteDownloads(t *testing.T) {
 			t.Errorf("download %+v: want one of %v with its content", d, want)
 		}
 	}
-	if f := s.FailedDownloads(); len(f) != 1 || f[0].Name != testsite.BigFilename || !strings.Contains(f[0].Reason, "per-file limit") {
+	if f := s.Downloads().Failed(); len(f) != 1 || f[0].Name != testsite.BigFilename || !strings.Contains(f[0].Reason, "per-file limit") {
 		t.Errorf("FailedDownloads = %+v", f)
 	}
 	waitFor(t, "the download tab to go", func() bool { return s.Tab() == tab })

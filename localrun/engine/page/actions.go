@@ -248,15 +248,11 @@ func press(ctx context.Context, x, y float64) error {
 // navigation of the tab, Click waits (bounded) for the new document and sets
 // Navigated.
 func (p *Page) Click(ctx context.Context, id string) (Result, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
 	defer done()
-	ref, err := p.frames.lookup(id)
-	if err != nil {
-		return Result{Reason: err.Error()}, err
-	}
 	before := p.nav.snap()
 	res, err := p.frames.clickRef(ctx, ref)
 	if err != nil || !res.OK {
@@ -319,15 +315,11 @@ func (f *frames) clickRef(ctx context.Context, ref *elemRef) (Result, error) {
 // Hover moves the mouse over the element (scrolled into view, not covered),
 // to reveal menus that open on hover.
 func (p *Page) Hover(ctx context.Context, id string) (Result, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
 	defer done()
-	ref, err := p.frames.lookup(id)
-	if err != nil {
-		return Result{Reason: err.Error()}, err
-	}
 	loc, reason, err := p.frames.locateActionable(ctx, ref, "hover")
 	if err != nil {
 		return failure(id, err)
@@ -367,15 +359,11 @@ func (p *Page) InputSecret(ctx context.Context, id, text string) (Result, error)
 }
 
 func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Result, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
 	defer done()
-	ref, err := p.frames.lookup(id)
-	if err != nil {
-		return Result{Reason: err.Error()}, err
-	}
 	before := p.nav.snap()
 	loc, reason, err := p.frames.locateActionable(ctx, ref, "focus")
 	if err != nil {
@@ -655,15 +643,11 @@ const optionWait = 3 * time.Second
 // element with the option's text (preferring role=option and elements that
 // were not visible before) and clicks that.
 func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
 	defer done()
-	ref, err := p.frames.lookup(id)
-	if err != nil {
-		return Result{Reason: err.Error()}, err
-	}
 	before := p.nav.snap()
 	var sn struct {
 		Stale   string   `json:"stale"`

@@ -59,15 +59,11 @@ type wAnchors struct {
 // of Resolve), read from the page as it is now. An id that is stale gives
 // an error wrapping ErrStaleID.
 func (p *Page) Anchors(ctx context.Context, id string) (Anchors, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Anchors{}, err
 	}
 	defer done()
-	ref, err := p.frames.lookup(id)
-	if err != nil {
-		return Anchors{}, err
-	}
 	var w wAnchors
 	if err := p.frames.call(ctx, ref.realm, "anchors", map[string]any{"tok": ref.tok, "i": ref.local}, &w); err != nil {
 		if errors.Is(err, errRealmGone) {

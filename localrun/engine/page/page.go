@@ -550,6 +550,21 @@ func (p *Page) begin(ctx context.Context) (context.Context, func(), error) {
 	return c, func() { cancel(); <-p.sem }, nil
 }
 
+// beginOn begins an operation on the element id: it locks the Page as
+// begin does and looks the id up. On an error the Page is not locked.
+func (p *Page) beginOn(ctx context.Context, id string) (context.Context, *elemRef, func(), error) {
+	ctx, done, err := p.begin(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ref, err := p.frames.lookup(id)
+	if err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	return ctx, ref, done, nil
+}
+
 // derive returns a context with the chromedp values of base that ends when
 // ctx ends, with the deadline of ctx or def when ctx has none.
 func derive(base, ctx context.Context, def time.Duration) (context.Context, context.CancelFunc) {

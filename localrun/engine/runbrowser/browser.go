@@ -69,7 +69,7 @@ type Browser struct {
 func (s *Browser) BrowserState(ctx context.Context) (*browser.State, error) {
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return s.bctx.State(tctx)
+	return browser.ReadState(tctx, s.bctx)
 }
 
 // SetSecrets gives the run's browser the run's credentials.
@@ -514,7 +514,7 @@ type Mark struct{ done, failed int }
 
 // Mark returns the downloads of the run's browser now.
 func (s *Browser) Mark() Mark {
-	return Mark{done: len(s.bctx.Downloads()), failed: len(s.bctx.FailedDownloads())}
+	return Mark{done: len(s.bctx.Downloads().Completed()), failed: len(s.bctx.Downloads().Failed())}
 }
 
 // WaitDownload waits until a download that started after m completes, up
@@ -524,11 +524,11 @@ func (s *Browser) WaitDownload(ctx context.Context, m Mark, timeout time.Duratio
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		done := s.bctx.Downloads()
-		if len(done) > m.done && s.bctx.PendingDownloads() == 0 {
+		done := s.bctx.Downloads().Completed()
+		if len(done) > m.done && s.bctx.Downloads().Pending() == 0 {
 			break
 		}
-		if failed := s.bctx.FailedDownloads(); len(failed) > m.failed && len(done) == m.done && s.bctx.PendingDownloads() == 0 {
+		if failed := s.bctx.Downloads().Failed(); len(failed) > m.failed && len(done) == m.done && s.bctx.Downloads().Pending() == 0 {
 			f := failed[len(failed)-1]
 			return nil, fmt.Errorf("the download of %s failed: %s", f.Name, f.Reason)
 		}
@@ -539,7 +539,7 @@ func (s *Browser) WaitDownload(ctx context.Context, m Mark, timeout time.Duratio
 			if len(done) > m.done {
 				break // a later download is still running; keep what finished
 			}
-			if s.bctx.PendingDownloads() > 0 {
+			if s.bctx.Downloads().Pending() > 0 {
 				return nil, fmt.Errorf("the download did not finish within %s", timeout)
 			}
 			return nil, fmt.Errorf("no download started within %s", timeout)
@@ -561,7 +561,7 @@ func (s *Browser) WaitDownload(ctx context.Context, m Mark, timeout time.Duratio
 // call to the run's files, renaming a file whose name the artifact store
 // would refuse. It returns the names added.
 func (s *Browser) SyncDownloads() []string {
-	return s.files.sync(s.bctx.Downloads())
+	return s.files.sync(s.bctx.Downloads().Completed())
 }
 
 // Close ends the browser side of the run: it waits for downloads in
@@ -578,7 +578,7 @@ func (s *Browser) Close(ctx context.Context) (recording string) {
 	defer cancel()
 	if ctx.Err() == nil && s.bctx.Err() == nil {
 		wctx, wcancel := context.WithTimeout(cctx, 30*time.Second)
-		if err := s.bctx.WaitDownloads(wctx); err != nil {
+		if err := s.bctx.Downloads().Wait(wctx); err != nil {
 			s.log.Warn("downloads left unfinished", "error", err)
 		}
 		wcancel()

@@ -99,11 +99,11 @@ func (v *view) TabChanged(ctx context.Context) bool {
 	return err == nil && current != v.tab
 }
 
-func (v *view) Downloads() int { return len(v.s.bctx.Downloads()) }
+func (v *view) Downloads() int { return len(v.s.bctx.Downloads().Completed()) }
 
 func (v *view) DownloadsSince(n int) []string {
 	v.s.SyncDownloads()
-	all := v.s.bctx.Downloads()
+	all := v.s.bctx.Downloads().Completed()
 	var out []string
 	for _, d := range all[min(n, len(all)):] {
 		if name := v.s.files.seen[d.Path]; name != "" {
@@ -115,14 +115,14 @@ func (v *view) DownloadsSince(n int) []string {
 
 func (v *view) DownloadDone(ctx context.Context, n int, timeout time.Duration) (bool, error) {
 	s := v.s.bctx
-	if len(s.Downloads()) > n && s.PendingDownloads() == 0 {
+	if len(s.Downloads().Completed()) > n && s.Downloads().Pending() == 0 {
 		v.s.SyncDownloads()
 		return true, nil
 	}
-	if s.PendingDownloads() == 0 {
+	if s.Downloads().Pending() == 0 {
 		return false, nil
 	}
-	if _, err := v.s.WaitDownload(ctx, Mark{done: n, failed: len(s.FailedDownloads())}, timeout); err != nil {
+	if _, err := v.s.WaitDownload(ctx, Mark{done: n, failed: len(s.Downloads().Failed())}, timeout); err != nil {
 		return false, err
 	}
 	return true, nil
