@@ -74,7 +74,7 @@ func (b *browserEgress) runRefusals() *runbrowser.Refusals {
 	return &b.refusals
 }
 
-// acquire opens a browser context for a run of orgID (or a browser
+// acquire opens a browser context for a run of orgID (or for a browser
 // session), with its egress proxy when the engine has a policy. The proxy
 // closes with the browser context (bs.Done).
 func (e *Engine) acquire(ctx context.Context, pool *browser.Pool, orgID string, o browser.ContextOptions) (*browser.Context, *browserEgress, error) {

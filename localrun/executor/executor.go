@@ -309,27 +309,28 @@ type Result struct {
 	ScriptReplayed, AIFallbackTriggered bool
 }
 
-// Actions runs single browser actions (POST /v1/sdk/run_action) in browser
-// sessions kept per workflow run. The engine (package engine) implements
-// it; the daemon owns the runs, the engine the browsers.
+// Actions runs single browser actions (POST /v1/sdk/run_action) in the
+// run_action workflow runs whose browser stays open between their
+// actions. The engine (package engine) implements it; the daemon owns the
+// runs, the engine the browsers.
 type Actions interface {
-	// RunAction runs req.Action in the session of workflow run job.RunID
+	// RunAction runs req.Action in the browser of workflow run job.RunID
 	// and returns its result as JSON. Without req.WorkflowRunID it opens
-	// that session (its files go to job.Dir) and keeps progress and end
-	// for its life: progress receives the steps and screenshots, and end
-	// the run's result once the session closes (idle, browser gone,
+	// that run's browser (its files go to job.Dir) and keeps progress and
+	// end for its life: progress receives the steps and screenshots, and
+	// end the run's result once the run closes (idle, browser gone,
 	// shutdown). With req.WorkflowRunID, an empty req.URL means the page
-	// the session is on. An error with a StatusCode() int method is the request's
+	// the run's browser is on. An error with a StatusCode() int method is the request's
 	// (400 needs a model or a url that cannot be loaded, 422 the action
 	// cannot be done, 503 no browser); any other is the daemon's.
 	RunAction(ctx context.Context, job *Job, req *client.RunActionRequest, progress Progress, end func(Result)) (json.RawMessage, error)
-	// ActionRunOpen reports whether the run's session is open.
+	// ActionRunOpen reports whether the run_action run is open.
 	ActionRunOpen(runID string) bool
-	// EndActionRun closes the run's session now (the run was
-	// canceled): its end function gets status and reason. A session that
+	// EndActionRun closes the run_action run now (the run was
+	// canceled): its end function gets status and reason. A run that
 	// is not open is left alone.
 	EndActionRun(ctx context.Context, runID string, status client.RunStatus, reason string)
-	// EndActionRuns closes every open session (their end functions
+	// EndActionRuns closes every open run_action run (their end functions
 	// are called), bounded by ctx. The daemon calls it as it shuts down.
 	EndActionRuns(ctx context.Context)
 }
