@@ -289,7 +289,7 @@ func TestAcquireNavigate(t *testing.T) {
 	}
 }
 
-func TestSessionsIsolated(t *testing.T) {
+func TestContextsIsolated(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
 	a := acquire(t, p, ContextOptions{RunID: "a"})
@@ -948,9 +948,9 @@ func pssKiB(pids []int) int {
 	return total
 }
 
-// TestMemoryPerSession logs the PSS of the browser process tree with 1 and 5
+// TestMemoryPerContext logs the PSS of the browser process tree with 1 and 5
 // sessions on a small page. It is a measurement, not an assertion.
-func TestMemoryPerSession(t *testing.T) {
+func TestMemoryPerContext(t *testing.T) {
 	needBrowser(t)
 	if testing.Short() {
 		t.Skip("measurement")

@@ -17,9 +17,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestEgressProxyOfSession: a session given a proxy sends its page's
+// TestEgressProxyOfContext: a browser context given a proxy sends its page's
 // requests, loopback ones too, through it; one without goes direct.
-func TestEgressProxyOfSession(t *testing.T) {
+func TestEgressProxyOfContext(t *testing.T) {
 	p := needBrowser(t)
 	var direct atomic.Int32
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
