@@ -20,12 +20,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/localrun/llm"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // Browser is the run's browser as the agent loop sees it: the active tab,

@@ -21,8 +21,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/agentfile/script"
+	"github.com/abctl/abctl/localrun/engine/page"
 )
 
 // Locating is a Browser that can also find elements without a model: the
