@@ -65,13 +65,13 @@ func (f *fakeActions) RunAction(ctx context.Context, job *executor.Job, req *cli
 	return json.Marshal(req.Action.Selector)
 }
 
-func (f *fakeActions) ActionSessionOpen(runID string) bool {
+func (f *fakeActions) ActionRunOpen(runID string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.open[runID] != nil
 }
 
-func (f *fakeActions) EndActionSessions(ctx context.Context) {
+func (f *fakeActions) EndActionRuns(ctx context.Context) {
 	f.mu.Lock()
 	f.endedAll++
 	all := f.open
@@ -82,7 +82,7 @@ func (f *fakeActions) EndActionSessions(ctx context.Context) {
 	}
 }
 
-func (f *fakeActions) EndActionSession(ctx context.Context, runID string, status client.RunStatus, reason string) {
+func (f *fakeActions) EndActionRun(ctx context.Context, runID string, status client.RunStatus, reason string) {
 	f.mu.Lock()
 	s := f.open[runID]
 	delete(f.open, runID)
@@ -247,7 +247,7 @@ func TestRunActionRunsAndSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if f.endedAll != 1 {
-		t.Errorf("EndActionSessions called %d times", f.endedAll)
+		t.Errorf("EndActionRuns called %d times", f.endedAll)
 	}
 	c, _, _ = startActionsDaemon(t, dir, &fakeActions{open: map[string]*fakeSession{}})
 	if run, err = c.Runs.Get(ctx, third.WorkflowRunID); err != nil || run.Status != client.RunStatusCompleted {

@@ -309,7 +309,7 @@ func Run(ctx context.Context, cfg Config) error {
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			actions.EndActionSessions(ctx)
+			actions.EndActionRuns(ctx)
 		}()
 	}
 	sender := &webhooks.Sender{Timeout: cfg.WebhookTimeout, Client: cfg.WebhookClient, Guard: policy.For}

@@ -596,7 +596,7 @@ func exerciseEveryOperation(t *testing.T, c *client.Client, raw func(method, pat
 	must(err)
 	_, err = c.Runs.Get(ctx, action.WorkflowRunID)
 	must(err)
-	acts.EndActionSessions(context.WithoutCancel(ctx))
+	acts.EndActionRuns(context.WithoutCancel(ctx))
 	wait(action.WorkflowRunID)
 
 	// Failures: unknown records (404) and requests that do not validate

@@ -113,7 +113,7 @@ func (s actionsAPI) handleRunAction(w http.ResponseWriter, r *http.Request) {
 		s.endActionRun(rec, res, p)
 	})
 	if err != nil {
-		if req.WorkflowRunID == "" && !s.exec.Actions.ActionSessionOpen(rec.ID) {
+		if req.WorkflowRunID == "" && !s.exec.Actions.ActionRunOpen(rec.ID) {
 			// The run never got (or lost) its session: it ends here.
 			s.failActionRun(org.ID, rec.ID, actionErrorDetail(err))
 		}

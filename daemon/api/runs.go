@@ -283,10 +283,10 @@ func (s runsAPI) cancelRun(ctx context.Context, orgID, id string) error {
 	if _, err := s.exec.Runner.Cancel(ctx, orgID, id); err != nil {
 		return err
 	}
-	if a := s.exec.Actions; a != nil && a.ActionSessionOpen(id) {
+	if a := s.exec.Actions; a != nil && a.ActionRunOpen(id) {
 		// The session is the run's only if the run is the organization's:
 		// Cancel found it.
-		a.EndActionSession(ctx, id, client.RunStatusCanceled, "The run was canceled.")
+		a.EndActionRun(ctx, id, client.RunStatusCanceled, "The run was canceled.")
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 package engine
 
-// The single actions of a run_action session (actions.go keeps the
-// sessions).
+// The single actions of a run_action run (actionrun.go keeps the runs
+// open between their actions).
 //
 // The ai_* actions with a selector (CSS, or XPath with an "xpath="
 // prefix) run without a model: the element must appear within the
@@ -54,8 +54,8 @@ import (
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/page"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/secrets"
-	"github.com/abctl/abctl/localrun/engine/session"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/localrun/llm"
@@ -63,27 +63,27 @@ import (
 
 // do loads the request's url when needed and runs the action. The caller
 // holds as.lock.
-func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, timeout time.Duration, created bool) (json.RawMessage, error) {
+func (as *actionRun) do(ctx context.Context, req *client.RunActionRequest, timeout time.Duration, created bool) (json.RawMessage, error) {
 	r := as.r
 	closed := func() error {
-		err := r.sess.Err()
+		err := r.browser.Err()
 		as.close(client.RunStatusFailed, "The browser session ended: "+errText(err))
 		return &executor.ActionError{Kind: executor.ActionFailed, Msg: "The browser closed: " + errText(err)}
 	}
-	if r.sess.Err() != nil {
+	if r.browser.Err() != nil {
 		return nil, closed()
 	}
-	if created || (req.URL != "" && !as.onDocument(r.sess.CurrentURL(ctx), req.URL)) {
+	if created || (req.URL != "" && !as.onDocument(r.browser.CurrentURL(ctx), req.URL)) {
 		rec, _ := r.steps.Start("", steplog.Action{Type: "goto_url", Text: steplog.ShownURL(req.URL)})
-		res, err := r.sess.Navigate(ctx, req.URL)
+		res, err := r.browser.Navigate(ctx, req.URL)
 		r.steps.End(rec, res.URL, "", err)
 		as.asked, as.landed = req.URL, res.URL
-		r.sess.Screenshot(ctx)
+		r.browser.Screenshot(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if r.sess.Ended(ctx) != nil {
+			if r.browser.Ended(ctx) != nil {
 				return nil, closed()
 			}
 			if created {
@@ -99,8 +99,8 @@ func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, t
 	rec, _ := r.steps.Start("", steplog.Action{Type: string(req.Action.Type), Text: target})
 	result, err := as.single(ctx, &req.Action, timeout)
 	r.steps.End(rec, "", "", err)
-	r.sess.SyncDownloads()
-	r.sess.Screenshot(ctx)
+	r.browser.SyncDownloads()
+	r.browser.Screenshot(ctx)
 	if err != nil {
 		var ae *executor.ActionError
 		switch {
@@ -108,7 +108,7 @@ func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, t
 			return nil, ctx.Err()
 		case errors.As(err, &ae):
 			return nil, ae
-		case r.sess.Ended(ctx) != nil:
+		case r.browser.Ended(ctx) != nil:
 			return nil, closed()
 		}
 		return nil, &executor.ActionError{Kind: executor.ActionFailed, Msg: text.UpperFirst(err.Error())}
@@ -117,9 +117,9 @@ func (as *actionSession) do(ctx context.Context, req *client.RunActionRequest, t
 }
 
 // onDocument reports whether a follow-up asking for url is on the page the
-// tab shows (current): the same document, or the url the session last
+// tab shows (current): the same document, or the url the run last
 // navigated to while the tab is still where that landed.
-func (as *actionSession) onDocument(current, url string) bool {
+func (as *actionRun) onDocument(current, url string) bool {
 	return sameDocument(current, url) ||
 		as.asked != "" && sameDocument(url, as.asked) && sameDocument(current, as.landed)
 }
@@ -148,7 +148,7 @@ func sameDocument(a, b string) bool {
 
 // single runs an action: an ai_* action on the element of its selector,
 // or with the model.
-func (as *actionSession) single(ctx context.Context, act *client.Action, timeout time.Duration) (any, error) {
+func (as *actionRun) single(ctx context.Context, act *client.Action, timeout time.Duration) (any, error) {
 	switch act.Type {
 	case client.ActionClick, client.ActionInputText, client.ActionSelectOption, client.ActionUploadFile:
 	default:
@@ -165,7 +165,7 @@ func (as *actionSession) single(ctx context.Context, act *client.Action, timeout
 	// The element, once found, may take the rest of the action's timeout
 	// to become actionable (visible, enabled, still).
 	out, err := as.bySelector(page.WithActionWait(ctx, timeout), act, timeout)
-	var nm *session.NoMatchError
+	var nm *runbrowser.NoMatchError
 	if err != nil && errors.As(err, &nm) && canAI && ctx.Err() == nil {
 		as.e.log.Info("the selector matched nothing; the model looks for the element", "selector", act.Selector, "intention", act.Intention)
 		return as.withModel(ctx, act)
@@ -175,36 +175,33 @@ func (as *actionSession) single(ctx context.Context, act *client.Action, timeout
 
 // bySelector runs a model-free ai_* action on the element of its
 // selector.
-func (as *actionSession) bySelector(ctx context.Context, act *client.Action, timeout time.Duration) (any, error) {
-	sess, sel := as.r.sess, act.Selector
+func (as *actionRun) bySelector(ctx context.Context, act *client.Action, timeout time.Duration) (any, error) {
+	rb, sel := as.r.browser, act.Selector
 	switch act.Type {
 	case client.ActionClick:
-		if _, err := sess.Click(ctx, sel, timeout); err != nil {
+		if _, err := rb.Click(ctx, sel, timeout); err != nil {
 			return nil, err
 		}
 		return sel, nil
-	case client.ActionInputText:
-		if err := sess.OnElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
-			return pg.InputText(ctx, id, act.Value)
-		}); err != nil {
-			return nil, err
+	case client.ActionInputText, client.ActionSelectOption:
+		set := (*page.Page).InputText
+		if act.Type == client.ActionSelectOption {
+			set = (*page.Page).SelectOption
 		}
-		return act.Value, nil
-	case client.ActionSelectOption:
-		if err := sess.OnElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
-			return pg.SelectOption(ctx, id, act.Value)
+		if err := rb.OnElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
+			return set(pg, ctx, id, act.Value)
 		}); err != nil {
 			return nil, err
 		}
 		return act.Value, nil
 	case client.ActionUploadFile:
 		// The browser reads the file when the form is sent, so it stays
-		// until the session ends.
+		// until the run ends.
 		path, err := as.r.files.FetchUpload(ctx, act.FileURL)
 		if err != nil {
 			return nil, fileURLErr(err)
 		}
-		if err := sess.OnElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
+		if err := rb.OnElement(ctx, sel, timeout, func(pg *page.Page, id string) (page.Result, error) {
 			return pg.UploadFile(ctx, id, []string{path})
 		}); err != nil {
 			return nil, err
@@ -216,7 +213,7 @@ func (as *actionSession) bySelector(ctx context.Context, act *client.Action, tim
 
 // withModel runs an action with the model, turning the model's failures
 // into the API's answers.
-func (as *actionSession) withModel(ctx context.Context, act *client.Action) (any, error) {
+func (as *actionRun) withModel(ctx context.Context, act *client.Action) (any, error) {
 	m, err := as.e.models.Pick(act.Model)
 	if err != nil {
 		return nil, &executor.ActionError{Kind: executor.ActionInvalid, Msg: text.UpperFirst(err.Error())}
@@ -267,7 +264,7 @@ var elementWanted = map[client.ActionType]string{
 
 // located does an ai_* action on the element the model locates for its
 // intention.
-func (as *actionSession) located(ctx context.Context, m llm.Model, act *client.Action) (any, error) {
+func (as *actionRun) located(ctx context.Context, m llm.Model, act *client.Action) (any, error) {
 	pg, obs, el, loc, err := as.locateFor(ctx, m, act.Intention, elementWanted[act.Type], act.Value, act.Data)
 	if err != nil {
 		return nil, err
@@ -278,7 +275,7 @@ func (as *actionSession) located(ctx context.Context, m llm.Model, act *client.A
 	}
 	// The selector is found before acting: the action may replace the page.
 	result := map[string]any{"action": string(act.Type), "element": agent.ElementLine(obs, el), "ai": true,
-		"selector": session.ReusableSelector(ctx, pg, el)}
+		"selector": runbrowser.ReusableSelector(ctx, pg, el)}
 	actx, cancel := context.WithTimeout(ctx, agent.ActionTimeout)
 	defer cancel()
 	var res page.Result
@@ -309,7 +306,7 @@ func (as *actionSession) located(ctx context.Context, m llm.Model, act *client.A
 		err = errors.New(res.Reason)
 	}
 	if err != nil {
-		return nil, unprocessable(fmt.Sprintf("%s on %s: %v", act.Type, agent.ElementLine(obs, el), session.ActionErr(res, err)))
+		return nil, unprocessable(fmt.Sprintf("%s on %s: %v", act.Type, agent.ElementLine(obs, el), runbrowser.ActionErr(res, err)))
 	}
 	if res.Detail != "" {
 		result["detail"] = res.Detail
@@ -319,8 +316,8 @@ func (as *actionSession) located(ctx context.Context, m llm.Model, act *client.A
 
 // locateFor reads the page and asks the model for the element an
 // instruction describes.
-func (as *actionSession) locateFor(ctx context.Context, m llm.Model, instruction, want, value string, data json.RawMessage) (*page.Page, *page.Observation, *page.Element, agent.Location, error) {
-	pg, obs, err := as.r.sess.LookNow(ctx)
+func (as *actionRun) locateFor(ctx context.Context, m llm.Model, instruction, want, value string, data json.RawMessage) (*page.Page, *page.Observation, *page.Element, agent.Location, error) {
+	pg, obs, err := as.r.browser.LookNow(ctx)
 	if err != nil {
 		return nil, nil, nil, agent.Location{}, err
 	}
@@ -339,12 +336,12 @@ func (as *actionSession) locateFor(ctx context.Context, m llm.Model, instruction
 }
 
 // locate returns a selector of the element the prompt describes.
-func (as *actionSession) locate(ctx context.Context, m llm.Model, act *client.Action) (any, error) {
+func (as *actionRun) locate(ctx context.Context, m llm.Model, act *client.Action) (any, error) {
 	pg, obs, el, _, err := as.locateFor(ctx, m, act.Prompt, "the element described", "", act.Data)
 	if err != nil {
 		return nil, err
 	}
-	sel := session.ReusableSelector(ctx, pg, el)
+	sel := runbrowser.ReusableSelector(ctx, pg, el)
 	if sel == "" {
 		return nil, unprocessable(fmt.Sprintf("The element is %s, but no selector was found that finds it again", agent.ElementLine(obs, el)))
 	}
@@ -352,8 +349,8 @@ func (as *actionSession) locate(ctx context.Context, m llm.Model, act *client.Ac
 }
 
 // extract extracts what the prompt asks from the page.
-func (as *actionSession) extract(ctx context.Context, m llm.Model, act *client.Action) (any, error) {
-	_, obs, err := as.r.sess.LookNow(ctx)
+func (as *actionRun) extract(ctx context.Context, m llm.Model, act *client.Action) (any, error) {
+	_, obs, err := as.r.browser.LookNow(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -372,8 +369,8 @@ func (as *actionSession) extract(ctx context.Context, m llm.Model, act *client.A
 }
 
 // validate says whether the prompt holds on the page.
-func (as *actionSession) validate(ctx context.Context, m llm.Model, act *client.Action) (any, error) {
-	_, obs, err := as.r.sess.LookNow(ctx)
+func (as *actionRun) validate(ctx context.Context, m llm.Model, act *client.Action) (any, error) {
+	_, obs, err := as.r.browser.LookNow(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -385,7 +382,7 @@ func (as *actionSession) validate(ctx context.Context, m llm.Model, act *client.
 }
 
 // act does the intention with the agent loop.
-func (as *actionSession) act(ctx context.Context, m llm.Model, act *client.Action) error {
+func (as *actionRun) act(ctx context.Context, m llm.Model, act *client.Action) error {
 	intention := strings.TrimSpace(act.Intention)
 	if intention == "" {
 		intention = strings.TrimSpace(act.Prompt)

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/blocks"
 	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress executor.Progress) executor.Result {
@@ -74,10 +74,10 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	// The run's file URLs go through its organization's guard; the
 	// daemon's own are read from its disk.
 	r.files.UseNetwork(r.guard, job.LocalFiles)
-	r.sess.SetSecrets(creds)
+	r.browser.SetSecrets(creds)
 	env := e.env
 	env.Models = models
-	in := blocks.New(env, blocks.Run{Session: r.sess, Agent: r.agent, Steps: r.steps,
+	in := blocks.New(env, blocks.Run{Browser: r.browser, Agent: r.agent, Steps: r.steps,
 		Definition: def, Model: job.Agent.Model, Params: params, Human: job.Human,
 		Trigger: job.Trigger, Scripts: scripts, Guard: r.guard})
 	fail := in.Execute(ctx)
@@ -85,7 +85,7 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 		// A browser that went away fails what was running on it with
 		// whatever its page saw last (a canceled load): the reason is the
 		// browser's.
-		if serr := r.sess.Err(); serr != nil && !strings.Contains(fail.Err.Error(), serr.Error()) {
+		if serr := r.browser.Err(); serr != nil && !strings.Contains(fail.Err.Error(), serr.Error()) {
 			fail.Err = fmt.Errorf("the browser session ended: %w (%v)", serr, fail.Err)
 		}
 	}

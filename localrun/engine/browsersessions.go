@@ -14,16 +14,16 @@ import (
 
 	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/localrun/engine/page"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/executor"
 )
 
 var _ executor.BrowserSessions = (*Engine)(nil)
 
-// keptSession is an open browser session.
-type keptSession struct {
+// browserSession is an open browser session.
+type browserSession struct {
 	org  string
-	bs   *browser.Session
+	bs   *browser.Context
 	be   *browserEgress // its egress proxy, which lives as long as it; nil: none
 	lock chan struct{}  // capacity 1: held by the run executing in the session, and by its closing
 }
@@ -34,7 +34,7 @@ func (e *Engine) OpenBrowserSession(ctx context.Context, orgID, id string, o exe
 	if err != nil {
 		return err
 	}
-	bs, be, err := e.acquire(ctx, pool, orgID, browser.SessionOptions{RunID: id})
+	bs, be, err := e.acquire(ctx, pool, orgID, browser.ContextOptions{RunID: id})
 	if err != nil {
 		return fmt.Errorf("the browser session could not be opened: %w", err)
 	}
@@ -47,40 +47,40 @@ func (e *Engine) OpenBrowserSession(ctx context.Context, orgID, id string, o exe
 		if err := json.Unmarshal(o.State, &st); err != nil {
 			return fail(fmt.Errorf("the browser profile cannot be read: %w", err))
 		}
-		if err := bs.Restore(ctx, &st); err != nil {
+		if err := browser.RestoreState(ctx, bs, &st); err != nil {
 			return fail(fmt.Errorf("the browser profile could not be loaded: %w", err))
 		}
 	}
 	if o.URL != "" {
 		// Checked by the organization's egress like every navigation of a
-		// run (session.Navigate).
+		// run (runbrowser.Navigate).
 		pg := page.New(bs.Tab())
-		_, err := session.Navigate(ctx, e.guard(orgID), be.sessionRefusals(), pg, o.URL)
+		_, err := runbrowser.Navigate(ctx, e.guard(orgID), be.runRefusals(), pg, o.URL)
 		pg.Close()
 		if err != nil {
 			return fail(fmt.Errorf("%s could not be loaded: %w", o.URL, err))
 		}
 	}
-	e.keptMu.Lock()
-	defer e.keptMu.Unlock()
-	if e.kept == nil {
-		e.kept = map[string]*keptSession{}
+	e.browserSessionsMu.Lock()
+	defer e.browserSessionsMu.Unlock()
+	if e.browserSessions == nil {
+		e.browserSessions = map[string]*browserSession{}
 	}
-	if _, dup := e.kept[id]; dup {
+	if _, dup := e.browserSessions[id]; dup {
 		return fail(fmt.Errorf("the browser session %s is open already", id))
 	}
-	e.kept[id] = &keptSession{org: orgID, bs: bs, be: be, lock: make(chan struct{}, 1)}
+	e.browserSessions[id] = &browserSession{org: orgID, bs: bs, be: be, lock: make(chan struct{}, 1)}
 	return nil
 }
 
 // CloseBrowserSession implements executor.BrowserSessions.
 func (e *Engine) CloseBrowserSession(ctx context.Context, orgID, id string, keepState bool) ([]byte, error) {
-	e.keptMu.Lock()
-	ks := e.kept[id]
+	e.browserSessionsMu.Lock()
+	ks := e.browserSessions[id]
 	if ks != nil && ks.org == orgID {
-		delete(e.kept, id)
+		delete(e.browserSessions, id)
 	}
-	e.keptMu.Unlock()
+	e.browserSessionsMu.Unlock()
 	if ks == nil || ks.org != orgID {
 		return nil, nil
 	}
@@ -95,7 +95,7 @@ func (e *Engine) CloseBrowserSession(ctx context.Context, orgID, id string, keep
 	var err error
 	if keepState && ks.bs.Err() == nil {
 		var st *browser.State
-		if st, err = ks.bs.State(ctx); err == nil {
+		if st, err = browser.ReadState(ctx, ks.bs); err == nil {
 			state, err = json.Marshal(st)
 		}
 	}
@@ -103,14 +103,14 @@ func (e *Engine) CloseBrowserSession(ctx context.Context, orgID, id string, keep
 	return state, err
 }
 
-// useKept returns the open browser session a run executes in, holding it
+// useBrowserSession returns the open browser session a run executes in, holding it
 // for the run: release gives it back. It waits, within ctx, while another
 // run uses it.
 // be is the session's egress proxy (nil: none).
-func (e *Engine) useKept(ctx context.Context, orgID, id string) (bs *browser.Session, be *browserEgress, release func(), err error) {
-	e.keptMu.Lock()
-	ks := e.kept[id]
-	e.keptMu.Unlock()
+func (e *Engine) useBrowserSession(ctx context.Context, orgID, id string) (bs *browser.Context, be *browserEgress, release func(), err error) {
+	e.browserSessionsMu.Lock()
+	ks := e.browserSessions[id]
+	e.browserSessionsMu.Unlock()
 	if ks == nil || ks.org != orgID {
 		return nil, nil, nil, fmt.Errorf("The browser session %s is not open: it was closed, it timed out, or the daemon restarted since it was opened.", id)
 	}
@@ -126,13 +126,13 @@ func (e *Engine) useKept(ctx context.Context, orgID, id string) (bs *browser.Ses
 	return ks.bs, ks.be, func() { <-ks.lock }, nil
 }
 
-// closeKept closes every open browser session (the engine is closing).
-func (e *Engine) closeKept(ctx context.Context) {
-	e.keptMu.Lock()
-	kept := e.kept
-	e.kept = nil
-	e.keptMu.Unlock()
-	for _, ks := range kept {
+// closeBrowserSessions closes every open browser session (the engine is closing).
+func (e *Engine) closeBrowserSessions(ctx context.Context) {
+	e.browserSessionsMu.Lock()
+	open := e.browserSessions
+	e.browserSessions = nil
+	e.browserSessionsMu.Unlock()
+	for _, ks := range open {
 		ks.bs.Close(ctx)
 	}
 }

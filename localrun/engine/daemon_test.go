@@ -21,8 +21,8 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/localrun/engine"
 )
 
 const testKey = "abk_engine_e2e_key"
@@ -315,7 +315,7 @@ func TestDaemonRunAction(t *testing.T) {
 	if len(run.ScreenshotURLs) < 3 || !isJPEG(get(t, run.ScreenshotURLs[0])) {
 		t.Errorf("%d screenshots", len(run.ScreenshotURLs))
 	}
-	if e.ActionSessionOpen(wr) {
+	if e.ActionRunOpen(wr) {
 		t.Error("the session is still open")
 	}
 	_, err = c.Actions.Run(ctx, &client.RunActionRequest{URL: form, WorkflowRunID: wr, Action: client.Action{Type: client.ActionClick, Selector: "#submit-button"}})

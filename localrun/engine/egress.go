@@ -4,7 +4,7 @@ package engine
 // context of a run gets a proxy of its own, started from the guard of the
 // run's organization, through which the page's own requests go
 // (navigations, subresources, fetch, XHR, websockets); the navigations the
-// run asks for are checked before the browser goes (engine/session); the
+// run asks for are checked before the browser goes (engine/runbrowser); the
 // DevTools endpoints of the daemon's browsers are protected from every run.
 //
 // Which browsers get the proxy: a local Chromium always; a browser of the
@@ -28,9 +28,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/abctl/abctl/localrun/engine/browser"
-	"github.com/abctl/abctl/localrun/engine/session"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/localrun/engine/browser"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 )
 
 // browserEgress is the egress of one browser context: its proxy, the
@@ -38,7 +38,7 @@ import (
 // serves several runs in turn). A nil *browserEgress is no proxy.
 type browserEgress struct {
 	proxy    *egress.Proxy
-	refusals session.Refusals
+	refusals runbrowser.Refusals
 
 	mu   sync.Mutex
 	tell func(*egress.Error) // the run executing in the context; nil between runs
@@ -65,18 +65,19 @@ func (b *browserEgress) follow(tell func(*egress.Error)) {
 	b.mu.Unlock()
 }
 
-// sessionRefusals is what a session.Session is given.
-func (b *browserEgress) sessionRefusals() *session.Refusals {
+// runRefusals is what a run's runbrowser.Browser is told the refusals of
+// the proxy through (nil without a proxy).
+func (b *browserEgress) runRefusals() *runbrowser.Refusals {
 	if b == nil {
 		return nil
 	}
 	return &b.refusals
 }
 
-// acquire opens a browser session for a run of orgID (or a kept browser
+// acquire opens a browser context for a run of orgID (or for a browser
 // session), with its egress proxy when the engine has a policy. The proxy
 // closes with the browser context (bs.Done).
-func (e *Engine) acquire(ctx context.Context, pool *browser.Pool, orgID string, o browser.SessionOptions) (*browser.Session, *browserEgress, error) {
+func (e *Engine) acquire(ctx context.Context, pool *browser.Pool, orgID string, o browser.ContextOptions) (*browser.Context, *browserEgress, error) {
 	g := e.guard(orgID)
 	if g == nil {
 		bs, err := pool.Acquire(ctx, o)

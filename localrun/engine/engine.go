@@ -1,9 +1,11 @@
 // Package engine is the browser engine of `abctl daemon`: it executes in
 // Chromium the runs the daemon hands it through the executor seam. Engine
-// implements executor.Executor (task and agent runs) and executor.Actions
-// (the sessions of POST /v1/sdk/run_action). A language model (package llm,
-// Config.Models) drives task runs, the blocks that need one and the single
-// actions that name an intention.
+// implements executor.Executor (task and agent runs), executor.Actions
+// (the single actions of POST /v1/sdk/run_action, each workflow run's
+// browser kept open between them) and executor.BrowserSessions (browsers a
+// user opens with POST /v1/browser_sessions and that runs reuse). A
+// language model (package llm, Config.Models) drives task runs, the blocks
+// that need one and the single actions that name an intention.
 //
 // What a run does (the agent loop, each block and its output, how runs
 // end, their steps and their files) is described in docs/blocks.md; single
@@ -13,34 +15,33 @@
 // that do the work, each in its own package and depending only on those
 // listed after it:
 //
-//	engine          Engine and Config; run.go assembles and finishes one
-//	                run; task.go runs a task, agentrun.go an agent;
-//	                actions.go keeps the run_action sessions, action.go does
-//	                their single actions
-//	engine/blocks   the block interpreter of agent runs
-//	engine/session  the browser side of a run: the active tab and its
-//	                settling, screenshots, the recording, the run's files
-//	                and downloads
-//	engine/agent    the model's work: the agent loop and the single model
-//	                calls, with their prompts, data schemas and error codes
-//	engine/steplog  the step log: counting and reporting steps, model
-//	                calls, the run's errors and summary, steps.json
+//	engine             assembles and finishes runs, keeps run_action runs
+//	                   and browser sessions open
+//	engine/blocks      the block interpreter of agent runs
+//	engine/runbrowser  the browser of one run: the active tab and its
+//	                   settling, navigation, screenshots, the recording,
+//	                   the run's files and downloads
+//	engine/agent       the model's work: the agent loop and the single
+//	                   model calls, with their prompts, data schemas and
+//	                   error codes
+//	engine/steplog     the step log: counting and reporting steps, model
+//	                   calls, the run's errors and summary, steps.json
 //
-// under which engine/browser (the Chromium pool), engine/page (observing
-// and acting on a page) and engine/record (the recording) do the browser's
-// part.
+// under which engine/browser (the Chromium pool and its browser contexts),
+// engine/page (observing and acting on a page) and engine/record (the
+// recording) do the browser's part.
 //
-// A run (run.go) is a session.Session over a browser session of the pool,
-// a steplog.Log, and an agent.Agent that works on the session through the
-// narrow agent.Browser view and records into the log. A task run gives its
-// prompt to the agent as one goal; an agent run gives its definition to a
-// blocks.Interpreter, which drives the session itself and hands the goals
-// of its model blocks to the agent; a run_action session keeps its run
-// open between actions.
+// A run is a runbrowser.Browser over a browser context of the pool, a
+// steplog.Log, and an agent.Agent that works on the run's browser through
+// the narrow agent.Browser view and records into the log. A task run gives
+// its prompt to the agent as one goal; an agent run gives its definition
+// to a blocks.Interpreter, which drives the browser itself and hands the
+// goals of its model blocks to the agent; a run_action run keeps its
+// browser open between actions.
 //
-// BenchmarkAgentStep (agent_bench_test.go) measures the engine's time per
-// step outside the model call, with a scripted model that answers at once,
-// beside raw chromedp doing the same action, screenshot and page read.
+// BenchmarkAgentStep measures the engine's time per step outside the model
+// call, with a scripted model that answers at once, beside raw chromedp
+// doing the same action, screenshot and page read.
 package engine
 
 import (
@@ -54,14 +55,14 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/blocks"
 	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/localrun/engine/record"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/llm"
 )
 
@@ -91,7 +92,7 @@ const (
 	// MaxWaitSec caps a wait block.
 	MaxWaitSec = blocks.MaxWaitSec
 	// RecordingName is the file name of a run's recording.
-	RecordingName = session.RecordingName
+	RecordingName = runbrowser.RecordingName
 	// StepsName is the file name of a run's step log (JSON) in its
 	// directory.
 	StepsName = steplog.FileName
@@ -196,11 +197,11 @@ type Engine struct {
 	closed   bool
 
 	actMu sync.Mutex
-	acts  map[string]*actionSession // open run_action sessions by run id
-	wg    sync.WaitGroup            // session endings in the background
+	acts  map[string]*actionRun // open run_action runs by run id
+	wg    sync.WaitGroup        // run_action runs ending in the background
 
-	keptMu sync.Mutex
-	kept   map[string]*keptSession // open browser sessions by id (browsersessions.go)
+	browserSessionsMu sync.Mutex
+	browserSessions   map[string]*browserSession // open browser sessions by id
 
 	// modelClients are the HTTP clients of the organizations' custom
 	// models, through their guards, by organization id (custommodels.go).
@@ -240,7 +241,7 @@ func New(ctx context.Context, cfg Config) (*Engine, error) {
 			return nil, err
 		}
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, acts: map[string]*actionSession{}, http: cfg.HTTPClient,
+	e := &Engine{cfg: cfg, log: cfg.Logger, acts: map[string]*actionRun{}, http: cfg.HTTPClient,
 		models: agent.Models{Registry: cfg.Models}}
 	if e.http == nil {
 		e.http = &http.Client{}
@@ -288,13 +289,13 @@ func CheckBrowserAddress(addr string) error {
 	return fmt.Errorf("browser address %q: the scheme must be http, https, ws or wss", addr)
 }
 
-// Close ends the open run_action sessions and closes the browsers. Runs
+// Close ends the open run_action runs and closes the browsers. Runs
 // still executing end with a browser error.
 func (e *Engine) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	e.EndActionSessions(ctx)
-	e.closeKept(ctx)
+	e.EndActionRuns(ctx)
+	e.closeBrowserSessions(ctx)
 	e.poolMu.Lock()
 	e.closed = true
 	p := e.pool

@@ -8,27 +8,27 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/egress"
 )
 
-// run is one execution (a task or agent run, or the session of a
+// run is one execution (a task or agent run, or a
 // run_action workflow run): its browser side, its step log and its agent.
 // Its methods are not safe for concurrent use.
 type run struct {
-	log   *slog.Logger
-	dir   string
-	tag   string // the random tag of the run's page markers
-	sess  *session.Session
-	files *session.Files
-	steps *steplog.Log
-	agent *agent.Agent
-	ended bool
+	log     *slog.Logger
+	dir     string
+	tag     string // the random tag of the run's page markers
+	browser *runbrowser.Browser
+	files   *runbrowser.Files
+	steps   *steplog.Log
+	agent   *agent.Agent
+	ended   bool
 	// keepState: the result carries the browser state the run ends with.
 	keepState bool
 	state     []byte
@@ -48,15 +48,15 @@ type run struct {
 // which leaves it open when it ends.
 // guard is the egress guard of the run's organization, be the egress
 // proxy of the browser context (nil: none).
-func (e *Engine) newRun(ctx context.Context, guard *egress.Guard, be *browserEgress, dir string, bs *browser.Session, progress executor.Progress, limit int, shared bool) *run {
+func (e *Engine) newRun(ctx context.Context, guard *egress.Guard, be *browserEgress, dir string, bs *browser.Context, progress executor.Progress, limit int, shared bool) *run {
 	r := &run{log: e.log, dir: dir, tag: newTag(), egress: be}
 	r.steps = steplog.New(progress, e.log, limit)
 	r.guard = guard.WithReport(r.refused)
 	be.follow(r.refused)
-	r.sess = session.Open(ctx, bs, session.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared,
-		Guard: r.guard, Refusals: be.sessionRefusals()})
-	r.files = r.sess.Files()
-	r.agent = agent.New(r.sess.Browser(), r.steps, agent.Config{Tag: r.tag, Logger: e.log, AllowPrivateURLs: e.cfg.AllowPrivateURLs})
+	r.browser = runbrowser.Open(ctx, bs, runbrowser.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared,
+		Guard: r.guard, Refusals: be.runRefusals()})
+	r.files = r.browser.Files()
+	r.agent = agent.New(r.browser.AgentView(), r.steps, agent.Config{Tag: r.tag, Logger: e.log, AllowPrivateURLs: e.cfg.AllowPrivateURLs})
 	return r
 }
 
@@ -68,7 +68,7 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 		return nil, errors.New(text.UpperFirst(err.Error()))
 	}
 	if job.BrowserSessionID != "" {
-		bs, be, release, err := e.useKept(ctx, job.OrgID, job.BrowserSessionID)
+		bs, be, release, err := e.useBrowserSession(ctx, job.OrgID, job.BrowserSessionID)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +77,7 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 		r.keepState = job.KeepBrowserState
 		return r, nil
 	}
-	bs, be, err := e.acquire(ctx, pool, job.OrgID, browser.SessionOptions{RunID: job.RunID, DownloadDir: job.Dir})
+	bs, be, err := e.acquire(ctx, pool, job.OrgID, browser.ContextOptions{RunID: job.RunID, DownloadDir: job.Dir})
 	if err != nil {
 		return nil, errors.New("The browser session could not be opened: " + err.Error())
 	}
@@ -85,7 +85,7 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 		var st browser.State
 		err := json.Unmarshal(job.BrowserState, &st)
 		if err == nil {
-			err = bs.Restore(ctx, &st)
+			err = browser.RestoreState(ctx, bs, &st)
 		}
 		if err != nil {
 			bs.Close(context.WithoutCancel(ctx))
@@ -107,7 +107,7 @@ func newTag() string {
 	return hex.EncodeToString(b[:])
 }
 
-// finish ends the run: the browser side closes (see session.Close), the
+// finish ends the run: the browser side closes (see runbrowser.Browser.Close), the
 // step log is written, and the result lists the run's files. A second call
 // returns the result again.
 func (r *run) finish(ctx context.Context) executor.Result {
@@ -118,13 +118,13 @@ func (r *run) finish(ctx context.Context) executor.Result {
 	if r.keepState {
 		// Read before the browser context goes; a failure loses the state,
 		// not the run.
-		if st, err := r.sess.BrowserState(context.WithoutCancel(ctx)); err != nil {
+		if st, err := r.browser.BrowserState(context.WithoutCancel(ctx)); err != nil {
 			r.log.Warn("the browser state was not kept", "error", err)
 		} else if r.state, err = json.Marshal(st); err != nil {
 			r.log.Warn("the browser state was not kept", "error", err)
 		}
 	}
-	recording := r.sess.Close(ctx)
+	recording := r.browser.Close(ctx)
 	r.egress.follow(nil)
 	if r.release != nil {
 		r.release()

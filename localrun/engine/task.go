@@ -94,7 +94,7 @@ func taskStatus(ctx context.Context, err error) (client.RunStatus, string) {
 // startTask opens the task's url and runs the loop.
 func (r *run) startTask(ctx context.Context, url string, g *agent.Goal) (*agent.Outcome, error) {
 	if strings.TrimSpace(url) != "" {
-		if _, err := r.sess.Navigate(ctx, url); err != nil {
+		if _, err := r.browser.Navigate(ctx, url); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

@@ -309,29 +309,30 @@ type Result struct {
 	ScriptReplayed, AIFallbackTriggered bool
 }
 
-// Actions runs single browser actions (POST /v1/sdk/run_action) in browser
-// sessions kept per workflow run. The engine (package engine) implements
-// it; the daemon owns the runs, the engine the browsers.
+// Actions runs single browser actions (POST /v1/sdk/run_action) in the
+// run_action workflow runs whose browser stays open between their
+// actions. The engine (package engine) implements it; the daemon owns the
+// runs, the engine the browsers.
 type Actions interface {
-	// RunAction runs req.Action in the session of workflow run job.RunID
+	// RunAction runs req.Action in the browser of workflow run job.RunID
 	// and returns its result as JSON. Without req.WorkflowRunID it opens
-	// that session (its files go to job.Dir) and keeps progress and end
-	// for its life: progress receives the steps and screenshots, and end
-	// the run's result once the session closes (idle, browser gone,
+	// that run's browser (its files go to job.Dir) and keeps progress and
+	// end for its life: progress receives the steps and screenshots, and
+	// end the run's result once the run closes (idle, browser gone,
 	// shutdown). With req.WorkflowRunID, an empty req.URL means the page
-	// the session is on. An *ActionError is the request's (its Kind says
+	// the run's browser is on. An *ActionError is the request's (its Kind says
 	// why: ActionInvalid, ActionConflict, ActionUnavailable, ActionFailed);
 	// any other error is the daemon's.
 	RunAction(ctx context.Context, job *Job, req *client.RunActionRequest, progress Progress, end func(Result)) (json.RawMessage, error)
-	// ActionSessionOpen reports whether the run's session is open.
-	ActionSessionOpen(runID string) bool
-	// EndActionSession closes the run's session now (the run was
-	// canceled): its end function gets status and reason. A session that
+	// ActionRunOpen reports whether the run_action run is open.
+	ActionRunOpen(runID string) bool
+	// EndActionRun closes the run_action run now (the run was
+	// canceled): its end function gets status and reason. A run that
 	// is not open is left alone.
-	EndActionSession(ctx context.Context, runID string, status client.RunStatus, reason string)
-	// EndActionSessions closes every open session (their end functions
+	EndActionRun(ctx context.Context, runID string, status client.RunStatus, reason string)
+	// EndActionRuns closes every open run_action run (their end functions
 	// are called), bounded by ctx. The daemon calls it as it shuts down.
-	EndActionSessions(ctx context.Context)
+	EndActionRuns(ctx context.Context)
 }
 
 // DefaultActionIdle is how long the browser session of a run_action

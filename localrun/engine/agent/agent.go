@@ -1,19 +1,14 @@
 // Package agent is the work a language model does in a run: the agent loop
 // that pursues a goal on a page (Pursue), and the single model calls the
-// blocks and the run_action sessions make (Extract, Judge, Locate, Prompt,
-// JudgeStatement, Classify). What the loop does is described in
+// blocks and the run_action runs make (Extract, Judge, Locate, Prompt,
+// JudgeStatement, Classify), with their prompts, answer schemas, data
+// extraction and error codes. What the loop does is described in
 // docs/blocks.md (the agent loop, how a goal ends, safety of the prompts).
 //
-// The loop never touches the browser session: it reads and acts on the
-// page through Browser, a handful of operations that package engine/session
-// implements. Every model call and every step is recorded in the run's
-// step log (package engine/steplog).
-//
-// The files: agent.go (the types), loop.go (Pursue), act.go (doing the
-// model's actions, the URL policy), plan.go (reading a planning answer),
-// calls.go (the model calls), prompts.go (system prompts, answer schemas,
-// the page between markers), extract.go (data schemas and extraction),
-// errorcodes.go (error_code_mapping).
+// The loop never touches the browser itself: it reads and acts on the
+// page through Browser, a handful of operations that package
+// engine/runbrowser implements. Every model call and every step is
+// recorded in the run's step log (package engine/steplog).
 package agent
 
 import (
@@ -25,17 +20,17 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/localrun/llm"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // Browser is the run's browser as the agent loop sees it: the active tab,
-// read and acted on. Package engine/session implements it over the browser
-// session and engine/page.
+// read and acted on. Package engine/runbrowser implements it over the run's
+// browser context and engine/page.
 type Browser interface {
 	// Observe reads the active tab, once it has settled when settle is set
 	// (settled is how long that took). The observation's screenshot is

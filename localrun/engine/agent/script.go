@@ -21,12 +21,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/agentfile/script"
+	"github.com/abctl/abctl/localrun/engine/page"
 )
 
 // Locating is a Browser that can also find elements without a model: the
-// session's view implements it. Recording and replaying scripts need it.
+// run's browser (package engine/runbrowser) implements it. Recording and replaying scripts need it.
 type Locating interface {
 	// Locators returns the locators that find el on the page of obs,
 	// each checked to find that very element, most stable first.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/secrets"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 
@@ -18,7 +18,7 @@ import (
 // whole Interpreter.
 type runAccess struct {
 	steps *steplog.Log
-	files *session.Files
+	files *runbrowser.Files
 	// guard decides what the run's blocks may reach over the network
 	// (nil: no policy).
 	guard *egress.Guard

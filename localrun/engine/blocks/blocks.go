@@ -5,7 +5,7 @@
 // block does and outputs is described in docs/blocks.md.
 //
 // The model-free blocks act on the run's browser through package
-// engine/session; the blocks a model drives hand their goal to package
+// engine/runbrowser; the blocks a model drives hand their goal to package
 // engine/agent. The blocks that reach other services call the leaf
 // packages beside this one with plain values: blocks/pdf (reading,
 // filling and cutting PDFs), blocks/storage (S3 and SFTP), blocks/mail
@@ -29,7 +29,7 @@ import (
 	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
 )
@@ -74,7 +74,7 @@ type Env struct {
 
 // Run is one agent run as the interpreter sees it.
 type Run struct {
-	Session *session.Session
+	Browser *runbrowser.Browser
 	Agent   *agent.Agent
 	Steps   *steplog.Log
 	// Definition holds the blocks; Model is the agent's model object.
@@ -100,8 +100,8 @@ type Run struct {
 // for concurrent use.
 type Interpreter struct {
 	env        Env
-	sess       *session.Session
-	files      *session.Files
+	sess       *runbrowser.Browser
+	files      *runbrowser.Files
 	agent      *agent.Agent
 	steps      *steplog.Log
 	def        *client.WorkflowDefinition
@@ -146,7 +146,7 @@ func New(env Env, r Run) *Interpreter {
 		})
 	}
 	in := &Interpreter{
-		env: env, sess: r.Session, files: r.Session.Files(), agent: r.Agent, steps: r.Steps,
+		env: env, sess: r.Browser, files: r.Browser.Files(), agent: r.Agent, steps: r.Steps,
 		def: r.Definition, agentModel: r.Model, params: r.Params, outputs: newOutputs(),
 		labels: blockLabels(r.Definition.Blocks), human: r.Human, trigger: r.Trigger,
 		scripts: r.Scripts, guard: guard,

@@ -14,7 +14,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/page"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 
@@ -129,7 +129,7 @@ func (in browserBlocks) action(ctx context.Context, b *client.ActionBlock, sc *s
 	res, err := in.sess.Click(ctx, selector, timeout)
 	if err != nil {
 		in.steps.End(rec, res.URL, "", err)
-		var nm *session.NoMatchError
+		var nm *runbrowser.NoMatchError
 		if canAI && ctx.Err() == nil && in.sess.Err() == nil {
 			in.logger.Info("the selector failed; the model looks for the element", "block", b.Label, "selector", selector, "error", err)
 			return in.model.modelAction(ctx, b, intention, true)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/agent"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/llm"
 )
@@ -24,8 +24,8 @@ type (
 	// action, file_download, and login by the shape of its forms. It falls
 	// back on the blocks a model drives.
 	browserBlocks struct {
-		sess            *session.Session
-		files           *session.Files
+		sess            *runbrowser.Browser
+		files           *runbrowser.Files
 		steps           *steplog.Log
 		logger          *slog.Logger
 		models          agent.Models
@@ -90,7 +90,7 @@ type modelFallback interface {
 
 // activeTab is the browser tab print_page prints.
 type activeTab interface {
-	ActiveTab(ctx context.Context) (session.Tab, error)
+	ActiveTab(ctx context.Context) (runbrowser.Tab, error)
 }
 
 // giveFamilies gives each block family of in what its blocks need.

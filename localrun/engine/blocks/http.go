@@ -17,7 +17,7 @@ import (
 	"github.com/abctl/abctl/agentfile/tmpl"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/internal/egress"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 
@@ -121,9 +121,9 @@ func (in fileBlocks) httpRequest(ctx context.Context, b *client.HTTPRequestBlock
 		if egress.IsRefused(err) {
 			// It names the URL (without its query), the address and the
 			// rule.
-			return nil, session.NetErr(err)
+			return nil, runbrowser.NetErr(err)
 		}
-		return nil, fmt.Errorf("%s %s: %v", method, u.Redacted(), session.NetErr(err))
+		return nil, fmt.Errorf("%s %s: %v", method, u.Redacted(), runbrowser.NetErr(err))
 	}
 	defer resp.Body.Close()
 	limit := int64(maxHTTPBody)
@@ -153,7 +153,7 @@ func (in fileBlocks) httpRequest(ctx context.Context, b *client.HTTPRequestBlock
 			return out, err
 		}
 		if strings.TrimSpace(name) == "" {
-			name = session.ResponseFileName(resp, u)
+			name = runbrowser.ResponseFileName(resp, u)
 		}
 		saved, err := in.files.Save(name, "response", data)
 		if err != nil {
@@ -229,7 +229,7 @@ func (in fileBlocks) printPage(ctx context.Context, b *client.PrintPageBlock, sc
 		name += "_" + time.Now().UTC().Format("20060102_150405")
 	}
 	background := b.PrintBackground == nil || *b.PrintBackground
-	pdf, err := tab.PrintPDF(ctx, session.PDF{Landscape: b.Landscape, Background: background, Width: size[0], Height: size[1]})
+	pdf, err := tab.PrintPDF(ctx, runbrowser.PDF{Landscape: b.Landscape, Background: background, Width: size[0], Height: size[1]})
 	if err != nil {
 		return nil, fmt.Errorf("printing the page: %v", err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/page"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/llm"
 )
@@ -359,7 +359,7 @@ func (in *Interpreter) modelAction(ctx context.Context, b *client.ActionBlock, i
 		return nil, true, fmt.Errorf("the model named the element [%s], which is not on the page", loc.ID)
 	}
 	// The selector is found before acting: the action may replace the page.
-	selector := session.ReusableSelector(ctx, pg, el)
+	selector := runbrowser.ReusableSelector(ctx, pg, el)
 	mark := in.sess.Mark()
 	actx, cancel := context.WithTimeout(ctx, agent.ActionTimeout)
 	var res page.Result
@@ -376,7 +376,7 @@ func (in *Interpreter) modelAction(ctx context.Context, b *client.ActionBlock, i
 		err = errors.New(res.Reason)
 	}
 	if err != nil {
-		return nil, true, fmt.Errorf("acting on %s: %w", agent.ElementLine(obs, el), session.ActionErr(res, err))
+		return nil, true, fmt.Errorf("acting on %s: %w", agent.ElementLine(obs, el), runbrowser.ActionErr(res, err))
 	}
 	out := map[string]any{"selector": selector, "element": agent.ElementLine(obs, el), "url": res.URL,
 		"ai_used": true, "downloaded_files": []any{}}

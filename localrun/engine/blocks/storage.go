@@ -30,7 +30,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/blocks/storage"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 
@@ -128,7 +128,7 @@ func (in storageBlocks) downloadToS3(ctx context.Context, b *client.DownloadToS3
 	}
 	out, err := in.step(b.Label, steplog.Action{Type: "download_to_s3", Text: steplog.ShownURL(u)}, func() (any, string, error) {
 		p, err := in.files.FetchUpload(ctx, u)
-		var fe *session.FetchError
+		var fe *runbrowser.FetchError
 		if errors.As(err, &fe) {
 			return nil, "", fmt.Errorf("url %q: %s", steplog.ShownURL(u), strings.Replace(fe.Msg, "The file_url ", "it ", 1))
 		}

@@ -52,8 +52,8 @@ func rawNewContext(b *testing.B, p *Pool, url string) (context.Context, context.
 }
 
 // poolAcquire is Acquire + navigate on the pool.
-func poolAcquire(b *testing.B, p *Pool, url string) *Session {
-	s, err := p.Acquire(context.Background(), SessionOptions{RunID: "bench"})
+func poolAcquire(b *testing.B, p *Pool, url string) *Context {
+	s, err := p.Acquire(context.Background(), ContextOptions{RunID: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func BenchmarkAcquireVsRaw(b *testing.B) {
 	b.ReportMetric(float64(pool.median())/float64(raw.median()), "pool/raw")
 }
 
-// BenchmarkClose: Session.Close (dispose of the browser context).
+// BenchmarkClose: Context.Close (dispose of the browser context).
 func BenchmarkClose(b *testing.B) {
 	p := needBrowser(b)
 	url := newSite(b).URL + "/form"

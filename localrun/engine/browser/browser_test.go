@@ -133,7 +133,7 @@ func newSite(tb testing.TB) *httptest.Server {
 	return srv
 }
 
-func acquire(tb testing.TB, p *Pool, o SessionOptions) *Session {
+func acquire(tb testing.TB, p *Pool, o ContextOptions) *Context {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -272,7 +272,7 @@ func TestSanitizeFileName(t *testing.T) {
 func TestAcquireNavigate(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "nav"})
+	s := acquire(t, p, ContextOptions{RunID: "nav"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=Hello"))
 	if title := eval[string](t, s.Tab(), "document.title"); title != "Hello" {
 		t.Fatalf("title = %q", title)
@@ -289,11 +289,11 @@ func TestAcquireNavigate(t *testing.T) {
 	}
 }
 
-func TestSessionsIsolated(t *testing.T) {
+func TestContextsIsolated(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	a := acquire(t, p, SessionOptions{RunID: "a"})
-	b := acquire(t, p, SessionOptions{RunID: "b"})
+	a := acquire(t, p, ContextOptions{RunID: "a"})
+	b := acquire(t, p, ContextOptions{RunID: "b"})
 	run(t, a.Tab(), chromedp.Navigate(site.URL+"/title?t=a"))
 	run(t, b.Tab(), chromedp.Navigate(site.URL+"/title?t=b"))
 	eval[string](t, a.Tab(), "document.cookie = 'secret=1; path=/'; localStorage.setItem('k', 'v'); document.cookie")
@@ -312,7 +312,7 @@ func TestSessionsIsolated(t *testing.T) {
 func TestCloseDisposes(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "close"})
+	s := acquire(t, p, ContextOptions{RunID: "close"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=x"))
 	id := cdp.BrowserContextID(s.ContextID())
 	has := func() bool {
@@ -342,7 +342,7 @@ func TestCloseDisposes(t *testing.T) {
 	default:
 		t.Fatal("Done not closed after Close")
 	}
-	if !errors.Is(s.Err(), ErrSessionClosed) {
+	if !errors.Is(s.Err(), ErrContextClosed) {
 		t.Fatalf("Err = %v", s.Err())
 	}
 	if _, err := chromedp.Run(s.Tab(), chromedp.Title()); err == nil {
@@ -353,7 +353,7 @@ func TestCloseDisposes(t *testing.T) {
 func TestTabs(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "tabs"})
+	s := acquire(t, p, ContextOptions{RunID: "tabs"})
 	first := s.Tab()
 	run(t, first, chromedp.Navigate(site.URL+"/tabs"))
 
@@ -478,7 +478,7 @@ func TestTabs(t *testing.T) {
 func TestDialogs(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "dialogs", DialogPrompt: "Ada"})
+	s := acquire(t, p, ContextOptions{RunID: "dialogs", DialogPrompt: "Ada"})
 	tab := s.Tab()
 	run(t, tab, chromedp.Navigate(site.URL+"/title?t=d"))
 
@@ -535,7 +535,7 @@ func TestDialogs(t *testing.T) {
 	}
 
 	// Without DialogPrompt, prompts are dismissed.
-	s2 := acquire(t, p, SessionOptions{RunID: "dialogs2"})
+	s2 := acquire(t, p, ContextOptions{RunID: "dialogs2"})
 	run(t, s2.Tab(), chromedp.Navigate(site.URL+"/title?t=d2"))
 	if v := eval[bool](t, s2.Tab(), "prompt('name?') === null"); !v {
 		t.Fatal("prompt was not dismissed")
@@ -571,7 +571,7 @@ func TestDialogsWithoutGuard(t *testing.T) {
 	site := newSite(t)
 	noDialogGuard.Store(true)
 	defer noDialogGuard.Store(false)
-	s := acquire(t, p, SessionOptions{RunID: "noguard", DialogPrompt: "Ada"})
+	s := acquire(t, p, ContextOptions{RunID: "noguard", DialogPrompt: "Ada"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=d"))
 	if v := eval[string](t, s.Tab(), "alert('a'), String(confirm('c')) + prompt('p')"); v != "trueAda" {
 		t.Fatalf("dialogs answered %q", v)
@@ -589,16 +589,16 @@ func TestDownloads(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
 	dir := t.TempDir()
-	s := acquire(t, p, SessionOptions{RunID: "dl", DownloadDir: dir, MaxDownloadBytes: 100_000, MaxDownloads: 4})
+	s := acquire(t, p, ContextOptions{RunID: "dl", DownloadDir: dir, MaxDownloadBytes: 100_000, MaxDownloads: 4})
 	tab := s.Tab()
 	run(t, tab, chromedp.Navigate(site.URL+"/downloads"))
 	// state says where the downloads stand, for a failure's message.
 	state := func() string {
-		return fmt.Sprintf("saved %+v, failed %+v, pending %d", s.Downloads(), s.FailedDownloads(), s.PendingDownloads())
+		return fmt.Sprintf("saved %+v, failed %+v, pending %d", s.Downloads().Completed(), s.Downloads().Failed(), s.Downloads().Pending())
 	}
 	settled := func(n int) {
 		t.Helper()
-		for i := 0; len(s.Downloads())+len(s.FailedDownloads()) < n; i++ {
+		for i := 0; len(s.Downloads().Completed())+len(s.Downloads().Failed()) < n; i++ {
 			if i == 750 {
 				t.Fatalf("timed out waiting for %d downloads: %s", n, state())
 			}
@@ -606,7 +606,7 @@ func TestDownloads(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()
-		if err := s.WaitDownloads(ctx); err != nil {
+		if err := s.Downloads().Wait(ctx); err != nil {
 			t.Fatalf("after %d downloads: %v: %s", n, err, state())
 		}
 	}
@@ -614,9 +614,9 @@ func TestDownloads(t *testing.T) {
 
 	click("csv")
 	settled(1)
-	dls := s.Downloads()
+	dls := s.Downloads().Completed()
 	if len(dls) != 1 {
-		t.Fatalf("Downloads = %+v, failed %+v", dls, s.FailedDownloads())
+		t.Fatalf("Downloads = %+v, failed %+v", dls, s.Downloads().Failed())
 	}
 	sum := sha256.Sum256(fileBody(1234))
 	d := dls[0]
@@ -632,7 +632,7 @@ func TestDownloads(t *testing.T) {
 	settled(2)
 	click("evil")
 	settled(3)
-	dls = s.Downloads()
+	dls = s.Downloads().Completed()
 	// (Chromium already replaces the separators of the suggested name.)
 	if len(dls) != 3 || dls[1].Name != "report (1).csv" || strings.ContainsAny(dls[2].Name, `/\`) || !strings.HasSuffix(dls[2].Name, "passwd") || dls[2].Path != filepath.Join(dir, dls[2].Name) {
 		t.Fatalf("Downloads = %+v", dls)
@@ -641,7 +641,7 @@ func TestDownloads(t *testing.T) {
 	// Over the per-file cap: refused with a reason, no file left.
 	click("big")
 	settled(4)
-	failed := s.FailedDownloads()
+	failed := s.Downloads().Failed()
 	if len(failed) != 1 || failed[0].Name != "big.bin" || !strings.Contains(failed[0].Reason, "per-file limit") {
 		t.Fatalf("FailedDownloads = %+v", failed)
 	}
@@ -652,19 +652,19 @@ func TestDownloads(t *testing.T) {
 	// target=_blank download: the transient tab is not kept, the file is.
 	click("blankdl")
 	settled(5)
-	dls = s.Downloads()
+	dls = s.Downloads().Completed()
 	if len(dls) != 4 || dls[3].Name != "popup.txt" || dls[3].Size != 99 {
-		t.Fatalf("Downloads = %+v, failed %+v", dls, s.FailedDownloads())
+		t.Fatalf("Downloads = %+v, failed %+v", dls, s.Downloads().Failed())
 	}
 	waitFor(t, "the download tab to go", func() bool { return s.Tab() == tab })
 	// Count cap (4 accepted): the fifth is refused.
 	click("csv")
 	settled(6)
-	failed = s.FailedDownloads()
+	failed = s.Downloads().Failed()
 	if len(failed) != 2 || !strings.Contains(failed[1].Reason, "download limit reached (4 files)") {
 		t.Fatalf("FailedDownloads = %+v", failed)
 	}
-	if n := len(s.Downloads()); n != 4 {
+	if n := len(s.Downloads().Completed()); n != 4 {
 		t.Fatalf("%d downloads after the count cap", n)
 	}
 	entries, _ := os.ReadDir(dir)
@@ -693,11 +693,11 @@ func TestDownloads(t *testing.T) {
 	}
 
 	// Without DownloadDir the browser refuses downloads.
-	s2 := acquire(t, p, SessionOptions{RunID: "nodl"})
+	s2 := acquire(t, p, ContextOptions{RunID: "nodl"})
 	run(t, s2.Tab(), chromedp.Navigate(site.URL+"/downloads"))
 	eval[bool](t, s2.Tab(), "document.getElementById('csv').click(), true")
 	time.Sleep(300 * time.Millisecond)
-	if len(s2.Downloads()) != 0 || s2.PendingDownloads() != 0 {
+	if len(s2.Downloads().Completed()) != 0 || s2.Downloads().Pending() != 0 {
 		t.Fatal("a session without DownloadDir downloaded")
 	}
 }
@@ -705,13 +705,13 @@ func TestDownloads(t *testing.T) {
 func TestTotalDownloadCap(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
-	s := acquire(t, p, SessionOptions{RunID: "total", DownloadDir: t.TempDir(), MaxTotalDownloadBytes: 2000})
+	s := acquire(t, p, ContextOptions{RunID: "total", DownloadDir: t.TempDir(), MaxTotalDownloadBytes: 2000})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/downloads"))
 	for i := 1; i <= 2; i++ {
 		eval[bool](t, s.Tab(), "document.getElementById('csv').click(), true")
-		waitFor(t, "download", func() bool { return len(s.Downloads())+len(s.FailedDownloads()) >= i })
+		waitFor(t, "download", func() bool { return len(s.Downloads().Completed())+len(s.Downloads().Failed()) >= i })
 	}
-	if d, f := s.Downloads(), s.FailedDownloads(); len(d) != 1 || len(f) != 1 || !strings.Contains(f[0].Reason, "total limit") {
+	if d, f := s.Downloads().Completed(), s.Downloads().Failed(); len(d) != 1 || len(f) != 1 || !strings.Contains(f[0].Reason, "total limit") {
 		t.Fatalf("Downloads = %+v, failed = %+v", d, f)
 	}
 }
@@ -726,7 +726,7 @@ func TestBrowserCrashRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	s := acquire(t, p, SessionOptions{RunID: "crash"})
+	s := acquire(t, p, ContextOptions{RunID: "crash"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=before"))
 	proc := chromedp.FromContext(s.Tab()).Browser.Process()
 	if proc == nil {
@@ -760,7 +760,7 @@ func TestBrowserCrashRestart(t *testing.T) {
 		t.Fatalf("Close after the crash: %v", err)
 	}
 
-	s2, err := p.Acquire(ctx, SessionOptions{RunID: "after"})
+	s2, err := p.Acquire(ctx, ContextOptions{RunID: "after"})
 	if err != nil {
 		t.Fatalf("Acquire after the crash: %v", err)
 	}
@@ -842,7 +842,7 @@ func TestRemoteBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := acquire(t, p, SessionOptions{RunID: "remote-http"})
+	s := acquire(t, p, ContextOptions{RunID: "remote-http"})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=remote"))
 	if title := eval[string](t, s.Tab(), "document.title"); title != "remote" {
 		t.Fatalf("title = %q", title)
@@ -858,13 +858,13 @@ func TestRemoteBrowser(t *testing.T) {
 	}
 
 	// A per-run ws:// address overrides the pool's.
-	s2 := acquire(t, p, SessionOptions{RunID: "remote-ws", BrowserAddress: wsURL})
+	s2 := acquire(t, p, ContextOptions{RunID: "remote-ws", BrowserAddress: wsURL})
 	run(t, s2.Tab(), chromedp.Navigate(site.URL+"/title?t=ws"))
 	if err := s2.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The shared local pool can also reach it per run.
-	s3 := acquire(t, needBrowser(t), SessionOptions{RunID: "remote-local-pool", BrowserAddress: httpURL})
+	s3 := acquire(t, needBrowser(t), ContextOptions{RunID: "remote-local-pool", BrowserAddress: httpURL})
 	run(t, s3.Tab(), chromedp.Navigate(site.URL+"/title?t=x"))
 	s3.Close(ctx)
 	if err := p.Close(); err != nil {
@@ -876,15 +876,15 @@ func TestRemoteBrowser(t *testing.T) {
 	}
 	waitFor(t, "the remote pages to close", func() bool { return pages() == before })
 
-	if _, err := p.Acquire(ctx, SessionOptions{}); !errors.Is(err, ErrPoolClosed) {
+	if _, err := p.Acquire(ctx, ContextOptions{}); !errors.Is(err, ErrPoolClosed) {
 		t.Fatalf("Acquire after Close: %v", err)
 	}
-	if _, err := needBrowser(t).Acquire(ctx, SessionOptions{BrowserAddress: "127.0.0.1:1"}); err == nil {
+	if _, err := needBrowser(t).Acquire(ctx, ContextOptions{BrowserAddress: "127.0.0.1:1"}); err == nil {
 		t.Fatal("a malformed address was accepted")
 	}
 
 	// The remote browser goes away: its sessions end with the reason.
-	s4 := acquire(t, needBrowser(t), SessionOptions{RunID: "remote-dies", BrowserAddress: httpURL})
+	s4 := acquire(t, needBrowser(t), ContextOptions{RunID: "remote-dies", BrowserAddress: httpURL})
 	syscall.Kill(-proc.Pid, syscall.SIGKILL)
 	select {
 	case <-s4.Done():
@@ -894,7 +894,7 @@ func TestRemoteBrowser(t *testing.T) {
 	if err := s4.Err(); err == nil || !strings.Contains(err.Error(), "lost the connection to the remote browser at "+httpURL) {
 		t.Fatalf("Err = %v", err)
 	}
-	if _, err := needBrowser(t).Acquire(ctx, SessionOptions{BrowserAddress: httpURL}); err == nil {
+	if _, err := needBrowser(t).Acquire(ctx, ContextOptions{BrowserAddress: httpURL}); err == nil {
 		t.Fatal("Acquire on a dead remote browser worked")
 	} else {
 		t.Logf("Acquire on a dead remote browser: %v", err)
@@ -948,9 +948,9 @@ func pssKiB(pids []int) int {
 	return total
 }
 
-// TestMemoryPerSession logs the PSS of the browser process tree with 1 and 5
+// TestMemoryPerContext logs the PSS of the browser process tree with 1 and 5
 // sessions on a small page. It is a measurement, not an assertion.
-func TestMemoryPerSession(t *testing.T) {
+func TestMemoryPerContext(t *testing.T) {
 	needBrowser(t)
 	if testing.Short() {
 		t.Skip("measurement")
@@ -977,7 +977,7 @@ func TestMemoryPerSession(t *testing.T) {
 	base, baseN := measure()
 	open := func(n int) {
 		for i := 0; i < n; i++ {
-			s := acquire(t, p, SessionOptions{RunID: "mem"})
+			s := acquire(t, p, ContextOptions{RunID: "mem"})
 			run(t, s.Tab(), chromedp.Navigate(site.URL+"/tabs"))
 		}
 	}
@@ -999,10 +999,10 @@ func TestCloseDuringDownloadLeavesDownloadDir(t *testing.T) {
 	p := needBrowser(t)
 	site := newSite(t)
 	dir := t.TempDir()
-	s := acquire(t, p, SessionOptions{RunID: "close-dl", DownloadDir: dir})
+	s := acquire(t, p, ContextOptions{RunID: "close-dl", DownloadDir: dir})
 	run(t, s.Tab(), chromedp.Navigate(site.URL+"/title?t=start"))
 	eval[bool](t, s.Tab(), "location.href = '/stalled', true")
-	waitFor(t, "the download to start", func() bool { return s.PendingDownloads() == 1 })
+	waitFor(t, "the download to start", func() bool { return s.Downloads().Pending() == 1 })
 	staging := s.dl.staging
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -1025,7 +1025,7 @@ func TestCloseDuringDownloadLeavesDownloadDir(t *testing.T) {
 		_, err := os.Stat(staging)
 		return os.IsNotExist(err)
 	})
-	if f := s.FailedDownloads(); len(f) != 0 || len(s.Downloads()) != 0 {
-		t.Errorf("after Close: downloads %+v, failed %+v", s.Downloads(), f)
+	if f := s.Downloads().Failed(); len(f) != 0 || len(s.Downloads().Completed()) != 0 {
+		t.Errorf("after Close: downloads %+v, failed %+v", s.Downloads().Completed(), f)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,14 +16,14 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// A page that opens a dialog while the session attaches to its tab (a popup
-// whose script calls alert at once) blocks chromedp's attach: the attach
-// evaluates a script before it enables the Page domain, and the page answers
-// no script while the dialog is open. So each tab gets a second, non-flat
-// session (a dialog guard) before the chromedp attach: it enables the Page
-// domain first and answers every dialog of the tab. Its messages arrive as
-// Target.receivedMessageFromTarget events on the browser connection. One
-// session answers, so each dialog is recorded once. When the guard cannot be
+// A page that opens a dialog while the browser context attaches to its tab
+// (a popup whose script calls alert at once) blocks chromedp's attach: the
+// attach evaluates a script before it enables the Page domain, and the page
+// answers no script while the dialog is open. So each tab gets a second,
+// non-flat CDP session (a dialog guard) before the chromedp attach: it
+// enables the Page domain first and answers every dialog of the tab. Its
+// messages arrive as Target.receivedMessageFromTarget events on the browser
+// connection. One session answers, so each dialog is recorded once. When the guard cannot be
 // attached, the chromedp session of the tab answers the dialogs instead.
 
 // noDialogGuard turns the guards off (tests of the fallback).
@@ -30,7 +31,7 @@ var noDialogGuard atomic.Bool
 
 // dialogGuard is the side session of one tab.
 type dialogGuard struct {
-	s       *Session
+	s       *Context
 	id      target.SessionID
 	nextID  int
 	pending map[int]*Dialog // request id → the answer being given
@@ -42,9 +43,9 @@ type guardMessage struct {
 	raw   string
 }
 
-// guardDialogs attaches the dialog guard of a tab. When it cannot, the tab
-// keeps no guard and its chromedp session answers the dialogs.
-func (s *Session) guardDialogs(ctx context.Context, tb *tab) {
+// guardDialogs attaches the dialog guard of a tab of s. When it cannot, the
+// tab keeps no guard and its chromedp session answers the dialogs.
+func guardDialogs(ctx context.Context, s *Context, tb *tab) {
 	if noDialogGuard.Load() {
 		return
 	}
@@ -108,33 +109,33 @@ func isGuardNews(raw string) bool {
 	return strings.HasPrefix(raw, `{"id":`) || strings.Contains(raw, `"Page.javascriptDialogOpening"`)
 }
 
-// handleGuardMessage answers the dialogs that a guard session reports, and
-// records those whose answer the browser took (worker goroutine).
-func (s *Session) handleGuardMessage(m guardMessage) {
+// handle answers the dialogs that the guard session reports, and records
+// those whose answer the browser took (worker goroutine).
+func (g *dialogGuard) handle(raw string) {
+	s := g.s
 	var msg struct {
 		ID     int                                `json:"id"`
 		Method string                             `json:"method"`
 		Params *page.EventJavascriptDialogOpening `json:"params"`
 		Error  *struct{ Message string }          `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(m.raw), &msg); err != nil {
+	if err := json.Unmarshal([]byte(raw), &msg); err != nil {
 		return
 	}
-	g := m.guard
 	switch {
 	case msg.Method == "Page.javascriptDialogOpening" && msg.Params != nil:
-		d, params := s.dialogAnswer(msg.Params)
+		d, params := s.answers.decide(msg.Params)
 		s.mu.Lock()
 		g.nextID++
 		id := g.nextID
 		g.pending[id] = d
 		s.mu.Unlock()
-		s.recordDialog(d)
+		s.answers.record(d)
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 		defer cancel()
 		if err := g.sendID(ctx, id, "Page.handleJavaScriptDialog", params); err != nil {
 			s.pool.log.Warn("answering a dialog", "run", s.opts.RunID, "type", d.Type, "err", err)
-			s.unrecordDialog(d)
+			s.answers.unrecord(d)
 		}
 	case msg.ID != 0:
 		s.mu.Lock()
@@ -143,39 +144,52 @@ func (s *Session) handleGuardMessage(m guardMessage) {
 		s.mu.Unlock()
 		if ok && msg.Error != nil {
 			s.pool.log.Warn("answering a dialog", "run", s.opts.RunID, "type", d.Type, "err", msg.Error.Message)
-			s.unrecordDialog(d)
+			s.answers.unrecord(d)
 		}
 	}
 }
 
-// AnswerNextPrompt arms the answer to the next window.prompt of the
-// session, in any tab: it is accepted with text (which may be empty), once.
-// Later prompts get SessionOptions.DialogPrompt again. The agent's
-// answer_dialog action calls it before the action that opens the prompt:
-// a dialog blocks its page, so it is answered the moment it opens.
-func (s *Session) AnswerNextPrompt(text string) {
-	s.mu.Lock()
-	s.nextPrompt = &text
-	s.mu.Unlock()
+// dialogAnswers decides the answers to the JavaScript dialogs of a browser
+// context and keeps the dialogs answered until Context.Dialogs takes them.
+type dialogAnswers struct {
+	prompt string // ContextOptions.DialogPrompt
+
+	mu       sync.Mutex
+	next     *string   // AnswerNextPrompt's answer, for the next window.prompt only
+	answered []*Dialog // answered (or being answered) since the last take
 }
 
-// dialogAnswer decides the answer to a dialog: accept alert, confirm and
+// AnswerNextPrompt arms the answer to the next window.prompt of the
+// browser context, in any tab: it is accepted with text (which may be
+// empty), once. Later prompts get ContextOptions.DialogPrompt again. The
+// agent's answer_dialog action calls it before the action that opens the
+// prompt: a dialog blocks its page, so it is answered the moment it opens.
+func (s *Context) AnswerNextPrompt(text string) {
+	s.answers.mu.Lock()
+	s.answers.next = &text
+	s.answers.mu.Unlock()
+}
+
+// Dialogs returns the dialogs answered since the last call, oldest first.
+func (s *Context) Dialogs() []Dialog { return s.answers.take() }
+
+// decide decides the answer to a dialog: accept alert, confirm and
 // beforeunload; answer a prompt with the armed answer (AnswerNextPrompt),
 // else DialogPrompt, or dismiss it.
-func (s *Session) dialogAnswer(ev *page.EventJavascriptDialogOpening) (*Dialog, page.HandleJavaScriptDialogParams) {
+func (a *dialogAnswers) decide(ev *page.EventJavascriptDialogOpening) (*Dialog, page.HandleJavaScriptDialogParams) {
 	d := &Dialog{Type: string(ev.Type), Message: ev.Message, URL: ev.URL, Accepted: true, At: time.Now()}
 	params := page.HandleJavaScriptDialogParams{Accept: true}
 	if ev.Type == page.DialogTypePrompt {
-		s.mu.Lock()
-		armed := s.nextPrompt
-		s.nextPrompt = nil
-		s.mu.Unlock()
+		a.mu.Lock()
+		armed := a.next
+		a.next = nil
+		a.mu.Unlock()
 		if armed != nil {
 			params.PromptText = *armed
 			d.Answer = *armed
-		} else if s.opts.DialogPrompt != "" {
-			params.PromptText = s.opts.DialogPrompt
-			d.Answer = s.opts.DialogPrompt
+		} else if a.prompt != "" {
+			params.PromptText = a.prompt
+			d.Answer = a.prompt
 		} else {
 			params.Accept = false
 			d.Accepted = false
@@ -184,11 +198,38 @@ func (s *Session) dialogAnswer(ev *page.EventJavascriptDialogOpening) (*Dialog, 
 	return d, params
 }
 
+// record adds an answered dialog for take.
+func (a *dialogAnswers) record(d *Dialog) {
+	a.mu.Lock()
+	a.answered = append(a.answered, d)
+	a.mu.Unlock()
+}
+
+// unrecord drops a dialog whose answer the browser refused, unless take
+// already returned it.
+func (a *dialogAnswers) unrecord(d *Dialog) {
+	a.mu.Lock()
+	a.answered = slices.DeleteFunc(a.answered, func(x *Dialog) bool { return x == d })
+	a.mu.Unlock()
+}
+
+// take returns the dialogs answered since the last call, oldest first.
+func (a *dialogAnswers) take() []Dialog {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]Dialog, len(a.answered))
+	for i, d := range a.answered {
+		out[i] = *d
+	}
+	a.answered = nil
+	return out
+}
+
 // answerDialog answers a dialog reported by the chromedp session of a tab and
 // records it. It runs on the worker: while a dialog is open the page answers
 // no command, and answering from the listener would deadlock.
-func (s *Session) answerDialog(tb *tab, ev *page.EventJavascriptDialogOpening) {
-	d, params := s.dialogAnswer(ev)
+func (s *Context) answerDialog(tb *tab, ev *page.EventJavascriptDialogOpening) {
+	d, params := s.answers.decide(ev)
 	s.mu.Lock()
 	tctx := tb.ctx
 	s.mu.Unlock()
@@ -197,7 +238,7 @@ func (s *Session) answerDialog(tb *tab, ev *page.EventJavascriptDialogOpening) {
 	}
 	// Record before answering: the page goes on as soon as the browser has
 	// the answer, maybe before the reply reaches us.
-	s.recordDialog(d)
+	s.answers.record(d)
 	// The listener only runs once the chromedp target exists, so the call
 	// goes to it even while the attach is still running.
 	ctx, cancel := context.WithTimeout(tctx, callTimeout)
@@ -205,21 +246,6 @@ func (s *Session) answerDialog(tb *tab, ev *page.EventJavascriptDialogOpening) {
 	cancel()
 	if err != nil {
 		s.pool.log.Warn("answering a dialog", "run", s.opts.RunID, "type", ev.Type, "err", fmt.Sprint(err))
-		s.unrecordDialog(d)
+		s.answers.unrecord(d)
 	}
-}
-
-// recordDialog adds an answered dialog for Dialogs.
-func (s *Session) recordDialog(d *Dialog) {
-	s.mu.Lock()
-	s.dialogs = append(s.dialogs, d)
-	s.mu.Unlock()
-}
-
-// unrecordDialog drops a dialog whose answer the browser refused, unless
-// Dialogs already returned it.
-func (s *Session) unrecordDialog(d *Dialog) {
-	s.mu.Lock()
-	s.dialogs = slices.DeleteFunc(s.dialogs, func(x *Dialog) bool { return x == d })
-	s.mu.Unlock()
 }

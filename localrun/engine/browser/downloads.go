@@ -22,7 +22,7 @@ import (
 // stagingDirName is the directory inside DownloadDir where a remote browser
 // writes unfinished downloads (named by their GUID). A local browser writes
 // them in a directory of the pool's instead (see Pool.stagingParent), so that
-// nothing but the session's own code ever writes in DownloadDir.
+// nothing but the browser context's own code ever writes in DownloadDir.
 const stagingDirName = ".downloading"
 
 // Download is a file that the run downloaded completely.
@@ -44,8 +44,10 @@ type FailedDownload struct {
 	At     time.Time
 }
 
-// downloads is the download state of a session (guarded by Session.mu).
-type downloads struct {
+// Downloads is the download state of a browser context (guarded by
+// Context.mu): it accepts, limits and saves the context's downloads.
+type Downloads struct {
+	c             *Context
 	dir, staging  string
 	maxFile       int64
 	maxTotal      int64
@@ -67,7 +69,7 @@ type activeDownload struct {
 	finishing       bool
 }
 
-// newDownloads prepares the download state of a session. The browser writes
+// newDownloads prepares the download state of a browser context. The browser writes
 // unfinished files in a staging directory: a new one under stagingParent when
 // it is set (a local browser), else DownloadDir/.downloading (a remote
 // browser, which must see the same path).
@@ -76,8 +78,8 @@ type activeDownload struct {
 // canceled download on its own schedule, after it has reported the cancel and
 // even after its browser context is gone, and may create the staging
 // directory again to do so. In a directory the caller owns that races with
-// the caller's clean-up of DownloadDir once the session is closed.
-func newDownloads(o SessionOptions, stagingParent string) (*downloads, error) {
+// the caller's clean-up of DownloadDir once the browser context is closed.
+func newDownloads(o ContextOptions, stagingParent string) (*Downloads, error) {
 	dir, err := filepath.Abs(o.DownloadDir)
 	if err != nil {
 		return nil, err
@@ -95,7 +97,7 @@ func newDownloads(o SessionOptions, stagingParent string) (*downloads, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the download staging directory: %w", err)
 	}
-	return &downloads{
+	return &Downloads{
 		dir:           dir,
 		staging:       staging,
 		maxFile:       o.MaxDownloadBytes,
@@ -106,13 +108,13 @@ func newDownloads(o SessionOptions, stagingParent string) (*downloads, error) {
 	}, nil
 }
 
-// downloadWillBegin accepts or refuses a new download (worker goroutine).
-func (s *Session) downloadWillBegin(ev *cdpbrowser.EventDownloadWillBegin) {
-	if s.dl == nil {
+// willBegin accepts or refuses a new download (worker goroutine).
+func (d *Downloads) willBegin(ev *cdpbrowser.EventDownloadWillBegin) {
+	if d == nil {
 		return
 	}
+	s := d.c
 	s.mu.Lock()
-	d := s.dl
 	if d.active[ev.GUID] != nil {
 		s.mu.Unlock()
 		return
@@ -129,18 +131,18 @@ func (s *Session) downloadWillBegin(ev *cdpbrowser.EventDownloadWillBegin) {
 	s.notifyLocked()
 	s.mu.Unlock()
 	if refuse {
-		s.cancelDownload(ev.GUID)
+		d.cancel(ev.GUID)
 	}
 }
 
-// downloadProgress enforces the size limits and finishes completed downloads
+// progress enforces the size limits and finishes completed downloads
 // (worker goroutine).
-func (s *Session) downloadProgress(ev *cdpbrowser.EventDownloadProgress) {
-	if s.dl == nil {
+func (d *Downloads) progress(ev *cdpbrowser.EventDownloadProgress) {
+	if d == nil {
 		return
 	}
+	s := d.c
 	s.mu.Lock()
-	d := s.dl
 	a := d.active[ev.GUID]
 	if a == nil {
 		// The start was not routed to us (unknown frame): adopt it now.
@@ -159,7 +161,7 @@ func (s *Session) downloadProgress(ev *cdpbrowser.EventDownloadProgress) {
 			a.refused = d.limitReasonLocked(a, int64(ev.TotalBytes))
 			if a.refused != "" {
 				s.mu.Unlock()
-				s.cancelDownload(ev.GUID)
+				d.cancel(ev.GUID)
 				return
 			}
 		}
@@ -185,7 +187,7 @@ func (s *Session) downloadProgress(ev *cdpbrowser.EventDownloadProgress) {
 		s.mu.Unlock()
 		go func() {
 			defer s.saving.Done()
-			s.finishDownload(a, path)
+			d.finish(a, path)
 		}()
 	default: // canceled
 		reason := a.refused
@@ -199,7 +201,7 @@ func (s *Session) downloadProgress(ev *cdpbrowser.EventDownloadProgress) {
 }
 
 // limitReasonLocked says which limit a download breaks, or "".
-func (d *downloads) limitReasonLocked(a *activeDownload, total int64) string {
+func (d *Downloads) limitReasonLocked(a *activeDownload, total int64) string {
 	if a.received > d.maxFile || total > d.maxFile {
 		size := max(a.received, total)
 		return fmt.Sprintf("file larger than the per-file limit (%d > %d bytes)", size, d.maxFile)
@@ -216,8 +218,8 @@ func (d *downloads) limitReasonLocked(a *activeDownload, total int64) string {
 	return ""
 }
 
-// fail records a download that did not complete. Call with Session.mu held.
-func (d *downloads) fail(a *activeDownload, reason string) {
+// fail records a download that did not complete. Call with Context.mu held.
+func (d *Downloads) fail(a *activeDownload, reason string) {
 	delete(d.active, a.guid)
 	if a.counted {
 		d.accepted-- // MaxDownloads counts the files kept (or in progress)
@@ -226,9 +228,10 @@ func (d *downloads) fail(a *activeDownload, reason string) {
 	d.failed = append(d.failed, FailedDownload{Name: sanitizeFileName(a.name), URL: a.url, Reason: reason, At: time.Now()})
 }
 
-// cancelDownload asks the browser to stop a download (the browser then reports
-// it canceled, or completed if it was faster; finishDownload drops it then).
-func (s *Session) cancelDownload(guid string) {
+// cancel asks the browser to stop a download (the browser then reports
+// it canceled, or completed if it was faster; finish drops it then).
+func (d *Downloads) cancel(guid string) {
+	s := d.c
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
 	_, err := cdp.Call(ctx, s.inst.b, cdpbrowser.CancelDownload, cdpbrowser.CancelDownloadParams{GUID: guid, BrowserContextID: s.contextID})
@@ -237,10 +240,10 @@ func (s *Session) cancelDownload(guid string) {
 	}
 }
 
-// finishDownload moves a completed file to its real name and hashes it.
-func (s *Session) finishDownload(a *activeDownload, staged string) {
+// finish moves a completed file to its real name and hashes it.
+func (d *Downloads) finish(a *activeDownload, staged string) {
+	s := d.c
 	s.mu.Lock()
-	d := s.dl
 	refused := a.refused
 	s.mu.Unlock()
 	if refused != "" {
@@ -251,7 +254,7 @@ func (s *Session) finishDownload(a *activeDownload, staged string) {
 		s.mu.Unlock()
 		return
 	}
-	dl, err := s.placeDownload(a, staged)
+	dl, err := d.place(a, staged)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
@@ -272,9 +275,10 @@ func (s *Session) finishDownload(a *activeDownload, staged string) {
 	s.notifyLocked()
 }
 
-// placeDownload renames the staged file to a free sanitised name in the
+// place renames the staged file to a free sanitised name in the
 // download directory, and measures and hashes it.
-func (s *Session) placeDownload(a *activeDownload, staged string) (Download, error) {
+func (d *Downloads) place(a *activeDownload, staged string) (Download, error) {
+	s := d.c
 	f, err := os.Open(staged)
 	if err != nil {
 		return Download{}, fmt.Errorf("reading the downloaded file: %w", err)
@@ -292,7 +296,7 @@ func (s *Session) placeDownload(a *activeDownload, staged string) (Download, err
 		}
 	}
 	s.mu.Lock()
-	name, path, err := s.dl.reserveLocked(base)
+	name, path, err := d.reserveLocked(base)
 	s.mu.Unlock()
 	if err != nil {
 		os.Remove(staged)
@@ -336,7 +340,7 @@ func moveFile(from, to string) error {
 
 // reserveLocked picks "name", "name (1).ext", ... that no file has, and
 // creates it empty so that nothing else takes it.
-func (d *downloads) reserveLocked(base string) (name, path string, err error) {
+func (d *Downloads) reserveLocked(base string) (name, path string, err error) {
 	ext := fileExt(base)
 	stem := strings.TrimSuffix(base, ext)
 	for i := 0; i < 1000; i++ {
@@ -362,48 +366,54 @@ func (d *downloads) reserveLocked(base string) (name, path string, err error) {
 	return "", "", fmt.Errorf("saving the download: too many files named %q", base)
 }
 
-// Downloads returns the downloads completed so far, in order of completion.
-func (s *Session) Downloads() []Download {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dl == nil {
+// Downloads returns the downloads of the browser context; nil when
+// ContextOptions.DownloadDir is empty and the browser denies them (the
+// methods of a nil *Downloads report none).
+func (s *Context) Downloads() *Downloads { return s.dl }
+
+// Completed returns the downloads completed so far, in order of completion.
+func (d *Downloads) Completed() []Download {
+	if d == nil {
 		return nil
 	}
-	return append([]Download(nil), s.dl.completed...)
+	d.c.mu.Lock()
+	defer d.c.mu.Unlock()
+	return append([]Download(nil), d.completed...)
 }
 
-// FailedDownloads returns the downloads that did not complete, with the
-// reason (a limit, a cancel, a browser error).
-func (s *Session) FailedDownloads() []FailedDownload {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dl == nil {
+// Failed returns the downloads that did not complete, with the reason (a
+// limit, a cancel, a browser error).
+func (d *Downloads) Failed() []FailedDownload {
+	if d == nil {
 		return nil
 	}
-	return append([]FailedDownload(nil), s.dl.failed...)
+	d.c.mu.Lock()
+	defer d.c.mu.Unlock()
+	return append([]FailedDownload(nil), d.failed...)
 }
 
-// PendingDownloads is the number of downloads in progress (started, not yet
+// Pending is the number of downloads in progress (started, not yet
 // completed, failed or moved to their name).
-func (s *Session) PendingDownloads() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dl == nil {
+func (d *Downloads) Pending() int {
+	if d == nil {
 		return 0
 	}
-	return len(s.dl.active)
+	d.c.mu.Lock()
+	defer d.c.mu.Unlock()
+	return len(d.active)
 }
 
-// WaitDownloads waits until no download is in progress, bounded by ctx. It
-// returns at once when none is. A download whose start the browser has not
+// Wait waits until no download is in progress, bounded by ctx. It returns
+// at once when none is. A download whose start the browser has not
 // reported yet is not waited for.
-func (s *Session) WaitDownloads(ctx context.Context) error {
+func (d *Downloads) Wait(ctx context.Context) error {
+	if d == nil {
+		return nil
+	}
+	s := d.c
 	for {
 		s.mu.Lock()
-		n := 0
-		if s.dl != nil {
-			n = len(s.dl.active)
-		}
+		n := len(d.active)
 		changed, err := s.changed, s.err
 		s.mu.Unlock()
 		if n == 0 {
@@ -418,6 +428,31 @@ func (s *Session) WaitDownloads(ctx context.Context) error {
 			return fmt.Errorf("%d downloads unfinished: %w", n, ctx.Err())
 		}
 	}
+}
+
+// removeStaging deletes the directory of unfinished downloads.
+func (d *Downloads) removeStaging() {
+	if d == nil {
+		return
+	}
+	s := d.c
+	var err error
+	for i := 0; i < 5; i++ { // the browser can still be deleting a canceled file
+		if err = os.RemoveAll(d.staging); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		s.pool.log.Warn("removing the download staging directory", "run", s.opts.RunID, "err", err)
+		return
+	}
+	// A download canceled just before the end can still make the browser
+	// create the directory again (for a file it then deletes): remove it
+	// once more later if it is back and empty. (Pool.Close removes whatever
+	// is left in the pool's directory, where a local browser stages.)
+	staging := d.staging
+	time.AfterFunc(2*time.Second, func() { os.Remove(staging) })
 }
 
 // sanitizeFileName turns a suggested name into a safe base name: no path, no

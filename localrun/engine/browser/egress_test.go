@@ -17,9 +17,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestEgressProxyOfSession: a session given a proxy sends its page's
+// TestEgressProxyOfContext: a browser context given a proxy sends its page's
 // requests, loopback ones too, through it; one without goes direct.
-func TestEgressProxyOfSession(t *testing.T) {
+func TestEgressProxyOfContext(t *testing.T) {
 	p := needBrowser(t)
 	var direct atomic.Int32
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -40,7 +40,7 @@ func TestEgressProxyOfSession(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	s, err := p.Acquire(ctx, SessionOptions{RunID: "proxied", Proxy: proxy.URL})
+	s, err := p.Acquire(ctx, ContextOptions{RunID: "proxied", Proxy: proxy.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestEgressProxyOfSession(t *testing.T) {
 		t.Errorf("the proxy was asked for %q", u)
 	}
 
-	plain, err := p.Acquire(ctx, SessionOptions{RunID: "direct"})
+	plain, err := p.Acquire(ctx, ContextOptions{RunID: "direct"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestFleetTellsTheWebSocketAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fp.Close()
-	s, err := fp.Acquire(ctx, SessionOptions{RunID: "r"})
+	s, err := fp.Acquire(ctx, ContextOptions{RunID: "r"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,7 @@
 package browser
 
 // The fleet: several remote browsers (Options.Endpoints), each with a
-// capacity of concurrent sessions. Acquire places a run on the healthy
+// capacity of concurrent browser contexts. Acquire places a run on the healthy
 // endpoint with room that is the least loaded; when none has room, the run
 // waits in a bounded FIFO queue. An endpoint whose connection fails is marked
 // down and the run tries another; a background check takes endpoints back
@@ -26,7 +26,7 @@ import (
 	"github.com/chromedp/chromedp/remote"
 )
 
-// DefaultEndpointCapacity is the number of concurrent sessions of an Endpoint
+// DefaultEndpointCapacity is the number of concurrent browser contexts of an Endpoint
 // whose Capacity is zero.
 const DefaultEndpointCapacity = 4
 
@@ -63,7 +63,7 @@ var ErrQueueTimeout = errors.New("no browser endpoint took the run")
 type Endpoint struct {
 	URL      string            // http(s)://host:port or ws(s)://host:port/...
 	Headers  map[string]string // sent when connecting (tokens of hosted browser services)
-	Capacity int               // concurrent sessions; 0: DefaultEndpointCapacity (4)
+	Capacity int               // concurrent browser contexts; 0: DefaultEndpointCapacity (4)
 	Name     string            // for status and messages; "": the URL without credentials or query
 }
 
@@ -80,11 +80,11 @@ type EndpointStatus struct {
 	Name      string `json:"name"`
 	URL       string `json:"url"` // URL without credentials or query
 	Capacity  int    `json:"capacity"`
-	InUse     int    `json:"in_use"` // sessions open or opening on it
+	InUse     int    `json:"in_use"` // browser contexts open or opening on it
 	Healthy   bool   `json:"healthy"`
 	LastError string `json:"last_error,omitempty"` // why it was last marked down ("" when never)
-	Failures  uint64 `json:"failures"`             // sessions that ended because the endpoint failed, plus failed connects
-	Placed    uint64 `json:"placed"`               // sessions placed on it, in all
+	Failures  uint64 `json:"failures"`             // browser contexts that ended because the endpoint failed, plus failed connects
+	Placed    uint64 `json:"placed"`               // browser contexts placed on it, in all
 }
 
 // Status returns the state of the fleet: each endpoint and the queue. It is
@@ -111,9 +111,9 @@ func (p *Pool) Status() FleetStatus {
 	return st
 }
 
-// Endpoint is the name of the fleet endpoint that the session runs on; "" for
+// Endpoint is the name of the fleet endpoint that the browser context runs on; "" for
 // the local browser or a run's own BrowserAddress.
-func (s *Session) Endpoint() string {
+func (s *Context) Endpoint() string {
 	if s.place == nil {
 		return ""
 	}
@@ -191,7 +191,7 @@ type waiter struct {
 	ep     *endpoint           // the endpoint whose place was reserved for it
 }
 
-// place is a reserved place on an endpoint: taken when the session is about
+// place is a reserved place on an endpoint: taken when the browser context is about
 // to open, given back once by release.
 type place struct {
 	f    *fleet
@@ -568,7 +568,7 @@ func (f *fleet) markUp(ep *endpoint) {
 }
 
 // markDown stops placing runs on an endpoint; failures are the failed
-// connects or sessions that it adds to the endpoint's count.
+// connects or browser contexts that it adds to the endpoint's count.
 func (f *fleet) markDown(ep *endpoint, err error, failures uint64) {
 	err = ep.hide(err)
 	f.mu.Lock()
@@ -583,8 +583,8 @@ func (f *fleet) markDown(ep *endpoint, err error, failures uint64) {
 }
 
 // lost handles the end of the connection to an endpoint's browser: the
-// endpoint is marked down, each session placed on it counts as a failure,
-// and the returned reason (that the sessions end with) names the endpoint.
+// endpoint is marked down, each browser context placed on it counts as a failure,
+// and the returned reason (that the browser contexts end with) names the endpoint.
 // For any other browser it returns reason.
 func (f *fleet) lost(inst *instance, reason error) error {
 	ep := f.byURL[inst.addr]
@@ -616,7 +616,7 @@ func (f *fleet) shutdown() {
 }
 
 // pickLocked returns the healthy endpoint with room that is the least loaded
-// (the lowest share of its capacity in use, then the fewest sessions, then
+// (the lowest share of its capacity in use, then the fewest browser contexts, then
 // the first configured), leaving out the endpoints in skip; nil if none.
 func (f *fleet) pickLocked(skip map[*endpoint]error) *endpoint {
 	var best *endpoint
@@ -758,10 +758,10 @@ func (f *fleet) whyLocked(failed map[*endpoint]error) string {
 	return "browser endpoint " + strings.Join(parts, "; ")
 }
 
-// acquireOnFleet opens a run's session on an endpoint of the fleet. An
-// endpoint that fails to connect or to open the session is marked down and
+// acquireOnFleet opens a run's browser context on an endpoint of the fleet. An
+// endpoint that fails to connect or to open the browser context is marked down and
 // the run goes to another one (each endpoint is tried once).
-func (p *Pool) acquireOnFleet(ctx context.Context, o SessionOptions) (*Session, error) {
+func (p *Pool) acquireOnFleet(ctx context.Context, o ContextOptions) (*Context, error) {
 	f := p.fleet
 	deadline := time.Now().Add(f.queueTimeout)
 	failed := make(map[*endpoint]error)
@@ -771,7 +771,7 @@ func (p *Pool) acquireOnFleet(ctx context.Context, o SessionOptions) (*Session, 
 		if err != nil {
 			return nil, err
 		}
-		s, fault, err := p.openSession(ctx, o, pl.ep.url, pl)
+		s, fault, err := p.openContext(ctx, o, pl.ep.url, pl)
 		if err == nil {
 			f.mu.Lock()
 			pl.ep.placed++

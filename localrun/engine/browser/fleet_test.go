@@ -64,7 +64,7 @@ func endpointStatus(t *testing.T, p *Pool, name string) EndpointStatus {
 }
 
 // byEndpoint counts sessions per endpoint.
-func byEndpoint(sessions []*Session) map[string]int {
+func byEndpoint(sessions []*Context) map[string]int {
 	n := make(map[string]int)
 	for _, s := range sessions {
 		n[s.Endpoint()]++
@@ -73,7 +73,7 @@ func byEndpoint(sessions []*Session) map[string]int {
 }
 
 // acquireAsync runs Acquire in the background; the result arrives on the channel.
-func acquireAsync(t *testing.T, p *Pool, ctx context.Context, o SessionOptions) <-chan acquired {
+func acquireAsync(t *testing.T, p *Pool, ctx context.Context, o ContextOptions) <-chan acquired {
 	ch := make(chan acquired, 1)
 	go func() {
 		s, err := p.Acquire(ctx, o)
@@ -86,7 +86,7 @@ func acquireAsync(t *testing.T, p *Pool, ctx context.Context, o SessionOptions) 
 }
 
 type acquired struct {
-	s   *Session
+	s   *Context
 	err error
 }
 
@@ -103,7 +103,7 @@ func receive(t *testing.T, ch <-chan acquired, what string) acquired {
 }
 
 // navigates checks that a session still drives its browser.
-func navigates(t *testing.T, s *Session, url, title string) {
+func navigates(t *testing.T, s *Context, url, title string) {
 	t.Helper()
 	run(t, s.Tab(), chromedp.Navigate(url+"/title?t="+title))
 	if got := eval[string](t, s.Tab(), "document.title"); got != title {
@@ -116,9 +116,9 @@ func TestFleetSpreadByCapacity(t *testing.T) {
 	p := newFleetPool(t, Options{}, members, 1, 2, 3)
 	site := newSite(t)
 
-	var sessions []*Session
+	var sessions []*Context
 	for i := range 6 {
-		sessions = append(sessions, acquire(t, p, SessionOptions{RunID: fmt.Sprintf("spread-%d", i)}))
+		sessions = append(sessions, acquire(t, p, ContextOptions{RunID: fmt.Sprintf("spread-%d", i)}))
 	}
 	if n := byEndpoint(sessions); n["a"] != 1 || n["b"] != 2 || n["c"] != 3 {
 		t.Fatalf("sessions per endpoint = %v, want a:1 b:2 c:3", n)
@@ -134,11 +134,11 @@ func TestFleetSpreadByCapacity(t *testing.T) {
 	// they came.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	seventh := acquireAsync(t, p, ctx, SessionOptions{RunID: "spread-7"})
+	seventh := acquireAsync(t, p, ctx, ContextOptions{RunID: "spread-7"})
 	waitFor(t, "the 7th run to queue", func() bool { return p.Status().Queued == 1 })
-	eighth := acquireAsync(t, p, ctx, SessionOptions{RunID: "spread-8"})
+	eighth := acquireAsync(t, p, ctx, ContextOptions{RunID: "spread-8"})
 	waitFor(t, "the 8th run to queue", func() bool { return p.Status().Queued == 2 })
-	var onB *Session
+	var onB *Context
 	for _, s := range sessions {
 		if s.Endpoint() == "b" {
 			onB = s
@@ -168,9 +168,9 @@ func TestFleetSpreadByCapacity(t *testing.T) {
 func TestFleetLeastLoaded(t *testing.T) {
 	members := []*fleetMember{startFleetMember(t), startFleetMember(t), startFleetMember(t)}
 	p := newFleetPool(t, Options{}, members, 2, 2, 2)
-	var sessions []*Session
+	var sessions []*Context
 	for i := range 3 {
-		sessions = append(sessions, acquire(t, p, SessionOptions{RunID: fmt.Sprintf("least-%d", i)}))
+		sessions = append(sessions, acquire(t, p, ContextOptions{RunID: fmt.Sprintf("least-%d", i)}))
 	}
 	if n := byEndpoint(sessions); n["a"] != 1 || n["b"] != 1 || n["c"] != 1 {
 		t.Fatalf("sessions per endpoint = %v, want one on each", n)
@@ -180,7 +180,7 @@ func TestFleetLeastLoaded(t *testing.T) {
 	if e := endpointStatus(t, p, "b"); e.InUse != 0 || e.Placed != 1 {
 		t.Fatalf("b after Close: %+v", e)
 	}
-	if s := acquire(t, p, SessionOptions{RunID: "least-again"}); s.Endpoint() != "b" {
+	if s := acquire(t, p, ContextOptions{RunID: "least-again"}); s.Endpoint() != "b" {
 		t.Fatalf("next run on %q, want the empty b", s.Endpoint())
 	}
 }
@@ -189,9 +189,9 @@ func TestFleetKill(t *testing.T) {
 	members := []*fleetMember{startFleetMember(t), startFleetMember(t), startFleetMember(t)}
 	p := newFleetPool(t, Options{HealthInterval: 100 * time.Millisecond}, members, 3, 3, 3)
 	site := newSite(t)
-	var sessions []*Session
+	var sessions []*Context
 	for i := range 6 {
-		sessions = append(sessions, acquire(t, p, SessionOptions{RunID: fmt.Sprintf("kill-%d", i)}))
+		sessions = append(sessions, acquire(t, p, ContextOptions{RunID: fmt.Sprintf("kill-%d", i)}))
 	}
 	if n := byEndpoint(sessions); n["a"] != 2 || n["b"] != 2 || n["c"] != 2 {
 		t.Fatalf("sessions per endpoint = %v", n)
@@ -222,7 +222,7 @@ func TestFleetKill(t *testing.T) {
 	}
 	// New runs go to the others.
 	for i := range 2 {
-		s := acquire(t, p, SessionOptions{RunID: fmt.Sprintf("kill-new-%d", i)})
+		s := acquire(t, p, ContextOptions{RunID: fmt.Sprintf("kill-new-%d", i)})
 		if s.Endpoint() == "b" {
 			t.Fatal("a new run went to the killed endpoint")
 		}
@@ -233,7 +233,7 @@ func TestFleetKill(t *testing.T) {
 	// (a and c are full now).
 	members[1].Restart(t)
 	waitFor(t, "b to be taken back", func() bool { return endpointStatus(t, p, "b").Healthy })
-	s := acquire(t, p, SessionOptions{RunID: "kill-back"})
+	s := acquire(t, p, ContextOptions{RunID: "kill-back"})
 	if s.Endpoint() != "b" {
 		t.Fatalf("the run after the restart went to %q, want b", s.Endpoint())
 	}
@@ -272,7 +272,7 @@ func TestFleetAllDown(t *testing.T) {
 		t.Fatalf("status of a dead fleet: %+v", st)
 	}
 	started := time.Now()
-	pending := acquireAsync(t, p, ctx, SessionOptions{RunID: "all-down"})
+	pending := acquireAsync(t, p, ctx, ContextOptions{RunID: "all-down"})
 	got := receive(t, pending, "all down")
 	if got.err == nil {
 		t.Fatal("Acquire on a dead fleet worked")
@@ -302,10 +302,10 @@ func TestFleetQueueFull(t *testing.T) {
 	}
 	defer p.Close()
 	waitCtx, stopWaiting := context.WithCancel(ctx)
-	first := acquireAsync(t, p, waitCtx, SessionOptions{RunID: "queued"})
+	first := acquireAsync(t, p, waitCtx, ContextOptions{RunID: "queued"})
 	waitFor(t, "the first run to queue", func() bool { return p.Status().Queued == 1 })
 	started := time.Now()
-	if _, err := p.Acquire(ctx, SessionOptions{RunID: "one too many"}); !errors.Is(err, ErrQueueFull) {
+	if _, err := p.Acquire(ctx, ContextOptions{RunID: "one too many"}); !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("Acquire beyond MaxQueue: %v, want ErrQueueFull", err)
 	} else if took := time.Since(started); took > 5*time.Second {
 		t.Fatalf("Acquire beyond MaxQueue took %s, want at once", took)
@@ -318,7 +318,7 @@ func TestFleetQueueFull(t *testing.T) {
 		t.Fatalf("status: %+v", st)
 	}
 	// Close ends a wait too.
-	third := acquireAsync(t, p, ctx, SessionOptions{RunID: "until close"})
+	third := acquireAsync(t, p, ctx, ContextOptions{RunID: "until close"})
 	waitFor(t, "the run to queue", func() bool { return p.Status().Queued == 1 })
 	p.Close()
 	if got := receive(t, third, "queued at Close"); !errors.Is(got.err, ErrPoolClosed) {
@@ -331,8 +331,8 @@ func TestFleetOwnBrowserAddress(t *testing.T) {
 	other := chromiumtest.Start(t)
 	p := newFleetPool(t, Options{QueueTimeout: 200 * time.Millisecond}, members, 1)
 	site := newSite(t)
-	acquire(t, p, SessionOptions{RunID: "fills the fleet"})
-	s := acquire(t, p, SessionOptions{RunID: "own", BrowserAddress: "http://127.0.0.1:" + strconv.Itoa(other.Port())})
+	acquire(t, p, ContextOptions{RunID: "fills the fleet"})
+	s := acquire(t, p, ContextOptions{RunID: "own", BrowserAddress: "http://127.0.0.1:" + strconv.Itoa(other.Port())})
 	if s.Endpoint() != "" {
 		t.Fatalf("a run with its own browser runs on endpoint %q", s.Endpoint())
 	}
@@ -368,7 +368,7 @@ func TestFleetHeaders(t *testing.T) {
 	}
 	// The run goes to "bad" first (the first of equals), fails to connect
 	// there and lands on "good".
-	s := acquire(t, p, SessionOptions{RunID: "headers"})
+	s := acquire(t, p, ContextOptions{RunID: "headers"})
 	if s.Endpoint() != "good" {
 		t.Fatalf("the run is on %q, want good", s.Endpoint())
 	}
@@ -380,7 +380,7 @@ func TestFleetHeaders(t *testing.T) {
 	t.Logf("bad: %s", e.LastError)
 	// The next run waits: "bad" answers its check again, fails the run's
 	// connect once more, and "good" stays full until the timeout.
-	_, err = p.Acquire(ctx, SessionOptions{RunID: "no room"})
+	_, err = p.Acquire(ctx, ContextOptions{RunID: "no room"})
 	t.Logf("next run: %v", err)
 	if !errors.Is(err, ErrQueueTimeout) || !strings.Contains(err.Error(), `browser endpoint "bad" (`+bad.URL()+`) failed for this run: `) ||
 		!strings.Contains(err.Error(), `; "good" is full (1 of 1)`) {
@@ -417,7 +417,7 @@ func TestFleetHeaders(t *testing.T) {
 	if e := endpointStatus(t, p2, "no token"); e.Healthy || !strings.Contains(e.LastError, "401 Unauthorized") {
 		t.Fatalf("endpoint without its token: %+v", e)
 	}
-	s2 := acquire(t, p2, SessionOptions{RunID: "ws headers"})
+	s2 := acquire(t, p2, ContextOptions{RunID: "ws headers"})
 	if s2.Endpoint() != "ws" || !endpointStatus(t, p2, "ws").Healthy {
 		t.Fatalf("the run is on %q: %+v", s2.Endpoint(), p2.Status())
 	}
@@ -442,7 +442,7 @@ func TestFleetHidesTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	_, err = p.Acquire(ctx, SessionOptions{RunID: "secret"})
+	_, err = p.Acquire(ctx, ContextOptions{RunID: "secret"})
 	t.Logf("Acquire: %v", err)
 	e := p.Status().Endpoints[0]
 	want := "ws://" + srv.Listener.Addr().String() + "/"

@@ -2,18 +2,18 @@
 // Chromium per daemon (or a remote browser reached over CDP), and one isolated
 // browser context per run.
 //
-// A [Pool] owns the browsers. [Pool.Acquire] gives a run its [Session]: a fresh
+// A [Pool] owns the browsers. [Pool.Acquire] gives a run its [Context]: a fresh
 // browser context (cookies, storage, cache and downloads of its own) with one
-// tab. A tab is a chromedp context (see [Session.Tab]); the observation and
+// tab. A tab is a chromedp context (see [Context.Tab]); the observation and
 // action code drives it with chromedp and cdproto.
 //
-// The session follows the tabs that the page opens (target=_blank links,
+// The browser context follows the tabs that the page opens (target=_blank links,
 // window.open), answers JavaScript dialogs by itself and records them, and
 // saves downloads under their real names within size and count limits.
-// [Session.Close] disposes of the browser context directly.
+// [Context.Close] disposes of the browser context directly.
 //
-// If the local Chromium dies, the sessions on it end with an error that says
-// so (see [Session.Done] and [Session.Err]), and the pool starts a new browser
+// If the local Chromium dies, the browser contexts on it end with an error that says
+// so (see [Context.Done] and [Context.Err]), and the pool starts a new browser
 // for the next run. A remote browser is never closed: the pool only closes the
 // browser contexts it created and its own connection.
 //
@@ -57,9 +57,9 @@ var ErrNoChromium = errors.New("no Chromium browser found")
 // ErrPoolClosed is the error of Acquire after Close.
 var ErrPoolClosed = errors.New("browser pool is closed")
 
-// ErrSessionClosed is the error of a session that its owner closed. Err returns
+// ErrContextClosed is the error of a browser context that its owner closed. Err returns
 // it after Close.
-var ErrSessionClosed = errors.New("browser session is closed")
+var ErrContextClosed = errors.New("browser session is closed")
 
 // DefaultViewportWidth and DefaultViewportHeight are the viewport of every
 // tab when Options.Viewport is zero (device scale factor 1).
@@ -87,7 +87,7 @@ type Options struct {
 	ExtraFlags []string
 	// RemoteURL is a daemon-wide remote browser (http://host:9222 or
 	// ws://host:9222/devtools/browser/...). When it is set, runs use it unless
-	// they name their own SessionOptions.BrowserAddress, and no local browser
+	// they name their own ContextOptions.BrowserAddress, and no local browser
 	// starts.
 	RemoteURL string
 	// Viewport is the CSS viewport of every tab, {width, height}. Zero: 1280x720.
@@ -163,7 +163,7 @@ type Pool struct {
 	mu          sync.Mutex
 	closed      bool
 	browsers    map[string]*slot // "" = local, else the remote address
-	sessions    map[*Session]struct{}
+	sessions    map[*Context]struct{}
 	quickDeaths int // local browsers in a row that died soon after their start
 
 	wg sync.WaitGroup // background goroutines (restarts, tab cancels, watchers)
@@ -175,7 +175,7 @@ type Pool struct {
 
 // stagingParent returns the pool's directory for unfinished downloads of
 // local browsers, creating it on first use in the system's temporary
-// directory. Each session stages in a directory of its own below it.
+// directory. Each browser context stages in a directory of its own below it.
 func (p *Pool) stagingParent() (string, error) {
 	p.staging.Do(func() {
 		p.stagingDir, p.stagingErr = os.MkdirTemp("", "abctl-downloads-")
@@ -210,7 +210,7 @@ func NewPool(ctx context.Context, o Options) (*Pool, error) {
 		log:      o.Logger,
 		viewport: o.Viewport,
 		browsers: make(map[string]*slot),
-		sessions: make(map[*Session]struct{}),
+		sessions: make(map[*Context]struct{}),
 	}
 	if p.log == nil {
 		p.log = slog.Default()
@@ -256,7 +256,7 @@ func checkRemoteURL(addr string) error {
 	return fmt.Errorf("browser address %q: want http://host:port or ws://host:port/devtools/browser/...", addr)
 }
 
-// Close closes every session, closes the local browser and the connections to
+// Close closes every browser context, closes the local browser and the connections to
 // remote browsers (never a remote browser itself), and waits for the
 // background work of the pool. It is idempotent.
 func (p *Pool) Close() error {
@@ -268,9 +268,9 @@ func (p *Pool) Close() error {
 	}
 	p.closed = true
 	if p.fleet != nil {
-		p.fleet.shutdown() // before the sessions close: their places go to nobody
+		p.fleet.shutdown() // before the browser contexts close: their places go to nobody
 	}
-	sessions := make([]*Session, 0, len(p.sessions))
+	sessions := make([]*Context, 0, len(p.sessions))
 	for s := range p.sessions {
 		sessions = append(sessions, s)
 	}
@@ -358,7 +358,7 @@ func (p *Pool) acquireBrowser(ctx context.Context, addr string) (*instance, erro
 }
 
 // releaseBrowser gives back a reference of acquireBrowser. A remote connection
-// that no session uses any more is closed, unless it is the daemon-wide one.
+// that no browser context uses any more is closed, unless it is the daemon-wide one.
 func (p *Pool) releaseBrowser(inst *instance) {
 	p.mu.Lock()
 	inst.refs--
@@ -543,7 +543,7 @@ func (p *Pool) connectRemote(ctx context.Context, addr string) (*instance, error
 }
 
 // startInstance allocates the browser of allocCtx and prepares it: target
-// discovery, and the listener that routes browser events to sessions.
+// discovery, and the listener that routes browser events to browser contexts.
 func (p *Pool) startInstance(ctx context.Context, allocCtx context.Context, allocCancel context.CancelFunc, addr string, isRemote bool) (*instance, error) {
 	inst := &instance{
 		started:   time.Now(),
@@ -551,9 +551,9 @@ func (p *Pool) startInstance(ctx context.Context, allocCtx context.Context, allo
 		addr:      addr,
 		remote:    isRemote,
 		allocStop: allocCancel,
-		byContext: make(map[cdp.BrowserContextID]*Session),
-		owner:     make(map[string]*Session),
-		dlOwner:   make(map[string]*Session),
+		byContext: make(map[cdp.BrowserContextID]*Context),
+		owner:     make(map[string]*Context),
+		dlOwner:   make(map[string]*Context),
 		guards:    make(map[target.SessionID]*dialogGuard),
 	}
 	logf := func(format string, args ...any) { p.log.Debug("chromedp: " + fmt.Sprintf(format, args...)) }
@@ -584,7 +584,7 @@ func (p *Pool) startInstance(ctx context.Context, allocCtx context.Context, allo
 }
 
 // watch waits for the end of a browser. If it ended without Close, the
-// sessions on it fail with the reason, and a local browser is started again
+// browser contexts on it fail with the reason, and a local browser is started again
 // for the next runs.
 func (p *Pool) watch(addr string, inst *instance) {
 	<-inst.ctx.Done()
@@ -656,9 +656,9 @@ type instance struct {
 	refs      int // guarded by pool.mu
 	closing   bool
 	dead      error
-	byContext map[cdp.BrowserContextID]*Session
-	owner     map[string]*Session // target and frame ids → session
-	dlOwner   map[string]*Session // download guid → session
+	byContext map[cdp.BrowserContextID]*Context
+	owner     map[string]*Context // target and frame ids → browser context
+	dlOwner   map[string]*Context // download guid → browser context
 	guards    map[target.SessionID]*dialogGuard
 }
 
@@ -676,7 +676,7 @@ func (inst *instance) alive() bool {
 }
 
 // lost reports whether the connection to the browser has dropped or the
-// browser's context ended (the watcher then fails the sessions with the
+// browser's context ended (the watcher then fails the browser contexts with the
 // reason). A tab's action can fail with the dropped connection before the
 // browser's context ends.
 func (inst *instance) lost() bool {
@@ -709,13 +709,13 @@ func (inst *instance) deathReason() error {
 	return errors.New("the browser process exited unexpectedly (lost the connection to it)")
 }
 
-// setDead records the end of the browser and fails its sessions.
+// setDead records the end of the browser and fails its browser contexts.
 func (inst *instance) setDead(reason error) {
 	inst.mu.Lock()
 	if inst.dead == nil {
 		inst.dead = reason
 	}
-	sessions := make([]*Session, 0, len(inst.byContext))
+	sessions := make([]*Context, 0, len(inst.byContext))
 	for _, s := range inst.byContext {
 		sessions = append(sessions, s)
 	}
@@ -753,7 +753,7 @@ func (inst *instance) close() error {
 }
 
 // register routes the events of a browser context to s.
-func (inst *instance) register(id cdp.BrowserContextID, s *Session) error {
+func (inst *instance) register(id cdp.BrowserContextID, s *Context) error {
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
 	if inst.dead != nil {
@@ -764,7 +764,7 @@ func (inst *instance) register(id cdp.BrowserContextID, s *Session) error {
 }
 
 // unregister stops the routing to s.
-func (inst *instance) unregister(s *Session) {
+func (inst *instance) unregister(s *Context) {
 	inst.mu.Lock()
 	defer inst.mu.Unlock()
 	if inst.byContext[s.contextID] == s {
@@ -789,7 +789,7 @@ func (inst *instance) unregister(s *Session) {
 
 // setOwner records that a target or frame id belongs to s (downloads name the
 // frame that started them).
-func (inst *instance) setOwner(id string, s *Session) {
+func (inst *instance) setOwner(id string, s *Context) {
 	inst.mu.Lock()
 	if inst.byContext[s.contextID] == s {
 		inst.owner[id] = s
@@ -800,7 +800,7 @@ func (inst *instance) setOwner(id string, s *Session) {
 // onEvent runs on the reader goroutine of the browser connection: it must
 // only route, never block or call the browser.
 func (inst *instance) onEvent(ev any) {
-	var s *Session
+	var s *Context
 	inst.mu.Lock()
 	switch ev := ev.(type) {
 	case *target.EventTargetCreated:
@@ -836,19 +836,19 @@ func (inst *instance) onEvent(ev any) {
 			s = g.s
 			ev2 := guardMessage{guard: g, raw: ev.Message}
 			inst.mu.Unlock()
-			s.enqueue(ev2)
+			s.events.push(ev2)
 			return
 		}
 	}
 	inst.mu.Unlock()
 	if s != nil {
-		s.enqueue(ev)
+		s.events.push(ev)
 	}
 }
 
-// ownerOfDownloadLocked finds the session of a download whose start was not
+// ownerOfDownloadLocked finds the browser context of a download whose start was not
 // routed (an unknown frame), by the directory the file landed in.
-func (inst *instance) ownerOfDownloadLocked(ev *cdpbrowser.EventDownloadProgress) *Session {
+func (inst *instance) ownerOfDownloadLocked(ev *cdpbrowser.EventDownloadProgress) *Context {
 	for _, s := range inst.byContext {
 		if s.dl == nil {
 			continue

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -22,15 +21,15 @@ import (
 	"github.com/abctl/abctl/internal/egress"
 )
 
-// Download limits of a session when SessionOptions leaves them zero.
+// Download limits of a browser context when ContextOptions leaves them zero.
 const (
 	DefaultMaxDownloadBytes      int64 = 100 << 20
 	DefaultMaxDownloads                = 64
 	DefaultMaxTotalDownloadBytes int64 = 512 << 20
 )
 
-// SessionOptions configures one run's session.
-type SessionOptions struct {
+// ContextOptions configures one run's browser context.
+type ContextOptions struct {
 	// RunID names the run in logs.
 	RunID string
 	// BrowserAddress is a remote browser for this run (http://host:9222 or
@@ -61,23 +60,23 @@ type SessionOptions struct {
 	// local Chromium and a browser on this machine (a loopback address)
 	// take it; another remote browser only with ProxyRemote, since it
 	// reaches the proxy only when the proxy listens on an address it can
-	// reach. Empty: no proxy. Session.Proxied says whether it was given.
+	// reach. Empty: no proxy. Context.Proxied says whether it was given.
 	Proxy string
 	// ProxyRemote gives Proxy to remote browsers that are not on this
 	// machine too.
 	ProxyRemote bool
 }
 
-// TabInfo describes a tab of a session.
+// TabInfo describes a tab of a browser context.
 type TabInfo struct {
 	ID     string // target id; the argument of SwitchTab and CloseTab
 	URL    string
 	Title  string
 	Active bool // the tab that Tab returns
-	Index  int  // 0 for the first tab of the session, then in the order the tabs opened
+	Index  int  // 0 for the first tab of the browser context, then in the order the tabs opened
 }
 
-// Dialog is a JavaScript dialog that the session answered by itself.
+// Dialog is a JavaScript dialog that the browser context answered by itself.
 type Dialog struct {
 	Type     string // alert, confirm, prompt or beforeunload
 	Message  string
@@ -87,30 +86,30 @@ type Dialog struct {
 	At       time.Time
 }
 
-// Session is the browser side of one run: an isolated browser context and its
-// tabs. Its methods are safe for concurrent use, but the actions on one tab
-// context must not run concurrently (see chromedp.NewContext).
-type Session struct {
+// Context is an isolated browser context of a run and its tabs: it follows
+// the tabs the page opens, answers the page's dialogs and keeps its
+// downloads (Downloads). Its methods are safe for concurrent use, but the
+// actions on one tab context must not run concurrently (see
+// chromedp.NewContext).
+type Context struct {
 	pool      *Pool
 	inst      *instance
 	addr      string
-	opts      SessionOptions
+	opts      ContextOptions
 	contextID cdp.BrowserContextID
 	// initScripts run in every document of the tabs attached after they
 	// are added (Restore).
 	initScripts []string
-	dl          *downloads // nil when downloads are denied
+	dl          *Downloads // nil when downloads are denied
 	created     time.Time
 	place       *place // its place on a fleet endpoint; nil for other browsers
 	proxied     bool   // the browser context uses opts.Proxy
+	answers     dialogAnswers
 
 	mu          sync.Mutex
-	tabs        []*tab // activation order: the last live ready tab is active
+	tabs        tabList
 	seq         int
 	changed     chan struct{} // closed and replaced on every change
-	dialogs     []*Dialog     // answered (or being answered) since the last Dialogs call
-	nextPrompt  *string       // AnswerNextPrompt's answer, for the next window.prompt only
-	queue       []any
 	closing     bool
 	closeDone   chan struct{}
 	closeErr    error
@@ -119,15 +118,136 @@ type Session struct {
 	done        chan struct{}
 	fallbackTab context.Context // returned by Tab when no tab is ready
 
-	wake    chan struct{} // worker wake-up (capacity 1)
-	stop    chan struct{} // closed by Close: the worker ends
-	started bool          // the worker runs (set before it starts)
-	exited  chan struct{} // closed when the worker ended
-	wg      sync.WaitGroup
-	saving  sync.WaitGroup // completed downloads being moved into DownloadDir
+	events *eventQueue // handled by the worker goroutine (handle)
+	wg     sync.WaitGroup
+	saving sync.WaitGroup // completed downloads being moved into DownloadDir
 }
 
-// tab is one page target of the session.
+// tabList is the tabs of a browser context in activation order: the last
+// open, attached tab is the active one. Context.mu guards it.
+type tabList []*tab
+
+// active returns the active tab: the most recently opened or switched-to
+// tab that is still open, and whether a newer tab is still being attached.
+func (l tabList) active() (active *tab, pending bool) {
+	for i := len(l) - 1; i >= 0; i-- {
+		tb := l[i]
+		if tb.gone {
+			continue
+		}
+		if tb.ready {
+			return tb, pending
+		}
+		pending = true
+	}
+	return nil, pending
+}
+
+// findLocked returns the open, attached tab with the id.
+func (l tabList) find(id string) (int, *tab, error) {
+	for i, tb := range l {
+		if string(tb.id) == id && !tb.gone {
+			if !tb.ready {
+				return i, nil, fmt.Errorf("tab %s is still opening", id)
+			}
+			return i, tb, nil
+		}
+	}
+	return -1, nil, fmt.Errorf("no tab %q in this session", id)
+}
+
+// attached returns the chromedp contexts of the attached tabs, in
+// activation order.
+func (l tabList) attached() []context.Context {
+	tabs := make([]context.Context, 0, len(l))
+	for _, tb := range l {
+		if tb.ready && tb.ctx != nil {
+			tabs = append(tabs, tb.ctx)
+		}
+	}
+	return tabs
+}
+
+// eventQueue hands the events of a browser context to one worker
+// goroutine, which handles them in order: answering a dialog or following
+// a new tab takes protocol round trips, which the goroutines that read
+// the browser's events must not wait for.
+type eventQueue struct {
+	handle func(ev any)
+
+	mu     sync.Mutex
+	shut   bool // the browser context is closing: events are dropped
+	events []any
+
+	wake    chan struct{} // worker wake-up (capacity 1)
+	stop    chan struct{} // closed by Context.Close: the worker ends
+	started bool          // the worker runs (set before it starts)
+	exited  chan struct{} // closed when the worker ended
+}
+
+func newEventQueue(handle func(ev any)) *eventQueue {
+	return &eventQueue{handle: handle, wake: make(chan struct{}, 1), stop: make(chan struct{}), exited: make(chan struct{})}
+}
+
+// start starts the worker.
+func (q *eventQueue) start() {
+	q.started = true
+	go q.work()
+}
+
+// push hands an event to the worker without blocking.
+func (q *eventQueue) push(ev any) {
+	q.mu.Lock()
+	if q.shut {
+		q.mu.Unlock()
+		return
+	}
+	q.events = append(q.events, ev)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// drop refuses new events and drops those not handled yet.
+func (q *eventQueue) drop() {
+	q.mu.Lock()
+	q.shut = true
+	q.events = nil
+	q.mu.Unlock()
+}
+
+// work handles the queued events in order, until stop.
+func (q *eventQueue) work() {
+	defer close(q.exited)
+	for {
+		select {
+		case <-q.stop:
+			return
+		case <-q.wake:
+		}
+		for {
+			q.mu.Lock()
+			evs := q.events
+			q.events = nil
+			q.mu.Unlock()
+			if len(evs) == 0 {
+				break
+			}
+			for _, ev := range evs {
+				select {
+				case <-q.stop:
+					return
+				default:
+				}
+				q.handle(ev)
+			}
+		}
+	}
+}
+
+// tab is one page target of the browser context.
 type tab struct {
 	id     target.ID
 	seq    int
@@ -138,12 +258,12 @@ type tab struct {
 	guard  *dialogGuard // answers its dialogs; nil: the chromedp session does
 }
 
-// Acquire creates the session of a run: a new browser context with one tab,
+// Acquire creates the browser context of a run, with one tab,
 // its viewport set, downloads configured, ready to navigate. ctx bounds the
 // creation only. With Options.Endpoints, a run without its own
 // BrowserAddress is placed on an endpoint of the fleet, waiting in the queue
 // while none has room (see ErrQueueFull and ErrQueueTimeout).
-func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) {
+func (p *Pool) Acquire(ctx context.Context, o ContextOptions) (*Context, error) {
 	addr := o.BrowserAddress
 	if addr == "" {
 		addr = p.opts.RemoteURL
@@ -162,29 +282,28 @@ func (p *Pool) Acquire(ctx context.Context, o SessionOptions) (*Session, error) 
 	if addr == "" && p.fleet != nil {
 		return p.acquireOnFleet(ctx, o)
 	}
-	s, _, err := p.openSession(ctx, o, addr, nil)
+	s, _, err := p.openContext(ctx, o, addr, nil)
 	return s, err
 }
 
-// openSession opens a session on the browser at addr ("" = local); pl is its
+// openContext opens a browser context on the browser at addr ("" = local); pl is its
 // place on a fleet endpoint, or nil. browserFault tells whether the error
-// came from the browser (connecting, or the session's creation in it) rather
+// came from the browser (connecting, or the browser context's creation in it) rather
 // than from ctx, the pool's end or the download directory.
-func (p *Pool) openSession(ctx context.Context, o SessionOptions, addr string, pl *place) (s *Session, browserFault bool, err error) {
-	s = &Session{
+func (p *Pool) openContext(ctx context.Context, o ContextOptions, addr string, pl *place) (s *Context, browserFault bool, err error) {
+	s = &Context{
 		pool:      p,
 		addr:      addr,
 		place:     pl,
 		opts:      o,
+		answers:   dialogAnswers{prompt: o.DialogPrompt},
 		created:   time.Now(),
 		changed:   make(chan struct{}),
 		done:      make(chan struct{}),
 		closeDone: make(chan struct{}),
 		cleaned:   make(chan struct{}),
-		wake:      make(chan struct{}, 1),
-		stop:      make(chan struct{}),
-		exited:    make(chan struct{}),
 	}
+	s.events = newEventQueue(s.handle)
 	s.proxied = o.Proxy != "" && (addr == "" || o.ProxyRemote || onThisMachine(addr))
 	if o.DownloadDir != "" {
 		var parent string
@@ -198,11 +317,12 @@ func (p *Pool) openSession(ctx context.Context, o SessionOptions, addr string, p
 		if err != nil {
 			return nil, false, err
 		}
+		dl.c = s
 		s.dl = dl
 	}
 	inst, err := p.acquireBrowser(ctx, addr)
 	if err != nil {
-		s.removeStaging()
+		s.dl.removeStaging()
 		return nil, !errors.Is(err, ErrPoolClosed) && ctx.Err() == nil, err
 	}
 	s.inst = inst
@@ -225,14 +345,13 @@ func (p *Pool) openSession(ctx context.Context, o SessionOptions, addr string, p
 	}
 	p.sessions[s] = struct{}{}
 	p.mu.Unlock()
-	s.started = true
-	go s.work()
+	s.events.start()
 	p.log.Debug("session opened", "run", o.RunID, "browser", displayAddr(addr), "endpoint", s.Endpoint(), "context", s.contextID, "took", time.Since(s.created))
 	return s, false, nil
 }
 
 // open creates the browser context and its first tab.
-func (s *Session) open(ctx context.Context) error {
+func (s *Context) open(ctx context.Context) error {
 	b := s.inst.b
 	params := target.CreateBrowserContextParams{
 		// A remote browser disposes of the context if our connection drops.
@@ -288,7 +407,7 @@ func (s *Session) open(ctx context.Context) error {
 	s.inst.setOwner(string(ct.TargetID), s)
 	guarded := make(chan struct{})
 	go func() {
-		s.guardDialogs(ctx, tb)
+		guardDialogs(ctx, s, tb)
 		close(guarded)
 	}()
 	err = s.attach(ctx, tb)
@@ -305,7 +424,7 @@ func (s *Session) open(ctx context.Context) error {
 
 // attach makes the chromedp context of tb, attaches it and sets the viewport.
 // ctx bounds the attach; the tab lives until its cancel.
-func (s *Session) attach(ctx context.Context, tb *tab) error {
+func (s *Context) attach(ctx context.Context, tb *tab) error {
 	tctx, cancel := chromedp.NewContext(s.inst.ctx,
 		chromedp.WithTargetID(tb.id),
 		// Close disposes of the whole browser context at once; the tabs only
@@ -353,7 +472,7 @@ func (s *Session) attach(ctx context.Context, tb *tab) error {
 
 // tabListener returns the event func of a tab. It runs on the reader
 // goroutine of the tab: it only records and queues.
-func (s *Session) tabListener(tb *tab) func(ev any) {
+func (s *Context) tabListener(tb *tab) func(ev any) {
 	return func(ev any) {
 		switch ev := ev.(type) {
 		case *page.EventJavascriptDialogOpening:
@@ -361,7 +480,7 @@ func (s *Session) tabListener(tb *tab) func(ev any) {
 			guarded := tb.guard != nil
 			s.mu.Unlock()
 			if !guarded { // else the guard session answers it
-				s.enqueue(dialogEvent{tab: tb, ev: ev})
+				s.events.push(dialogEvent{tab: tb, ev: ev})
 			}
 		case *page.EventFrameAttached:
 			s.inst.setOwner(string(ev.FrameID), s)
@@ -379,57 +498,13 @@ type dialogEvent struct {
 	ev  *page.EventJavascriptDialogOpening
 }
 
-// enqueue hands an event to the worker without blocking.
-func (s *Session) enqueue(ev any) {
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		return
-	}
-	s.queue = append(s.queue, ev)
-	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// work handles the queued events in order, until Close.
-func (s *Session) work() {
-	defer close(s.exited)
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-s.wake:
-		}
-		for {
-			s.mu.Lock()
-			q := s.queue
-			s.queue = nil
-			s.mu.Unlock()
-			if len(q) == 0 {
-				break
-			}
-			for _, ev := range q {
-				select {
-				case <-s.stop:
-					return
-				default:
-				}
-				s.handle(ev)
-			}
-		}
-	}
-}
-
 // handle runs one event on the worker goroutine.
-func (s *Session) handle(ev any) {
+func (s *Context) handle(ev any) {
 	switch ev := ev.(type) {
 	case dialogEvent:
 		s.answerDialog(ev.tab, ev.ev)
 	case guardMessage:
-		s.handleGuardMessage(ev)
+		ev.guard.handle(ev.raw)
 	case *target.EventTargetCreated:
 		s.tabCreated(ev.TargetInfo)
 	case *target.EventTargetDestroyed:
@@ -437,15 +512,15 @@ func (s *Session) handle(ev any) {
 	case *target.EventTargetCrashed:
 		s.tabGone(ev.TargetID, ev.Status)
 	case *cdpbrowser.EventDownloadWillBegin:
-		s.downloadWillBegin(ev)
+		s.dl.willBegin(ev)
 	case *cdpbrowser.EventDownloadProgress:
-		s.downloadProgress(ev)
+		s.dl.progress(ev)
 	}
 }
 
 // tabCreated starts to follow a new page of the browser context (a link with
 // target=_blank, window.open): it becomes the active tab once attached.
-func (s *Session) tabCreated(info *target.Info) {
+func (s *Context) tabCreated(info *target.Info) {
 	if info == nil || info.Type != "page" || info.Subtype != "" {
 		return
 	}
@@ -466,14 +541,14 @@ func (s *Session) tabCreated(info *target.Info) {
 		defer cancel()
 		go func() { // Close stops the attach
 			select {
-			case <-s.stop:
+			case <-s.events.stop:
 				cancel()
 			case <-ctx.Done():
 			}
 		}()
 		// The guard first: the page can open a dialog before the chromedp
 		// session is attached, and that would block the attach.
-		s.guardDialogs(ctx, tb)
+		guardDialogs(ctx, s, tb)
 		err := s.attach(ctx, tb)
 		if err != nil {
 			// A download opens a tab that closes at once; that is normal.
@@ -492,7 +567,7 @@ func (s *Session) tabCreated(info *target.Info) {
 
 // tabGone forgets a tab that closed (or crashed). When the page closed the
 // last tab, a blank one opens so that the run can go on.
-func (s *Session) tabGone(id target.ID, crashStatus string) {
+func (s *Context) tabGone(id target.ID, crashStatus string) {
 	s.mu.Lock()
 	i := slices.IndexFunc(s.tabs, func(t *tab) bool { return t.id == id })
 	if i < 0 {
@@ -531,7 +606,7 @@ func (s *Session) tabGone(id target.ID, crashStatus string) {
 
 // cancelTab detaches from a tab in the background (the detach is a round trip
 // that nobody needs to wait for).
-func (s *Session) cancelTab(tb *tab) {
+func (s *Context) cancelTab(tb *tab) {
 	s.mu.Lock()
 	cancel := tb.cancel
 	tb.cancel = nil
@@ -542,38 +617,22 @@ func (s *Session) cancelTab(tb *tab) {
 }
 
 // notifyLocked wakes the waiters of a change. Call with s.mu held.
-func (s *Session) notifyLocked() {
+func (s *Context) notifyLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
-}
-
-// activeLocked returns the active tab: the most recently opened or switched-to
-// tab that is still open, and whether a newer tab is still being attached.
-func (s *Session) activeLocked() (active *tab, pending bool) {
-	for i := len(s.tabs) - 1; i >= 0; i-- {
-		tb := s.tabs[i]
-		if tb.gone {
-			continue
-		}
-		if tb.ready {
-			return tb, pending
-		}
-		pending = true
-	}
-	return nil, pending
 }
 
 // Tab returns the active tab as a chromedp context: the newest tab that the
 // page opened, unless SwitchTab chose another; when the active tab closes, the
 // one active before it. It never blocks; a tab that the page has just opened
 // is returned once it is attached (see ActiveTab). After the end of the
-// session it returns a canceled context. Run actions on it with chromedp (its
+// browser context it returns a canceled context. Run actions on it with chromedp (its
 // first Run has happened: a context derived with a timeout is fine); open
 // tabs with NewTab, not with chromedp.NewContext.
-func (s *Session) Tab() context.Context {
+func (s *Context) Tab() context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if tb, _ := s.activeLocked(); tb != nil && s.err == nil {
+	if tb, _ := s.tabs.active(); tb != nil && s.err == nil {
 		return tb.ctx
 	}
 	return s.fallbackTab
@@ -581,8 +640,8 @@ func (s *Session) Tab() context.Context {
 
 // ActiveTab is Tab after waiting for the tabs that are still being attached
 // (a popup that an action has just opened), bounded by ctx. It fails when the
-// session has ended.
-func (s *Session) ActiveTab(ctx context.Context) (context.Context, error) {
+// browser context has ended.
+func (s *Context) ActiveTab(ctx context.Context) (context.Context, error) {
 	for {
 		s.mu.Lock()
 		if s.err != nil {
@@ -590,7 +649,7 @@ func (s *Session) ActiveTab(ctx context.Context) (context.Context, error) {
 			s.mu.Unlock()
 			return nil, err
 		}
-		tb, pending := s.activeLocked()
+		tb, pending := s.tabs.active()
 		changed := s.changed
 		s.mu.Unlock()
 		if tb != nil && !pending {
@@ -608,8 +667,8 @@ func (s *Session) ActiveTab(ctx context.Context) (context.Context, error) {
 	}
 }
 
-// Tabs lists the open tabs of the session in the order they opened.
-func (s *Session) Tabs(ctx context.Context) ([]TabInfo, error) {
+// Tabs lists the open tabs of the browser context in the order they opened.
+func (s *Context) Tabs(ctx context.Context) ([]TabInfo, error) {
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
@@ -624,7 +683,7 @@ func (s *Session) Tabs(ctx context.Context) ([]TabInfo, error) {
 		}
 	}
 	s.mu.Lock()
-	active, _ := s.activeLocked()
+	active, _ := s.tabs.active()
 	tabs := make([]*tab, 0, len(s.tabs))
 	for _, tb := range s.tabs {
 		if tb.ready && !tb.gone && infos[tb.id] != nil {
@@ -641,23 +700,10 @@ func (s *Session) Tabs(ctx context.Context) ([]TabInfo, error) {
 	return out, nil
 }
 
-// findLocked returns the open, attached tab with the id.
-func (s *Session) findLocked(id string) (int, *tab, error) {
-	for i, tb := range s.tabs {
-		if string(tb.id) == id && !tb.gone {
-			if !tb.ready {
-				return i, nil, fmt.Errorf("tab %s is still opening", id)
-			}
-			return i, tb, nil
-		}
-	}
-	return -1, nil, fmt.Errorf("no tab %q in this session", id)
-}
-
-// NewTab opens a blank tab in the session's browser context, makes it the
+// NewTab opens a blank tab in the browser context, makes it the
 // active tab and returns it. (A chromedp.NewContext made from a tab would
-// open its tab outside the session's browser context: use NewTab.)
-func (s *Session) NewTab(ctx context.Context) (context.Context, error) {
+// open its tab outside the browser context: use NewTab.)
+func (s *Context) NewTab(ctx context.Context) (context.Context, error) {
 	if err := s.Err(); err != nil {
 		return nil, err
 	}
@@ -700,16 +746,9 @@ func (s *Session) NewTab(ctx context.Context) (context.Context, error) {
 
 // SwitchTab makes the tab active (and brings it to the front, so that it
 // renders and runs its animation frames).
-func (s *Session) SwitchTab(ctx context.Context, id string) error {
-	s.mu.Lock()
-	if s.err != nil {
-		err := s.err
-		s.mu.Unlock()
-		return err
-	}
-	i, tb, err := s.findLocked(id)
+func (s *Context) SwitchTab(ctx context.Context, id string) error {
+	i, tb, err := s.lockTab(id)
 	if err != nil {
-		s.mu.Unlock()
 		return err
 	}
 	s.tabs = append(slices.Delete(s.tabs, i, i+1), tb)
@@ -720,17 +759,10 @@ func (s *Session) SwitchTab(ctx context.Context, id string) error {
 }
 
 // CloseTab closes a tab. The previously active tab becomes active again. The
-// last tab of a session cannot be closed.
-func (s *Session) CloseTab(ctx context.Context, id string) error {
-	s.mu.Lock()
-	if s.err != nil {
-		err := s.err
-		s.mu.Unlock()
-		return err
-	}
-	i, tb, err := s.findLocked(id)
+// last tab of a browser context cannot be closed.
+func (s *Context) CloseTab(ctx context.Context, id string) error {
+	i, tb, err := s.lockTab(id)
 	if err != nil {
-		s.mu.Unlock()
 		return err
 	}
 	open := 0
@@ -752,55 +784,56 @@ func (s *Session) CloseTab(ctx context.Context, id string) error {
 	_, err = cdp.Call(ctx, s.inst.b, target.CloseTarget, target.CloseTargetParams{TargetID: tb.id})
 	guard.forget() // closing the target detaches it
 	s.cancelTab(tb)
-	if next := s.active(); next != nil {
+	s.mu.Lock()
+	next, _ := s.tabs.active()
+	s.mu.Unlock()
+	if next != nil {
 		// Bring the tab that is active now to the front (best effort).
 		cdp.Call(ctx, s.inst.b, target.ActivateTarget, target.ActivateTargetParams{TargetID: next.id})
 	}
 	return err
 }
 
-// active returns the active tab, or nil.
-func (s *Session) active() *tab {
+// lockTab finds the open, attached tab with the id and returns with s.mu
+// held; on an error (no such tab, or the browser context ended) s.mu is
+// not held.
+func (s *Context) lockTab(id string) (int, *tab, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	tb, _ := s.activeLocked()
-	return tb
-}
-
-// Dialogs returns the dialogs answered since the last call, oldest first.
-func (s *Session) Dialogs() []Dialog {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Dialog, len(s.dialogs))
-	for i, d := range s.dialogs {
-		out[i] = *d
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return -1, nil, err
 	}
-	s.dialogs = nil
-	return out
+	i, tb, err := s.tabs.find(id)
+	if err != nil {
+		s.mu.Unlock()
+		return -1, nil, err
+	}
+	return i, tb, nil
 }
 
-// Done is closed when the session ends: its browser died or disconnected, or
+// Done is closed when the browser context ends: its browser died or disconnected, or
 // Close was called. Err says which.
-func (s *Session) Done() <-chan struct{} { return s.done }
+func (s *Context) Done() <-chan struct{} { return s.done }
 
-// Err is nil while the session is usable. After Done it is the reason, such
+// Err is nil while the browser context is usable. After Done it is the reason, such
 // as "the browser process exited unexpectedly: signal: killed", or
-// ErrSessionClosed after Close.
-func (s *Session) Err() error {
+// ErrContextClosed after Close.
+func (s *Context) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
 }
 
 // Ended tells whether a failed action failed because the browser is gone.
-// When the connection to the browser has ended, the session fails with the
+// When the connection to the browser has ended, the browser context fails with the
 // reason a moment later (finding the reason means waiting for the process to
 // be reaped); meanwhile an action on a tab already fails with
 // context.Canceled. Ended then waits, bounded by ctx, for that reason and
 // returns it. It returns nil at once while the browser is connected (an action
 // failed for a reason of its page, or its tab closed), and Err once the
-// session ended.
-func (s *Session) Ended(ctx context.Context) error {
+// browser context ended.
+func (s *Context) Ended(ctx context.Context) error {
 	if err := s.Err(); err != nil {
 		return err
 	}
@@ -815,14 +848,14 @@ func (s *Session) Ended(ctx context.Context) error {
 	}
 }
 
-// Proxied reports whether the session's browser context sends its
-// requests through SessionOptions.Proxy.
-func (s *Session) Proxied() bool { return s.proxied }
+// Proxied reports whether the browser context sends its
+// requests through ContextOptions.Proxy.
+func (s *Context) Proxied() bool { return s.proxied }
 
-// Browser names the browser the session runs on: "local Chromium", the
+// Browser names the browser the browser context runs on: "local Chromium", the
 // fleet endpoint's name, or the remote browser's address (without
 // credentials or query).
-func (s *Session) Browser() string {
+func (s *Context) Browser() string {
 	if s.place != nil {
 		return s.place.ep.name
 	}
@@ -844,12 +877,12 @@ func onThisMachine(addr string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
-// ContextID is the id of the session's browser context.
-func (s *Session) ContextID() string { return string(s.contextID) }
+// ContextID is the id of the browser context.
+func (s *Context) ContextID() string { return string(s.contextID) }
 
-// fail ends the session because of its browser (or Close), and gives back
+// fail ends the browser context because of its browser (or Close), and gives back
 // its place on a fleet endpoint.
-func (s *Session) fail(reason error) {
+func (s *Context) fail(reason error) {
 	s.mu.Lock()
 	ended := s.err == nil
 	if ended {
@@ -869,7 +902,7 @@ func (s *Session) fail(reason error) {
 // call WaitDownloads first to keep them. When Close returns, the files of
 // completed downloads are in DownloadDir and, with a local browser, nothing
 // writes there any more.
-func (s *Session) Close(ctx context.Context) error {
+func (s *Context) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
@@ -877,7 +910,7 @@ func (s *Session) Close(ctx context.Context) error {
 		return s.closeErr
 	}
 	s.closing = true
-	s.queue = nil
+	s.events.drop()
 	tabs := s.tabs
 	s.mu.Unlock()
 
@@ -889,25 +922,25 @@ func (s *Session) Close(ctx context.Context) error {
 			err = nil // the browser went away meanwhile: nothing is left to dispose
 		}
 	}
-	close(s.stop)
+	close(s.events.stop)
 	for _, tb := range tabs {
 		s.cancelTab(tb)
 	}
-	s.fail(ErrSessionClosed)
+	s.fail(ErrContextClosed)
 	// A completed download is being moved into DownloadDir: let it land (a
 	// rename or a local copy), so that the caller may remove the directory.
 	s.saving.Wait()
 
 	// The detaches and download work end by themselves; wait in the
-	// background so that Close returns at once. (Before the session leaves
-	// p.sessions, so that Pool.Close waits for this too.)
+	// background so that Close returns at once. (Before the browser context leaves
+	// p.browser contexts, so that Pool.Close waits for this too.)
 	p := s.pool
 	p.wg.Go(func() {
-		if s.started {
-			<-s.exited
+		if s.events.started {
+			<-s.events.exited
 		}
 		s.wg.Wait()
-		s.removeStaging()
+		s.dl.removeStaging()
 		close(s.cleaned)
 	})
 	p.releaseBrowser(s.inst)
@@ -923,9 +956,10 @@ func (s *Session) Close(ctx context.Context) error {
 }
 
 // abandon undoes a failed Acquire.
-func (s *Session) abandon() {
+func (s *Context) abandon() {
 	s.mu.Lock()
 	s.closing = true
+	s.events.drop()
 	tabs := s.tabs
 	s.mu.Unlock()
 	s.inst.unregister(s)
@@ -939,30 +973,6 @@ func (s *Session) abandon() {
 	}
 	s.wg.Wait()
 	s.saving.Wait()
-	s.removeStaging()
+	s.dl.removeStaging()
 	s.pool.releaseBrowser(s.inst)
-}
-
-// removeStaging deletes the directory of unfinished downloads.
-func (s *Session) removeStaging() {
-	if s.dl == nil {
-		return
-	}
-	var err error
-	for i := 0; i < 5; i++ { // the browser can still be deleting a canceled file
-		if err = os.RemoveAll(s.dl.staging); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		s.pool.log.Warn("removing the download staging directory", "run", s.opts.RunID, "err", err)
-		return
-	}
-	// A download canceled just before the end can still make the browser
-	// create the directory again (for a file it then deletes): remove it
-	// once more later if it is back and empty. (Pool.Close removes whatever
-	// is left in the pool's directory, where a local browser stages.)
-	staging := s.dl.staging
-	time.AfterFunc(2*time.Second, func() { os.Remove(staging) })
 }

@@ -59,9 +59,9 @@ const localStorageExpr = `(() => {
   } catch (e) { return null; }
 })()`
 
-// State returns the session's cookies and the local storage of its tabs'
-// origins.
-func (s *Session) State(ctx context.Context) (*State, error) {
+// ReadState returns the browser state of s: its cookies and the local
+// storage of its tabs' origins.
+func ReadState(ctx context.Context, s *Context) (*State, error) {
 	res, err := cdp.Call(ctx, s.inst.b, storage.GetCookies, storage.GetCookiesParams{BrowserContextID: s.contextID})
 	if err != nil {
 		return nil, fmt.Errorf("reading the cookies: %w", err)
@@ -77,12 +77,7 @@ func (s *Session) State(ctx context.Context) (*State, error) {
 	}
 	seen := map[string]bool{}
 	s.mu.Lock()
-	tabs := make([]context.Context, 0, len(s.tabs))
-	for _, tb := range s.tabs {
-		if tb.ready && tb.ctx != nil {
-			tabs = append(tabs, tb.ctx)
-		}
-	}
+	tabs := s.tabs.attached()
 	s.mu.Unlock()
 	for _, tctx := range tabs {
 		out, err := chromedp.Call(tctx, runtime.Evaluate, runtime.EvaluateParams{Expression: localStorageExpr, ReturnByValue: new(true)})
@@ -104,11 +99,11 @@ func (s *Session) State(ctx context.Context) (*State, error) {
 	return st, nil
 }
 
-// Restore loads a State into the session before its first navigation: the
-// cookies into the browser context, and the local storage into every
-// document of its origins that the session's tabs open, once per origin
+// RestoreState loads a State into the browser context s before its first
+// navigation: the cookies into the browser context, and the local storage
+// into every document of its origins that its tabs open, once per origin
 // and tab (a site that changes its storage afterwards keeps its changes).
-func (s *Session) Restore(ctx context.Context, st *State) error {
+func RestoreState(ctx context.Context, s *Context, st *State) error {
 	if st.Empty() {
 		return nil
 	}
@@ -148,12 +143,7 @@ func (s *Session) Restore(ctx context.Context, st *State) error {
 })()`
 	s.mu.Lock()
 	s.initScripts = append(s.initScripts, script)
-	tabs := make([]context.Context, 0, len(s.tabs))
-	for _, tb := range s.tabs {
-		if tb.ready && tb.ctx != nil {
-			tabs = append(tabs, tb.ctx)
-		}
-	}
+	tabs := s.tabs.attached()
 	s.mu.Unlock()
 	for _, tctx := range tabs {
 		if err := addInitScript(tctx, script); err != nil {

@@ -33,9 +33,9 @@ func TestStateCarriesASignIn(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	a := acquire(t, p, SessionOptions{RunID: "first"})
+	a := acquire(t, p, ContextOptions{RunID: "first"})
 	run(t, a.Tab(), chromedp.Navigate(srv.URL+"/signin"))
-	st, err := a.State(t.Context())
+	st, err := ReadState(t.Context(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +52,8 @@ func TestStateCarriesASignIn(t *testing.T) {
 		t.Errorf("the session cookie: %+v", sid)
 	}
 
-	b := acquire(t, p, SessionOptions{RunID: "second"})
-	if err := b.Restore(t.Context(), st); err != nil {
+	b := acquire(t, p, ContextOptions{RunID: "second"})
+	if err := RestoreState(t.Context(), b, st); err != nil {
 		t.Fatal(err)
 	}
 	run(t, b.Tab(), chromedp.Navigate(srv.URL+"/whoami"))
@@ -71,8 +71,8 @@ func TestStateCarriesASignIn(t *testing.T) {
 	}
 	// A tab opened later gets the restored storage too (in a fresh
 	// session, where nothing else could have put it there).
-	c := acquire(t, p, SessionOptions{RunID: "third"})
-	if err := c.Restore(t.Context(), st); err != nil {
+	c := acquire(t, p, ContextOptions{RunID: "third"})
+	if err := RestoreState(t.Context(), c, st); err != nil {
 		t.Fatal(err)
 	}
 	tab, err := c.NewTab(t.Context())
@@ -84,7 +84,7 @@ func TestStateCarriesASignIn(t *testing.T) {
 		t.Errorf("a new tab: local storage token = %q", v)
 	}
 	// An empty state restores nothing and fails nothing.
-	if err := c.Restore(t.Context(), &State{}); err != nil {
+	if err := RestoreState(t.Context(), c, &State{}); err != nil {
 		t.Error(err)
 	}
 }

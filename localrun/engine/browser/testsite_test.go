@@ -19,7 +19,7 @@ func TestTestsiteDownloads(t *testing.T) {
 	p := needBrowser(t)
 	site := testsite.Start(t)
 	dir := t.TempDir()
-	s := acquire(t, p, SessionOptions{RunID: "ts-dl", DownloadDir: dir, MaxDownloadBytes: 1 << 20})
+	s := acquire(t, p, ContextOptions{RunID: "ts-dl", DownloadDir: dir, MaxDownloadBytes: 1 << 20})
 	tab := s.Tab()
 	run(t, tab, chromedp.Navigate(site.URL(testsite.PageDownload)+"?big=2000000"))
 	want := map[string]string{
@@ -30,16 +30,16 @@ func TestTestsiteDownloads(t *testing.T) {
 	}
 	for i, id := range []string{"#report-link", "#blank-download", "#js-download", "#attr-download", "#big-link"} {
 		run(t, tab, chromedp.Click(chromedp.CSS(id)))
-		waitFor(t, id, func() bool { return len(s.Downloads())+len(s.FailedDownloads()) > i })
+		waitFor(t, id, func() bool { return len(s.Downloads().Completed())+len(s.Downloads().Failed()) > i })
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := s.WaitDownloads(ctx); err != nil {
+	if err := s.Downloads().Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got := s.Downloads()
+	got := s.Downloads().Completed()
 	if len(got) != len(want) {
-		t.Fatalf("Downloads = %+v, failed %+v", got, s.FailedDownloads())
+		t.Fatalf("Downloads = %+v, failed %+v", got, s.Downloads().Failed())
 	}
 	for _, d := range got {
 		body, ok := want[d.Name]
@@ -48,7 +48,7 @@ func TestTestsiteDownloads(t *testing.T) {
 			t.Errorf("download %+v: want one of %v with its content", d, want)
 		}
 	}
-	if f := s.FailedDownloads(); len(f) != 1 || f[0].Name != testsite.BigFilename || !strings.Contains(f[0].Reason, "per-file limit") {
+	if f := s.Downloads().Failed(); len(f) != 1 || f[0].Name != testsite.BigFilename || !strings.Contains(f[0].Reason, "per-file limit") {
 		t.Errorf("FailedDownloads = %+v", f)
 	}
 	waitFor(t, "the download tab to go", func() bool { return s.Tab() == tab })
@@ -57,7 +57,7 @@ func TestTestsiteDownloads(t *testing.T) {
 func TestTestsiteDialogs(t *testing.T) {
 	p := needBrowser(t)
 	site := testsite.Start(t)
-	s := acquire(t, p, SessionOptions{RunID: "ts-dialogs", DialogPrompt: "Grace"})
+	s := acquire(t, p, ContextOptions{RunID: "ts-dialogs", DialogPrompt: "Grace"})
 	tab := s.Tab()
 	run(t, tab, chromedp.Navigate(site.URL(testsite.PageDialogs)))
 	for _, c := range []struct{ button, result string }{
@@ -82,7 +82,7 @@ func TestTestsiteDialogs(t *testing.T) {
 func TestTestsitePopup(t *testing.T) {
 	p := needBrowser(t)
 	site := testsite.Start(t)
-	s := acquire(t, p, SessionOptions{RunID: "ts-popup"})
+	s := acquire(t, p, ContextOptions{RunID: "ts-popup"})
 	opener := s.Tab()
 	run(t, opener, chromedp.Navigate(site.URL(testsite.PagePopup)))
 	run(t, opener, chromedp.Click(chromedp.CSS("#open-popup")))

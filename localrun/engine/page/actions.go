@@ -75,11 +75,11 @@ func chain(r *realm) []*realm {
 // it, and returns the point in the tab's viewport. A non-empty reason means
 // the action must fail with it; an error wrapping ErrStaleID means the
 // element is gone.
-func (p *Page) locate(ctx context.Context, ref *elemRef, mode string) (located, string, error) {
+func (f *frames) locate(ctx context.Context, ref *elemRef, mode string) (located, string, error) {
 	c := chain(ref.realm)
 	for i := 0; i+1 < len(c); i++ {
 		var h wHost
-		if err := p.call(ctx, c[i], "host", map[string]any{"tok": c[i+1].hostTok, "i": c[i+1].hostLocal, "scroll": true}, &h); err != nil {
+		if err := f.call(ctx, c[i], "host", map[string]any{"tok": c[i+1].hostTok, "i": c[i+1].hostLocal, "scroll": true}, &h); err != nil {
 			return located{}, "", err
 		}
 		if h.Stale != "" {
@@ -87,7 +87,7 @@ func (p *Page) locate(ctx context.Context, ref *elemRef, mode string) (located, 
 		}
 	}
 	var w wPrep
-	if err := p.call(ctx, ref.realm, "prep", map[string]any{"tok": ref.tok, "i": ref.local, "mode": mode}, &w); err != nil {
+	if err := f.call(ctx, ref.realm, "prep", map[string]any{"tok": ref.tok, "i": ref.local, "mode": mode}, &w); err != nil {
 		return located{}, "", err
 	}
 	if w.Stale != "" {
@@ -106,7 +106,7 @@ func (p *Page) locate(ctx context.Context, ref *elemRef, mode string) (located, 
 	for i := len(c) - 2; i >= 0; i-- {
 		var h wHost
 		child := c[i+1]
-		if err := p.call(ctx, c[i], "host", map[string]any{"tok": child.hostTok, "i": child.hostLocal, "lx": loc.x, "ly": loc.y}, &h); err != nil {
+		if err := f.call(ctx, c[i], "host", map[string]any{"tok": child.hostTok, "i": child.hostLocal, "lx": loc.x, "ly": loc.y}, &h); err != nil {
 			return located{}, "", err
 		}
 		switch {
@@ -160,7 +160,7 @@ func actionWait(ctx context.Context) time.Duration {
 // When the wait ends first, the reason says which condition was not met
 // and for how long it was waited; a reason no wait can change (a read-only
 // field, a stale element) returns at once.
-func (p *Page) locateActionable(ctx context.Context, ref *elemRef, mode string) (located, string, error) {
+func (f *frames) locateActionable(ctx context.Context, ref *elemRef, mode string) (located, string, error) {
 	wait := actionWait(ctx)
 	if dl, ok := ctx.Deadline(); ok {
 		// Leave the action itself time to run.
@@ -168,7 +168,7 @@ func (p *Page) locateActionable(ctx context.Context, ref *elemRef, mode string) 
 	}
 	start := time.Now()
 	for {
-		loc, reason, err := p.locate(ctx, ref, mode)
+		loc, reason, err := f.locate(ctx, ref, mode)
 		if err != nil || reason == "" {
 			return loc, reason, err
 		}
@@ -248,21 +248,17 @@ func press(ctx context.Context, x, y float64) error {
 // navigation of the tab, Click waits (bounded) for the new document and sets
 // Navigated.
 func (p *Page) Click(ctx context.Context, id string) (Result, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
 	defer done()
-	ref, err := p.lookup(id)
-	if err != nil {
-		return Result{Reason: err.Error()}, err
-	}
 	before := p.nav.snap()
-	res, err := p.clickRef(ctx, ref)
+	res, err := p.frames.clickRef(ctx, ref)
 	if err != nil || !res.OK {
 		return res, err
 	}
-	p.settle(ctx, before, &res)
+	p.nav.settle(ctx, before, &res)
 	return res, nil
 }
 
@@ -271,9 +267,9 @@ func (p *Page) Click(ctx context.Context, id string) (Result, error) {
 // that reached nothing in an out-of-process frame (its hit-test data can lag
 // behind a fresh load) is tried once more. The Result's URL is location.href
 // of the top document when it was read on the way.
-func (p *Page) clickRef(ctx context.Context, ref *elemRef) (Result, error) {
+func (f *frames) clickRef(ctx context.Context, ref *elemRef) (Result, error) {
 	for attempt := 0; ; attempt++ {
-		loc, reason, err := p.locateActionable(ctx, ref, "click")
+		loc, reason, err := f.locateActionable(ctx, ref, "click")
 		if err != nil {
 			return failure(ref.id, err)
 		}
@@ -288,7 +284,7 @@ func (p *Page) clickRef(ctx context.Context, ref *elemRef) (Result, error) {
 			Other string `json:"other"`
 			Href  string `json:"href"`
 		}
-		if err := p.call(ctx, ref.realm, "clickSeen", nil, &seen); err != nil {
+		if err := f.call(ctx, ref.realm, "clickSeen", nil, &seen); err != nil {
 			if errors.Is(err, errNavRace) || errors.Is(err, errRealmGone) {
 				// The click replaced the document: it landed.
 				return Result{OK: true}, nil
@@ -296,18 +292,18 @@ func (p *Page) clickRef(ctx context.Context, ref *elemRef) (Result, error) {
 			return failure(ref.id, err)
 		}
 		res := Result{OK: true}
-		if ref.realm == p.top {
+		if ref.realm == f.top {
 			res.URL = seen.Href
 		}
 		switch seen.Seen {
 		case 2:
 			return Result{Reason: "the click landed on " + seen.Other + " instead (the page moved?)"}, nil
 		case 0:
-			if ref.realm != p.top && attempt == 0 {
+			if ref.realm != f.top && attempt == 0 {
 				retry.Sleep(ctx, 100*time.Millisecond)
 				continue
 			}
-			if ref.realm != p.top {
+			if ref.realm != f.top {
 				return Result{Reason: fmt.Sprintf("the click did not reach %s in its frame", ref.id)}, nil
 			}
 			res.Detail = "could not confirm that the element received the click"
@@ -319,16 +315,12 @@ func (p *Page) clickRef(ctx context.Context, ref *elemRef) (Result, error) {
 // Hover moves the mouse over the element (scrolled into view, not covered),
 // to reveal menus that open on hover.
 func (p *Page) Hover(ctx context.Context, id string) (Result, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
 	defer done()
-	ref, err := p.lookup(id)
-	if err != nil {
-		return Result{Reason: err.Error()}, err
-	}
-	loc, reason, err := p.locateActionable(ctx, ref, "hover")
+	loc, reason, err := p.frames.locateActionable(ctx, ref, "hover")
 	if err != nil {
 		return failure(id, err)
 	}
@@ -339,7 +331,7 @@ func (p *Page) Hover(ctx context.Context, id string) (Result, error) {
 		return failure(id, err)
 	}
 	res := Result{OK: true}
-	res.URL = p.flush(ctx)
+	res.URL = flush(ctx)
 	return res, nil
 }
 
@@ -367,17 +359,13 @@ func (p *Page) InputSecret(ctx context.Context, id, text string) (Result, error)
 }
 
 func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Result, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
 	defer done()
-	ref, err := p.lookup(id)
-	if err != nil {
-		return Result{Reason: err.Error()}, err
-	}
 	before := p.nav.snap()
-	loc, reason, err := p.locateActionable(ctx, ref, "focus")
+	loc, reason, err := p.frames.locateActionable(ctx, ref, "focus")
 	if err != nil {
 		return failure(id, err)
 	}
@@ -405,7 +393,7 @@ func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Res
 		if err := pressEnter(ctx); err != nil {
 			return failure(id, err)
 		}
-		p.settle(ctx, before, &res)
+		p.nav.settle(ctx, before, &res)
 		return res, nil
 	}
 	args := map[string]any{"tok": ref.tok, "i": loc.local}
@@ -416,21 +404,21 @@ func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Res
 		Len     int    `json:"len"`
 		Combo   int    `json:"combo"`
 	}
-	if err := p.call(ctx, ref.realm, "focusSelect", args, &fs); err != nil {
+	if err := p.frames.call(ctx, ref.realm, "focusSelect", args, &fs); err != nil {
 		return failure(id, err)
 	}
 	if fs.Stale != "" {
 		return failure(id, staleErr(id, fs.Stale))
 	}
 	if fs.Kind == "setter" {
-		if err := p.setValue(ctx, ref, loc.local, text); err != nil {
+		if err := p.frames.setValue(ctx, ref, loc.local, text); err != nil {
 			return failure(id, err)
 		}
 	} else if err := typeText(ctx, text, fs.Len > 0); err != nil {
 		return failure(id, err)
 	}
 
-	got, err := p.readValue(ctx, ref, loc.local)
+	got, err := p.frames.readValue(ctx, ref, loc.local)
 	if err != nil {
 		return failure(id, err)
 	}
@@ -445,8 +433,8 @@ func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Res
 		if fs.Kind == "text" {
 			// The page swallowed the typing (some custom widgets); set the
 			// value the way frameworks observe and check again.
-			if err := p.setValue(ctx, ref, loc.local, text); err == nil {
-				if g2, err := p.readValue(ctx, ref, loc.local); err == nil && sameValue(g2, text, fs.Kind) {
+			if err := p.frames.setValue(ctx, ref, loc.local, text); err == nil {
+				if g2, err := p.frames.readValue(ctx, ref, loc.local); err == nil && sameValue(g2, text, fs.Kind) {
 					res.Detail = "typing did not stick; the value was set directly"
 					break
 				} else if err == nil {
@@ -460,7 +448,7 @@ func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Res
 		} else {
 			res.Reason = fmt.Sprintf("the field holds %q instead of the text", oneLine(got, 120))
 		}
-		res.Reason += p.refusedAdvice(ctx, ref, loc, fs.Kind, got)
+		res.Reason += p.frames.refusedAdvice(ctx, ref, loc, fs.Kind, got)
 	}
 	if res.OK && res.Detail == "" {
 		if secret {
@@ -475,9 +463,9 @@ func (p *Page) inputText(ctx context.Context, id, text string, secret bool) (Res
 		}
 		res.Detail += ", then pressed Enter"
 	} else if res.OK && fs.Combo == 1 {
-		p.waitSuggestions(ctx, ref, &res)
+		p.frames.waitSuggestions(ctx, ref, &res)
 	}
-	p.settle(ctx, before, &res)
+	p.nav.settle(ctx, before, &res)
 	return res, nil
 }
 
@@ -491,7 +479,7 @@ const suggestionWait = 1500 * time.Millisecond
 // page changes outside the field just typed into (page.js watches it from
 // focusSelect on), so that the next observation shows the suggestions.
 // Nothing changing is no failure: many such fields suggest nothing.
-func (p *Page) waitSuggestions(ctx context.Context, ref *elemRef, res *Result) {
+func (f *frames) waitSuggestions(ctx context.Context, ref *elemRef, res *Result) {
 	wait := suggestionWait
 	if dl, ok := ctx.Deadline(); ok {
 		// Leave the rest of the action time to finish.
@@ -500,7 +488,7 @@ func (p *Page) waitSuggestions(ctx context.Context, ref *elemRef, res *Result) {
 	if wait <= 0 {
 		return
 	}
-	b, err := p.callRaw(ctx, ref.realm, "suggestWait", map[string]any{"max": wait.Milliseconds()}, true)
+	b, err := f.callRaw(ctx, ref.realm, "suggestWait", map[string]any{"max": wait.Milliseconds()}, true)
 	if err != nil {
 		return // the page navigated or is gone: settle tells
 	}
@@ -528,7 +516,7 @@ var setterFormats = map[string]string{
 // typed (got), what to do instead: the format of a field the engine sets
 // directly, or the picker that sets a field the page resets. It begins with
 // "; " when not empty.
-func (p *Page) refusedAdvice(ctx context.Context, ref *elemRef, loc located, kind, got string) string {
+func (f *frames) refusedAdvice(ctx context.Context, ref *elemRef, loc located, kind, got string) string {
 	if kind == "setter" {
 		if f := setterFormats[loc.typ]; f != "" {
 			return "; " + f + ": the engine sets it directly, so type the value in that form"
@@ -542,7 +530,7 @@ func (p *Page) refusedAdvice(ctx context.Context, ref *elemRef, loc located, kin
 	var out struct {
 		Hint string `json:"hint"`
 	}
-	if err := p.call(ctx, ref.realm, "pickerAdvice", map[string]any{"tok": ref.tok, "i": loc.local}, &out); err != nil || out.Hint == "" {
+	if err := f.call(ctx, ref.realm, "pickerAdvice", map[string]any{"tok": ref.tok, "i": loc.local}, &out); err != nil || out.Hint == "" {
 		return ": " + what
 	}
 	return ": " + what + "; " + out.Hint
@@ -618,11 +606,11 @@ func sendKeys(ctx context.Context, evs []input.DispatchKeyEventParams) error {
 	return nil
 }
 
-func (p *Page) setValue(ctx context.Context, ref *elemRef, local int, v string) error {
+func (f *frames) setValue(ctx context.Context, ref *elemRef, local int, v string) error {
 	var out struct {
 		Stale string `json:"stale"`
 	}
-	if err := p.call(ctx, ref.realm, "setValue", map[string]any{"tok": ref.tok, "i": local, "v": v}, &out); err != nil {
+	if err := f.call(ctx, ref.realm, "setValue", map[string]any{"tok": ref.tok, "i": local, "v": v}, &out); err != nil {
 		return err
 	}
 	if out.Stale != "" {
@@ -631,12 +619,12 @@ func (p *Page) setValue(ctx context.Context, ref *elemRef, local int, v string) 
 	return nil
 }
 
-func (p *Page) readValue(ctx context.Context, ref *elemRef, local int) (string, error) {
+func (f *frames) readValue(ctx context.Context, ref *elemRef, local int) (string, error) {
 	var out struct {
 		Stale string `json:"stale"`
 		V     string `json:"v"`
 	}
-	if err := p.call(ctx, ref.realm, "readValue", map[string]any{"tok": ref.tok, "i": local}, &out); err != nil {
+	if err := f.call(ctx, ref.realm, "readValue", map[string]any{"tok": ref.tok, "i": local}, &out); err != nil {
 		return "", err
 	}
 	if out.Stale != "" {
@@ -655,15 +643,11 @@ const optionWait = 3 * time.Second
 // element with the option's text (preferring role=option and elements that
 // were not visible before) and clicks that.
 func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
 	defer done()
-	ref, err := p.lookup(id)
-	if err != nil {
-		return Result{Reason: err.Error()}, err
-	}
 	before := p.nav.snap()
 	var sn struct {
 		Stale   string   `json:"stale"`
@@ -674,7 +658,7 @@ func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, err
 		Chosen  string   `json:"chosen"`
 		Now     string   `json:"now"`
 	}
-	if err := p.call(ctx, ref.realm, "selectNative", map[string]any{"tok": ref.tok, "i": ref.local, "opt": option}, &sn); err != nil {
+	if err := p.frames.call(ctx, ref.realm, "selectNative", map[string]any{"tok": ref.tok, "i": ref.local, "opt": option}, &sn); err != nil {
 		return failure(id, err)
 	}
 	switch {
@@ -691,13 +675,13 @@ func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, err
 			return Result{Reason: fmt.Sprintf("selected %q but the select shows %q", sn.Chosen, sn.Now)}, nil
 		}
 		res := Result{OK: true, Detail: fmt.Sprintf("selected %q", sn.Chosen)}
-		p.settle(ctx, before, &res)
+		p.nav.settle(ctx, before, &res)
 		return res, nil
 	}
 
 	// A custom dropdown: open it, then pick the option among what appeared.
 	args := map[string]any{"tok": ref.tok, "i": ref.local, "text": option}
-	if err := p.call(ctx, ref.realm, "optMark", args, &struct{}{}); err != nil {
+	if err := p.frames.call(ctx, ref.realm, "optMark", args, &struct{}{}); err != nil {
 		return failure(id, err)
 	}
 	type wFound struct {
@@ -709,12 +693,12 @@ func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, err
 	}
 	var found wFound
 	// An option already showing inside a listbox needs no click to open.
-	if err := p.call(ctx, ref.realm, "optFind", args, &found); err != nil {
+	if err := p.frames.call(ctx, ref.realm, "optFind", args, &found); err != nil {
 		return failure(id, err)
 	}
 	opened := false
 	if found.None == 1 || found.Inside == 0 {
-		res, err := p.clickRef(ctx, ref)
+		res, err := p.frames.clickRef(ctx, ref)
 		if err != nil || !res.OK {
 			if res.Reason != "" {
 				res.Reason = "could not open the dropdown: " + res.Reason
@@ -726,7 +710,7 @@ func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, err
 		found = wFound{None: 1}
 		for delay := 20 * time.Millisecond; ; delay = min(delay*2, 200*time.Millisecond) {
 			var f wFound
-			if err := p.call(wctx, ref.realm, "optFind", args, &f); err != nil {
+			if err := p.frames.call(wctx, ref.realm, "optFind", args, &f); err != nil {
 				if wctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
 					break
 				}
@@ -746,8 +730,8 @@ func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, err
 	if found.None == 1 {
 		return Result{Reason: fmt.Sprintf("opened %s but no visible option %q appeared", id, option)}, nil
 	}
-	optRef := p.ids[p.register(ref.realm, ref.tok, found.I, ref.frame)]
-	res, err := p.clickRef(ctx, optRef)
+	optRef := p.frames.ids[p.frames.register(ref.realm, ref.tok, found.I, ref.frame)]
+	res, err := p.frames.clickRef(ctx, optRef)
 	if err != nil || !res.OK {
 		if res.Reason != "" {
 			res.Reason = fmt.Sprintf("found option %q but could not click it: %s", found.Text, res.Reason)
@@ -760,14 +744,14 @@ func (p *Page) SelectOption(ctx context.Context, id, option string) (Result, err
 		res.Detail = fmt.Sprintf("chose %q", found.Text)
 	}
 	// Read the control back; custom widgets differ, so this only informs.
-	if shown, err := p.readValue(ctx, ref, ref.local); err == nil {
+	if shown, err := p.frames.readValue(ctx, ref, ref.local); err == nil {
 		if strings.Contains(strings.ToLower(shown), strings.ToLower(found.Text)) {
 			addDetail(&res, fmt.Sprintf("it now shows %q", oneLine(shown, 60)))
 		} else {
 			addDetail(&res, "the control does not show the choice")
 		}
 	}
-	p.settle(ctx, before, &res)
+	p.nav.settle(ctx, before, &res)
 	return res, nil
 }
 
@@ -805,7 +789,7 @@ func (p *Page) UploadFile(ctx context.Context, id string, paths []string) (Resul
 		}
 		abs[i], names[i] = a, filepath.Base(a)
 	}
-	ref, err := p.lookup(id)
+	ref, err := p.frames.lookup(id)
 	if err != nil {
 		return Result{Reason: err.Error()}, err
 	}
@@ -815,7 +799,7 @@ func (p *Page) UploadFile(ctx context.Context, id string, paths []string) (Resul
 		None  int    `json:"none"`
 		I     int    `json:"i"`
 	}
-	if err := p.call(ctx, ref.realm, "fileTarget", map[string]any{"tok": ref.tok, "i": ref.local}, &ft); err != nil {
+	if err := p.frames.call(ctx, ref.realm, "fileTarget", map[string]any{"tok": ref.tok, "i": ref.local}, &ft); err != nil {
 		return failure(id, err)
 	}
 	if ft.Stale != "" {
@@ -825,7 +809,7 @@ func (p *Page) UploadFile(ctx context.Context, id string, paths []string) (Resul
 	defer scancel()
 	var res Result
 	if ft.None == 0 {
-		obj, err := p.object(ctx, ref.realm, ref.tok, ft.I)
+		obj, err := p.frames.object(ctx, ref.realm, ref.tok, ft.I)
 		if err != nil {
 			return failure(id, err)
 		}
@@ -839,25 +823,25 @@ func (p *Page) UploadFile(ctx context.Context, id string, paths []string) (Resul
 			N     int      `json:"n"`
 			Names []string `json:"names"`
 		}
-		if err := p.call(ctx, ref.realm, "files", map[string]any{"tok": ref.tok, "i": ft.I}, &fl); err != nil {
+		if err := p.frames.call(ctx, ref.realm, "files", map[string]any{"tok": ref.tok, "i": ft.I}, &fl); err != nil {
 			return failure(id, err)
 		}
-		p.release(ctx, ref.realm)
+		p.frames.release(ctx, ref.realm)
 		if fl.N != len(abs) {
 			return Result{Reason: fmt.Sprintf("the file input holds %d files instead of %d", fl.N, len(abs))}, nil
 		}
 		res = Result{OK: true, Detail: "attached " + strings.Join(names, ", ")}
 	} else {
-		res, err = p.uploadViaChooser(ctx, sctx, ref, abs, names)
+		res, err = p.frames.uploadViaChooser(ctx, sctx, ref, abs, names)
 		if err != nil || !res.OK {
 			return res, err
 		}
 	}
-	p.settle(ctx, before, &res)
+	p.nav.settle(ctx, before, &res)
 	return res, nil
 }
 
-func (p *Page) uploadViaChooser(ctx, sctx context.Context, ref *elemRef, abs, names []string) (Result, error) {
+func (f *frames) uploadViaChooser(ctx, sctx context.Context, ref *elemRef, abs, names []string) (Result, error) {
 	if _, err := chromedp.Call(sctx, page.SetInterceptFileChooserDialog, page.SetInterceptFileChooserDialogParams{Enabled: true}); err != nil {
 		return failure(ref.id, classify(err))
 	}
@@ -869,7 +853,7 @@ func (p *Page) uploadViaChooser(ctx, sctx context.Context, ref *elemRef, abs, na
 	lctx, lcancel := within(sctx, chooserWait+inputTimeout)
 	defer lcancel()
 	events := chromedp.Events(lctx, page.FileChooserOpened)
-	res, err := p.clickRef(ctx, ref)
+	res, err := f.clickRef(ctx, ref)
 	if err != nil || !res.OK {
 		return res, err
 	}
@@ -911,7 +895,7 @@ func (p *Page) uploadViaChooser(ctx, sctx context.Context, ref *elemRef, abs, na
 			ObjectID:            rn.Object.ObjectID,
 			ReturnByValue:       new(true),
 		})
-		p.release(ctx, ref.realm)
+		f.release(ctx, ref.realm)
 		if err == nil && out.Result != nil {
 			var n int
 			if jsonUnmarshal(out.Result.Value, &n) == nil && n != len(abs) {
@@ -948,7 +932,7 @@ func (p *Page) Scroll(ctx context.Context, id string, dx, dy float64) (Result, e
 		return Result{Reason: "nothing to scroll: dx and dy are 0"}, nil
 	}
 	if id != "" {
-		ref, err := p.lookup(id)
+		ref, err := p.frames.lookup(id)
 		if err != nil {
 			return Result{Reason: err.Error()}, err
 		}
@@ -959,7 +943,7 @@ func (p *Page) Scroll(ctx context.Context, id string, dx, dy float64) (Result, e
 			Y     float64 `json:"y"`
 			H     float64 `json:"h"`
 		}
-		if err := p.call(ctx, ref.realm, "scrollEl", map[string]any{"tok": ref.tok, "i": ref.local, "dx": dx, "dy": dy}, &out); err != nil {
+		if err := p.frames.call(ctx, ref.realm, "scrollEl", map[string]any{"tok": ref.tok, "i": ref.local, "dx": dx, "dy": dy}, &out); err != nil {
 			return failure(id, err)
 		}
 		if out.Stale != "" {
@@ -979,7 +963,7 @@ func (p *Page) Scroll(ctx context.Context, id string, dx, dy float64) (Result, e
 		VH float64 `json:"vh"`
 	}
 	var b, a info
-	if err := p.call(ctx, p.top, "scrollInfo", nil, &b); err != nil {
+	if err := p.frames.call(ctx, p.frames.top, "scrollInfo", nil, &b); err != nil {
 		return failure(id, err)
 	}
 	if err := wheel(ctx, b.VW/2, b.VH/2, dx, dy); err != nil {
@@ -988,7 +972,7 @@ func (p *Page) Scroll(ctx context.Context, id string, dx, dy float64) (Result, e
 	moved := false
 	wctx, wcancel := within(ctx, 600*time.Millisecond)
 	for delay := 10 * time.Millisecond; ; delay = min(delay*2, 80*time.Millisecond) {
-		if err := p.call(wctx, p.top, "scrollInfo", nil, &a); err != nil {
+		if err := p.frames.call(wctx, p.frames.top, "scrollInfo", nil, &a); err != nil {
 			break
 		}
 		if a.SX != b.SX || a.SY != b.SY {
@@ -996,7 +980,7 @@ func (p *Page) Scroll(ctx context.Context, id string, dx, dy float64) (Result, e
 			// Let a smooth scroll finish.
 			for k := 0; k < 10; k++ {
 				prev := a
-				if retry.Sleep(wctx, 30*time.Millisecond) != nil || p.call(wctx, p.top, "scrollInfo", nil, &a) != nil || a == prev {
+				if retry.Sleep(wctx, 30*time.Millisecond) != nil || p.frames.call(wctx, p.frames.top, "scrollInfo", nil, &a) != nil || a == prev {
 					break
 				}
 			}
@@ -1009,7 +993,7 @@ func (p *Page) Scroll(ctx context.Context, id string, dx, dy float64) (Result, e
 	wcancel()
 	detail := ""
 	if !moved {
-		if err := p.call(ctx, p.top, "pageScrollBy", map[string]any{"dx": dx, "dy": dy}, &a); err != nil {
+		if err := p.frames.call(ctx, p.frames.top, "pageScrollBy", map[string]any{"dx": dx, "dy": dy}, &a); err != nil {
 			return failure(id, err)
 		}
 		moved = a.SX != b.SX || a.SY != b.SY
@@ -1041,7 +1025,7 @@ func (p *Page) KeyPress(ctx context.Context, keys string) (Result, error) {
 		return failure("", err)
 	}
 	res := Result{OK: true}
-	p.settle(ctx, before, &res)
+	p.nav.settle(ctx, before, &res)
 	return res, nil
 }
 

@@ -59,17 +59,13 @@ type wAnchors struct {
 // of Resolve), read from the page as it is now. An id that is stale gives
 // an error wrapping ErrStaleID.
 func (p *Page) Anchors(ctx context.Context, id string) (Anchors, error) {
-	ctx, done, err := p.begin(ctx)
+	ctx, ref, done, err := p.beginOn(ctx, id)
 	if err != nil {
 		return Anchors{}, err
 	}
 	defer done()
-	ref, err := p.lookup(id)
-	if err != nil {
-		return Anchors{}, err
-	}
 	var w wAnchors
-	if err := p.call(ctx, ref.realm, "anchors", map[string]any{"tok": ref.tok, "i": ref.local}, &w); err != nil {
+	if err := p.frames.call(ctx, ref.realm, "anchors", map[string]any{"tok": ref.tok, "i": ref.local}, &w); err != nil {
 		if errors.Is(err, errRealmGone) {
 			return Anchors{}, staleErr(ref.id, "its frame is gone")
 		}
@@ -142,7 +138,7 @@ func (p *Page) FindTexts(ctx context.Context, wants []TextWant) ([]string, error
 	var out struct {
 		S []string `json:"s"`
 	}
-	if err := p.call(ctx, p.top, "findTexts", map[string]any{"w": args}, &out); err != nil {
+	if err := p.frames.call(ctx, p.frames.top, "findTexts", map[string]any{"w": args}, &out); err != nil {
 		return nil, fmt.Errorf("find texts: %w", err)
 	}
 	if len(out.S) != len(wants) {
@@ -182,7 +178,7 @@ func (p *Page) ReadTexts(ctx context.Context, selectors []string) ([]TextRead, e
 			T string `json:"t"`
 		} `json:"r"`
 	}
-	if err := p.call(ctx, p.top, "readTexts", map[string]any{"s": selectors}, &out); err != nil {
+	if err := p.frames.call(ctx, p.frames.top, "readTexts", map[string]any{"s": selectors}, &out); err != nil {
 		return nil, fmt.Errorf("read texts: %w", err)
 	}
 	if len(out.R) != len(selectors) {

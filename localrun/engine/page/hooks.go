@@ -108,8 +108,8 @@ const clickHookJS = `(() => {
 
 // installClickHook adds the click-listener hook to the tab's new documents
 // and runs it in the current one. Callers hold p.sem.
-func (p *Page) installClickHook(ctx context.Context) error {
-	src := fmt.Sprintf(clickHookJS, p.clickMark)
+func (f *frames) installClickHook(ctx context.Context) error {
+	src := fmt.Sprintf(clickHookJS, f.clickMark)
 	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
 		Source:         src,
 		RunImmediately: new(true),

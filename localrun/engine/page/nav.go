@@ -203,10 +203,14 @@ func (p *Page) URL(ctx context.Context) (string, error) {
 
 // flush makes one round trip to the renderer, so that the events it sent
 // before it handled an input event have arrived, and returns location.href.
-func (p *Page) flush(ctx context.Context) string {
-	fctx, cancel := within(ctx, 2*time.Second)
+func flush(ctx context.Context) string { return evalString(ctx, "location.href") }
+
+// evalString evaluates a JavaScript expression of the page's main world
+// that gives a string, within at most two seconds; "" when it fails.
+func evalString(ctx context.Context, expr string) string {
+	ectx, cancel := within(ctx, 2*time.Second)
 	defer cancel()
-	res, err := chromedp.Call(fctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "location.href", ReturnByValue: new(true)})
+	res, err := chromedp.Call(ectx, runtime.Evaluate, runtime.EvaluateParams{Expression: expr, ReturnByValue: new(true)})
 	if err != nil || res.Result == nil {
 		return ""
 	}
@@ -221,16 +225,16 @@ func (p *Page) flush(ctx context.Context) string {
 //
 // res.URL, when set, is a location.href read after the input; it stands in
 // for the round trip that flush makes otherwise.
-func (p *Page) settle(ctx context.Context, before navSnap, res *Result) {
+func (n *navTracker) settle(ctx context.Context, before navSnap, res *Result) {
 	href := res.URL
 	if href == "" {
-		href = p.flush(ctx)
+		href = flush(ctx)
 	}
-	s := p.nav.snap()
+	s := n.snap()
 	if s.requested > before.requested || s.committed > before.committed {
 		wctx, cancel := within(ctx, navWait)
 		var err error
-		s, err = p.nav.wait(wctx, func(s navSnap) bool {
+		s, err = n.wait(wctx, func(s navSnap) bool {
 			if s.committed > before.committed {
 				return s.loaded()
 			}
@@ -339,10 +343,10 @@ func (p *Page) GoTo(ctx context.Context, rawURL string) (Result, error) {
 	if nav.LoaderID == "" {
 		// Same document (a fragment); nothing to load.
 		res := Result{OK: true}
-		p.settle(ctx, before, &res)
+		p.nav.settle(ctx, before, &res)
 		return res, nil
 	}
-	return p.waitDocument(ctx, before, nav.LoaderID, u)
+	return p.nav.waitDocument(ctx, before, nav.LoaderID, u)
 }
 
 // errorPageGrace bounds the wait for Chromium's error page after a failed
@@ -351,8 +355,8 @@ const errorPageGrace = 3 * time.Second
 
 // waitDocument waits for the document of loader (or of any new commit when
 // loader is empty) after a navigation the Page started.
-func (p *Page) waitDocument(ctx context.Context, before navSnap, loader cdp.LoaderID, what string) (Result, error) {
-	s, err := p.nav.wait(ctx, func(s navSnap) bool {
+func (n *navTracker) waitDocument(ctx context.Context, before navSnap, loader cdp.LoaderID, what string) (Result, error) {
+	s, err := n.wait(ctx, func(s navSnap) bool {
 		if s.committed == before.committed {
 			return loader == "" && s.sameDoc > before.sameDoc
 		}
@@ -366,7 +370,7 @@ func (p *Page) waitDocument(ctx context.Context, before navSnap, loader cdp.Load
 		if ctx.Err() != nil && s.committed > before.committed {
 			// The deadline passed before DOMContentLoaded; accept a
 			// document that is interactive anyway.
-			rs := p.readyState(context.WithoutCancel(ctx))
+			rs := evalString(context.WithoutCancel(ctx), "document.readyState")
 			if rs == "interactive" || rs == "complete" {
 				res.Detail = "the page did not finish loading in time; it is " + rs
 				return res, nil
@@ -378,7 +382,7 @@ func (p *Page) waitDocument(ctx context.Context, before navSnap, loader cdp.Load
 	}
 	if s.loader != "" && s.load != s.loader && s.commitType != page.NavigationTypeBackForwardCacheRestore {
 		gctx, cancel := within(ctx, loadGrace)
-		s2, err := p.nav.wait(gctx, func(x navSnap) bool { return x.load == s.loader || x.loader != s.loader })
+		s2, err := n.wait(gctx, func(x navSnap) bool { return x.load == s.loader || x.loader != s.loader })
 		cancel()
 		if err != nil {
 			res.Detail = "the load event did not come; the page is interactive"
@@ -387,23 +391,11 @@ func (p *Page) waitDocument(ctx context.Context, before navSnap, loader cdp.Load
 		}
 	}
 	res.URL = s.url
-	if st := p.nav.statusOf(s.loader); st != "" && !strings.HasPrefix(st, "2") && !strings.HasPrefix(st, "3") {
+	if st := n.statusOf(s.loader); st != "" && !strings.HasPrefix(st, "2") && !strings.HasPrefix(st, "3") {
 		addDetail(&res, "HTTP "+st)
 	}
-	res.Egress = p.nav.egressOf(s.loader)
+	res.Egress = n.egressOf(s.loader)
 	return res, nil
-}
-
-func (p *Page) readyState(ctx context.Context) string {
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	res, err := chromedp.Call(rctx, runtime.Evaluate, runtime.EvaluateParams{Expression: "document.readyState", ReturnByValue: new(true)})
-	if err != nil || res.Result == nil {
-		return ""
-	}
-	var s string
-	_ = jsonUnmarshal(res.Result.Value, &s)
-	return s
 }
 
 // GoBack goes one entry back in the tab's history and waits for the
@@ -428,5 +420,5 @@ func (p *Page) GoBack(ctx context.Context) (Result, error) {
 		r := Result{Reason: fmt.Sprintf("could not go back to %s: %v", prev.URL, err)}
 		return r, fmt.Errorf("%w: %s", ErrNavigation, r.Reason)
 	}
-	return p.waitDocument(ctx, before, "", prev.URL)
+	return p.nav.waitDocument(ctx, before, "", prev.URL)
 }

@@ -100,7 +100,7 @@ func (p *Page) Observe(ctx context.Context, o ObserveOptions) (*Observation, err
 		}()
 	}
 
-	obs, err := p.observe(ctx, o)
+	obs, err := p.frames.observe(ctx, o)
 	wg.Wait()
 	if err != nil {
 		return nil, err
@@ -114,16 +114,16 @@ func (p *Page) Observe(ctx context.Context, o ObserveOptions) (*Observation, err
 	return obs, nil
 }
 
-func (p *Page) observe(ctx context.Context, o ObserveOptions) (*Observation, error) {
+func (f *frames) observe(ctx context.Context, o ObserveOptions) (*Observation, error) {
 	textMax := o.TextLimit
 	if textMax <= 0 {
 		textMax = DefaultTextLimit
 	}
-	args := map[string]any{"max": maxElements, "noText": o.NoText, "textMax": textMax, "mark": p.clickMark}
+	args := map[string]any{"max": maxElements, "noText": o.NoText, "textMax": textMax, "mark": f.clickMark}
 	var w wObs
 	var err error
 	for attempt := 0; attempt < 3; attempt++ {
-		err = p.call(ctx, p.top, "observe", args, &w)
+		err = f.call(ctx, f.top, "observe", args, &w)
 		if !errors.Is(err, errNavRace) {
 			break
 		}
@@ -132,7 +132,7 @@ func (p *Page) observe(ctx context.Context, o ObserveOptions) (*Observation, err
 	if err != nil {
 		return nil, fmt.Errorf("observe: %w", err)
 	}
-	p.syncTop(w.Tok)
+	f.syncTop(w.Tok)
 
 	obs := &Observation{
 		URL:      w.URL,
@@ -144,15 +144,15 @@ func (p *Page) observe(ctx context.Context, o ObserveOptions) (*Observation, err
 		Dialogs:  o.Dialogs,
 	}
 	viewport := [4]float64{0, 0, w.VW, w.VH}
-	st := &obsState{obs: obs, textMax: textMax, seen: map[*realm]bool{p.top: true}}
+	st := &obsState{obs: obs, textMax: textMax, seen: map[*realm]bool{f.top: true}}
 	st.text = append(st.text, w.Text)
 	st.textLen = len(w.Text)
-	p.top.tok = w.Tok
-	obs.Elements = p.collect(ctx, st, p.top, &w, 0, 0, viewport, "", 0)
+	f.top.tok = w.Tok
+	obs.Elements = f.collect(ctx, st, f.top, &w, 0, 0, viewport, "", 0)
 	obs.Truncated = st.more
-	p.pruneSessions(st.seen)
-	p.release(ctx, p.top)
-	obs.Epoch = p.epoch.Load()
+	f.pruneSessions(st.seen)
+	f.release(ctx, f.top)
+	obs.Epoch = f.epoch.Load()
 	if !o.NoText {
 		obs.Text = joinText(st.text, textMax)
 		obs.TextAt = min(utf16ToByte(w.Text, w.TA), len(obs.Text))
@@ -176,21 +176,21 @@ type obsState struct {
 // elements of its child realms spliced in at their frame elements). ox, oy
 // move realm coordinates into the tab's viewport; clip is the visible part of
 // the realm in the tab's viewport; frame is the realm's own frame id.
-func (p *Page) collect(ctx context.Context, st *obsState, r *realm, w *wObs, ox, oy float64, clip [4]float64, frame string, depth int) []Element {
+func (f *frames) collect(ctx context.Context, st *obsState, r *realm, w *wObs, ox, oy float64, clip [4]float64, frame string, depth int) []Element {
 	st.more += w.More
 	// Frame ids of this realm's frames, by walker index (1-based).
 	fids := make([]string, len(w.Frames)+1)
 	fids[0] = frame
-	for k, f := range w.Frames {
-		fid := p.frameID(r, w.Tok, f.I)
+	for k, wf := range w.Frames {
+		fid := f.frameID(r, w.Tok, wf.I)
 		fids[k+1] = fid
 		parent := frame
-		if f.P > 0 && f.P <= len(w.Frames) {
-			parent = fids[f.P]
+		if wf.P > 0 && wf.P <= len(w.Frames) {
+			parent = fids[wf.P]
 		}
 		st.obs.Frames = append(st.obs.Frames, Frame{
-			ID: fid, Parent: parent, URL: f.U, Name: f.N, CrossOrigin: f.X == 1,
-			Rect: [4]float64{f.B[0] + ox, f.B[1] + oy, f.B[2], f.B[3]},
+			ID: fid, Parent: parent, URL: wf.U, Name: wf.N, CrossOrigin: wf.X == 1,
+			Rect: [4]float64{wf.B[0] + ox, wf.B[1] + oy, wf.B[2], wf.B[3]},
 		})
 	}
 	// Register this realm's elements first, so ids follow document order.
@@ -203,7 +203,7 @@ func (p *Page) collect(ctx context.Context, st *obsState, r *realm, w *wObs, ox,
 		}
 		rect := [4]float64{e.B[0] + ox, e.B[1] + oy, e.B[2], e.B[3]}
 		el := Element{
-			ID:          p.register(r, w.Tok, e.I, fid),
+			ID:          f.register(r, w.Tok, e.I, fid),
 			Frame:       fid,
 			Tag:         e.T,
 			Role:        e.R,
@@ -241,8 +241,8 @@ func (p *Page) collect(ctx context.Context, st *obsState, r *realm, w *wObs, ox,
 	}
 	var splices []splice
 	base := len(st.obs.Frames) - len(w.Frames)
-	for k, f := range w.Frames {
-		if f.X != 1 {
+	for k, wf := range w.Frames {
+		if wf.X != 1 {
 			continue
 		}
 		// st.obs.Frames grows in the recursion below; index it afresh.
@@ -252,14 +252,14 @@ func (p *Page) collect(ctx context.Context, st *obsState, r *realm, w *wObs, ox,
 			continue
 		}
 		st.frames++
-		child, err := p.childRealm(ctx, r, w.Tok, f.I, fids[k+1])
+		child, err := f.childRealm(ctx, r, w.Tok, wf.I, fids[k+1])
 		if err != nil {
 			fi().Error = err.Error()
 			continue
 		}
 		fi().TargetID = string(child.targetID)
 		var cw wObs
-		err = p.call(ctx, child, "observe", map[string]any{"max": maxElements, "noText": st.textLen >= st.textMax, "textMax": st.textMax - st.textLen + 1, "mark": p.clickMark}, &cw)
+		err = f.call(ctx, child, "observe", map[string]any{"max": maxElements, "noText": st.textLen >= st.textMax, "textMax": st.textMax - st.textLen + 1, "mark": f.clickMark}, &cw)
 		if err != nil {
 			if errors.Is(err, errRealmGone) {
 				child.gone = true
@@ -274,14 +274,14 @@ func (p *Page) collect(ctx context.Context, st *obsState, r *realm, w *wObs, ox,
 			st.text = append(st.text, t)
 			st.textLen += len(t) + 1
 		}
-		cox, coy := ox+f.B[0], oy+f.B[1]
-		cclip := isect([4]float64{f.C[0] + ox, f.C[1] + oy, f.C[2], f.C[3]}, clip)
+		cox, coy := ox+wf.B[0], oy+wf.B[1]
+		cclip := isect([4]float64{wf.C[0] + ox, wf.C[1] + oy, wf.C[2], wf.C[3]}, clip)
 		if fi().URL == "" {
 			fi().URL = cw.URL
 		}
-		els := p.collect(ctx, st, child, &cw, cox, coy, cclip, fids[k+1], depth+1)
-		p.release(ctx, child)
-		splices = append(splices, splice{at: f.At, els: els})
+		els := f.collect(ctx, st, child, &cw, cox, coy, cclip, fids[k+1], depth+1)
+		f.release(ctx, child)
+		splices = append(splices, splice{at: wf.At, els: els})
 	}
 
 	out := make([]Element, 0, len(own)+8)
@@ -309,22 +309,22 @@ func isect(a, b [4]float64) [4]float64 {
 
 // pruneSessions ends the sessions of out-of-process frames that were not
 // seen in this observation. Callers hold p.sem.
-func (p *Page) pruneSessions(seen map[*realm]bool) {
-	for id, r := range p.sessions {
+func (f *frames) pruneSessions(seen map[*realm]bool) {
+	for id, r := range f.sessions {
 		if !seen[r] {
 			if r.cancel != nil {
 				r.cancel()
 			}
 			r.gone = true
-			delete(p.sessions, id)
+			delete(f.sessions, id)
 		}
 	}
-	for k, r := range p.children {
+	for k, r := range f.children {
 		if r.gone || !seen[r] {
 			if r.docFrame != "" {
 				r.gone = true
 			}
-			delete(p.children, k)
+			delete(f.children, k)
 		}
 	}
 }

@@ -325,6 +325,21 @@ type Page struct {
 	// can abandon) and guards what follows.
 	sem chan struct{}
 
+	// frames are the tab's documents and the element ids issued in them.
+	frames *frames
+
+	// hooked is set once the click-listener hook is installed (hooks.go).
+	hooked bool
+}
+
+// frames are the document realms of a tab (its top document, same-origin
+// and out-of-process frames) and the registry of the element ids issued
+// in them; they run the walker's scripts in those realms. Their methods
+// are called with the Page's sem held.
+type frames struct {
+	tab   context.Context
+	epoch *atomic.Uint64 // the Page's epoch
+
 	regEpoch   uint64 // epoch of the registry below
 	nextID     uint64 // last element number issued, never reset
 	epochFirst uint64 // first element number of the current epoch
@@ -339,9 +354,8 @@ type Page struct {
 	sessions   map[string]*realm  // OOPIF target id → realm with its session
 
 	// clickMark names the attribute the click-listener hook marks
-	// elements with; hooked is set once the hook is installed (hooks.go).
+	// elements with (hooks.go).
 	clickMark string
-	hooked    bool
 }
 
 // elemKey names a node: its realm, the realm's token and the local number.
@@ -364,10 +378,11 @@ type elemRef struct {
 // a page target (the browser package makes them). New subscribes to the
 // tab's navigation events; it does not touch the page otherwise.
 func New(tab context.Context) *Page {
-	p := &Page{tab: tab, sem: make(chan struct{}, 1), clickMark: newClickMark()}
-	p.resetRegistry()
+	p := &Page{tab: tab, sem: make(chan struct{}, 1)}
+	p.frames = &frames{tab: tab, epoch: &p.epoch, clickMark: newClickMark()}
+	p.frames.resetRegistry()
 	p.epoch.Store(1)
-	p.regEpoch = 1
+	p.frames.regEpoch = 1
 	c := chromedp.FromContext(tab)
 	if c == nil {
 		p.initErr = errors.New("page: the context is not a chromedp context")
@@ -383,7 +398,7 @@ func New(tab context.Context) *Page {
 		return p
 	}
 	p.nav.setMain(cdp.FrameID(c.Target.TargetID))
-	p.top = &realm{key: "top", sess: tab, frameID: cdp.FrameID(c.Target.TargetID)}
+	p.frames.top = &realm{key: "top", sess: tab, frameID: cdp.FrameID(c.Target.TargetID)}
 	return p
 }
 
@@ -396,91 +411,91 @@ func (p *Page) Epoch() uint64 { return p.epoch.Load() }
 func (p *Page) Close() {
 	p.sem <- struct{}{}
 	defer func() { <-p.sem }()
-	for _, r := range p.sessions {
+	for _, r := range p.frames.sessions {
 		if r.cancel != nil {
 			r.cancel()
 		}
 	}
-	p.sessions = map[string]*realm{}
+	p.frames.sessions = map[string]*realm{}
 }
 
-func (p *Page) resetRegistry() {
-	for _, r := range p.sessions {
+func (f *frames) resetRegistry() {
+	for _, r := range f.sessions {
 		if r.cancel != nil {
 			r.cancel()
 		}
 	}
-	p.ids = map[string]*elemRef{}
-	p.byKey = map[elemKey]string{}
-	p.frameIDs = map[elemKey]string{}
-	p.children = map[elemKey]*realm{}
-	p.sessions = map[string]*realm{}
-	p.epochFirst = p.nextID + 1
+	f.ids = map[string]*elemRef{}
+	f.byKey = map[elemKey]string{}
+	f.frameIDs = map[elemKey]string{}
+	f.children = map[elemKey]*realm{}
+	f.sessions = map[string]*realm{}
+	f.epochFirst = f.nextID + 1
 }
 
 // syncEpoch resets the registry when the epoch moved since it was built.
 // Callers hold p.sem.
-func (p *Page) syncEpoch() {
-	if e := p.epoch.Load(); e != p.regEpoch {
-		p.resetRegistry()
-		p.regEpoch = e
+func (f *frames) syncEpoch() {
+	if e := f.epoch.Load(); e != f.regEpoch {
+		f.resetRegistry()
+		f.regEpoch = e
 	}
 }
 
 // syncTop records the token of the top realm. A new token means a new
 // document: the epoch moves unless a navigation event moved it already.
 // Callers hold p.sem.
-func (p *Page) syncTop(tok string) {
-	if tok == p.topTok {
-		p.syncEpoch()
+func (f *frames) syncTop(tok string) {
+	if tok == f.topTok {
+		f.syncEpoch()
 		return
 	}
-	if p.topTok != "" && p.tokEpoch == p.epoch.Load() {
-		p.epoch.Add(1)
+	if f.topTok != "" && f.tokEpoch == f.epoch.Load() {
+		f.epoch.Add(1)
 	}
-	p.syncEpoch()
-	p.topTok = tok
-	p.tokEpoch = p.epoch.Load()
-	if p.top != nil {
-		p.top.tok = tok
+	f.syncEpoch()
+	f.topTok = tok
+	f.tokEpoch = f.epoch.Load()
+	if f.top != nil {
+		f.top.tok = tok
 	}
 }
 
 // register returns the id of a node, issuing a new one when needed.
 // Callers hold p.sem.
-func (p *Page) register(r *realm, tok string, local int, frame string) string {
+func (f *frames) register(r *realm, tok string, local int, frame string) string {
 	k := elemKey{r.key, tok, local}
-	if id, ok := p.byKey[k]; ok {
-		ref := p.ids[id]
+	if id, ok := f.byKey[k]; ok {
+		ref := f.ids[id]
 		ref.realm, ref.frame = r, frame
 		return id
 	}
-	p.nextID++
-	id := encodeID(p.nextID)
-	p.byKey[k] = id
-	p.ids[id] = &elemRef{id: id, realm: r, tok: tok, local: local, frame: frame}
+	f.nextID++
+	id := encodeID(f.nextID)
+	f.byKey[k] = id
+	f.ids[id] = &elemRef{id: id, realm: r, tok: tok, local: local, frame: frame}
 	return id
 }
 
 // frameID returns the short id of a frame element. Callers hold p.sem.
-func (p *Page) frameID(r *realm, tok string, local int) string {
+func (f *frames) frameID(r *realm, tok string, local int) string {
 	k := elemKey{r.key, tok, local}
-	if id, ok := p.frameIDs[k]; ok {
+	if id, ok := f.frameIDs[k]; ok {
 		return id
 	}
-	p.nextFrame++
-	id := "f" + strconv.Itoa(p.nextFrame)
-	p.frameIDs[k] = id
+	f.nextFrame++
+	id := "f" + strconv.Itoa(f.nextFrame)
+	f.frameIDs[k] = id
 	return id
 }
 
 // lookup finds the node of an id, or says why it is stale. The id may be
 // written as a model writes it ("[bq]", " BQ "; see CleanID). Callers hold
 // p.sem.
-func (p *Page) lookup(id string) (*elemRef, error) {
-	p.syncEpoch()
+func (f *frames) lookup(id string) (*elemRef, error) {
+	f.syncEpoch()
 	id = CleanID(id)
-	if ref, ok := p.ids[id]; ok {
+	if ref, ok := f.ids[id]; ok {
 		if ref.realm.gone {
 			return nil, staleErr(id, "its frame is gone")
 		}
@@ -494,7 +509,7 @@ func (p *Page) lookup(id string) (*elemRef, error) {
 		return nil, staleErr(id, "it has the form of an earlier version of abctl; "+idForm())
 	case !ok:
 		return nil, staleErr(id, "it is not an element id ("+idForm()+")")
-	case n < p.epochFirst:
+	case n < f.epochFirst:
 		return nil, staleErr(id, "it belongs to an earlier page (the page navigated or was replaced)")
 	default:
 		return nil, staleErr(id, "it was never issued on this page")
@@ -530,9 +545,24 @@ func (p *Page) begin(ctx context.Context) (context.Context, func(), error) {
 	if !p.hooked {
 		// Without the hook the walker still lists what it can see; the
 		// next operation tries again.
-		p.hooked = p.installClickHook(c) == nil
+		p.hooked = p.frames.installClickHook(c) == nil
 	}
 	return c, func() { cancel(); <-p.sem }, nil
+}
+
+// beginOn begins an operation on the element id: it locks the Page as
+// begin does and looks the id up. On an error the Page is not locked.
+func (p *Page) beginOn(ctx context.Context, id string) (context.Context, *elemRef, func(), error) {
+	ctx, done, err := p.begin(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ref, err := p.frames.lookup(id)
+	if err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	return ctx, ref, done, nil
 }
 
 // derive returns a context with the chromedp values of base that ends when

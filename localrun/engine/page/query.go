@@ -102,7 +102,7 @@ func (p *Page) resolveOnce(ctx context.Context, args map[string]any) (string, er
 	}
 	defer done()
 	var q wQuery
-	if err := p.call(ctx, p.top, "query", args, &q); err != nil {
+	if err := p.frames.call(ctx, p.frames.top, "query", args, &q); err != nil {
 		if isTransient(err) {
 			return "", nil
 		}
@@ -111,28 +111,28 @@ func (p *Page) resolveOnce(ctx context.Context, args map[string]any) (string, er
 	if q.Err != "" {
 		return "", fmt.Errorf("invalid selector %q: %s", args["sel"], q.Err)
 	}
-	p.syncTop(q.Tok)
+	p.frames.syncTop(q.Tok)
 	if q.N > 0 {
 		frame := ""
 		if q.Host != 0 {
-			frame = p.frameID(p.top, q.Tok, q.Host)
+			frame = p.frames.frameID(p.frames.top, q.Tok, q.Host)
 		}
-		return p.register(p.top, q.Tok, q.I, frame), nil
+		return p.frames.register(p.frames.top, q.Tok, q.I, frame), nil
 	}
-	for _, r := range p.children {
+	for _, r := range p.frames.children {
 		if r.gone {
 			continue
 		}
 		var cq wQuery
-		if err := p.call(ctx, r, "query", args, &cq); err != nil || cq.N == 0 || cq.Err != "" {
+		if err := p.frames.call(ctx, r, "query", args, &cq); err != nil || cq.N == 0 || cq.Err != "" {
 			continue
 		}
 		frame := r.frame
 		if cq.Host != 0 {
-			frame = p.frameID(r, cq.Tok, cq.Host)
+			frame = p.frames.frameID(r, cq.Tok, cq.Host)
 		}
 		r.tok = cq.Tok
-		return p.register(r, cq.Tok, cq.I, frame), nil
+		return p.frames.register(r, cq.Tok, cq.I, frame), nil
 	}
 	return "", nil
 }
@@ -162,7 +162,7 @@ func (p *Page) WaitStable(ctx context.Context, quiet time.Duration) (bool, error
 	if maxWait <= 0 {
 		return false, context.DeadlineExceeded
 	}
-	b, err := p.callRaw(ctx, p.top, "stable", map[string]any{"quiet": quiet.Milliseconds(), "max": maxWait.Milliseconds()}, true)
+	b, err := p.frames.callRaw(ctx, p.frames.top, "stable", map[string]any{"quiet": quiet.Milliseconds(), "max": maxWait.Milliseconds()}, true)
 	if err != nil {
 		return false, err
 	}

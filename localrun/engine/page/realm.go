@@ -93,7 +93,7 @@ const worldName = "abctl"
 // prototypes, cannot break or mislead the observation, and cannot see
 // page.js. The world lives as long as the frame's document; a call that
 // finds it gone makes it again, once, in the new document.
-func (p *Page) eval(ctx context.Context, r *realm, expr string, byValue, await bool) (*runtime.RemoteObject, error) {
+func (f *frames) eval(ctx context.Context, r *realm, expr string, byValue, await bool) (*runtime.RemoteObject, error) {
 	if r.gone {
 		return nil, errRealmGone
 	}
@@ -103,7 +103,7 @@ func (p *Page) eval(ctx context.Context, r *realm, expr string, byValue, await b
 	sctx, cancel := derive(r.sess, ctx, 0)
 	defer cancel()
 	for {
-		id, made, err := p.world(sctx, r)
+		id, made, err := f.world(sctx, r)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +138,7 @@ func (p *Page) eval(ctx context.Context, r *realm, expr string, byValue, await b
 
 // world returns the realm's isolated world, making it when there is none
 // (made is then true).
-func (p *Page) world(sctx context.Context, r *realm) (id runtime.ExecutionContextID, made bool, err error) {
+func (f *frames) world(sctx context.Context, r *realm) (id runtime.ExecutionContextID, made bool, err error) {
 	if r.world != 0 {
 		return r.world, false, nil
 	}
@@ -213,13 +213,13 @@ func firstLine(s string) string {
 
 // callRaw runs an operation of page.js in a realm and returns its JSON,
 // installing page.js first when the document does not have it yet.
-func (p *Page) callRaw(ctx context.Context, r *realm, op string, args any, await bool) ([]byte, error) {
+func (f *frames) callRaw(ctx context.Context, r *realm, op string, args any, await bool) ([]byte, error) {
 	expr, err := callExpr(op, args)
 	if err != nil {
 		return nil, err
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		res, err := p.eval(ctx, r, expr, true, await)
+		res, err := f.eval(ctx, r, expr, true, await)
 		if err != nil {
 			return nil, err
 		}
@@ -230,7 +230,7 @@ func (p *Page) callRaw(ctx context.Context, r *realm, op string, args any, await
 		if s != missing {
 			return []byte(s), nil
 		}
-		if _, err := p.eval(ctx, r, installExpr, true, false); err != nil {
+		if _, err := f.eval(ctx, r, installExpr, true, false); err != nil {
 			return nil, fmt.Errorf("install page script: %w", err)
 		}
 	}
@@ -238,8 +238,8 @@ func (p *Page) callRaw(ctx context.Context, r *realm, op string, args any, await
 }
 
 // call runs an operation and decodes its JSON result into out.
-func (p *Page) call(ctx context.Context, r *realm, op string, args, out any) error {
-	b, err := p.callRaw(ctx, r, op, args, false)
+func (f *frames) call(ctx context.Context, r *realm, op string, args, out any) error {
+	b, err := f.callRaw(ctx, r, op, args, false)
 	if err != nil {
 		return err
 	}
@@ -251,18 +251,18 @@ func (p *Page) call(ctx context.Context, r *realm, op string, args, out any) err
 
 // object returns the remote object of a node of a realm (for DOM commands),
 // or nil when the node is gone.
-func (p *Page) object(ctx context.Context, r *realm, tok string, local int) (runtime.RemoteObjectID, error) {
+func (f *frames) object(ctx context.Context, r *realm, tok string, local int) (runtime.RemoteObjectID, error) {
 	expr, err := callExpr("get", map[string]any{"tok": tok, "i": local})
 	if err != nil {
 		return "", err
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		res, err := p.eval(ctx, r, expr, false, false)
+		res, err := f.eval(ctx, r, expr, false, false)
 		if err != nil {
 			return "", err
 		}
 		if res.Type == runtime.RemoteObjectTypeString {
-			if _, err := p.eval(ctx, r, installExpr, true, false); err != nil {
+			if _, err := f.eval(ctx, r, installExpr, true, false); err != nil {
 				return "", err
 			}
 			continue
@@ -276,7 +276,7 @@ func (p *Page) object(ctx context.Context, r *realm, tok string, local int) (run
 }
 
 // release frees the remote objects the Page made in a realm.
-func (p *Page) release(ctx context.Context, r *realm) {
+func (f *frames) release(ctx context.Context, r *realm) {
 	if r.gone || !r.objs {
 		return
 	}
@@ -289,13 +289,13 @@ func (p *Page) release(ctx context.Context, r *realm) {
 // childRealm returns the realm of a frame that the walker of parent could
 // not enter, making it (and, for an out-of-process frame, a session to its
 // target) on first use. Callers hold p.sem.
-func (p *Page) childRealm(ctx context.Context, parent *realm, tok string, local int, frame string) (*realm, error) {
+func (f *frames) childRealm(ctx context.Context, parent *realm, tok string, local int, frame string) (*realm, error) {
 	k := elemKey{parent.key, tok, local}
-	if r, ok := p.children[k]; ok && !r.gone {
+	if r, ok := f.children[k]; ok && !r.gone {
 		r.frame = frame
 		return r, nil
 	}
-	obj, err := p.object(ctx, parent, tok, local)
+	obj, err := f.object(ctx, parent, tok, local)
 	if err != nil {
 		return nil, err
 	}
@@ -317,19 +317,19 @@ func (p *Page) childRealm(ctx context.Context, parent *realm, tok string, local 
 		r = &realm{key: "d:" + string(dn.Node.FrameID), sess: parent.sess, frameID: dn.Node.FrameID, docFrame: dn.Node.FrameID}
 	} else {
 		tid := target.ID(dn.Node.FrameID)
-		if s, ok := p.sessions[string(tid)]; ok && !s.gone {
+		if s, ok := f.sessions[string(tid)]; ok && !s.gone {
 			r = s
 		} else {
-			fctx, fcancel, err := attach(ctx, p.tab, tid)
+			fctx, fcancel, err := attach(ctx, f.tab, tid)
 			if err != nil {
 				return nil, fmt.Errorf("attach to the frame's target: %w", err)
 			}
 			r = &realm{key: "t:" + string(tid), sess: fctx, cancel: fcancel, targetID: tid, frameID: cdp.FrameID(tid)}
-			p.sessions[string(tid)] = r
+			f.sessions[string(tid)] = r
 		}
 	}
 	r.parent, r.hostTok, r.hostLocal, r.frame = parent, tok, local, frame
-	p.children[k] = r
+	f.children[k] = r
 	return r, nil
 }
 

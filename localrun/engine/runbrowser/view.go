@@ -1,4 +1,4 @@
-package session
+package runbrowser
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"github.com/abctl/abctl/localrun/engine/page"
 )
 
-// view is the session as the agent loop sees it (agent.Browser): the page
+// view is the run's browser as the agent loop sees it (agent.Browser): the page
 // of its last observation, acted on with the page package's trusted input.
 type view struct {
-	s      *Session
+	s      *Browser
 	pg     *page.Page        // the page of the last observation
 	tab    context.Context   // its tab
 	tabIDs map[string]string // the short ids of the tabs it listed -> target ids
@@ -72,7 +72,7 @@ func (v *view) Act(ctx context.Context, a agent.Action) (page.Result, error) {
 	case "go_back":
 		res, err = pg.GoBack(ctx)
 	case "answer_dialog":
-		v.s.sess.AnswerNextPrompt(a.Text)
+		v.s.bctx.AnswerNextPrompt(a.Text)
 		res = page.Result{OK: true, Detail: "the next prompt will be answered"}
 	case "switch_tab", "close_tab":
 		id, ok := v.tabIDs[a.Text]
@@ -80,9 +80,9 @@ func (v *view) Act(ctx context.Context, a agent.Action) (page.Result, error) {
 		case !ok:
 			return res, fmt.Errorf("there is no tab %q", a.Text)
 		case a.Type == "switch_tab":
-			return res, v.s.sess.SwitchTab(ctx, id)
+			return res, v.s.bctx.SwitchTab(ctx, id)
 		}
-		return res, v.s.sess.CloseTab(ctx, id)
+		return res, v.s.bctx.CloseTab(ctx, id)
 	default:
 		return res, fmt.Errorf("unknown action type %q", a.Type)
 	}
@@ -95,15 +95,15 @@ func (v *view) Act(ctx context.Context, a agent.Action) (page.Result, error) {
 func (v *view) TabChanged(ctx context.Context) bool {
 	tctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	current, err := v.s.sess.ActiveTab(tctx)
+	current, err := v.s.bctx.ActiveTab(tctx)
 	return err == nil && current != v.tab
 }
 
-func (v *view) Downloads() int { return len(v.s.sess.Downloads()) }
+func (v *view) Downloads() int { return len(v.s.bctx.Downloads().Completed()) }
 
 func (v *view) DownloadsSince(n int) []string {
 	v.s.SyncDownloads()
-	all := v.s.sess.Downloads()
+	all := v.s.bctx.Downloads().Completed()
 	var out []string
 	for _, d := range all[min(n, len(all)):] {
 		if name := v.s.files.seen[d.Path]; name != "" {
@@ -114,15 +114,15 @@ func (v *view) DownloadsSince(n int) []string {
 }
 
 func (v *view) DownloadDone(ctx context.Context, n int, timeout time.Duration) (bool, error) {
-	s := v.s.sess
-	if len(s.Downloads()) > n && s.PendingDownloads() == 0 {
+	s := v.s.bctx
+	if len(s.Downloads().Completed()) > n && s.Downloads().Pending() == 0 {
 		v.s.SyncDownloads()
 		return true, nil
 	}
-	if s.PendingDownloads() == 0 {
+	if s.Downloads().Pending() == 0 {
 		return false, nil
 	}
-	if _, err := v.s.WaitDownload(ctx, Mark{done: n, failed: len(s.FailedDownloads())}, timeout); err != nil {
+	if _, err := v.s.WaitDownload(ctx, Mark{done: n, failed: len(s.Downloads().Failed())}, timeout); err != nil {
 		return false, err
 	}
 	return true, nil

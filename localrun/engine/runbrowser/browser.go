@@ -1,13 +1,12 @@
-// Package session is the browser side of one run: the browser session with
-// a page.Page per tab, the active tab and its settling, screenshots, the
-// recording, and the files of the run's directory (Files).
+// Package runbrowser is the browser of one run as the engine drives it: the
+// run's browser context (package browser) with a page.Page per tab, the
+// active tab and its settling, navigation under the run's egress policy,
+// screenshots, downloads, the recording, and the files of the run's
+// directory (Files).
 //
-// The agent loop sees a Session only through agent.Browser (Browser); the
-// block interpreter and the run_action sessions use it directly. The files:
-// session.go (Session), view.go (the agent's view), settle.go (waiting for
-// a tab to settle), files.go (Files), selector.go (selectors that find an
-// element again without a model).
-package session
+// The agent loop sees a Browser only through agent.Browser (AgentView); the
+// block interpreter and the run_action runs use it directly.
+package runbrowser
 
 import (
 	"context"
@@ -23,24 +22,24 @@ import (
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/localrun/engine/record"
 	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/egress"
 )
 
 // RecordingName is the file name of a run's recording.
 const RecordingName = "recording.webm"
 
-// Session is the browser side of one run (an agent or task run, or the
-// session of a run_action workflow run). Its methods are not safe for
+// Browser is the browser side of one run (an agent or task run, or the
+// browser of a run_action workflow run). Its methods are not safe for
 // concurrent use.
-type Session struct {
+type Browser struct {
 	log   *slog.Logger
-	sess  *browser.Session
+	bctx  *browser.Context // the run's browser context and its tabs
 	files *Files
 	view  *view
 	guard *egress.Guard // what the run may reach; nil: no policy
@@ -55,7 +54,8 @@ type Session struct {
 
 	privateStart bool // the run loaded a local or private address
 
-	// shared: the browser session outlives the run; Close leaves it open.
+	// shared: the browser context belongs to a browser session that
+	// outlives the run; Close leaves it open.
 	shared bool
 
 	// secrets are the run's credentials: placeholders typed are revealed
@@ -66,22 +66,22 @@ type Session struct {
 
 // BrowserState returns the browser state of the run's browser context
 // (its cookies and the local storage of its tabs' origins).
-func (s *Session) BrowserState(ctx context.Context) (*browser.State, error) {
+func (s *Browser) BrowserState(ctx context.Context) (*browser.State, error) {
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	return s.sess.State(tctx)
+	return browser.ReadState(tctx, s.bctx)
 }
 
-// SetSecrets gives the session the run's credentials.
-func (s *Session) SetSecrets(set *secrets.Set) { s.secrets = set }
+// SetSecrets gives the run's browser the run's credentials.
+func (s *Browser) SetSecrets(set *secrets.Set) { s.secrets = set }
 
 // Secrets returns the run's credentials (nil when it has none).
-func (s *Session) Secrets() *secrets.Set { return s.secrets }
+func (s *Browser) Secrets() *secrets.Set { return s.secrets }
 
 // TypeText types text into the element id of pg (page.InputText), with
 // the placeholders of the run's credentials replaced by their values as
 // the last thing before typing; what the result says is scrubbed of them.
-func (s *Session) TypeText(ctx context.Context, pg *page.Page, id, text string) (page.Result, error) {
+func (s *Browser) TypeText(ctx context.Context, pg *page.Page, id, text string) (page.Result, error) {
 	real, secret, err := s.secrets.Reveal(ctx, text)
 	if err != nil {
 		return page.Result{Reason: err.Error()}, nil
@@ -114,7 +114,7 @@ func (e scrubbedError) Unwrap() error { return e.err }
 // scrubObservation replaces, in what an observation shows, the values the
 // run's credentials revealed (a one-time code still in its field, a page
 // that echoes what was typed) with their placeholders.
-func (s *Session) scrubObservation(obs *page.Observation) {
+func (s *Browser) scrubObservation(obs *page.Observation) {
 	if !s.secrets.Revealed() {
 		return
 	}
@@ -129,7 +129,7 @@ func (s *Session) scrubObservation(obs *page.Observation) {
 	}
 }
 
-// Options configure a Session.
+// Options configure a Browser.
 type Options struct {
 	// Dir is the run's directory, where its files go.
 	Dir string
@@ -140,8 +140,8 @@ type Options struct {
 	FFmpeg string
 	// HTTP fetches the files to upload.
 	HTTP *http.Client
-	// Shared: the browser session outlives the run (a kept browser
-	// session): Close leaves it open.
+	// Shared: the browser context belongs to a browser session (POST
+	// /v1/browser_sessions) that outlives the run: Close leaves it open.
 	Shared bool
 	// Guard decides what the run may reach: its navigations and the
 	// files it fetches (package internal/egress); nil: no policy.
@@ -152,12 +152,12 @@ type Options struct {
 	Refusals *Refusals
 }
 
-// Open returns the Session of a run over its browser session, and starts
+// Open returns the Browser of a run over its browser context, and starts
 // the recording when ffmpeg is there. A recording that cannot start is
 // logged; the run goes on.
-func Open(ctx context.Context, bs *browser.Session, o Options) *Session {
-	s := &Session{
-		log: o.Logger, sess: bs, shared: o.Shared, guard: o.Guard, refusals: o.Refusals,
+func Open(ctx context.Context, bs *browser.Context, o Options) *Browser {
+	s := &Browser{
+		log: o.Logger, bctx: bs, shared: o.Shared, guard: o.Guard, refusals: o.Refusals,
 		files:   newFiles(o.Dir, o.Progress, o.Logger, o.HTTP),
 		pages:   map[context.Context]*page.Page{},
 		watches: map[context.Context]*tabWatch{},
@@ -169,8 +169,8 @@ func Open(ctx context.Context, bs *browser.Session, o Options) *Session {
 	return s
 }
 
-func (s *Session) startRecording(ctx context.Context, ffmpeg string) {
-	tab, err := s.sess.ActiveTab(ctx)
+func (s *Browser) startRecording(ctx context.Context, ffmpeg string) {
+	tab, err := s.bctx.ActiveTab(ctx)
 	if err != nil {
 		s.log.Warn("no recording: no tab", "error", err)
 		return
@@ -185,26 +185,26 @@ func (s *Session) startRecording(ctx context.Context, ffmpeg string) {
 }
 
 // Files are the run's files.
-func (s *Session) Files() *Files { return s.files }
+func (s *Browser) Files() *Files { return s.files }
 
-// Browser is the session as the agent loop sees it.
-func (s *Session) Browser() agent.Browser { return s.view }
+// AgentView is the run's browser as the agent loop sees it.
+func (s *Browser) AgentView() agent.Browser { return s.view }
 
-// Err is why the browser session ended, nil while it is open.
-func (s *Session) Err() error { return s.sess.Err() }
+// Err is why the browser context ended, nil while it is open.
+func (s *Browser) Err() error { return s.bctx.Err() }
 
 // Ended says whether an action failed because the browser is gone (see
-// browser.Session.Ended).
-func (s *Session) Ended(ctx context.Context) error { return s.sess.Ended(ctx) }
+// browser.Context.Ended).
+func (s *Browser) Ended(ctx context.Context) error { return s.bctx.Ended(ctx) }
 
 // page returns the Page of the active tab (the one a popup made active,
 // say), and makes the recording follow it.
-func (s *Session) page(ctx context.Context) (*page.Page, error) {
+func (s *Browser) page(ctx context.Context) (*page.Page, error) {
 	actx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	tab, err := s.sess.ActiveTab(actx)
+	tab, err := s.bctx.ActiveTab(actx)
 	cancel()
 	if err != nil {
-		if serr := s.sess.Ended(ctx); serr != nil {
+		if serr := s.bctx.Ended(ctx); serr != nil {
 			return nil, fmt.Errorf("the browser session ended: %w", serr)
 		}
 		return nil, err
@@ -229,7 +229,7 @@ func (s *Session) page(ctx context.Context) (*page.Page, error) {
 // Navigate loads url in the active tab, once the run's egress allows it
 // (CheckNavigation). A page that cannot be loaded fails with the browser's
 // reason, one the egress refused with the refusal.
-func (s *Session) Navigate(ctx context.Context, rawURL string) (page.Result, error) {
+func (s *Browser) Navigate(ctx context.Context, rawURL string) (page.Result, error) {
 	pg, err := s.page(ctx)
 	if err != nil {
 		return page.Result{}, err
@@ -244,7 +244,7 @@ func (s *Session) Navigate(ctx context.Context, rawURL string) (page.Result, err
 	if err != nil {
 		// A load that failed because the browser went away says so.
 		if ctx.Err() == nil {
-			if serr := s.sess.Ended(ctx); serr != nil {
+			if serr := s.bctx.Ended(ctx); serr != nil {
 				return res, fmt.Errorf("the browser session ended: %w", serr)
 			}
 		}
@@ -259,15 +259,15 @@ func (s *Session) Navigate(ctx context.Context, rawURL string) (page.Result, err
 // goTo is the one way a run's browser is sent to a URL: checked by the
 // run's egress, refused navigations failing with the refusal (Navigate in
 // egress.go).
-func (s *Session) goTo(ctx context.Context, pg *page.Page, rawURL string) (page.Result, error) {
+func (s *Browser) goTo(ctx context.Context, pg *page.Page, rawURL string) (page.Result, error) {
 	return Navigate(ctx, s.guard, s.refusals, pg, rawURL)
 }
 
 // CurrentURL is the URL of the active tab, "" when unknown.
-func (s *Session) CurrentURL(ctx context.Context) string {
+func (s *Browser) CurrentURL(ctx context.Context) string {
 	tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	tabs, err := s.sess.Tabs(tctx)
+	tabs, err := s.bctx.Tabs(tctx)
 	if err != nil {
 		return ""
 	}
@@ -281,7 +281,7 @@ func (s *Session) CurrentURL(ctx context.Context) string {
 
 // Click finds the element of a selector (waiting up to timeout) and clicks
 // it, once more when the page replaced the element in between.
-func (s *Session) Click(ctx context.Context, selector string, timeout time.Duration) (page.Result, error) {
+func (s *Browser) Click(ctx context.Context, selector string, timeout time.Duration) (page.Result, error) {
 	var last page.Result
 	err := s.OnElement(ctx, selector, timeout, func(pg *page.Page, id string) (page.Result, error) {
 		res, err := pg.Click(ctx, id)
@@ -295,7 +295,7 @@ func (s *Session) Click(ctx context.Context, selector string, timeout time.Durat
 // the active tab, waiting up to timeout for it to match, and runs fn on the
 // element, resolving once more when the page replaced the element in
 // between. A selector that matches nothing in time is a *NoMatchError.
-func (s *Session) OnElement(ctx context.Context, selector string, timeout time.Duration, fn func(*page.Page, string) (page.Result, error)) error {
+func (s *Browser) OnElement(ctx context.Context, selector string, timeout time.Duration, fn func(*page.Page, string) (page.Result, error)) error {
 	for attempt := 0; attempt < 2; attempt++ {
 		pg, id, err := s.resolve(ctx, selector, timeout)
 		if err != nil {
@@ -317,7 +317,7 @@ func (s *Session) OnElement(ctx context.Context, selector string, timeout time.D
 }
 
 // resolve finds the element of a selector in the active tab.
-func (s *Session) resolve(ctx context.Context, selector string, timeout time.Duration) (*page.Page, string, error) {
+func (s *Browser) resolve(ctx context.Context, selector string, timeout time.Duration) (*page.Page, string, error) {
 	pg, err := s.page(ctx)
 	if err != nil {
 		return nil, "", err
@@ -332,7 +332,7 @@ func (s *Session) resolve(ctx context.Context, selector string, timeout time.Dur
 		if errors.Is(err, page.ErrNoMatch) {
 			return nil, "", &NoMatchError{Selector: selector, Timeout: timeout}
 		}
-		if serr := s.sess.Ended(ctx); serr != nil {
+		if serr := s.bctx.Ended(ctx); serr != nil {
 			return nil, "", fmt.Errorf("the browser session ended: %w", serr)
 		}
 		return nil, "", err
@@ -363,8 +363,8 @@ func ActionErr(res page.Result, err error) error {
 
 // Screenshot takes a JPEG of the active tab into the run's directory and
 // reports it. Failures are logged: a missing screenshot never fails a run.
-func (s *Session) Screenshot(ctx context.Context) {
-	if ctx.Err() != nil || s.sess.Err() != nil {
+func (s *Browser) Screenshot(ctx context.Context) {
+	if ctx.Err() != nil || s.bctx.Err() != nil {
 		return
 	}
 	pg, err := s.page(ctx)
@@ -383,7 +383,7 @@ func (s *Session) Screenshot(ctx context.Context) {
 
 // LookNow reads the active page as it is, after a short settle. The
 // screenshot of the observation is kept as a run screenshot.
-func (s *Session) LookNow(ctx context.Context) (*page.Page, *page.Observation, error) {
+func (s *Browser) LookNow(ctx context.Context) (*page.Page, *page.Observation, error) {
 	pg, err := s.page(ctx)
 	if err != nil {
 		return nil, nil, s.browserErr(ctx, err)
@@ -399,10 +399,10 @@ func (s *Session) LookNow(ctx context.Context) (*page.Page, *page.Observation, e
 // look observes the page with a screenshot (kept as a run screenshot),
 // the tabs when there are several, and the dialogs answered since the last
 // look. tabIDs maps the short ids of the tabs listed to their targets.
-func (s *Session) look(ctx context.Context, pg *page.Page) (_ *page.Observation, tabIDs map[string]string, _ error) {
+func (s *Browser) look(ctx context.Context, pg *page.Page) (_ *page.Observation, tabIDs map[string]string, _ error) {
 	opts := page.ObserveOptions{Screenshot: true, Budget: agent.ObserveBudget}
 	tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	tabs, err := s.sess.Tabs(tctx)
+	tabs, err := s.bctx.Tabs(tctx)
 	cancel()
 	if err == nil && len(tabs) > 1 {
 		tabIDs = map[string]string{}
@@ -412,7 +412,7 @@ func (s *Session) look(ctx context.Context, pg *page.Page) (_ *page.Observation,
 			opts.Tabs = append(opts.Tabs, page.Tab{ID: short, Title: t.Title, URL: t.URL, Active: t.Active})
 		}
 	}
-	for _, d := range s.sess.Dialogs() {
+	for _, d := range s.bctx.Dialogs() {
 		msg := d.Type + ": " + d.Message
 		if d.Type == "prompt" || d.Type == "confirm" {
 			if d.Accepted {
@@ -438,15 +438,15 @@ func (s *Session) look(ctx context.Context, pg *page.Page) (_ *page.Observation,
 	return obs, tabIDs, nil
 }
 
-// browserErr says why the page could not be read: the session ended, or
+// browserErr says why the page could not be read: the browser ended, or
 // the page failed.
-func (s *Session) browserErr(ctx context.Context, err error) error {
+func (s *Browser) browserErr(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	// A browser that went away fails the page first; the session learns why
+	// A browser that went away fails the page first; the browser context learns why
 	// a moment later.
-	if serr := s.sess.Ended(ctx); serr != nil {
+	if serr := s.bctx.Ended(ctx); serr != nil {
 		return fmt.Errorf("the browser session ended: %w", serr)
 	}
 	if ctx.Err() != nil {
@@ -455,11 +455,11 @@ func (s *Session) browserErr(ctx context.Context, err error) error {
 	return fmt.Errorf("the page could not be read: %w", err)
 }
 
-// Tab is a tab of the session, for what concerns its whole document.
+// Tab is a tab of the run's browser, for what concerns its whole document.
 type Tab struct{ ctx context.Context }
 
 // ActiveTab returns the active tab.
-func (s *Session) ActiveTab(ctx context.Context) (Tab, error) {
+func (s *Browser) ActiveTab(ctx context.Context) (Tab, error) {
 	if _, err := s.page(ctx); err != nil {
 		return Tab{}, err
 	}
@@ -508,38 +508,38 @@ func onTab(tab, ctx context.Context, d time.Duration) (context.Context, context.
 	return c, func() { stop(); cancel() }
 }
 
-// Mark is the downloads of the session at a moment: WaitDownload waits for
+// Mark is the downloads of the run's browser at a moment: WaitDownload waits for
 // one after it.
 type Mark struct{ done, failed int }
 
-// Mark returns the downloads of the session now.
-func (s *Session) Mark() Mark {
-	return Mark{done: len(s.sess.Downloads()), failed: len(s.sess.FailedDownloads())}
+// Mark returns the downloads of the run's browser now.
+func (s *Browser) Mark() Mark {
+	return Mark{done: len(s.bctx.Downloads().Completed()), failed: len(s.bctx.Downloads().Failed())}
 }
 
 // WaitDownload waits until a download that started after m completes, up
 // to timeout, and returns the names of the new files.
-func (s *Session) WaitDownload(ctx context.Context, m Mark, timeout time.Duration) ([]string, error) {
+func (s *Browser) WaitDownload(ctx context.Context, m Mark, timeout time.Duration) ([]string, error) {
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		done := s.sess.Downloads()
-		if len(done) > m.done && s.sess.PendingDownloads() == 0 {
+		done := s.bctx.Downloads().Completed()
+		if len(done) > m.done && s.bctx.Downloads().Pending() == 0 {
 			break
 		}
-		if failed := s.sess.FailedDownloads(); len(failed) > m.failed && len(done) == m.done && s.sess.PendingDownloads() == 0 {
+		if failed := s.bctx.Downloads().Failed(); len(failed) > m.failed && len(done) == m.done && s.bctx.Downloads().Pending() == 0 {
 			f := failed[len(failed)-1]
 			return nil, fmt.Errorf("the download of %s failed: %s", f.Name, f.Reason)
 		}
-		if err := s.sess.Err(); err != nil {
+		if err := s.bctx.Err(); err != nil {
 			return nil, fmt.Errorf("the browser session ended: %w", err)
 		}
 		if time.Now().After(deadline) {
 			if len(done) > m.done {
 				break // a later download is still running; keep what finished
 			}
-			if s.sess.PendingDownloads() > 0 {
+			if s.bctx.Downloads().Pending() > 0 {
 				return nil, fmt.Errorf("the download did not finish within %s", timeout)
 			}
 			return nil, fmt.Errorf("no download started within %s", timeout)
@@ -560,25 +560,25 @@ func (s *Session) WaitDownload(ctx context.Context, m Mark, timeout time.Duratio
 // SyncDownloads adds the downloads the browser completed since the last
 // call to the run's files, renaming a file whose name the artifact store
 // would refuse. It returns the names added.
-func (s *Session) SyncDownloads() []string {
-	return s.files.sync(s.sess.Downloads())
+func (s *Browser) SyncDownloads() []string {
+	return s.files.sync(s.bctx.Downloads().Completed())
 }
 
 // Close ends the browser side of the run: it waits for downloads in
-// progress (bounded), stops the recording, closes the browser session and
+// progress (bounded), stops the recording, closes the browser context and
 // removes the temporary files. It returns the recording's file name, ""
 // when there is none. When ctx is done it hurries, since the daemon waits
 // for the run to return.
-func (s *Session) Close(ctx context.Context) (recording string) {
+func (s *Browser) Close(ctx context.Context) (recording string) {
 	budget := 60 * time.Second
 	if ctx.Err() != nil {
 		budget = 1500 * time.Millisecond
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), budget)
 	defer cancel()
-	if ctx.Err() == nil && s.sess.Err() == nil {
+	if ctx.Err() == nil && s.bctx.Err() == nil {
 		wctx, wcancel := context.WithTimeout(cctx, 30*time.Second)
-		if err := s.sess.WaitDownloads(wctx); err != nil {
+		if err := s.bctx.Downloads().Wait(wctx); err != nil {
 			s.log.Warn("downloads left unfinished", "error", err)
 		}
 		wcancel()
@@ -599,8 +599,8 @@ func (s *Session) Close(ctx context.Context) (recording string) {
 		pg.Close()
 	}
 	if !s.shared {
-		if err := s.sess.Close(cctx); err != nil {
-			s.log.Debug("closing the browser session", "error", err)
+		if err := s.bctx.Close(cctx); err != nil {
+			s.log.Debug("closing the browser context", "error", err)
 		}
 	}
 	s.files.removeTemp()

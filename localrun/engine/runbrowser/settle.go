@@ -1,4 +1,4 @@
-package session
+package runbrowser
 
 // Settling a tab after actions, on events rather than fixed sleeps.
 //

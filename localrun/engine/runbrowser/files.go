@@ -1,4 +1,4 @@
-package session
+package runbrowser
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/egress"
 )
 
 // maxUploadBytes caps a file fetched to be uploaded.

@@ -1,4 +1,4 @@
-package session
+package runbrowser
 
 // The egress of a run's browser (package internal/egress): every
 // navigation the run asks for is checked here before the browser goes
@@ -16,8 +16,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/localrun/engine/page"
 )
 
 // Refusals records the refusals of a browser context's egress (its

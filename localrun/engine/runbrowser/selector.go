@@ -1,4 +1,4 @@
-package session
+package runbrowser
 
 // Selectors that find, without a model, an element the model located: the
 // result of a located single action and of an action block's AI fallback,
@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/agentfile/script"
+	"github.com/abctl/abctl/localrun/engine/page"
 )
 
 // selectorBudget bounds the checks of all the candidates together.

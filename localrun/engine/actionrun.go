@@ -1,18 +1,18 @@
 package engine
 
-// The sessions of single actions (POST /v1/sdk/run_action); action.go does
-// the actions.
+// The runs of single actions (POST /v1/sdk/run_action), kept open between
+// their actions; action.go does the actions.
 //
-// A request without workflow_run_id opens a browser session for the new
+// A request without workflow_run_id opens a browser context for the new
 // workflow run the daemon created (files in Job.Dir), loads the request's
-// url and runs the action. The session stays open for follow-up requests
+// url and runs the action. The run stays open for follow-up requests
 // that name the run: each acts on the page it finds unless its url names
 // another document (url is empty, as abctl action --run without --url
 // sends; the url the tab is on, fragment aside, as the SDKs send it; or
 // the url the tab was last sent to, while it is still on the page that
 // load landed on after redirects): a router changing the fragment or a
 // redirect does not reload the page and lose what was typed.
-// A session closes after Config.ActionIdle without an action, when the
+// A run closes after Config.ActionIdle without an action, when the
 // browser goes away, or at shutdown; the end function given with the first
 // request then receives the run's result: completed (failed when the browser
 // went away or the first page could not be loaded), the step count and the
@@ -27,37 +27,38 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
-	"github.com/abctl/abctl/localrun/engine/session"
+	"github.com/abctl/abctl/localrun/engine/runbrowser"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/egress"
 )
 
 // maxActionTimeout caps the timeout of a single action.
 const maxActionTimeout = 5 * time.Minute
 
-// actionSession is the open browser session of a run_action workflow run.
-type actionSession struct {
+// actionRun is a run_action workflow run whose browser stays open for
+// its follow-up actions.
+type actionRun struct {
 	e     *Engine
 	runID string
-	// lock (capacity 1) is held during an action and while the session
+	// lock (capacity 1) is held during an action and while the run
 	// ends; the fields below are guarded by it.
 	lock     chan struct{}
-	done     chan struct{} // closed when the session has ended
+	done     chan struct{} // closed when the run has ended
 	r        *run
 	end      func(executor.Result)
 	timer    *time.Timer
 	lastUsed time.Time
 	ended    bool
-	// asked and landed are the url the last navigation of the session was
+	// asked and landed are the url the last navigation of the run was
 	// asked for and the page it landed on (after redirects): while the tab
 	// is still on that page, a follow-up naming the url asked for is on it.
 	asked, landed string
 }
 
-func (as *actionSession) acquire(ctx context.Context) error {
+func (as *actionRun) acquire(ctx context.Context) error {
 	select {
 	case as.lock <- struct{}{}:
 		if as.timer != nil {
@@ -70,7 +71,7 @@ func (as *actionSession) acquire(ctx context.Context) error {
 }
 
 // release ends an action: the idle period starts again.
-func (as *actionSession) release() {
+func (as *actionRun) release() {
 	idle := as.e.cfg.ActionIdle
 	if !as.ended {
 		as.lastUsed = time.Now()
@@ -83,8 +84,8 @@ func (as *actionSession) release() {
 	<-as.lock
 }
 
-// expire ends a session that was idle for ActionIdle.
-func (as *actionSession) expire() {
+// expire ends a run that was idle for ActionIdle.
+func (as *actionRun) expire() {
 	idle := as.e.cfg.ActionIdle
 	as.lock <- struct{}{}
 	if as.ended || time.Since(as.lastUsed) < idle-50*time.Millisecond {
@@ -96,9 +97,9 @@ func (as *actionSession) expire() {
 	<-as.lock
 }
 
-// close ends the session and reports the run's result. The caller holds
+// close ends the run, closing its browser, and reports its result. The caller holds
 // as.lock.
-func (as *actionSession) close(status client.RunStatus, reason string) {
+func (as *actionRun) close(status client.RunStatus, reason string) {
 	if as.ended {
 		return
 	}
@@ -121,21 +122,21 @@ func (as *actionSession) close(status client.RunStatus, reason string) {
 	}
 }
 
-// ActionSessionOpen reports whether the workflow run has an open browser
-// session for single actions.
-func (e *Engine) ActionSessionOpen(runID string) bool {
+// ActionRunOpen implements executor.Actions: it reports whether the
+// workflow run is a run_action run whose browser is still open.
+func (e *Engine) ActionRunOpen(runID string) bool {
 	e.actMu.Lock()
 	defer e.actMu.Unlock()
 	_, ok := e.acts[runID]
 	return ok
 }
 
-// EndActionSessions closes every open single-action session, as the idle
+// EndActionRuns closes every open run_action run, as the idle
 // period would (each end function is called), waiting for the actions in
 // progress, bounded by ctx.
-func (e *Engine) EndActionSessions(ctx context.Context) {
+func (e *Engine) EndActionRuns(ctx context.Context) {
 	e.actMu.Lock()
-	all := make([]*actionSession, 0, len(e.acts))
+	all := make([]*actionRun, 0, len(e.acts))
 	for _, as := range e.acts {
 		all = append(all, as)
 	}
@@ -150,9 +151,9 @@ func (e *Engine) EndActionSessions(ctx context.Context) {
 	}
 }
 
-// EndActionSession implements executor.Actions: it closes the session of
+// EndActionRun implements executor.Actions: it closes the run_action run
 // runID after the action in progress, if any.
-func (e *Engine) EndActionSession(ctx context.Context, runID string, status client.RunStatus, reason string) {
+func (e *Engine) EndActionRun(ctx context.Context, runID string, status client.RunStatus, reason string) {
 	e.actMu.Lock()
 	as := e.acts[runID]
 	e.actMu.Unlock()
@@ -167,17 +168,18 @@ func (e *Engine) EndActionSession(ctx context.Context, runID string, status clie
 	<-as.lock
 }
 
-func sessionEnded(runID string, idle time.Duration) error {
+// actionRunEnded is the error of a follow-up action whose run has closed.
+func actionRunEnded(runID string, idle time.Duration) error {
 	return &executor.ActionError{Kind: executor.ActionInvalid, Msg: fmt.Sprintf(
 		"The browser session of workflow run %s has ended (a session closes after %s without an action, or when its browser goes away). Leave workflow_run_id out to start a new one.",
 		runID, idle)}
 }
 
-// RunAction runs req.Action in the browser session of workflow run
+// RunAction runs req.Action in the browser of run_action workflow run
 // job.RunID (see the comments at the top of this file and of action.go).
-// Without req.WorkflowRunID it opens the session, whose files go to
+// Without req.WorkflowRunID it opens the run, whose files go to
 // job.Dir, and progress (steps and screenshots) and end (the run's result
-// when the session closes) are kept for its life; with it, the session
+// when the run closes) are kept for its life; with it, the run
 // must be open, and progress and end are ignored. The result is the
 // action's result as JSON. Errors that are the request's are *executor.ActionError.
 func (e *Engine) RunAction(ctx context.Context, job *executor.Job, req *client.RunActionRequest, progress executor.Progress, end func(executor.Result)) (json.RawMessage, error) {
@@ -186,7 +188,7 @@ func (e *Engine) RunAction(ctx context.Context, job *executor.Job, req *client.R
 		return nil, err
 	}
 	if act.Type == client.ActionUploadFile {
-		if err := session.CheckFileURL(act.FileURL); err != nil {
+		if err := runbrowser.CheckFileURL(act.FileURL); err != nil {
 			return nil, fileURLErr(err)
 		}
 	}
@@ -194,7 +196,7 @@ func (e *Engine) RunAction(ctx context.Context, job *executor.Job, req *client.R
 	if act.Timeout != nil && *act.Timeout > 0 {
 		timeout = min(time.Duration(*act.Timeout*float64(time.Millisecond)), maxActionTimeout)
 	}
-	var as *actionSession
+	var as *actionRun
 	created := req.WorkflowRunID == ""
 	if created {
 		var err error
@@ -206,22 +208,22 @@ func (e *Engine) RunAction(ctx context.Context, job *executor.Job, req *client.R
 		as = e.acts[job.RunID]
 		e.actMu.Unlock()
 		if as == nil {
-			return nil, sessionEnded(job.RunID, e.cfg.ActionIdle)
+			return nil, actionRunEnded(job.RunID, e.cfg.ActionIdle)
 		}
 		if err := as.acquire(ctx); err != nil {
 			return nil, err
 		}
 		if as.ended {
 			<-as.lock
-			return nil, sessionEnded(job.RunID, e.cfg.ActionIdle)
+			return nil, actionRunEnded(job.RunID, e.cfg.ActionIdle)
 		}
 	}
 	defer as.release()
 	return as.do(ctx, req, timeout, created)
 }
 
-// openAction opens the session of a new run_action workflow run, held.
-func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.RunActionRequest, progress executor.Progress, end func(executor.Result)) (*actionSession, error) {
+// openAction opens a new run_action workflow run and its browser, held.
+func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.RunActionRequest, progress executor.Progress, end func(executor.Result)) (*actionRun, error) {
 	if progress == nil {
 		progress = nopProgress{}
 	}
@@ -237,18 +239,18 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 		}
 		return nil, &executor.ActionError{Kind: executor.ActionUnavailable, Msg: text.UpperFirst(err.Error())}
 	}
-	var bs *browser.Session
+	var bs *browser.Context
 	var be *browserEgress
 	var release func()
 	if job.BrowserSessionID != "" {
-		// In a kept browser session, held until this action session ends.
-		if bs, be, release, err = e.useKept(ctx, job.OrgID, job.BrowserSessionID); err != nil {
+		// In a browser session, held until this run_action run ends.
+		if bs, be, release, err = e.useBrowserSession(ctx, job.OrgID, job.BrowserSessionID); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, &executor.ActionError{Kind: executor.ActionConflict, Msg: err.Error()}
 		}
-	} else if bs, be, err = e.acquire(ctx, pool, job.OrgID, browser.SessionOptions{RunID: job.RunID, BrowserAddress: req.BrowserAddress, DownloadDir: job.Dir}); err != nil {
+	} else if bs, be, err = e.acquire(ctx, pool, job.OrgID, browser.ContextOptions{RunID: job.RunID, BrowserAddress: req.BrowserAddress, DownloadDir: job.Dir}); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -260,7 +262,7 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 	r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, 0, release != nil)
 	r.files.UseNetwork(r.guard, job.LocalFiles)
 	r.release = release
-	as := &actionSession{e: e, runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}
+	as := &actionRun{e: e, runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}
 	as.lock <- struct{}{}
 	e.actMu.Lock()
 	if old := e.acts[job.RunID]; old != nil {
@@ -271,7 +273,7 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 	}
 	e.acts[job.RunID] = as
 	e.actMu.Unlock()
-	// A browser that goes away ends the session at once.
+	// A browser that goes away ends the run at once.
 	e.wg.Go(func() {
 		select {
 		case <-bs.Done():
@@ -346,7 +348,7 @@ func (e *Engine) checkAction(act *client.Action) error {
 // fileURLErr turns a file_url the engine could not use into the API's
 // 400; other errors stay as they are.
 func fileURLErr(err error) error {
-	var fe *session.FetchError
+	var fe *runbrowser.FetchError
 	if errors.As(err, &fe) {
 		return &executor.ActionError{Kind: executor.ActionInvalid, Msg: fe.Msg}
 	}

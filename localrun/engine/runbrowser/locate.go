@@ -1,4 +1,4 @@
-package session
+package runbrowser
 
 // The view's Locating (agent.Locating): the locators a recorded script
 // keeps for an element, and finding an element again by them.
@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abctl/abctl/agentfile/script"
+	"github.com/abctl/abctl/internal/retry"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/page"
-	"github.com/abctl/abctl/internal/retry"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 var _ agent.Locating = (*view)(nil)
