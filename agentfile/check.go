@@ -10,8 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/agentfile/tmpl"
+	"github.com/abctl/abctl/client"
 )
 
 // validate runs the checks the service makes beyond shapes (the client's

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
+	ts "github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/localrun/executor"
-	ts "github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/llm"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
 )

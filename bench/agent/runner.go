@@ -15,9 +15,9 @@ import (
 	"unicode"
 
 	"github.com/abctl/abctl/client"
+	ts "github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/executor"
-	ts "github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/llm"
 )
 

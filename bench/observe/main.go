@@ -46,8 +46,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
-	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/localrun/engine/page"
 )
 
 // pages are the test site's pages measured: forms, names hidden where a

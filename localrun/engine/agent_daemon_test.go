@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/llm"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
 )

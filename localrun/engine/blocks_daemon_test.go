@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/engine/blocks"
-	"github.com/abctl/abctl/internal/testsite"
 )
 
 // TestDaemonFilesMailAndStorage: the file, mail and storage blocks through

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/engine/blocks"
-	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/llm"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
 )

@@ -13,9 +13,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/llm"
 )
 

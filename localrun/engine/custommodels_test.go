@@ -19,8 +19,8 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/internal/egress"
+	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/llm"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
 )

@@ -9,9 +9,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/localrun/engine"
 )
 
 // BenchmarkEgress measures what the egress policy costs a run: the same

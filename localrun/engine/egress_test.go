@@ -24,12 +24,12 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine"
-	"github.com/abctl/abctl/localrun/engine/browser"
-	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/internal/chromiumtest"
 	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/internal/egress/egresstest"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/engine/browser"
+	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/localrun/llm"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
 )

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/internal/mailtest"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/localrun/engine"
 )
 
 const smtpPassword = "smtp-pa55word-secret"

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/testsite"
 )
 
 // TestAgentOfModelFreeBlocks runs an agent through the test site's pages

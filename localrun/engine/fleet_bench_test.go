@@ -28,10 +28,10 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
-	"github.com/abctl/abctl/localrun/engine"
-	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/internal/chromiumtest"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/engine/browser"
 )
 
 // fleetBenchRuns is the number of runs of one round; fleetBenchCapacity

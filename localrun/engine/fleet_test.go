@@ -19,9 +19,9 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/internal/chromiumtest"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/engine/browser"
-	"github.com/abctl/abctl/internal/chromiumtest"
 )
 
 // holdSite serves /hold, whose answer waits until release is called (or 60

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/testsite"
 )
 
 // needBrowser skips the test when Chromium is missing (CI has it).

@@ -37,10 +37,10 @@ import (
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
-	"github.com/abctl/abctl/localrun/engine"
-	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/internal/chromiumtest"
 	"github.com/abctl/abctl/internal/egress/egresstest"
+	"github.com/abctl/abctl/localrun/engine"
+	"github.com/abctl/abctl/localrun/engine/browser"
 )
 
 // canary is a loopback server no run may reach: it counts the

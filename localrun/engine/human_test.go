@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/mailtest"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/engine/blocks"
-	"github.com/abctl/abctl/internal/mailtest"
 )
 
 // pausedRun waits with the client until the run is paused, failing the

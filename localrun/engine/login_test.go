@@ -26,11 +26,11 @@ import (
 	"github.com/abctl/abctl/client/webhook"
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/internal/totp"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/testsite"
-	"github.com/abctl/abctl/internal/totp"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
 )
 

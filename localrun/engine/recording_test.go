@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/localrun/engine"
 )
 
 // colourSite serves pages of one colour and records when each was asked

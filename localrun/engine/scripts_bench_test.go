@@ -26,9 +26,9 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/llm"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
 )

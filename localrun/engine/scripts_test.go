@@ -17,13 +17,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/llm"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // Variants of the search page of shopPages.

@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/llm"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // pricePages serves /prices?q=..., a list of products whose prices are

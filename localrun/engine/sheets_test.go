@@ -17,8 +17,8 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/localrun/engine"
 )
 
 // fakeGoogle is Google's token endpoint and the part of the Sheets API

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/testsite"
 )
 
 // TestModelFreeStepsAreReported: every step a run of model-free blocks

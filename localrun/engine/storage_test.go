@@ -22,11 +22,11 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/sftptest"
+	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/engine/blocks"
 	"github.com/abctl/abctl/localrun/executor"
-	"github.com/abctl/abctl/internal/sftptest"
-	"github.com/abctl/abctl/internal/testsite"
 )
 
 // fakeS3 is an S3-compatible service on loopback (gofakes3, in memory)

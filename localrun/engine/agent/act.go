@@ -16,11 +16,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/engine/steplog"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // doAll does the actions of one step in order. It stops the batch when the

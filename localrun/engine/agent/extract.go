@@ -28,10 +28,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/localrun/llm"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // maxValidationErrors caps the validation errors reported.

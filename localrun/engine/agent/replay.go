@@ -27,9 +27,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/localrun/engine/steplog"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // Waits of a replay. They bound how long a replay waits for what the

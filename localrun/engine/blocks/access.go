@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/abctl/abctl/internal/egress"
-	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/engine/runbrowser"
+	"github.com/abctl/abctl/localrun/engine/secrets"
 	"github.com/abctl/abctl/localrun/engine/steplog"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/agentfile/script"
+	"github.com/abctl/abctl/client"
 )
 
 func TestCheck(t *testing.T) {

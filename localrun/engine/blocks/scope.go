@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/agentfile/tmpl"
+	"github.com/abctl/abctl/client"
 )
 
 // scope is where a block runs: the top level of the run, or an iteration

@@ -21,9 +21,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/abctl/abctl/agentfile/script"
 	"github.com/abctl/abctl/localrun/engine/agent"
 	"github.com/abctl/abctl/localrun/engine/steplog"
-	"github.com/abctl/abctl/agentfile/script"
 )
 
 // Scripts is how a run uses scripts. Set it in Run; nil runs every block

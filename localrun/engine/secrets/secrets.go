@@ -31,8 +31,8 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/internal/totp"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // DefaultCodeWait is how long Reveal waits for a pushed one-time code.

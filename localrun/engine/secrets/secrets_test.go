@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/internal/totp"
+	"github.com/abctl/abctl/localrun/executor"
 )
 
 // vault is an organization's credentials and a queue of pushed codes.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/internal/testsite"
+	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/localrun/llm"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
 )
