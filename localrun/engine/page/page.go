@@ -31,8 +31,8 @@
 // lives in a closure reachable through a Symbol-keyed global of that world:
 // a counter, a Map from local number to element and a WeakMap from element
 // to number, so a node keeps its local number for as long as it lives. Go
-// maps (realm, realm token, local number) to a short global id ("kd", see
-// ids.go for why consonants) from a counter that is never reset, so an id
+// maps (realm, realm token, local number) to a short global id ("kd": consonants only,
+// so that a model cannot read it as a number) from a counter that is never reset, so an id
 // is never reused, and ids are stable across re-observations of the same
 // nodes. Data attributes written
 // into the DOM were the alternative: visible to the page, copied by

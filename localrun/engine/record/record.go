@@ -6,7 +6,7 @@
 // A sampler goroutine takes pictures (JPEGs) of the followed tab, each with
 // the wall-clock time at which the tab looked like that: a screencast frame
 // at the time Chromium drew it (the timestamp of its metadata), a screenshot
-// at the time it was asked for. A timeline (timeline.go) turns them into the
+// at the time it was asked for. A timeline turns them into the
 // frames of a constant frame rate video whose clock is the wall clock: frame
 // k stands for t0 + k/FPS, where t0 is the call of Start, and shows the
 // newest picture taken at or before that time. A writer goroutine feeds
