@@ -168,25 +168,10 @@ func (o *CreateOptions) Validate() error {
 	case strings.TrimSpace(o.Timezone) == "":
 		return cmdutil.UsageErrorf("--timezone is required: an IANA name such as UTC or Europe/Berlin")
 	}
-	if _, err := o.parameters(); err != nil {
+	if _, err := cmdutil.Params(o.Params); err != nil {
 		return err
 	}
 	return nil
-}
-
-func (o *CreateOptions) parameters() (map[string]any, error) {
-	if len(o.Params) == 0 {
-		return nil, nil
-	}
-	out := map[string]any{}
-	for _, kv := range o.Params {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, cmdutil.UsageErrorf("--param %q: write key=value", kv)
-		}
-		out[k] = v // the service converts it to the parameter's type
-	}
-	return out, nil
 }
 
 func optional(s string) *string {
@@ -206,7 +191,7 @@ func runCreate(ctx context.Context, opts *CreateOptions) error {
 		return err
 	}
 	wpid := agent.WorkflowPermanentID
-	params, _ := opts.parameters()
+	params, _ := cmdutil.Params(opts.Params)
 	enabled := !opts.Disabled
 	r, err := c.Schedules.Create(ctx, wpid, &client.ScheduleRequest{
 		CronExpression: opts.Cron, Timezone: opts.Timezone, Enabled: &enabled, Parameters: params,

@@ -421,46 +421,28 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 }
 
 // runDiff writes the differences. Its errors exit with 2 or more
-// (diffError); differences are Silent(1).
+// (cmdutil.DiffError); differences are Silent(1).
 func runDiff(ctx context.Context, opts *DiffOptions) error {
 	local, _, err := readScriptFile(opts.IO.In, opts.File)
 	if err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	c, err := opts.Client(ctx)
 	if err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	deployed, err := c.Scripts.File(ctx, opts.ScriptID, 0)
 	if err != nil {
-		return diffError(fmt.Errorf("get the script.yaml of script %s: %w", opts.ScriptID, err))
+		return cmdutil.DiffError(fmt.Errorf("get the script.yaml of script %s: %w", opts.ScriptID, err))
 	}
 	d := agentfile.Diff(fmt.Sprintf("script/%s (deployed)", opts.ScriptID), displayPath(opts.File), deployed, local)
 	if _, err := io.WriteString(opts.IO.Out, d); err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	if d != "" {
 		return cmdutil.Silent(1)
 	}
 	return nil
-}
-
-// diffError makes every error of diff exit with 2 or more, since 1 means
-// "differences": errors that already exit with 2 or more (usage, a bad
-// script file, a refused key) keep their status and message. It is what
-// `abctl diff` does with its errors.
-func diffError(err error) error {
-	var ce *cmdutil.CodeError
-	var ue *cmdutil.UsageError
-	var nk *cmdutil.NoKeyError
-	var api *client.Error
-	switch {
-	case errors.As(err, &ce) && ce.Code >= 2, errors.As(err, &ue), errors.As(err, &nk):
-		return err
-	case errors.As(err, &api) && (api.StatusCode == 401 || api.StatusCode == 403):
-		return err
-	}
-	return &cmdutil.CodeError{Code: cmdutil.ExitUsage, Err: err}
 }
 
 // DeployOptions are the inputs of `abctl scripts deploy`.
@@ -582,7 +564,7 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 				return err
 			}
 			opts.ScriptID = id
-			if _, err := opts.parameters(); err != nil {
+			if _, err := cmdutil.Params(opts.Params); err != nil {
 				return err
 			}
 			return cmdutil.Run(cmd, opts, runF, runRun)
@@ -596,33 +578,14 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 	return cmd
 }
 
-// parameters reads --param key=value into the run's parameters.
-func (o *RunOptions) parameters() (map[string]any, error) {
-	if len(o.Params) == 0 {
-		return nil, nil
-	}
-	out := map[string]any{}
-	for _, kv := range o.Params {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, cmdutil.UsageErrorf("--param %q: write key=value", kv)
-		}
-		out[k] = v // the service converts it to the parameter's type
-	}
-	return out, nil
-}
-
 func runRun(ctx context.Context, opts *RunOptions) error {
-	params, err := opts.parameters()
+	params, err := cmdutil.Params(opts.Params)
 	if err != nil {
 		return err
 	}
-	c, err := opts.Client(ctx)
+	c, err := cmdutil.DetachableClient(ctx, opts.Client, opts.Embedded, opts.Detach)
 	if err != nil {
 		return err
-	}
-	if opts.Detach && opts.Embedded() {
-		return cmdutil.DetachWithEmbeddedDaemon()
 	}
 	run, err := c.Scripts.Run(ctx, opts.ScriptID, &client.RunScriptRequest{Parameters: params})
 	if err != nil {
