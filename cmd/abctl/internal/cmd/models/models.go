@@ -94,39 +94,32 @@ func modelsListing(ms []*client.CustomLLM, single bool) printer.Listing {
 
 // ListOptions are the inputs of `abctl models list`.
 type ListOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
-	Format printer.Format
+	listing.ListOptions
 }
 
 // NewCmdList returns `abctl models list`. runF, when not nil, is called
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
+	opts := &ListOptions{}
+	return listing.NewListCmd(f, &opts.ListOptions, "", &cobra.Command{
 		Use:     "list",
-		Aliases: []string{"ls"},
 		Short:   "List the organization's custom models, newest first (never their keys)",
 		Example: "  abctl models list\n  abctl models list -o json",
-		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			c, err := opts.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			ms, err := c.CustomLLMs.List(cmd.Context())
-			if err != nil {
-				return fmt.Errorf("list custom models: %w", err)
-			}
-			return modelsListing(ms, false).Print(opts.IO, opts.Now(), opts.Format)
-		},
+	}, func(cmd *cobra.Command, _ []string) error {
+		return cmdutil.Run(cmd, opts, runF, runList)
+	})
+}
+
+func runList(ctx context.Context, opts *ListOptions) error {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return err
 	}
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	ms, err := c.CustomLLMs.List(ctx)
+	if err != nil {
+		return fmt.Errorf("list custom models: %w", err)
+	}
+	return opts.Print(modelsListing(ms, false))
 }
 
 // CreateOptions are the inputs of `abctl models create`.

@@ -205,43 +205,35 @@ func runCreate(ctx context.Context, opts *CreateOptions) error {
 
 // ListOptions are the inputs of `abctl schedules list`.
 type ListOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+	listing.ListOptions
 
 	// Agent lists the schedules of one agent; "" lists the organization's.
 	Agent  string
 	Status client.ScheduleStatus
 	Search string
-	Limit  int // 0: all
-	Format printer.Format
 }
 
 // NewCmdList returns `abctl schedules list`. runF, when not nil, is called
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	opts := &ListOptions{}
 	var status string
-	cmd := &cobra.Command{
-		Use:     "list [AGENT]",
-		Aliases: []string{"ls"},
-		Short:   "List schedules, of the organization or of one agent",
+	cmd := listing.NewListCmd(f, &opts.ListOptions, "schedules", &cobra.Command{
+		Use:   "list [AGENT]",
+		Short: "List schedules, of the organization or of one agent",
 		Example: "  abctl schedules list\n" +
 			"  abctl schedules list --status paused -o name\n" +
 			"  abctl schedules list invoices -o yaml",
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Agent, opts.Status = "", client.ScheduleStatus(status)
-			if len(args) == 1 {
-				opts.Agent = args[0]
-			}
-			return cmdutil.Run(cmd, opts, runF, runList)
-		},
-	}
+	}, func(cmd *cobra.Command, args []string) error {
+		opts.Agent, opts.Status = "", client.ScheduleStatus(status)
+		if len(args) == 1 {
+			opts.Agent = args[0]
+		}
+		return cmdutil.Run(cmd, opts, runF, runList)
+	})
 	cmd.Flags().StringVar(&status, "status", "", "only active (enabled) or paused (disabled) schedules")
 	cmd.Flags().StringVar(&opts.Search, "search", "", "only schedules whose name or agent title contains this text")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many schedules (0: all)")
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -287,7 +279,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	return schedulesListing(items, items).Print(opts.IO, opts.Now(), opts.Format)
+	return opts.Print(schedulesListing(items, items))
 }
 
 // ofAgent keeps the schedules of the agent wpid.

@@ -18,7 +18,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -141,39 +140,27 @@ func recordedFrom(s *client.Script) string {
 
 // ListOptions are the inputs of `abctl scripts list`.
 type ListOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+	listing.ListOptions
 
 	// Agent lists the scripts of one agent (its name or wpid_...); "" lists
 	// the organization's.
-	Agent  string
-	Limit  int // 0: all
-	Format printer.Format
+	Agent string
 }
 
 // NewCmdList returns `abctl scripts list`. runF, when not nil, is called
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
-		Use:     "list [--agent AGENT]",
-		Aliases: []string{"ls"},
-		Short:   "List the scripts, newest first, at their latest versions",
+	opts := &ListOptions{}
+	cmd := listing.NewListCmd(f, &opts.ListOptions, "scripts", &cobra.Command{
+		Use:   "list [--agent AGENT]",
+		Short: "List the scripts, newest first, at their latest versions",
 		Long: "list shows each script at its latest version: the agent and cache key it belongs to,\n" +
 			"the version, and the run it was recorded from (empty for a version deployed by hand).",
 		Example: "  abctl scripts list\n  abctl scripts list --agent search-extract -o json",
-		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := listing.CheckLimit(opts.Limit); err != nil {
-				return err
-			}
-			return cmdutil.Run(cmd, opts, runF, runList)
-		},
-	}
+	}, func(cmd *cobra.Command, _ []string) error {
+		return cmdutil.Run(cmd, opts, runF, runList)
+	})
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "only the scripts of this agent (its name or wpid_...)")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many scripts (0: all)")
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -192,7 +179,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := scriptsListing(items).Print(opts.IO, opts.Now(), opts.Format); err != nil {
+	if err := opts.Print(scriptsListing(items)); err != nil {
 		return err
 	}
 	if len(items) == 0 && (opts.Format == printer.Table || opts.Format == printer.Wide) {
