@@ -2,6 +2,7 @@ package listing
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"time"
 
@@ -66,4 +67,18 @@ func Read[T any](ctx context.Context, opts *ListOptions, what string, all func(c
 		return nil, err
 	}
 	return Collect(all(c, PageSize(opts.Limit)), opts.Limit, what)
+}
+
+// ReadAll reads a list that the service answers whole, with list; an
+// error of list starts with failed ("list the browser sessions: ...").
+func ReadAll[T any](ctx context.Context, opts *ListOptions, failed string, list func(c *client.Client) ([]T, error)) ([]T, error) {
+	c, err := opts.Client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	items, err := list(c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", failed, err)
+	}
+	return items, nil
 }

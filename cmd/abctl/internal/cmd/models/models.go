@@ -93,15 +93,13 @@ func modelsListing(ms []*client.CustomLLM, single bool) printer.Listing {
 }
 
 // ListOptions are the inputs of `abctl models list`.
-type ListOptions struct {
-	listing.ListOptions
-}
+type ListOptions = listing.ListOptions
 
 // NewCmdList returns `abctl models list`. runF, when not nil, is called
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{}
-	return listing.NewListCmd(f, &opts.ListOptions, "", &cobra.Command{
+	return listing.NewListCmd(f, opts, "", &cobra.Command{
 		Use:     "list",
 		Short:   "List the organization's custom models, newest first (never their keys)",
 		Example: "  abctl models list\n  abctl models list -o json",
@@ -111,13 +109,9 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 }
 
 func runList(ctx context.Context, opts *ListOptions) error {
-	c, err := opts.Client(ctx)
+	ms, err := listing.ReadAll(ctx, opts, "list custom models", func(c *client.Client) ([]*client.CustomLLM, error) { return c.CustomLLMs.List(ctx) })
 	if err != nil {
 		return err
-	}
-	ms, err := c.CustomLLMs.List(ctx)
-	if err != nil {
-		return fmt.Errorf("list custom models: %w", err)
 	}
 	return opts.Print(modelsListing(ms, false))
 }

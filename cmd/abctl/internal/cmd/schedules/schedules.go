@@ -182,11 +182,7 @@ func optional(s string) *string {
 }
 
 func runCreate(ctx context.Context, opts *CreateOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	agent, err := agentref.Get(ctx, c, opts.Agent)
+	c, agent, err := clientAndAgent(ctx, opts.Client, opts.Agent)
 	if err != nil {
 		return err
 	}
@@ -324,75 +320,81 @@ const oneArgs = "an agent (wpid_... or its name) and a schedule id (wfs_...)"
 // NewCmdGet returns `abctl schedules get`. runF, when not nil, is called
 // with the validated options instead of reading the schedule.
 func NewCmdGet(f *cmdutil.Factory, runF func(*OneOptions) error) *cobra.Command {
-	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
+	return newCmdOne(f, &cobra.Command{
 		Use:     "get AGENT SCHEDULE_ID",
 		Short:   "Show a schedule and its next run times",
 		Example: "  abctl schedules get invoices wfs_123 -o yaml",
-		Args:    cmdutil.ExactArgs(2, oneArgs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.read(args); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runOne(cmd.Context(), opts, func(ctx context.Context, c *client.Client, wpid string) (*client.ScheduleResponse, error) {
-				return c.Schedules.Get(ctx, wpid, opts.ScheduleID)
-			})
-		},
-	}
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	}, runF, func(ctx context.Context, c *client.Client, wpid, id string) (*client.ScheduleResponse, error) {
+		return c.Schedules.Get(ctx, wpid, id)
+	})
 }
 
 // NewCmdSetEnabled returns `abctl schedules enable` (enabled) or
 // `abctl schedules disable`. runF, when not nil, is called with the
 // validated options instead.
 func NewCmdSetEnabled(f *cmdutil.Factory, enabled bool, runF func(*OneOptions) error) *cobra.Command {
-	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
 	use, short := "disable", "Stop a schedule from starting runs (keep it)"
 	if enabled {
 		use, short = "enable", "Let a schedule start runs again, from now on (the times it missed are not run)"
 	}
-	cmd := &cobra.Command{
+	return newCmdOne(f, &cobra.Command{
 		Use:     use + " AGENT SCHEDULE_ID",
 		Short:   short,
 		Example: "  abctl schedules " + use + " invoices wfs_123",
-		Args:    cmdutil.ExactArgs(2, oneArgs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.read(args); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runOne(cmd.Context(), opts, func(ctx context.Context, c *client.Client, wpid string) (*client.ScheduleResponse, error) {
-				if enabled {
-					return c.Schedules.Enable(ctx, wpid, opts.ScheduleID)
-				}
-				return c.Schedules.Disable(ctx, wpid, opts.ScheduleID)
-			})
-		},
+	}, runF, func(ctx context.Context, c *client.Client, wpid, id string) (*client.ScheduleResponse, error) {
+		if enabled {
+			return c.Schedules.Enable(ctx, wpid, id)
+		}
+		return c.Schedules.Disable(ctx, wpid, id)
+	})
+}
+
+// newCmdOne completes cmd, which says what the command is (Use, Short,
+// Example), into a command on one schedule that shows the schedule it
+// answers with: get, enable, disable. call asks the service, with the id
+// of the schedule's agent (wpid) and the schedule's id; runF, when not
+// nil, is called with the options instead.
+func newCmdOne(f *cmdutil.Factory, cmd *cobra.Command, runF func(*OneOptions) error,
+	call func(ctx context.Context, c *client.Client, wpid, id string) (*client.ScheduleResponse, error)) *cobra.Command {
+	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	cmd.Args = cmdutil.ExactArgs(2, oneArgs)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := opts.read(args); err != nil {
+			return err
+		}
+		if runF != nil {
+			return runF(opts)
+		}
+		return runOne(cmd.Context(), opts, call)
 	}
 	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
-func runOne(ctx context.Context, opts *OneOptions, call func(context.Context, *client.Client, string) (*client.ScheduleResponse, error)) error {
-	c, err := opts.Client(ctx)
+func runOne(ctx context.Context, opts *OneOptions, call func(ctx context.Context, c *client.Client, wpid, id string) (*client.ScheduleResponse, error)) error {
+	c, agent, err := clientAndAgent(ctx, opts.Client, opts.Agent)
 	if err != nil {
 		return err
 	}
-	agent, err := agentref.Get(ctx, c, opts.Agent)
-	if err != nil {
-		return err
-	}
-	r, err := call(ctx, c, agent.WorkflowPermanentID)
+	r, err := call(ctx, c, agent.WorkflowPermanentID, opts.ScheduleID)
 	if err != nil {
 		return fmt.Errorf("schedule %s of %s: %w", opts.ScheduleID, opts.Agent, err)
 	}
 	return printOne(opts.IO, opts.Now(), opts.Format, r, agent.Title)
+}
+
+// clientAndAgent returns the service's client and the agent ref names
+// (its name or id).
+func clientAndAgent(ctx context.Context, newClient func(context.Context) (*client.Client, error), ref string) (*client.Client, *client.Agent, error) {
+	c, err := newClient(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	agent, err := agentref.Get(ctx, c, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, agent, nil
 }
 
 // NewCmdDelete returns `abctl schedules delete`. runF, when not nil, is

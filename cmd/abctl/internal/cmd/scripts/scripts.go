@@ -79,6 +79,17 @@ func scriptID(arg string) (string, error) {
 	return id, nil
 }
 
+// readScriptID reads the script id arg (an id or script/ID) into *id; a
+// wrong one is a usage error, and leaves *id as it was.
+func readScriptID(id *string, arg string) error {
+	v, err := scriptID(arg)
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}
+
 // readScriptFile reads and checks a local script.yaml ("-": stdin). A file
 // that cannot be read, or is not a valid abctl script, is an error of exit
 // status 2 naming the file and the place in it, as a bad agent file is.
@@ -231,11 +242,9 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 			"  abctl scripts get s_123 -o yaml > script.yaml",
 		Args: cmdutil.ExactArgs(1, "a script id (s_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := scriptID(args[0])
-			if err != nil {
+			if err := readScriptID(&opts.ScriptID, args[0]); err != nil {
 				return err
 			}
-			opts.ScriptID = id
 			return cmdutil.Run(cmd, opts, runF, runGet)
 		},
 	}
@@ -396,11 +405,10 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 			"  abctl scripts diff s_123 script.yaml",
 		Args: cmdutil.ExactArgs(2, "a script id (s_...) and a script.yaml file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := scriptID(args[0])
-			if err != nil {
+			if err := readScriptID(&opts.ScriptID, args[0]); err != nil {
 				return err
 			}
-			opts.ScriptID, opts.File = id, args[1]
+			opts.File = args[1]
 			return cmdutil.Run(cmd, opts, runF, runDiff)
 		},
 	}
@@ -462,11 +470,10 @@ func NewCmdDeploy(f *cmdutil.Factory, runF func(*DeployOptions) error) *cobra.Co
 			"  abctl scripts deploy s_123 script.yaml",
 		Args: cmdutil.ExactArgs(2, "a script id (s_...) and a script.yaml file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := scriptID(args[0])
-			if err != nil {
+			if err := readScriptID(&opts.ScriptID, args[0]); err != nil {
 				return err
 			}
-			opts.ScriptID, opts.File = id, args[1]
+			opts.File = args[1]
 			return cmdutil.Run(cmd, opts, runF, runDeploy)
 		},
 	}
@@ -546,11 +553,9 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 			"  RUN=$(abctl scripts run s_123 --detach) && abctl runs watch \"$RUN\"",
 		Args: cmdutil.ExactArgs(1, "a script id (s_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := scriptID(args[0])
-			if err != nil {
+			if err := readScriptID(&opts.ScriptID, args[0]); err != nil {
 				return err
 			}
-			opts.ScriptID = id
 			if _, err := cmdutil.Params(opts.Params); err != nil {
 				return err
 			}

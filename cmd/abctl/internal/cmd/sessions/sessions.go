@@ -259,15 +259,13 @@ func runCreate(ctx context.Context, opts *CreateOptions) error {
 }
 
 // ListOptions are the inputs of `abctl browser-sessions list`.
-type ListOptions struct {
-	listing.ListOptions
-}
+type ListOptions = listing.ListOptions
 
-// NewCmdList returns `abctl browser-sessions list`. runF, when not nil, is
-// called with the validated options instead of listing.
+// NewCmdList returns `abctl browser-sessions list`. runF, when not nil, is called
+// with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
 	opts := &ListOptions{}
-	return listing.NewListCmd(f, &opts.ListOptions, "", &cobra.Command{
+	return listing.NewListCmd(f, opts, "", &cobra.Command{
 		Use:   "list",
 		Short: "List browser sessions, newest first, open and ended",
 		Example: "  abctl browser-sessions list\n" +
@@ -278,13 +276,9 @@ func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Comman
 }
 
 func runList(ctx context.Context, opts *ListOptions) error {
-	c, err := opts.Client(ctx)
+	ss, err := listing.ReadAll(ctx, opts, "list the browser sessions", func(c *client.Client) ([]*client.BrowserSession, error) { return c.BrowserSessions.List(ctx) })
 	if err != nil {
 		return err
-	}
-	ss, err := c.BrowserSessions.List(ctx)
-	if err != nil {
-		return fmt.Errorf("list the browser sessions: %w", err)
 	}
 	return opts.Print(sessionsListing(ss, false, opts.Now()))
 }
