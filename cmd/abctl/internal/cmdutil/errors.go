@@ -1,10 +1,13 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/abctl/abctl/client"
 )
 
 // Exit codes of abctl (abctl help exit-codes prints this table).
@@ -110,4 +113,38 @@ func GroupArgs(cmd *cobra.Command, args []string) error {
 // runs inside this abctl process, which would stop the run as it exits.
 func DetachWithEmbeddedDaemon() error {
 	return UsageErrorf("--detach needs a daemon that outlives this command: the daemon runs inside abctl here and would stop the run as abctl exits; start 'abctl daemon' first")
+}
+
+// DiffError is what a command that exits as diff(1) does (0 no
+// differences, 1 differences, Silent(1)) makes of its errors: each exits
+// with 2 or more, so that none reads as "differences". Errors that already
+// exit with 2 or more (usage, an invalid file, a refused key) keep their
+// status and message; any other exits with ExitUsage.
+func DiffError(err error) error {
+	var ce *CodeError
+	var ue *UsageError
+	var nk *NoKeyError
+	var api *client.Error
+	switch {
+	case errors.As(err, &ce) && ce.Code >= 2, errors.As(err, &ue), errors.As(err, &nk):
+		return err
+	case errors.As(err, &api) && (api.StatusCode == 401 || api.StatusCode == 403):
+		return err
+	}
+	return &CodeError{Code: ExitUsage, Err: err}
+}
+
+// DetachableClient returns the client of a command that starts a run and,
+// with --detach (detach), leaves it running. Such a run needs a daemon
+// that outlives the command: when client started one inside this process
+// (embedded reports it), --detach is a usage error.
+func DetachableClient(ctx context.Context, client func(context.Context) (*client.Client, error), embedded func() bool, detach bool) (*client.Client, error) {
+	c, err := client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if detach && embedded != nil && embedded() {
+		return nil, DetachWithEmbeddedDaemon()
+	}
+	return c, nil
 }

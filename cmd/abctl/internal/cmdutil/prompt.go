@@ -2,9 +2,14 @@ package cmdutil
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
+
+	"github.com/charmbracelet/x/term"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 )
@@ -47,4 +52,66 @@ func CanConfirm(io *iostreams.IOStreams, yes bool, why string) error {
 		return UsageErrorf("%s: add --yes when no terminal can confirm", why)
 	}
 	return nil
+}
+
+// HiddenReader returns a reader of secrets typed at a terminal: each call
+// writes prompt on stderr, then reads a line from stdin without echo and
+// returns it without its line ending. An interrupt (Ctrl-C cancels ctx)
+// gives the terminal back its echo before the call returns ctx's error.
+// Over a stdin that is not a terminal (ABCTL_FORCE_TTY), there is no echo
+// to turn off: the lines are read as they come, one a call.
+func HiddenReader(ios *iostreams.IOStreams) func(ctx context.Context, prompt string) (string, error) {
+	var plain *bufio.Reader
+	return func(ctx context.Context, prompt string) (string, error) {
+		fmt.Fprint(ios.ErrOut, prompt)
+		f, ok := ios.In.(*os.File)
+		if !ok || !term.IsTerminal(f.Fd()) {
+			if plain == nil {
+				plain = bufio.NewReader(ios.In)
+			}
+			line, err := plain.ReadString('\n')
+			if err != nil && line == "" {
+				if errors.Is(err, io.EOF) {
+					return "", errors.New("stdin ended before a line was read")
+				}
+				return "", err
+			}
+			return TrimNewline(line), nil
+		}
+		return readNoEcho(ctx, f.Fd(), ios.ErrOut)
+	}
+}
+
+// readNoEcho reads a line from the terminal fd with its echo off.
+func readNoEcho(ctx context.Context, fd uintptr, errOut io.Writer) (string, error) {
+	state, err := term.GetState(fd)
+	if err != nil {
+		return "", err
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := term.ReadPassword(fd)
+		done <- result{b, err}
+	}()
+	select {
+	case r := <-done:
+		fmt.Fprintln(errOut) // the Enter that ended the line was not echoed either
+		return string(r.b), r.err
+	case <-ctx.Done():
+		_ = term.Restore(fd, state)
+		fmt.Fprintln(errOut)
+		return "", ctx.Err()
+	}
+}
+
+// TrimNewline removes one line ending ("\n" or "\r\n") at the end of s.
+func TrimNewline(s string) string {
+	if t, ok := strings.CutSuffix(s, "\n"); ok {
+		return strings.TrimSuffix(t, "\r")
+	}
+	return s
 }

@@ -112,3 +112,28 @@ func TestDeletion(t *testing.T) {
 		t.Errorf("delete fails: %v", err)
 	}
 }
+
+// TestHiddenReaderWithoutATerminal: with ABCTL_FORCE_TTY over a pipe,
+// the reader prompts on stderr and reads plain lines, one a call.
+func TestHiddenReaderWithoutATerminal(t *testing.T) {
+	ios, in, out, errOut := iostreams.Test()
+	in.WriteString("one\r\ntwo")
+	read := HiddenReader(ios)
+	a, err1 := read(t.Context(), "First: ")
+	b, err2 := read(t.Context(), "Second: ")
+	_, err3 := read(t.Context(), "Third: ")
+	if a != "one" || b != "two" || err1 != nil || err2 != nil || err3 == nil || !strings.Contains(err3.Error(), "stdin ended") {
+		t.Errorf("read %q %v, %q %v, then %v", a, err1, b, err2, err3)
+	}
+	if errOut.String() != "First: Second: Third: " || out.Len() != 0 {
+		t.Errorf("prompts on stderr %q, stdout %q", errOut.String(), out.String())
+	}
+}
+
+func TestTrimNewline(t *testing.T) {
+	for in, want := range map[string]string{"key": "key", "key\n": "key", "key\r\n": "key", "key\n\n": "key\n", "key\r": "key\r", "": ""} {
+		if got := TrimNewline(in); got != want {
+			t.Errorf("TrimNewline(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

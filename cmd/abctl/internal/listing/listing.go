@@ -1,5 +1,6 @@
 // Package listing is what the commands that list and show the service's
-// resources share: reading a list page by page up to --limit, reading
+// resources share: the inputs and flags of a list command (ListOptions,
+// NewListCmd), reading a list page by page up to --limit, reading
 // resources by id, the get command of a kind of resource (a Getter), and
 // the printer.Listing of the resources that more than one command prints
 // (folders, tag values). A command's own listings stay in its package.

@@ -121,11 +121,7 @@ func NewCmdView(f *cmdutil.Factory, runF func(*ViewOptions) error) *cobra.Comman
 }
 
 func runView(ctx context.Context, opts *ViewOptions) error {
-	file, err := opts.ConfigFile()
-	if err != nil {
-		return err
-	}
-	s, err := opts.Settings()
+	file, s, err := readConfig(opts.ConfigFile, opts.Settings)
 	if err != nil {
 		return err
 	}
@@ -173,22 +169,33 @@ func runView(ctx context.Context, opts *ViewOptions) error {
 	return l.Print(opts.IO, opts.Now(), opts.Format)
 }
 
-// UseProfileOptions are the inputs of `abctl config use-profile`.
-type UseProfileOptions struct {
+// ProfileOptions are the inputs of the commands on one profile of the
+// configuration file, named on the command line: use-profile and
+// delete-profile.
+type ProfileOptions struct {
 	IO         *iostreams.IOStreams
 	ConfigFile func() (*config.File, error)
 
-	// Name is the profile to make the default.
+	// Name is the profile to make the default, or to remove.
 	Name string
 }
+
+// UseProfileOptions are the inputs of `abctl config use-profile`.
+type UseProfileOptions = ProfileOptions
 
 // NewCmdUseProfile returns `abctl config use-profile`. runF, when not nil,
 // is called with the options instead of changing the file.
 func NewCmdUseProfile(f *cmdutil.Factory, runF func(*UseProfileOptions) error) *cobra.Command {
-	opts := &UseProfileOptions{IO: f.IO, ConfigFile: f.ConfigFile}
+	return newCmdOnProfile(f, "use-profile NAME", "Make NAME the profile used by default", runF, runUseProfile)
+}
+
+// newCmdOnProfile returns the command use (its Use), which runs run on the
+// profile its argument names, or runF when not nil.
+func newCmdOnProfile(f *cmdutil.Factory, use, short string, runF, run func(*ProfileOptions) error) *cobra.Command {
+	opts := &ProfileOptions{IO: f.IO, ConfigFile: f.ConfigFile}
 	return &cobra.Command{
-		Use:               "use-profile NAME",
-		Short:             "Make NAME the profile used by default",
+		Use:               use,
+		Short:             short,
 		Args:              cmdutil.ExactArgs(1, "the name of a profile"),
 		ValidArgsFunction: profileNames(f),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -196,7 +203,7 @@ func NewCmdUseProfile(f *cmdutil.Factory, runF func(*UseProfileOptions) error) *
 			if runF != nil {
 				return runF(opts)
 			}
-			return runUseProfile(opts)
+			return run(opts)
 		},
 	}
 }
@@ -333,31 +340,12 @@ func runSetProfile(opts *SetProfileOptions) error {
 }
 
 // DeleteProfileOptions are the inputs of `abctl config delete-profile`.
-type DeleteProfileOptions struct {
-	IO         *iostreams.IOStreams
-	ConfigFile func() (*config.File, error)
-
-	// Name is the profile to remove.
-	Name string
-}
+type DeleteProfileOptions = ProfileOptions
 
 // NewCmdDeleteProfile returns `abctl config delete-profile`. runF, when
 // not nil, is called with the options instead of changing the file.
 func NewCmdDeleteProfile(f *cmdutil.Factory, runF func(*DeleteProfileOptions) error) *cobra.Command {
-	opts := &DeleteProfileOptions{IO: f.IO, ConfigFile: f.ConfigFile}
-	return &cobra.Command{
-		Use:               "delete-profile NAME",
-		Short:             "Remove a profile from the configuration file",
-		Args:              cmdutil.ExactArgs(1, "the name of a profile"),
-		ValidArgsFunction: profileNames(f),
-		RunE: func(_ *cobra.Command, args []string) error {
-			opts.Name = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return runDeleteProfile(opts)
-		},
-	}
+	return newCmdOnProfile(f, "delete-profile NAME", "Remove a profile from the configuration file", runF, runDeleteProfile)
 }
 
 func runDeleteProfile(opts *DeleteProfileOptions) error {
@@ -407,11 +395,7 @@ func NewCmdProfiles(f *cmdutil.Factory, runF func(*ProfilesOptions) error) *cobr
 }
 
 func runProfiles(opts *ProfilesOptions) error {
-	file, err := opts.ConfigFile()
-	if err != nil {
-		return err
-	}
-	s, err := opts.Settings()
+	file, s, err := readConfig(opts.ConfigFile, opts.Settings)
 	if err != nil {
 		return err
 	}
@@ -466,4 +450,18 @@ func profileNames(f *cmdutil.Factory) cobra.CompletionFunc {
 		}
 		return file.ProfileNames(), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// readConfig reads the configuration file, and the settings this command
+// line resolves to with it.
+func readConfig(configFile func() (*config.File, error), settings func() (*config.Settings, error)) (*config.File, *config.Settings, error) {
+	file, err := configFile()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := settings()
+	if err != nil {
+		return nil, nil, err
+	}
+	return file, s, nil
 }

@@ -149,7 +149,7 @@ type CreateOptions struct {
 // NewCmdCreate returns `abctl credentials create`. runF, when not nil, is
 // called with the validated options instead of creating the credential.
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
-	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: terminalReader(f.IO)}
+	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: cmdutil.HiddenReader(f.IO)}
 	var typ string
 	cmd := &cobra.Command{
 		Use:   "create NAME --type password|credit_card|secret [flags]",
@@ -342,7 +342,7 @@ type UpdateOptions struct {
 // NewCmdUpdate returns `abctl credentials update`. runF, when not nil, is
 // called with the validated options instead of replacing the credential.
 func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Command {
-	opts := &UpdateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: terminalReader(f.IO)}
+	opts := &UpdateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: cmdutil.HiddenReader(f.IO)}
 	cmd := &cobra.Command{
 		Use:   "update CREDENTIAL_ID [flags]",
 		Short: "Replace a credential's secret (and fields), keeping its id",

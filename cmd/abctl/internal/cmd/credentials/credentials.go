@@ -14,6 +14,7 @@ package credentials
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -122,54 +123,44 @@ func details(c *client.Credential) string {
 
 // ListOptions are the inputs of `abctl credentials list`.
 type ListOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+	listing.ListOptions
 
 	// Type lists one kind of credential; "" lists all.
 	Type   client.CredentialType
 	Search string
-	// Limit bounds the list; 0 means all.
-	Limit  int
-	Format printer.Format
 }
 
 // NewCmdList returns `abctl credentials list`. runF, when not nil, is
 // called with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	opts := &ListOptions{}
 	var typ string
-	cmd := &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List credentials, newest first (never their secrets)",
+	cmd := listing.NewListCmd(f, &opts.ListOptions, "credentials", &cobra.Command{
+		Use:   "list",
+		Short: "List credentials, newest first (never their secrets)",
 		Example: "  abctl credentials list\n" +
 			"  abctl credentials list --type credit_card -o json\n" +
 			"  abctl credentials list --search shop -o name",
-		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.Type = ""
-			if cmd.Flags().Changed("type") {
-				t, err := parseType(typ)
-				if err != nil {
-					return cmdutil.UsageErrorf("%v", err)
-				}
-				opts.Type = t
+	}, func(cmd *cobra.Command, _ []string) error {
+		opts.Type = ""
+		if cmd.Flags().Changed("type") {
+			t, err := parseType(typ)
+			if err != nil {
+				return cmdutil.UsageErrorf("%v", err)
 			}
-			return cmdutil.Run(cmd, opts, runF, runList)
-		},
-	}
+			opts.Type = t
+		}
+		return cmdutil.Run(cmd, opts, runF, runList)
+	})
 	cmd.Flags().StringVar(&typ, "type", "", "only credentials of this kind: password, credit_card or secret")
 	_ = cmd.RegisterFlagCompletionFunc("type", completeValues(credentialTypes...))
 	cmd.Flags().StringVar(&opts.Search, "search", "", "only credentials whose name (or username, label, card) contains this text")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many credentials (0: all)")
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
 // Validate checks the limit and the search text.
 func (o *ListOptions) Validate() error {
-	if err := listing.CheckLimit(o.Limit); err != nil {
+	if err := o.ListOptions.Validate(); err != nil {
 		return err
 	}
 	if n := len([]rune(o.Search)); n > 200 {
@@ -179,16 +170,13 @@ func (o *ListOptions) Validate() error {
 }
 
 func runList(ctx context.Context, opts *ListOptions) error {
-	c, err := opts.Client(ctx)
+	creds, err := listing.Read(ctx, &opts.ListOptions, "credentials", func(c *client.Client, pageSize int) iter.Seq2[*client.Credential, error] {
+		return c.Credentials.All(ctx, &client.ListCredentialsOptions{CredentialType: opts.Type, Search: opts.Search, PageSize: pageSize})
+	})
 	if err != nil {
 		return err
 	}
-	lo := &client.ListCredentialsOptions{CredentialType: opts.Type, Search: opts.Search, PageSize: listing.PageSize(opts.Limit)}
-	creds, err := listing.Collect(c.Credentials.All(ctx, lo), opts.Limit, "credentials")
-	if err != nil {
-		return err
-	}
-	return credentialsListing(creds, false).Print(opts.IO, opts.Now(), opts.Format)
+	return opts.Print(credentialsListing(creds, false))
 }
 
 // GetOptions are the inputs of `abctl credentials get`: the credentials to

@@ -369,23 +369,6 @@ func TestCreatePromptsOnTerminal(t *testing.T) {
 	}
 }
 
-// TestTerminalReaderWithoutATerminal: with ABCTL_FORCE_TTY over a pipe,
-// the reader prompts on stderr and reads plain lines.
-func TestTerminalReaderWithoutATerminal(t *testing.T) {
-	f, streams := cmdtest.NewFactory(t, nil)
-	streams.In.WriteString("one\r\ntwo")
-	read := terminalReader(f.IO)
-	a, err1 := read(t.Context(), "First: ")
-	b, err2 := read(t.Context(), "Second: ")
-	_, err3 := read(t.Context(), "Third: ")
-	if a != "one" || b != "two" || err1 != nil || err2 != nil || err3 == nil || !strings.Contains(err3.Error(), "stdin ended") {
-		t.Errorf("read %q %v, %q %v, then %v", a, err1, b, err2, err3)
-	}
-	if streams.ErrOut.String() != "First: Second: Third: " || streams.Out.Len() != 0 {
-		t.Errorf("prompts on stderr %q, stdout %q", streams.ErrOut.String(), streams.Out.String())
-	}
-}
-
 func writeFile(t *testing.T, name, text string, mode os.FileMode) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)

@@ -1,7 +1,6 @@
 package credentials
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/x/term"
 	"gopkg.in/yaml.v3"
 
 	"github.com/abctl/abctl/client"
@@ -71,7 +69,7 @@ func (s secretSource) read(ctx context.Context, asks []secretAsk) error {
 		return cmdutil.UsageErrorf("stdin is empty, and it should hold %s: type it at a terminal, pipe it in "+
 			"(printf '%%s\\n' \"$SECRET\" | abctl credentials ...), or use --from-file", want)
 	}
-	text := trimNewline(string(b))
+	text := cmdutil.TrimNewline(string(b))
 	if len(asks) == 1 && asks[0].whole {
 		if text == "" {
 			return cmdutil.UsageErrorf("%s read from stdin is empty: nothing was stored", asks[0].what)
@@ -93,14 +91,6 @@ func (s secretSource) read(ctx context.Context, asks []secretAsk) error {
 	return nil
 }
 
-// trimNewline removes one line ending at the end of s.
-func trimNewline(s string) string {
-	if t, ok := strings.CutSuffix(s, "\n"); ok {
-		return strings.TrimSuffix(t, "\r")
-	}
-	return s
-}
-
 func readLimited(r io.Reader, what string) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
@@ -110,59 +100,6 @@ func readLimited(r io.Reader, what string) ([]byte, error) {
 		return nil, cmdutil.UsageErrorf("%s holds more than %d bytes: that is not a credential", what, maxInput)
 	}
 	return b, nil
-}
-
-// terminalReader returns the ReadHidden of the commands: the prompt on
-// stderr, then a line read from the terminal without echo. An interrupt
-// (Ctrl-C cancels the command's context) gives the terminal back its echo
-// before the command ends.
-func terminalReader(ios *iostreams.IOStreams) func(ctx context.Context, prompt string) (string, error) {
-	var plain *bufio.Reader
-	return func(ctx context.Context, prompt string) (string, error) {
-		fmt.Fprint(ios.ErrOut, prompt)
-		f, ok := ios.In.(*os.File)
-		if !ok || !term.IsTerminal(f.Fd()) {
-			// ABCTL_FORCE_TTY over a stdin that is not a terminal: no
-			// echo to turn off.
-			if plain == nil {
-				plain = bufio.NewReader(ios.In)
-			}
-			line, err := plain.ReadString('\n')
-			if err != nil && line == "" {
-				if errors.Is(err, io.EOF) {
-					return "", errors.New("stdin ended before a line was read")
-				}
-				return "", err
-			}
-			return trimNewline(line), nil
-		}
-		return readNoEcho(ctx, f.Fd(), ios.ErrOut)
-	}
-}
-
-func readNoEcho(ctx context.Context, fd uintptr, errOut io.Writer) (string, error) {
-	state, err := term.GetState(fd)
-	if err != nil {
-		return "", err
-	}
-	type result struct {
-		b   []byte
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		b, err := term.ReadPassword(fd)
-		done <- result{b, err}
-	}()
-	select {
-	case r := <-done:
-		fmt.Fprintln(errOut) // the Enter that ended the line was not echoed either
-		return string(r.b), r.err
-	case <-ctx.Done():
-		_ = term.Restore(fd, state)
-		fmt.Fprintln(errOut)
-		return "", ctx.Err()
-	}
 }
 
 // readDataFile reads a credential of type t from the YAML or JSON file

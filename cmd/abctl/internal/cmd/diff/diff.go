@@ -4,7 +4,6 @@ package diff
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -44,7 +43,7 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Validate(); err != nil {
-				return diffError(err)
+				return cmdutil.DiffError(err)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -64,26 +63,26 @@ func (o *DiffOptions) Validate() error {
 }
 
 // runDiff writes the differences. Its errors exit with 2 or more
-// (diffError); differences are Silent(1).
+// (cmdutil.DiffError); differences are Silent(1).
 func runDiff(ctx context.Context, opts *DiffOptions) error {
 	agents, err := opts.Files.Load(opts.IO.In, opts.IO.ErrOut)
 	if err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	c, err := opts.Client(ctx)
 	if err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	ap, err := applier.New(ctx, c, applier.Prefetch(agents))
 	if err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	var b strings.Builder
 	differ := false
 	for _, fa := range agents {
 		action, have, want, err := ap.Plan(ctx, fa)
 		if err != nil {
-			return diffError(fmt.Errorf("agent/%s: %w", fa.Name, err))
+			return cmdutil.DiffError(fmt.Errorf("agent/%s: %w", fa.Name, err))
 		}
 		if action == applier.Unchanged {
 			continue
@@ -96,27 +95,10 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 		b.WriteString(agentfile.Diff(from, fmt.Sprintf("agent/%s (%s)", fa.Name, fa.File), have, want))
 	}
 	if _, err := io.WriteString(opts.IO.Out, b.String()); err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	if differ {
 		return cmdutil.Silent(1)
 	}
 	return nil
-}
-
-// diffError makes every error of diff exit with 2 or more, since 1 means
-// "differences": errors that already exit with 2 or more (usage, agent
-// files, a refused key) keep their status and message.
-func diffError(err error) error {
-	var ce *cmdutil.CodeError
-	var ue *cmdutil.UsageError
-	var nk *cmdutil.NoKeyError
-	var api *client.Error
-	switch {
-	case errors.As(err, &ce) && ce.Code >= 2, errors.As(err, &ue), errors.As(err, &nk):
-		return err
-	case errors.As(err, &api) && (api.StatusCode == 401 || api.StatusCode == 403):
-		return err
-	}
-	return &cmdutil.CodeError{Code: cmdutil.ExitUsage, Err: err}
 }

@@ -49,7 +49,7 @@ func TestErrorsExitTwoOrMore(t *testing.T) {
 		{"no key", &cmdutil.NoKeyError{Settings: &config.Settings{}}, 1},
 		{"timed out", cmdutil.Silent(3), 3},
 	} {
-		got := diffError(tc.err)
+		got := cmdutil.DiffError(tc.err)
 		if cmdtest.ExitCode(got) != tc.want {
 			t.Errorf("%s: exit %d, want %d", tc.name, cmdtest.ExitCode(got), tc.want)
 		}
@@ -60,7 +60,7 @@ func TestErrorsExitTwoOrMore(t *testing.T) {
 	// A refused key keeps its own status (4), decided by the root from the
 	// error itself.
 	var api *client.Error
-	if !errors.As(diffError(&client.Error{StatusCode: 401}), &api) {
+	if !errors.As(cmdutil.DiffError(&client.Error{StatusCode: 401}), &api) {
 		t.Error("a refused key lost its service error")
 	}
 }

@@ -10,17 +10,13 @@
 package models
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/abctl/abctl/client"
@@ -97,40 +93,27 @@ func modelsListing(ms []*client.CustomLLM, single bool) printer.Listing {
 }
 
 // ListOptions are the inputs of `abctl models list`.
-type ListOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
-	Format printer.Format
-}
+type ListOptions = listing.ListOptions
 
 // NewCmdList returns `abctl models list`. runF, when not nil, is called
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
+	opts := &ListOptions{}
+	return listing.NewListCmd(f, opts, "", &cobra.Command{
 		Use:     "list",
-		Aliases: []string{"ls"},
 		Short:   "List the organization's custom models, newest first (never their keys)",
 		Example: "  abctl models list\n  abctl models list -o json",
-		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
-			c, err := opts.Client(cmd.Context())
-			if err != nil {
-				return err
-			}
-			ms, err := c.CustomLLMs.List(cmd.Context())
-			if err != nil {
-				return fmt.Errorf("list custom models: %w", err)
-			}
-			return modelsListing(ms, false).Print(opts.IO, opts.Now(), opts.Format)
-		},
+	}, func(cmd *cobra.Command, _ []string) error {
+		return cmdutil.Run(cmd, opts, runF, runList)
+	})
+}
+
+func runList(ctx context.Context, opts *ListOptions) error {
+	ms, err := listing.ReadAll(ctx, opts, "list custom models", func(c *client.Client) ([]*client.CustomLLM, error) { return c.CustomLLMs.List(ctx) })
+	if err != nil {
+		return err
 	}
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	return opts.Print(modelsListing(ms, false))
 }
 
 // CreateOptions are the inputs of `abctl models create`.
@@ -153,7 +136,7 @@ type CreateOptions struct {
 // NewCmdCreate returns `abctl models create`. runF, when not nil, is
 // called with the validated options instead of creating the model.
 func NewCmdCreate(f *cmdutil.Factory, runF func(*CreateOptions) error) *cobra.Command {
-	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: terminalReader(f.IO)}
+	opts := &CreateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: cmdutil.HiddenReader(f.IO)}
 	var provider, apiBase, apiVersion, effort string
 	var noVision bool
 	var maxTokens int
@@ -282,10 +265,7 @@ func readKey(ctx context.Context, ios *iostreams.IOStreams, readHidden func(cont
 		if len(b) > maxKey {
 			return "", cmdutil.UsageErrorf("stdin holds more than %d bytes: that is not an API key", maxKey)
 		}
-		key = string(b)
-		if k, ok := strings.CutSuffix(key, "\n"); ok {
-			key = strings.TrimSuffix(k, "\r")
-		}
+		key = cmdutil.TrimNewline(string(b))
 	}
 	if key == "" {
 		return "", cmdutil.UsageErrorf("--api-key-stdin: the API key read is empty (pipe it in, e.g. printf '%%s' \"$KEY\" | abctl models create ...); nothing was stored")
@@ -294,50 +274,6 @@ func readKey(ctx context.Context, ios *iostreams.IOStreams, readHidden func(cont
 		return "", cmdutil.UsageErrorf("--api-key-stdin: the API key read holds a line break; nothing was stored")
 	}
 	return key, nil
-}
-
-// terminalReader returns the ReadHidden of create: the prompt on stderr,
-// then a line read from the terminal without echo. An interrupt (Ctrl-C
-// cancels the command's context) gives the terminal back its echo.
-func terminalReader(ios *iostreams.IOStreams) func(ctx context.Context, prompt string) (string, error) {
-	return func(ctx context.Context, prompt string) (string, error) {
-		fmt.Fprint(ios.ErrOut, prompt)
-		f, ok := ios.In.(*os.File)
-		if !ok || !term.IsTerminal(f.Fd()) {
-			// ABCTL_FORCE_TTY over a stdin that is not a terminal: no
-			// echo to turn off.
-			line, err := bufio.NewReader(ios.In).ReadString('\n')
-			if err != nil && line == "" {
-				if errors.Is(err, io.EOF) {
-					return "", errors.New("stdin ended before a line was read")
-				}
-				return "", err
-			}
-			return strings.TrimRight(line, "\r\n"), nil
-		}
-		state, err := term.GetState(f.Fd())
-		if err != nil {
-			return "", err
-		}
-		type result struct {
-			b   []byte
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			b, err := term.ReadPassword(f.Fd())
-			done <- result{b, err}
-		}()
-		select {
-		case r := <-done:
-			fmt.Fprintln(ios.ErrOut) // the Enter that ended the line was not echoed either
-			return string(r.b), r.err
-		case <-ctx.Done():
-			_ = term.Restore(f.Fd(), state)
-			fmt.Fprintln(ios.ErrOut)
-			return "", ctx.Err()
-		}
-	}
 }
 
 // UpdateOptions are the inputs of `abctl models update`.
@@ -359,7 +295,7 @@ type UpdateOptions struct {
 // NewCmdUpdate returns `abctl models update`. runF, when not nil, is
 // called with the validated options instead of updating the model.
 func NewCmdUpdate(f *cmdutil.Factory, runF func(*UpdateOptions) error) *cobra.Command {
-	opts := &UpdateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: terminalReader(f.IO)}
+	opts := &UpdateOptions{IO: f.IO, Client: f.Client, Now: f.Now, ReadHidden: cmdutil.HiddenReader(f.IO)}
 	var name, provider, model, apiBase, apiVersion, effort string
 	var vision bool
 	var maxTokens int

@@ -10,6 +10,7 @@ package profiles
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -176,58 +177,40 @@ func runCreate(ctx context.Context, opts *CreateOptions) error {
 
 // ListOptions are the inputs of `abctl browser-profiles list`.
 type ListOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+	listing.ListOptions
 
 	// Search keeps the profiles whose name or description holds it.
 	Search         string
 	IncludeDeleted bool
-	// Limit bounds the list; 0 means all.
-	Limit  int
-	Format printer.Format
 }
 
 // NewCmdList returns `abctl browser-profiles list`. runF, when not nil, is called
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List browser profiles, newest first (never their cookies or storage)",
+	opts := &ListOptions{}
+	cmd := listing.NewListCmd(f, &opts.ListOptions, "profiles", &cobra.Command{
+		Use:   "list",
+		Short: "List browser profiles, newest first (never their cookies or storage)",
 		Example: "  abctl browser-profiles list\n" +
 			"  abctl browser-profiles list --search billing -o json\n" +
 			"  abctl browser-profiles list --include-deleted -o name",
-		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cmdutil.Run(cmd, opts, runF, runList)
-		},
-	}
+	}, func(cmd *cobra.Command, _ []string) error {
+		return cmdutil.Run(cmd, opts, runF, runList)
+	})
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Search, "search", "", "only profiles whose name or description contains this text (case aside)")
 	fl.BoolVar(&opts.IncludeDeleted, "include-deleted", false, "list deleted profiles too, marked (deleted)")
-	fl.IntVar(&opts.Limit, "limit", 0, "at most this many profiles (0: all)")
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
-// Validate checks the limit.
-func (o *ListOptions) Validate() error {
-	return listing.CheckLimit(o.Limit)
-}
-
 func runList(ctx context.Context, opts *ListOptions) error {
-	c, err := opts.Client(ctx)
+	ps, err := listing.Read(ctx, &opts.ListOptions, "browser profiles", func(c *client.Client, pageSize int) iter.Seq2[*client.BrowserProfile, error] {
+		return c.BrowserProfiles.All(ctx, &client.ListBrowserProfilesOptions{SearchKey: opts.Search, IncludeDeleted: opts.IncludeDeleted, PageSize: pageSize})
+	})
 	if err != nil {
 		return err
 	}
-	lo := &client.ListBrowserProfilesOptions{SearchKey: opts.Search, IncludeDeleted: opts.IncludeDeleted, PageSize: listing.PageSize(opts.Limit)}
-	ps, err := listing.Collect(c.BrowserProfiles.All(ctx, lo), opts.Limit, "browser profiles")
-	if err != nil {
-		return err
-	}
-	return profilesListing(ps, false).Print(opts.IO, opts.Now(), opts.Format)
+	return opts.Print(profilesListing(ps, false))
 }
 
 // GetOptions are the inputs of `abctl browser-profiles get`: the profiles

@@ -99,12 +99,9 @@ func (o *LoginOptions) Validate() error {
 }
 
 func runLogin(ctx context.Context, opts *LoginOptions) error {
-	c, err := opts.Client(ctx)
+	c, err := cmdutil.DetachableClient(ctx, opts.Client, opts.Embedded, opts.Detach)
 	if err != nil {
 		return err
-	}
-	if opts.Detach && opts.Embedded() {
-		return cmdutil.DetachWithEmbeddedDaemon()
 	}
 	run, err := c.Runs.Login(ctx, &client.LoginRequest{
 		CredentialID: opts.Credential, URL: opts.URL, Prompt: opts.Prompt,

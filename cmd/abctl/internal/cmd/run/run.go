@@ -212,12 +212,9 @@ func runRun(ctx context.Context, opts *RunOptions) error {
 			return err
 		}
 	}
-	c, err := opts.Client(ctx)
+	c, err := cmdutil.DetachableClient(ctx, opts.Client, opts.Embedded, opts.Detach)
 	if err != nil {
 		return err
-	}
-	if opts.Detach && opts.Embedded() {
-		return cmdutil.DetachWithEmbeddedDaemon()
 	}
 
 	var run *client.Run

@@ -62,12 +62,9 @@ func (o *RetryRunOptions) Validate() error {
 }
 
 func runRetryRun(ctx context.Context, opts *RetryRunOptions) error {
-	c, err := opts.Client(ctx)
+	c, err := cmdutil.DetachableClient(ctx, opts.Client, opts.Embedded, opts.Detach)
 	if err != nil {
 		return err
-	}
-	if opts.Detach && opts.Embedded != nil && opts.Embedded() {
-		return cmdutil.DetachWithEmbeddedDaemon()
 	}
 	run, err := c.Agents.RetryRun(ctx, opts.RunID)
 	if err != nil {

@@ -168,25 +168,10 @@ func (o *CreateOptions) Validate() error {
 	case strings.TrimSpace(o.Timezone) == "":
 		return cmdutil.UsageErrorf("--timezone is required: an IANA name such as UTC or Europe/Berlin")
 	}
-	if _, err := o.parameters(); err != nil {
+	if _, err := cmdutil.Params(o.Params); err != nil {
 		return err
 	}
 	return nil
-}
-
-func (o *CreateOptions) parameters() (map[string]any, error) {
-	if len(o.Params) == 0 {
-		return nil, nil
-	}
-	out := map[string]any{}
-	for _, kv := range o.Params {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, cmdutil.UsageErrorf("--param %q: write key=value", kv)
-		}
-		out[k] = v // the service converts it to the parameter's type
-	}
-	return out, nil
 }
 
 func optional(s string) *string {
@@ -197,16 +182,12 @@ func optional(s string) *string {
 }
 
 func runCreate(ctx context.Context, opts *CreateOptions) error {
-	c, err := opts.Client(ctx)
-	if err != nil {
-		return err
-	}
-	agent, err := agentref.Get(ctx, c, opts.Agent)
+	c, agent, err := clientAndAgent(ctx, opts.Client, opts.Agent)
 	if err != nil {
 		return err
 	}
 	wpid := agent.WorkflowPermanentID
-	params, _ := opts.parameters()
+	params, _ := cmdutil.Params(opts.Params)
 	enabled := !opts.Disabled
 	r, err := c.Schedules.Create(ctx, wpid, &client.ScheduleRequest{
 		CronExpression: opts.Cron, Timezone: opts.Timezone, Enabled: &enabled, Parameters: params,
@@ -220,43 +201,35 @@ func runCreate(ctx context.Context, opts *CreateOptions) error {
 
 // ListOptions are the inputs of `abctl schedules list`.
 type ListOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+	listing.ListOptions
 
 	// Agent lists the schedules of one agent; "" lists the organization's.
 	Agent  string
 	Status client.ScheduleStatus
 	Search string
-	Limit  int // 0: all
-	Format printer.Format
 }
 
 // NewCmdList returns `abctl schedules list`. runF, when not nil, is called
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	opts := &ListOptions{}
 	var status string
-	cmd := &cobra.Command{
-		Use:     "list [AGENT]",
-		Aliases: []string{"ls"},
-		Short:   "List schedules, of the organization or of one agent",
+	cmd := listing.NewListCmd(f, &opts.ListOptions, "schedules", &cobra.Command{
+		Use:   "list [AGENT]",
+		Short: "List schedules, of the organization or of one agent",
 		Example: "  abctl schedules list\n" +
 			"  abctl schedules list --status paused -o name\n" +
 			"  abctl schedules list invoices -o yaml",
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Agent, opts.Status = "", client.ScheduleStatus(status)
-			if len(args) == 1 {
-				opts.Agent = args[0]
-			}
-			return cmdutil.Run(cmd, opts, runF, runList)
-		},
-	}
+	}, func(cmd *cobra.Command, args []string) error {
+		opts.Agent, opts.Status = "", client.ScheduleStatus(status)
+		if len(args) == 1 {
+			opts.Agent = args[0]
+		}
+		return cmdutil.Run(cmd, opts, runF, runList)
+	})
 	cmd.Flags().StringVar(&status, "status", "", "only active (enabled) or paused (disabled) schedules")
 	cmd.Flags().StringVar(&opts.Search, "search", "", "only schedules whose name or agent title contains this text")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many schedules (0: all)")
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -302,7 +275,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	return schedulesListing(items, items).Print(opts.IO, opts.Now(), opts.Format)
+	return opts.Print(schedulesListing(items, items))
 }
 
 // ofAgent keeps the schedules of the agent wpid.
@@ -347,75 +320,81 @@ const oneArgs = "an agent (wpid_... or its name) and a schedule id (wfs_...)"
 // NewCmdGet returns `abctl schedules get`. runF, when not nil, is called
 // with the validated options instead of reading the schedule.
 func NewCmdGet(f *cmdutil.Factory, runF func(*OneOptions) error) *cobra.Command {
-	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
+	return newCmdOne(f, &cobra.Command{
 		Use:     "get AGENT SCHEDULE_ID",
 		Short:   "Show a schedule and its next run times",
 		Example: "  abctl schedules get invoices wfs_123 -o yaml",
-		Args:    cmdutil.ExactArgs(2, oneArgs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.read(args); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runOne(cmd.Context(), opts, func(ctx context.Context, c *client.Client, wpid string) (*client.ScheduleResponse, error) {
-				return c.Schedules.Get(ctx, wpid, opts.ScheduleID)
-			})
-		},
-	}
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	}, runF, func(ctx context.Context, c *client.Client, wpid, id string) (*client.ScheduleResponse, error) {
+		return c.Schedules.Get(ctx, wpid, id)
+	})
 }
 
 // NewCmdSetEnabled returns `abctl schedules enable` (enabled) or
 // `abctl schedules disable`. runF, when not nil, is called with the
 // validated options instead.
 func NewCmdSetEnabled(f *cmdutil.Factory, enabled bool, runF func(*OneOptions) error) *cobra.Command {
-	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
 	use, short := "disable", "Stop a schedule from starting runs (keep it)"
 	if enabled {
 		use, short = "enable", "Let a schedule start runs again, from now on (the times it missed are not run)"
 	}
-	cmd := &cobra.Command{
+	return newCmdOne(f, &cobra.Command{
 		Use:     use + " AGENT SCHEDULE_ID",
 		Short:   short,
 		Example: "  abctl schedules " + use + " invoices wfs_123",
-		Args:    cmdutil.ExactArgs(2, oneArgs),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := opts.read(args); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(opts)
-			}
-			return runOne(cmd.Context(), opts, func(ctx context.Context, c *client.Client, wpid string) (*client.ScheduleResponse, error) {
-				if enabled {
-					return c.Schedules.Enable(ctx, wpid, opts.ScheduleID)
-				}
-				return c.Schedules.Disable(ctx, wpid, opts.ScheduleID)
-			})
-		},
+	}, runF, func(ctx context.Context, c *client.Client, wpid, id string) (*client.ScheduleResponse, error) {
+		if enabled {
+			return c.Schedules.Enable(ctx, wpid, id)
+		}
+		return c.Schedules.Disable(ctx, wpid, id)
+	})
+}
+
+// newCmdOne completes cmd, which says what the command is (Use, Short,
+// Example), into a command on one schedule that shows the schedule it
+// answers with: get, enable, disable. call asks the service, with the id
+// of the schedule's agent (wpid) and the schedule's id; runF, when not
+// nil, is called with the options instead.
+func newCmdOne(f *cmdutil.Factory, cmd *cobra.Command, runF func(*OneOptions) error,
+	call func(ctx context.Context, c *client.Client, wpid, id string) (*client.ScheduleResponse, error)) *cobra.Command {
+	opts := &OneOptions{IO: f.IO, Client: f.Client, Now: f.Now}
+	cmd.Args = cmdutil.ExactArgs(2, oneArgs)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := opts.read(args); err != nil {
+			return err
+		}
+		if runF != nil {
+			return runF(opts)
+		}
+		return runOne(cmd.Context(), opts, call)
 	}
 	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
-func runOne(ctx context.Context, opts *OneOptions, call func(context.Context, *client.Client, string) (*client.ScheduleResponse, error)) error {
-	c, err := opts.Client(ctx)
+func runOne(ctx context.Context, opts *OneOptions, call func(ctx context.Context, c *client.Client, wpid, id string) (*client.ScheduleResponse, error)) error {
+	c, agent, err := clientAndAgent(ctx, opts.Client, opts.Agent)
 	if err != nil {
 		return err
 	}
-	agent, err := agentref.Get(ctx, c, opts.Agent)
-	if err != nil {
-		return err
-	}
-	r, err := call(ctx, c, agent.WorkflowPermanentID)
+	r, err := call(ctx, c, agent.WorkflowPermanentID, opts.ScheduleID)
 	if err != nil {
 		return fmt.Errorf("schedule %s of %s: %w", opts.ScheduleID, opts.Agent, err)
 	}
 	return printOne(opts.IO, opts.Now(), opts.Format, r, agent.Title)
+}
+
+// clientAndAgent returns the service's client and the agent ref names
+// (its name or id).
+func clientAndAgent(ctx context.Context, newClient func(context.Context) (*client.Client, error), ref string) (*client.Client, *client.Agent, error) {
+	c, err := newClient(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	agent, err := agentref.Get(ctx, c, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, agent, nil
 }
 
 // NewCmdDelete returns `abctl schedules delete`. runF, when not nil, is

@@ -18,7 +18,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -78,6 +77,17 @@ func scriptID(arg string) (string, error) {
 		return "", cmdutil.UsageErrorf("%q is not a script id: give an id (s_...) or script/ID, as 'abctl scripts list -o name' prints it", arg)
 	}
 	return id, nil
+}
+
+// readScriptID reads the script id arg (an id or script/ID) into *id; a
+// wrong one is a usage error, and leaves *id as it was.
+func readScriptID(id *string, arg string) error {
+	v, err := scriptID(arg)
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
 }
 
 // readScriptFile reads and checks a local script.yaml ("-": stdin). A file
@@ -141,39 +151,27 @@ func recordedFrom(s *client.Script) string {
 
 // ListOptions are the inputs of `abctl scripts list`.
 type ListOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+	listing.ListOptions
 
 	// Agent lists the scripts of one agent (its name or wpid_...); "" lists
 	// the organization's.
-	Agent  string
-	Limit  int // 0: all
-	Format printer.Format
+	Agent string
 }
 
 // NewCmdList returns `abctl scripts list`. runF, when not nil, is called
 // with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
-		Use:     "list [--agent AGENT]",
-		Aliases: []string{"ls"},
-		Short:   "List the scripts, newest first, at their latest versions",
+	opts := &ListOptions{}
+	cmd := listing.NewListCmd(f, &opts.ListOptions, "scripts", &cobra.Command{
+		Use:   "list [--agent AGENT]",
+		Short: "List the scripts, newest first, at their latest versions",
 		Long: "list shows each script at its latest version: the agent and cache key it belongs to,\n" +
 			"the version, and the run it was recorded from (empty for a version deployed by hand).",
 		Example: "  abctl scripts list\n  abctl scripts list --agent search-extract -o json",
-		Args:    cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := listing.CheckLimit(opts.Limit); err != nil {
-				return err
-			}
-			return cmdutil.Run(cmd, opts, runF, runList)
-		},
-	}
+	}, func(cmd *cobra.Command, _ []string) error {
+		return cmdutil.Run(cmd, opts, runF, runList)
+	})
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "only the scripts of this agent (its name or wpid_...)")
-	cmd.Flags().IntVar(&opts.Limit, "limit", 0, "at most this many scripts (0: all)")
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
 	return cmd
 }
 
@@ -192,7 +190,7 @@ func runList(ctx context.Context, opts *ListOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := scriptsListing(items).Print(opts.IO, opts.Now(), opts.Format); err != nil {
+	if err := opts.Print(scriptsListing(items)); err != nil {
 		return err
 	}
 	if len(items) == 0 && (opts.Format == printer.Table || opts.Format == printer.Wide) {
@@ -244,11 +242,9 @@ func NewCmdGet(f *cmdutil.Factory, runF func(*GetOptions) error) *cobra.Command 
 			"  abctl scripts get s_123 -o yaml > script.yaml",
 		Args: cmdutil.ExactArgs(1, "a script id (s_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := scriptID(args[0])
-			if err != nil {
+			if err := readScriptID(&opts.ScriptID, args[0]); err != nil {
 				return err
 			}
-			opts.ScriptID = id
 			return cmdutil.Run(cmd, opts, runF, runGet)
 		},
 	}
@@ -409,11 +405,10 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 			"  abctl scripts diff s_123 script.yaml",
 		Args: cmdutil.ExactArgs(2, "a script id (s_...) and a script.yaml file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := scriptID(args[0])
-			if err != nil {
+			if err := readScriptID(&opts.ScriptID, args[0]); err != nil {
 				return err
 			}
-			opts.ScriptID, opts.File = id, args[1]
+			opts.File = args[1]
 			return cmdutil.Run(cmd, opts, runF, runDiff)
 		},
 	}
@@ -421,46 +416,28 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 }
 
 // runDiff writes the differences. Its errors exit with 2 or more
-// (diffError); differences are Silent(1).
+// (cmdutil.DiffError); differences are Silent(1).
 func runDiff(ctx context.Context, opts *DiffOptions) error {
 	local, _, err := readScriptFile(opts.IO.In, opts.File)
 	if err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	c, err := opts.Client(ctx)
 	if err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	deployed, err := c.Scripts.File(ctx, opts.ScriptID, 0)
 	if err != nil {
-		return diffError(fmt.Errorf("get the script.yaml of script %s: %w", opts.ScriptID, err))
+		return cmdutil.DiffError(fmt.Errorf("get the script.yaml of script %s: %w", opts.ScriptID, err))
 	}
 	d := agentfile.Diff(fmt.Sprintf("script/%s (deployed)", opts.ScriptID), displayPath(opts.File), deployed, local)
 	if _, err := io.WriteString(opts.IO.Out, d); err != nil {
-		return diffError(err)
+		return cmdutil.DiffError(err)
 	}
 	if d != "" {
 		return cmdutil.Silent(1)
 	}
 	return nil
-}
-
-// diffError makes every error of diff exit with 2 or more, since 1 means
-// "differences": errors that already exit with 2 or more (usage, a bad
-// script file, a refused key) keep their status and message. It is what
-// `abctl diff` does with its errors.
-func diffError(err error) error {
-	var ce *cmdutil.CodeError
-	var ue *cmdutil.UsageError
-	var nk *cmdutil.NoKeyError
-	var api *client.Error
-	switch {
-	case errors.As(err, &ce) && ce.Code >= 2, errors.As(err, &ue), errors.As(err, &nk):
-		return err
-	case errors.As(err, &api) && (api.StatusCode == 401 || api.StatusCode == 403):
-		return err
-	}
-	return &cmdutil.CodeError{Code: cmdutil.ExitUsage, Err: err}
 }
 
 // DeployOptions are the inputs of `abctl scripts deploy`.
@@ -493,11 +470,10 @@ func NewCmdDeploy(f *cmdutil.Factory, runF func(*DeployOptions) error) *cobra.Co
 			"  abctl scripts deploy s_123 script.yaml",
 		Args: cmdutil.ExactArgs(2, "a script id (s_...) and a script.yaml file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := scriptID(args[0])
-			if err != nil {
+			if err := readScriptID(&opts.ScriptID, args[0]); err != nil {
 				return err
 			}
-			opts.ScriptID, opts.File = id, args[1]
+			opts.File = args[1]
 			return cmdutil.Run(cmd, opts, runF, runDeploy)
 		},
 	}
@@ -577,12 +553,10 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 			"  RUN=$(abctl scripts run s_123 --detach) && abctl runs watch \"$RUN\"",
 		Args: cmdutil.ExactArgs(1, "a script id (s_...)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := scriptID(args[0])
-			if err != nil {
+			if err := readScriptID(&opts.ScriptID, args[0]); err != nil {
 				return err
 			}
-			opts.ScriptID = id
-			if _, err := opts.parameters(); err != nil {
+			if _, err := cmdutil.Params(opts.Params); err != nil {
 				return err
 			}
 			return cmdutil.Run(cmd, opts, runF, runRun)
@@ -596,33 +570,14 @@ func NewCmdRun(f *cmdutil.Factory, runF func(*RunOptions) error) *cobra.Command 
 	return cmd
 }
 
-// parameters reads --param key=value into the run's parameters.
-func (o *RunOptions) parameters() (map[string]any, error) {
-	if len(o.Params) == 0 {
-		return nil, nil
-	}
-	out := map[string]any{}
-	for _, kv := range o.Params {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, cmdutil.UsageErrorf("--param %q: write key=value", kv)
-		}
-		out[k] = v // the service converts it to the parameter's type
-	}
-	return out, nil
-}
-
 func runRun(ctx context.Context, opts *RunOptions) error {
-	params, err := opts.parameters()
+	params, err := cmdutil.Params(opts.Params)
 	if err != nil {
 		return err
 	}
-	c, err := opts.Client(ctx)
+	c, err := cmdutil.DetachableClient(ctx, opts.Client, opts.Embedded, opts.Detach)
 	if err != nil {
 		return err
-	}
-	if opts.Detach && opts.Embedded() {
-		return cmdutil.DetachWithEmbeddedDaemon()
 	}
 	run, err := c.Scripts.Run(ctx, opts.ScriptID, &client.RunScriptRequest{Parameters: params})
 	if err != nil {

@@ -305,7 +305,7 @@ func TestScriptsCommandsCheckTheirInput(t *testing.T) {
 		got.ScriptID != "s_1" || strings.Join(got.Params, ",") != "q=shoes,n=2" || !got.Follow.NoTUI {
 		t.Errorf("run options: %+v %v", got, err)
 	}
-	if params, err := got.parameters(); err != nil || params["q"] != "shoes" || params["n"] != "2" {
+	if params, err := cmdutil.Params(got.Params); err != nil || params["q"] != "shoes" || params["n"] != "2" {
 		t.Errorf("run parameters: %v %v", params, err)
 	}
 }

@@ -259,43 +259,28 @@ func runCreate(ctx context.Context, opts *CreateOptions) error {
 }
 
 // ListOptions are the inputs of `abctl browser-sessions list`.
-type ListOptions struct {
-	IO     *iostreams.IOStreams
-	Client func(context.Context) (*client.Client, error)
-	Now    func() time.Time
+type ListOptions = listing.ListOptions
 
-	Format printer.Format
-}
-
-// NewCmdList returns `abctl browser-sessions list`. runF, when not nil, is
-// called with the validated options instead of listing.
+// NewCmdList returns `abctl browser-sessions list`. runF, when not nil, is called
+// with the validated options instead of listing.
 func NewCmdList(f *cmdutil.Factory, runF func(*ListOptions) error) *cobra.Command {
-	opts := &ListOptions{IO: f.IO, Client: f.Client, Now: f.Now}
-	cmd := &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List browser sessions, newest first, open and ended",
+	opts := &ListOptions{}
+	return listing.NewListCmd(f, opts, "", &cobra.Command{
+		Use:   "list",
+		Short: "List browser sessions, newest first, open and ended",
 		Example: "  abctl browser-sessions list\n" +
 			"  abctl browser-sessions list -o json",
-		Args: cmdutil.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return cmdutil.Run(cmd, opts, runF, runList)
-		},
-	}
-	printer.AddFlag(cmd, &opts.Format, printer.Table, printer.JSON, printer.YAML, printer.Name)
-	return cmd
+	}, func(cmd *cobra.Command, _ []string) error {
+		return cmdutil.Run(cmd, opts, runF, runList)
+	})
 }
 
 func runList(ctx context.Context, opts *ListOptions) error {
-	c, err := opts.Client(ctx)
+	ss, err := listing.ReadAll(ctx, opts, "list the browser sessions", func(c *client.Client) ([]*client.BrowserSession, error) { return c.BrowserSessions.List(ctx) })
 	if err != nil {
 		return err
 	}
-	ss, err := c.BrowserSessions.List(ctx)
-	if err != nil {
-		return fmt.Errorf("list the browser sessions: %w", err)
-	}
-	return sessionsListing(ss, false, opts.Now()).Print(opts.IO, opts.Now(), opts.Format)
+	return opts.Print(sessionsListing(ss, false, opts.Now()))
 }
 
 // GetOptions are the inputs of `abctl browser-sessions get`: the sessions
