@@ -21,9 +21,9 @@ import (
 	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/daemontest"
+	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/executor/scripted"
-	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/llm/llmtest"
 )
 

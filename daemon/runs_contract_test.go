@@ -36,9 +36,9 @@ import (
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/webhooks"
+	"github.com/abctl/abctl/internal/loopback"
 	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/localrun/executor/scripted"
-	"github.com/abctl/abctl/internal/loopback"
 )
 
 // runsDeadline bounds every wait of the run tests. It is generous because
