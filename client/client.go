@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/abctl/abctl/internal/jsonenc"
 	"github.com/abctl/abctl/internal/retry"
 )
 
@@ -290,13 +291,11 @@ func encodeBody(req request) ([]byte, error) {
 	if req.body == nil {
 		return nil, nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(req.body); err != nil {
+	body, err := jsonenc.Marshal(req.body)
+	if err != nil {
 		return nil, fmt.Errorf("client: encode body of %s %s: %w", req.method, req.path, err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return body, nil
 }
 
 // retryableStatus lists the replies that say "try again": too many
