@@ -113,7 +113,7 @@ func (bs Blocks) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		if isNilBlock(b) {
+		if IsNilBlock(b) {
 			return nil, fmt.Errorf("blocks[%d]: nil block", i)
 		}
 		data, err := marshalOne(b)
@@ -289,7 +289,10 @@ func peekLabel(raw []byte) string {
 	return label
 }
 
-func isNilBlock(b Block) bool {
+// IsNilBlock reports whether b holds no block: it is nil, or a nil pointer
+// of a block type. Encoding a Blocks with such an entry fails, and
+// Blocks.Walk skips it.
+func IsNilBlock(b Block) bool {
 	if b == nil {
 		return true
 	}
