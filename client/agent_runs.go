@@ -119,14 +119,10 @@ func (s *AgentsService) ListRuns(ctx context.Context, o *ListAgentRunsOptions, o
 // AllRuns returns an iterator over every agent run matching o, newest
 // first, fetching pages as it goes.
 func (s *AgentsService) AllRuns(ctx context.Context, o *ListAgentRunsOptions, opts ...Option) iter.Seq2[*AgentRun, error] {
-	var cp ListAgentRunsOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*AgentRun, error) {
-		return s.ListRuns(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListAgentRunsOptions) ([]*AgentRun, error) { return s.ListRuns(ctx, o, opts...) })
 }
+
+func (o *ListAgentRunsOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
 
 // RetryRun starts a new run of an agent run's agent with the original
 // run's parameters and settings (POST /v1/agents/runs/{id}/retry), and

@@ -85,14 +85,10 @@ func (s *AgentsService) List(ctx context.Context, o *ListAgentsOptions, opts ...
 //		fmt.Println(agent.WorkflowPermanentID, agent.Title)
 //	}
 func (s *AgentsService) All(ctx context.Context, o *ListAgentsOptions, opts ...Option) iter.Seq2[*Agent, error] {
-	var cp ListAgentsOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*Agent, error) {
-		return s.List(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListAgentsOptions) ([]*Agent, error) { return s.List(ctx, o, opts...) })
 }
+
+func (o *ListAgentsOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
 
 // GetAgentOptions selects a version of an agent.
 type GetAgentOptions struct {

@@ -92,11 +92,7 @@ func (s *RunsService) List(ctx context.Context, o *ListRunsOptions, opts ...Opti
 // All returns an iterator over every run matching o, newest first, fetching
 // pages as it goes. The service serves at most 100 pages.
 func (s *RunsService) All(ctx context.Context, o *ListRunsOptions, opts ...Option) iter.Seq2[*RunListItem, error] {
-	var cp ListRunsOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*RunListItem, error) {
-		return s.List(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListRunsOptions) ([]*RunListItem, error) { return s.List(ctx, o, opts...) })
 }
+
+func (o *ListRunsOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
