@@ -85,9 +85,7 @@ func (o *ListAgentRunsOptions) query() url.Values {
 	}
 	setInt(q, "page", o.Page)
 	setInt(q, "page_size", o.PageSize)
-	for _, s := range o.Status {
-		q.Add("status", string(s))
-	}
+	addEach(q, "status", o.Status)
 	setString(q, "search_key", o.SearchKey)
 	setString(q, "error_code", o.ErrorCode)
 	if !o.CreatedAtStart.IsZero() {

@@ -54,12 +54,8 @@ func (o *ListAgentsOptions) query() url.Values {
 	setString(q, "search_key", o.SearchKey)
 	setString(q, "title", o.Title)
 	setString(q, "folder_id", o.FolderID)
-	for _, st := range o.Status {
-		q.Add("status", string(st))
-	}
-	for _, t := range o.Tags {
-		q.Add("tags", t)
-	}
+	addEach(q, "status", o.Status)
+	addEach(q, "tags", o.Tags)
 	setBool(q, "only_saved_tasks", o.OnlySavedTasks)
 	setBool(q, "only_workflows", o.OnlyWorkflows)
 	setBool(q, "only_templates", o.OnlyTemplates)

@@ -289,6 +289,16 @@ func peekLabel(raw []byte) string {
 	return label
 }
 
+// BlockParameterKeys returns the address of b's ParameterKeys field (its
+// parameter_keys), or nil when b's type has no such field. An UnknownBlock
+// has none: its keys are in its JSON.
+func BlockParameterKeys(b Block) *[]string {
+	if IsNilBlock(b) {
+		return nil
+	}
+	return parameterKeysField(b)
+}
+
 // IsNilBlock reports whether b holds no block: it is nil, or a nil pointer
 // of a block type. Encoding a Blocks with such an entry fails, and
 // Blocks.Walk skips it.

@@ -109,221 +109,121 @@ func newBlock(t BlockType) Block {
 	return nil
 }
 
-// copyBlock returns a new block of b's type holding b's fields, with deep
-// copies of them that share no memory with b when deep is set. It returns
-// b itself when b is nil or a nil pointer, or of a type that is not this
-// package's.
-func copyBlock(b Block, deep bool) Block {
+// copyStruct is copyBlock for the block structs listed in BlockTypes; b
+// must not be a nil pointer.
+func copyStruct(b Block, deep bool) Block {
 	switch x := b.(type) {
 	case *NavigationBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *ExtractionBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *TaskBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *ValidationBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *TaskV2Block:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *ForLoopBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *WhileLoopBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *ConditionalBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *CodeBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *TextPromptBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *DownloadToS3Block:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *UploadToS3Block:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *FileUploadBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *SendEmailBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *FileURLParserBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *PDFParserBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *ActionBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *LoginBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *WaitBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *HumanInteractionBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *FileDownloadBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *GotoURLBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *HTTPRequestBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *PrintPageBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *WorkflowTriggerBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *GoogleSheetsReadBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *GoogleSheetsWriteBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *PDFFillBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *SplitPDFBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	case *EmailInboxBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
-	case *UnknownBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 	}
 	return b
 }
 
-// BlockParameterKeys returns the address of b's ParameterKeys field (its
-// parameter_keys), or nil when b's type has no such field. An UnknownBlock
-// has none: its keys are in its JSON.
-func BlockParameterKeys(b Block) *[]string {
+// parameterKeysField is BlockParameterKeys for a block that is not a nil
+// pointer.
+func parameterKeysField(b Block) *[]string {
 	switch x := b.(type) {
 	case *NavigationBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *ExtractionBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *TaskBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *ValidationBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *CodeBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *TextPromptBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *ActionBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *LoginBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *FileDownloadBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *HTTPRequestBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *PrintPageBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *WorkflowTriggerBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *GoogleSheetsReadBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *GoogleSheetsWriteBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *PDFFillBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *SplitPDFBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	case *EmailInboxBlock:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 	}
 	return nil
 }
 
 // The methods below are the same for every block struct: BlockType names the
-// type, MarshalJSON writes "block_type" first, and copy copies the block.
-// MarshalJSON converts to a local type without methods so that encoding does
-// not recurse.
+// type, MarshalJSON writes "block_type" first, and copy returns a new block
+// holding the block's fields; with deep, copies of them that share no memory
+// with the block. MarshalJSON converts to a local type without methods so
+// that encoding does not recurse.
 
 // BlockType returns BlockTypeNavigation.
 func (NavigationBlock) BlockType() BlockType { return BlockTypeNavigation }
@@ -334,8 +234,6 @@ func (b NavigationBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeNavigation, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *NavigationBlock) copy(deep bool) *NavigationBlock {
 	c := *b
 	if deep {
@@ -360,8 +258,6 @@ func (b ExtractionBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeExtraction, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *ExtractionBlock) copy(deep bool) *ExtractionBlock {
 	c := *b
 	if deep {
@@ -384,8 +280,6 @@ func (b TaskBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeTask, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *TaskBlock) copy(deep bool) *TaskBlock {
 	c := *b
 	if deep {
@@ -410,8 +304,6 @@ func (b ValidationBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeValidation, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *ValidationBlock) copy(deep bool) *ValidationBlock {
 	c := *b
 	if deep {
@@ -435,8 +327,6 @@ func (b TaskV2Block) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeTaskV2, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *TaskV2Block) copy(deep bool) *TaskV2Block {
 	c := *b
 	if deep {
@@ -454,8 +344,6 @@ func (b ForLoopBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeForLoop, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *ForLoopBlock) copy(deep bool) *ForLoopBlock {
 	c := *b
 	if deep {
@@ -476,8 +364,6 @@ func (b WhileLoopBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeWhileLoop, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *WhileLoopBlock) copy(deep bool) *WhileLoopBlock {
 	c := *b
 	if deep {
@@ -496,8 +382,6 @@ func (b ConditionalBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeConditional, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *ConditionalBlock) copy(deep bool) *ConditionalBlock {
 	c := *b
 	if deep {
@@ -516,8 +400,6 @@ func (b CodeBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeCode, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *CodeBlock) copy(deep bool) *CodeBlock {
 	c := *b
 	if deep {
@@ -538,8 +420,6 @@ func (b TextPromptBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeTextPrompt, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *TextPromptBlock) copy(deep bool) *TextPromptBlock {
 	c := *b
 	if deep {
@@ -559,8 +439,6 @@ func (b DownloadToS3Block) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeDownloadToS3, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *DownloadToS3Block) copy(deep bool) *DownloadToS3Block {
 	c := *b
 	if deep {
@@ -578,8 +456,6 @@ func (b UploadToS3Block) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeUploadToS3, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *UploadToS3Block) copy(deep bool) *UploadToS3Block {
 	c := *b
 	if deep {
@@ -597,8 +473,6 @@ func (b FileUploadBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeFileUpload, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *FileUploadBlock) copy(deep bool) *FileUploadBlock {
 	c := *b
 	if deep {
@@ -617,8 +491,6 @@ func (b SendEmailBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeSendEmail, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *SendEmailBlock) copy(deep bool) *SendEmailBlock {
 	c := *b
 	if deep {
@@ -642,8 +514,6 @@ func (b FileURLParserBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeFileURLParser, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *FileURLParserBlock) copy(deep bool) *FileURLParserBlock {
 	c := *b
 	if deep {
@@ -662,8 +532,6 @@ func (b PDFParserBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypePDFParser, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *PDFParserBlock) copy(deep bool) *PDFParserBlock {
 	c := *b
 	if deep {
@@ -682,8 +550,6 @@ func (b ActionBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeAction, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *ActionBlock) copy(deep bool) *ActionBlock {
 	c := *b
 	if deep {
@@ -707,8 +573,6 @@ func (b LoginBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeLogin, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *LoginBlock) copy(deep bool) *LoginBlock {
 	c := *b
 	if deep {
@@ -733,8 +597,6 @@ func (b WaitBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeWait, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *WaitBlock) copy(deep bool) *WaitBlock {
 	c := *b
 	if deep {
@@ -752,8 +614,6 @@ func (b HumanInteractionBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeHumanInteraction, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *HumanInteractionBlock) copy(deep bool) *HumanInteractionBlock {
 	c := *b
 	if deep {
@@ -772,8 +632,6 @@ func (b FileDownloadBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeFileDownload, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *FileDownloadBlock) copy(deep bool) *FileDownloadBlock {
 	c := *b
 	if deep {
@@ -798,8 +656,6 @@ func (b GotoURLBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeGotoURL, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *GotoURLBlock) copy(deep bool) *GotoURLBlock {
 	c := *b
 	if deep {
@@ -817,8 +673,6 @@ func (b HTTPRequestBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeHTTPRequest, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *HTTPRequestBlock) copy(deep bool) *HTTPRequestBlock {
 	c := *b
 	if deep {
@@ -842,8 +696,6 @@ func (b PrintPageBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypePrintPage, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *PrintPageBlock) copy(deep bool) *PrintPageBlock {
 	c := *b
 	if deep {
@@ -864,8 +716,6 @@ func (b WorkflowTriggerBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeWorkflowTrigger, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *WorkflowTriggerBlock) copy(deep bool) *WorkflowTriggerBlock {
 	c := *b
 	if deep {
@@ -886,8 +736,6 @@ func (b GoogleSheetsReadBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeGoogleSheetsRead, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *GoogleSheetsReadBlock) copy(deep bool) *GoogleSheetsReadBlock {
 	c := *b
 	if deep {
@@ -907,8 +755,6 @@ func (b GoogleSheetsWriteBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeGoogleSheetsWrite, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *GoogleSheetsWriteBlock) copy(deep bool) *GoogleSheetsWriteBlock {
 	c := *b
 	if deep {
@@ -928,8 +774,6 @@ func (b PDFFillBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypePDFFill, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *PDFFillBlock) copy(deep bool) *PDFFillBlock {
 	c := *b
 	if deep {
@@ -949,8 +793,6 @@ func (b SplitPDFBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeSplitPDF, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *SplitPDFBlock) copy(deep bool) *SplitPDFBlock {
 	c := *b
 	if deep {
@@ -969,8 +811,6 @@ func (b EmailInboxBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeEmailInbox, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *EmailInboxBlock) copy(deep bool) *EmailInboxBlock {
 	c := *b
 	if deep {

@@ -384,3 +384,11 @@ func setBool(q url.Values, key string, v bool) {
 		q.Set(key, "true")
 	}
 }
+
+// addEach adds each of values to q under key, in order: a list the
+// service reads as a repeated query parameter.
+func addEach[S ~string](q url.Values, key string, values []S) {
+	for _, v := range values {
+		q.Add(key, string(v))
+	}
+}

@@ -6,8 +6,8 @@ import (
 )
 
 // This file holds the deep copies of the definition types that are
-// written by hand; the block structs' are generated (copyBlock, in
-// blocks_gen.go, with the rules of client/internal/blockgen).
+// written by hand; the block structs' are generated (their copy methods,
+// in blocks_gen.go, by the rules of client/internal/blockgen).
 // TestDefinitionSharesNothing checks that together they copy every slice,
 // map and pointer.
 
@@ -41,6 +41,20 @@ func clonePointer[T any](p *T) *T {
 	}
 	c := *p
 	return &c
+}
+
+// copyBlock returns a new block of b's type holding b's fields, with deep
+// copies of them that share no memory with b when deep is set. It returns
+// b itself when b is nil or a nil pointer, or of a type that is not this
+// package's.
+func copyBlock(b Block, deep bool) Block {
+	if IsNilBlock(b) {
+		return b
+	}
+	if u, ok := b.(*UnknownBlock); ok {
+		return u.copy(deep)
+	}
+	return copyStruct(b, deep)
 }
 
 // clone returns a copy of d that shares no memory with it.

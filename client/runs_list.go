@@ -65,19 +65,11 @@ func (o *ListRunsOptions) query() url.Values {
 	}
 	setInt(q, "page", o.Page)
 	setInt(q, "page_size", o.PageSize)
-	for _, s := range o.Status {
-		q.Add("status", string(s))
-	}
-	for _, t := range o.RunType {
-		q.Add("run_type", string(t))
-	}
+	addEach(q, "status", o.Status)
+	addEach(q, "run_type", o.RunType)
 	setString(q, "search_key", o.SearchKey)
-	for _, id := range o.WorkflowPermanentID {
-		q.Add("workflow_permanent_id", id)
-	}
-	for _, t := range o.Tags {
-		q.Add("tags", t)
-	}
+	addEach(q, "workflow_permanent_id", o.WorkflowPermanentID)
+	addEach(q, "tags", o.Tags)
 	return q
 }
 

@@ -8,10 +8,10 @@
 //   - a copy method that copies the block, deeply on request: each field
 //     is copied by the rule for its type in fieldCopies,
 //
-// and the list BlockTypes, the function newBlock (the struct of a type),
-// copyBlock (the copy method of any block) and BlockParameterKeys (the
-// ParameterKeys field of the structs that have one) follow the order of
-// the constants. Run it with go generate in client/; a test fails when
+// and the list BlockTypes and the functions newBlock (the struct of a
+// type), copyStruct (the copy method of any block struct) and
+// parameterKeysField (the ParameterKeys field of the structs that have
+// one) follow the order of the constants. Run it with go generate in client/; a test fails when
 // blocks_gen.go is not what it would write.
 package main
 
@@ -230,45 +230,35 @@ func newBlock(t BlockType) Block {
 	return nil
 }
 
-// copyBlock returns a new block of b's type holding b's fields, with deep
-// copies of them that share no memory with b when deep is set. It returns
-// b itself when b is nil or a nil pointer, or of a type that is not this
-// package's.
-func copyBlock(b Block, deep bool) Block {
+// copyStruct is copyBlock for the block structs listed in BlockTypes; b
+// must not be a nil pointer.
+func copyStruct(b Block, deep bool) Block {
 	switch x := b.(type) {
 {{- range .Blocks}}
 	case *{{.Struct}}:
-		if x != nil {
-			return x.copy(deep)
-		}
+		return x.copy(deep)
 {{- end}}
-	case *UnknownBlock:
-		if x != nil {
-			return x.copy(deep)
-		}
 	}
 	return b
 }
 
-// BlockParameterKeys returns the address of b's ParameterKeys field (its
-// parameter_keys), or nil when b's type has no such field. An UnknownBlock
-// has none: its keys are in its JSON.
-func BlockParameterKeys(b Block) *[]string {
+// parameterKeysField is BlockParameterKeys for a block that is not a nil
+// pointer.
+func parameterKeysField(b Block) *[]string {
 	switch x := b.(type) {
 {{- range .Blocks}}{{if .HasParameterKeys}}
 	case *{{.Struct}}:
-		if x != nil {
-			return &x.ParameterKeys
-		}
+		return &x.ParameterKeys
 {{- end}}{{end}}
 	}
 	return nil
 }
 
 // The methods below are the same for every block struct: BlockType names the
-// type, MarshalJSON writes "block_type" first, and copy copies the block.
-// MarshalJSON converts to a local type without methods so that encoding does
-// not recurse.
+// type, MarshalJSON writes "block_type" first, and copy returns a new block
+// holding the block's fields; with deep, copies of them that share no memory
+// with the block. MarshalJSON converts to a local type without methods so
+// that encoding does not recurse.
 {{range .Blocks}}
 // BlockType returns {{.Const}}.
 func ({{.Struct}}) BlockType() BlockType { return {{.Const}} }
@@ -279,8 +269,6 @@ func (b {{.Struct}}) MarshalJSON() ([]byte, error) {
 	return marshalBlock({{.Const}}, fields(b))
 }
 
-// copy returns a new block holding b's fields; with deep, copies of them
-// that share no memory with b.
 func (b *{{.Struct}}) copy(deep bool) *{{.Struct}} {
 	c := *b
 {{- if .DeepCopies}}

@@ -64,14 +64,14 @@ type BigBlock struct {
 		// The deep copy copies what the struct copy shares, and only that.
 		"func (b *ABlock) copy(deep bool) *ABlock {\n\tc := *b\n\treturn &c\n}",
 		"\tif deep {\n\t\tc.BlockBase = cloneBase(b.BlockBase)\n\t\tc.ParameterKeys = slices.Clone(b.ParameterKeys)\n\t\tc.Headers = maps.Clone(b.Headers)\n\t}",
-		"case *BigBlock:\n\t\tif x != nil {\n\t\t\treturn x.copy(deep)\n\t\t}",
-		"case *BigBlock:\n\t\tif x != nil {\n\t\t\treturn &x.ParameterKeys\n\t\t}",
+		"case *BigBlock:\n\t\treturn x.copy(deep)",
+		"case *BigBlock:\n\t\treturn &x.ParameterKeys",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(string(out), "case *ABlock:\n\t\tif x != nil {\n\t\t\treturn &x.ParameterKeys") {
+	if strings.Contains(string(out), "case *ABlock:\n\t\treturn &x.ParameterKeys") {
 		t.Errorf("a struct without ParameterKeys has them in BlockParameterKeys:\n%s", out)
 	}
 	if strings.Contains(string(out), "other") {
