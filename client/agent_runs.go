@@ -85,9 +85,7 @@ func (o *ListAgentRunsOptions) query() url.Values {
 	}
 	setInt(q, "page", o.Page)
 	setInt(q, "page_size", o.PageSize)
-	for _, s := range o.Status {
-		q.Add("status", string(s))
-	}
+	addEach(q, "status", o.Status)
 	setString(q, "search_key", o.SearchKey)
 	setString(q, "error_code", o.ErrorCode)
 	if !o.CreatedAtStart.IsZero() {
@@ -119,14 +117,10 @@ func (s *AgentsService) ListRuns(ctx context.Context, o *ListAgentRunsOptions, o
 // AllRuns returns an iterator over every agent run matching o, newest
 // first, fetching pages as it goes.
 func (s *AgentsService) AllRuns(ctx context.Context, o *ListAgentRunsOptions, opts ...Option) iter.Seq2[*AgentRun, error] {
-	var cp ListAgentRunsOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*AgentRun, error) {
-		return s.ListRuns(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListAgentRunsOptions) ([]*AgentRun, error) { return s.ListRuns(ctx, o, opts...) })
 }
+
+func (o *ListAgentRunsOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
 
 // RetryRun starts a new run of an agent run's agent with the original
 // run's parameters and settings (POST /v1/agents/runs/{id}/retry), and

@@ -2,7 +2,7 @@ package client
 
 import (
 	"encoding/json"
-	"reflect"
+	"maps"
 	"slices"
 
 	"github.com/abctl/abctl/internal/jsonobject"
@@ -279,43 +279,45 @@ func (a *Agent) Definition() *AgentDefinition {
 	if a == nil {
 		return nil
 	}
-	c := cloneDeep(a)
+	// The request shape shares with a what it does not change; its deep
+	// copy shares nothing.
+	shape := a.WorkflowDefinition.RequestShape()
 	d := &AgentDefinition{
-		Title:                    c.Title,
-		Description:              ptr.Value(c.Description),
-		ProxyLocation:            c.ProxyLocation,
-		WebhookCallbackURL:       ptr.Value(c.WebhookCallbackURL),
-		TOTPVerificationURL:      ptr.Value(c.TOTPVerificationURL),
-		TOTPIdentifier:           ptr.Value(c.TOTPIdentifier),
-		PersistBrowserSession:    c.PersistBrowserSession,
-		ReuseBrowserSession:      c.ReuseBrowserSession,
-		PinSavedSessionIP:        c.PinSavedSessionIP,
-		BrowserProfileID:         ptr.Value(c.BrowserProfileID),
-		BrowserProfileKey:        ptr.Value(c.BrowserProfileKey),
-		Model:                    c.Model,
-		WorkflowDefinition:       c.WorkflowDefinition.RequestShape(),
-		IsSavedTask:              c.IsSavedTask,
-		MaxScreenshotScrolls:     c.MaxScreenshotScrolls,
-		MaxElapsedTimeMinutes:    c.MaxElapsedTimeMinutes,
-		ExtraHTTPHeaders:         c.ExtraHTTPHeaders,
-		CDPConnectHeaders:        c.CDPConnectHeaders,
-		Status:                   c.Status,
-		RunWith:                  c.RunWith,
-		CacheKey:                 c.CacheKey,
-		AdaptiveCaching:          c.AdaptiveCaching,
-		CodeVersion:              c.CodeVersion,
-		GenerateScriptOnTerminal: c.GenerateScriptOnTerminal,
-		RunSequentially:          ptr.Value(c.RunSequentially),
-		SequentialKey:            ptr.Value(c.SequentialKey),
-		FolderID:                 ptr.Value(c.FolderID),
+		Title:                    a.Title,
+		Description:              ptr.Value(a.Description),
+		ProxyLocation:            a.ProxyLocation.clone(),
+		WebhookCallbackURL:       ptr.Value(a.WebhookCallbackURL),
+		TOTPVerificationURL:      ptr.Value(a.TOTPVerificationURL),
+		TOTPIdentifier:           ptr.Value(a.TOTPIdentifier),
+		PersistBrowserSession:    a.PersistBrowserSession,
+		ReuseBrowserSession:      a.ReuseBrowserSession,
+		PinSavedSessionIP:        a.PinSavedSessionIP,
+		BrowserProfileID:         ptr.Value(a.BrowserProfileID),
+		BrowserProfileKey:        ptr.Value(a.BrowserProfileKey),
+		Model:                    cloneModel(a.Model),
+		WorkflowDefinition:       shape.clone(),
+		IsSavedTask:              a.IsSavedTask,
+		MaxScreenshotScrolls:     clonePointer(a.MaxScreenshotScrolls),
+		MaxElapsedTimeMinutes:    clonePointer(a.MaxElapsedTimeMinutes),
+		ExtraHTTPHeaders:         maps.Clone(a.ExtraHTTPHeaders),
+		CDPConnectHeaders:        maps.Clone(a.CDPConnectHeaders),
+		Status:                   a.Status,
+		RunWith:                  a.RunWith,
+		CacheKey:                 clonePointer(a.CacheKey),
+		AdaptiveCaching:          a.AdaptiveCaching,
+		CodeVersion:              clonePointer(a.CodeVersion),
+		GenerateScriptOnTerminal: a.GenerateScriptOnTerminal,
+		RunSequentially:          ptr.Value(a.RunSequentially),
+		SequentialKey:            ptr.Value(a.SequentialKey),
+		FolderID:                 ptr.Value(a.FolderID),
 	}
-	if c.MaskSecrets {
+	if a.MaskSecrets {
 		d.MaskSecrets = new(true)
 	}
-	if !c.AIFallback {
+	if !a.AIFallback {
 		d.AIFallback = new(false)
 	}
-	if c.EnableSelfHealing {
+	if a.EnableSelfHealing {
 		d.EnableSelfHealing = new(true)
 	}
 	return d
@@ -326,7 +328,8 @@ func (a *Agent) Definition() *AgentDefinition {
 // what it changes (the parameters, the blocks and the lists it edits) and
 // shares everything else with d, so that a program that only reads the
 // result, as the engine does to run a stored version, needs no copy of the
-// whole definition; Agent.Definition gives one that shares nothing.
+// whole definition; Agent.Definition gives a deep copy of it, which shares
+// nothing.
 func (d *WorkflowDefinition) RequestShape() WorkflowDefinition {
 	out := WorkflowDefinition{
 		Parameters:           make([]Parameter, 0, len(d.Parameters)),
@@ -394,44 +397,35 @@ func definitionBlocks(bs Blocks) Blocks {
 // definitionBlock returns a response-side block in the request shape: a
 // new block, b unchanged.
 func definitionBlock(b Block) Block {
-	if isNilBlock(b) {
+	if IsNilBlock(b) {
 		return b
 	}
 	if u, ok := b.(*UnknownBlock); ok {
 		return u.definition()
 	}
-	b = shallowCopy(b)
+	b = copyBlock(b, false)
 	base := b.Base()
-	params := base.Parameters
-	base.OutputParameter, base.Parameters = nil, nil
-	// keys fills parameter_keys from the response's parameter records.
-	keys := func(dst *[]string) {
-		if len(*dst) == 0 {
-			*dst = ParameterKeys(params)
-		}
+	// parameter_keys, when empty, come from the response's parameter
+	// records.
+	if keys := BlockParameterKeys(b); keys != nil && len(*keys) == 0 {
+		*keys = ParameterKeys(base.Parameters)
 	}
+	base.OutputParameter, base.Parameters = nil, nil
 	switch x := b.(type) {
 	case *NavigationBlock:
-		keys(&x.ParameterKeys)
 		x.TaskType, x.DataExtractionGoal, x.DataSchema, x.DownloadTimeout, x.IncludeExtractedText = "", "", nil, nil, nil
 	case *ExtractionBlock:
-		keys(&x.ParameterKeys)
 		x.TaskType, x.NavigationGoal, x.DownloadTimeout, x.IncludeExtractedText = "", "", nil, nil
 	case *TaskBlock:
-		keys(&x.ParameterKeys)
 		x.TaskType, x.DownloadTimeout, x.IncludeExtractedText = "", nil, nil
 	case *ValidationBlock:
-		keys(&x.ParameterKeys)
 		x.TaskType, x.NavigationGoal, x.DataExtractionGoal, x.DataSchema = "", "", "", nil
 		x.DownloadTimeout, x.IncludeExtractedText = nil, nil
 	case *ActionBlock:
-		keys(&x.ParameterKeys)
 		x.TaskType, x.DataExtractionGoal, x.DataSchema, x.DownloadTimeout, x.IncludeExtractedText = "", "", nil, nil, nil
 	case *LoginBlock:
-		keys(&x.ParameterKeys)
 		x.TaskType, x.DataExtractionGoal, x.DataSchema, x.DownloadTimeout, x.IncludeExtractedText = "", "", nil, nil, nil
 	case *FileDownloadBlock:
-		keys(&x.ParameterKeys)
 		x.TaskType, x.DataExtractionGoal, x.DataSchema, x.IncludeExtractedText = "", "", nil, nil
 	case *ForLoopBlock:
 		if x.LoopOverParameterKey == "" {
@@ -461,26 +455,6 @@ func definitionBlock(b Block) Block {
 			}
 			*f.rec = nil
 		}
-	case *CodeBlock:
-		keys(&x.ParameterKeys)
-	case *TextPromptBlock:
-		keys(&x.ParameterKeys)
-	case *HTTPRequestBlock:
-		keys(&x.ParameterKeys)
-	case *PrintPageBlock:
-		keys(&x.ParameterKeys)
-	case *WorkflowTriggerBlock:
-		keys(&x.ParameterKeys)
-	case *GoogleSheetsReadBlock:
-		keys(&x.ParameterKeys)
-	case *GoogleSheetsWriteBlock:
-		keys(&x.ParameterKeys)
-	case *PDFFillBlock:
-		keys(&x.ParameterKeys)
-	case *SplitPDFBlock:
-		keys(&x.ParameterKeys)
-	case *EmailInboxBlock:
-		keys(&x.ParameterKeys)
 	}
 	return b
 }
@@ -512,8 +486,8 @@ func (u *UnknownBlock) definition() *UnknownBlock {
 				continue // replaced by the converted parameters, or empty anyway
 			}
 		case "parameters":
-			var ps []Parameter
-			if json.Unmarshal(m.Value, &ps) != nil || !areRecords(ps) {
+			ps, ok := ParameterRecords(m.Value)
+			if !ok {
 				break // not parameter records: keep as is
 			}
 			if !hasKeys && len(ps) > 0 {
@@ -529,75 +503,19 @@ func (u *UnknownBlock) definition() *UnknownBlock {
 	return c
 }
 
-// shallowCopy returns a new block of b's type (a pointer to a struct, as
-// every block type is) holding b's fields: the fields the conversion sets
-// are then the copy's, and the values they held stay shared.
-func shallowCopy(b Block) Block {
-	v := reflect.ValueOf(b).Elem()
-	c := reflect.New(v.Type())
-	c.Elem().Set(v)
-	return c.Interface().(Block)
-}
-
-// areRecords reports whether every element looks like a parameter record.
-func areRecords(ps []Parameter) bool {
+// ParameterRecords decodes data, the "parameters" member of a block in the
+// response shape, as the parameter records the service gives a block. ok
+// is false when data is not a list of parameters that each have a key and
+// a type: a member of that name that some block type uses for something
+// else.
+func ParameterRecords(data []byte) (ps []Parameter, ok bool) {
+	if json.Unmarshal(data, &ps) != nil {
+		return nil, false
+	}
 	for i := range ps {
 		if ps[i].Key == "" || ps[i].ParameterType == "" {
-			return false
+			return nil, false
 		}
 	}
-	return true
-}
-
-// cloneDeep returns a copy of *p that shares no slices, maps or pointers
-// with it. Unexported struct fields are copied shallowly.
-func cloneDeep[T any](p *T) *T {
-	return cloneValue(reflect.ValueOf(p)).Interface().(*T)
-}
-
-func cloneValue(v reflect.Value) reflect.Value {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return v
-		}
-		c := reflect.New(v.Type().Elem())
-		c.Elem().Set(cloneValue(v.Elem()))
-		return c
-	case reflect.Interface:
-		if v.IsNil() {
-			return v
-		}
-		c := reflect.New(v.Type()).Elem()
-		c.Set(cloneValue(v.Elem()))
-		return c
-	case reflect.Slice:
-		if v.IsNil() {
-			return v
-		}
-		c := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
-		for i := range v.Len() {
-			c.Index(i).Set(cloneValue(v.Index(i)))
-		}
-		return c
-	case reflect.Map:
-		if v.IsNil() {
-			return v
-		}
-		c := reflect.MakeMapWithSize(v.Type(), v.Len())
-		for it := v.MapRange(); it.Next(); {
-			c.SetMapIndex(it.Key(), cloneValue(it.Value()))
-		}
-		return c
-	case reflect.Struct:
-		c := reflect.New(v.Type()).Elem()
-		c.Set(v)
-		for i := range v.NumField() {
-			if f := c.Field(i); f.CanSet() {
-				f.Set(cloneValue(v.Field(i)))
-			}
-		}
-		return c
-	}
-	return v
+	return ps, true
 }

@@ -3,7 +3,6 @@ package client
 import (
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -96,7 +95,7 @@ func (d *AgentDefinition) Validate() []ValidationError {
 	var walk func(blocks Blocks, path []any)
 	walk = func(blocks Blocks, path []any) {
 		for i, b := range blocks {
-			if isNilBlock(b) {
+			if IsNilBlock(b) {
 				continue
 			}
 			at := func(more ...any) []any { return append(append(append([]any{}, path...), i), more...) }
@@ -142,7 +141,7 @@ func (d *AgentDefinition) Validate() []ValidationError {
 	if f := wd.FinallyBlockLabel; f != "" {
 		found := false
 		for _, b := range wd.Blocks {
-			found = found || !isNilBlock(b) && b.Base().Label == f
+			found = found || !IsNilBlock(b) && b.Base().Label == f
 		}
 		if !found {
 			add("value_error", fmt.Sprintf("finally_block_label %q does not name a top-level block", f), f, "workflow_definition", "finally_block_label")
@@ -161,7 +160,7 @@ func checkRouting(blocks Blocks, path []any) []ValidationError {
 	var errs []ValidationError
 	labels := map[string]bool{}
 	for _, b := range blocks {
-		if !isNilBlock(b) && b.Base().Label != "" {
+		if !IsNilBlock(b) && b.Base().Label != "" {
 			labels[b.Base().Label] = true
 		}
 	}
@@ -176,7 +175,7 @@ func checkRouting(blocks Blocks, path []any) []ValidationError {
 	}
 	at := func(more ...any) []any { return append(append([]any{}, path...), more...) }
 	for i, b := range blocks {
-		if isNilBlock(b) {
+		if IsNilBlock(b) {
 			continue
 		}
 		if c, ok := b.(*ConditionalBlock); ok && len(c.BranchConditions) > 0 {
@@ -215,7 +214,7 @@ func unknownProxyLocation(name string) ValidationError {
 // loop before its blocks; nil blocks are skipped.
 func (bs Blocks) Walk(fn func(Block)) {
 	for _, b := range bs {
-		if isNilBlock(b) {
+		if IsNilBlock(b) {
 			continue
 		}
 		fn(b)
@@ -229,9 +228,8 @@ func (bs Blocks) Walk(fn func(Block)) {
 }
 
 // parameterKeysOf returns a block's parameter_keys: the ParameterKeys field
-// of the block types that have one (found by reflection, so that a block
-// type added to this package is covered), or the parameter_keys member of
-// an UnknownBlock's JSON; nil for a block without any.
+// of the block types that have one, or the parameter_keys member of an
+// UnknownBlock's JSON; nil for a block without any.
 func parameterKeysOf(b Block) []string {
 	if u, ok := b.(*UnknownBlock); ok {
 		var v struct {
@@ -240,14 +238,8 @@ func parameterKeysOf(b Block) []string {
 		_ = json.Unmarshal(u.Raw, &v) // a block that is not an object, or keys of another shape: none
 		return v.ParameterKeys
 	}
-	v := reflect.ValueOf(b)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return nil
+	if keys := BlockParameterKeys(b); keys != nil {
+		return *keys
 	}
-	f := v.Elem().FieldByName("ParameterKeys")
-	if !f.IsValid() {
-		return nil
-	}
-	keys, _ := f.Interface().([]string)
-	return keys
+	return nil
 }

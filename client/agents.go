@@ -54,12 +54,8 @@ func (o *ListAgentsOptions) query() url.Values {
 	setString(q, "search_key", o.SearchKey)
 	setString(q, "title", o.Title)
 	setString(q, "folder_id", o.FolderID)
-	for _, st := range o.Status {
-		q.Add("status", string(st))
-	}
-	for _, t := range o.Tags {
-		q.Add("tags", t)
-	}
+	addEach(q, "status", o.Status)
+	addEach(q, "tags", o.Tags)
 	setBool(q, "only_saved_tasks", o.OnlySavedTasks)
 	setBool(q, "only_workflows", o.OnlyWorkflows)
 	setBool(q, "only_templates", o.OnlyTemplates)
@@ -85,14 +81,10 @@ func (s *AgentsService) List(ctx context.Context, o *ListAgentsOptions, opts ...
 //		fmt.Println(agent.WorkflowPermanentID, agent.Title)
 //	}
 func (s *AgentsService) All(ctx context.Context, o *ListAgentsOptions, opts ...Option) iter.Seq2[*Agent, error] {
-	var cp ListAgentsOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*Agent, error) {
-		return s.List(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListAgentsOptions) ([]*Agent, error) { return s.List(ctx, o, opts...) })
 }
+
+func (o *ListAgentsOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
 
 // GetAgentOptions selects a version of an agent.
 type GetAgentOptions struct {

@@ -113,7 +113,7 @@ func (bs Blocks) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		if isNilBlock(b) {
+		if IsNilBlock(b) {
 			return nil, fmt.Errorf("blocks[%d]: nil block", i)
 		}
 		data, err := marshalOne(b)
@@ -289,7 +289,20 @@ func peekLabel(raw []byte) string {
 	return label
 }
 
-func isNilBlock(b Block) bool {
+// BlockParameterKeys returns the address of b's ParameterKeys field (its
+// parameter_keys), or nil when b's type has no such field. An UnknownBlock
+// has none: its keys are in its JSON.
+func BlockParameterKeys(b Block) *[]string {
+	if IsNilBlock(b) {
+		return nil
+	}
+	return parameterKeysField(b)
+}
+
+// IsNilBlock reports whether b holds no block: it is nil, or a nil pointer
+// of a block type. Encoding a Blocks with such an entry fails, and
+// Blocks.Walk skips it.
+func IsNilBlock(b Block) bool {
 	if b == nil {
 		return true
 	}

@@ -2,6 +2,11 @@
 
 package client
 
+import (
+	"maps"
+	"slices"
+)
+
 // BlockTypes lists every block type this package has a struct for.
 var BlockTypes = []BlockType{
 	BlockTypeNavigation,
@@ -104,9 +109,121 @@ func newBlock(t BlockType) Block {
 	return nil
 }
 
+// copyStruct is copyBlock for the block structs listed in BlockTypes; b
+// must not be a nil pointer.
+func copyStruct(b Block, deep bool) Block {
+	switch x := b.(type) {
+	case *NavigationBlock:
+		return x.copy(deep)
+	case *ExtractionBlock:
+		return x.copy(deep)
+	case *TaskBlock:
+		return x.copy(deep)
+	case *ValidationBlock:
+		return x.copy(deep)
+	case *TaskV2Block:
+		return x.copy(deep)
+	case *ForLoopBlock:
+		return x.copy(deep)
+	case *WhileLoopBlock:
+		return x.copy(deep)
+	case *ConditionalBlock:
+		return x.copy(deep)
+	case *CodeBlock:
+		return x.copy(deep)
+	case *TextPromptBlock:
+		return x.copy(deep)
+	case *DownloadToS3Block:
+		return x.copy(deep)
+	case *UploadToS3Block:
+		return x.copy(deep)
+	case *FileUploadBlock:
+		return x.copy(deep)
+	case *SendEmailBlock:
+		return x.copy(deep)
+	case *FileURLParserBlock:
+		return x.copy(deep)
+	case *PDFParserBlock:
+		return x.copy(deep)
+	case *ActionBlock:
+		return x.copy(deep)
+	case *LoginBlock:
+		return x.copy(deep)
+	case *WaitBlock:
+		return x.copy(deep)
+	case *HumanInteractionBlock:
+		return x.copy(deep)
+	case *FileDownloadBlock:
+		return x.copy(deep)
+	case *GotoURLBlock:
+		return x.copy(deep)
+	case *HTTPRequestBlock:
+		return x.copy(deep)
+	case *PrintPageBlock:
+		return x.copy(deep)
+	case *WorkflowTriggerBlock:
+		return x.copy(deep)
+	case *GoogleSheetsReadBlock:
+		return x.copy(deep)
+	case *GoogleSheetsWriteBlock:
+		return x.copy(deep)
+	case *PDFFillBlock:
+		return x.copy(deep)
+	case *SplitPDFBlock:
+		return x.copy(deep)
+	case *EmailInboxBlock:
+		return x.copy(deep)
+	}
+	return b
+}
+
+// parameterKeysField is BlockParameterKeys for a block that is not a nil
+// pointer.
+func parameterKeysField(b Block) *[]string {
+	switch x := b.(type) {
+	case *NavigationBlock:
+		return &x.ParameterKeys
+	case *ExtractionBlock:
+		return &x.ParameterKeys
+	case *TaskBlock:
+		return &x.ParameterKeys
+	case *ValidationBlock:
+		return &x.ParameterKeys
+	case *CodeBlock:
+		return &x.ParameterKeys
+	case *TextPromptBlock:
+		return &x.ParameterKeys
+	case *ActionBlock:
+		return &x.ParameterKeys
+	case *LoginBlock:
+		return &x.ParameterKeys
+	case *FileDownloadBlock:
+		return &x.ParameterKeys
+	case *HTTPRequestBlock:
+		return &x.ParameterKeys
+	case *PrintPageBlock:
+		return &x.ParameterKeys
+	case *WorkflowTriggerBlock:
+		return &x.ParameterKeys
+	case *GoogleSheetsReadBlock:
+		return &x.ParameterKeys
+	case *GoogleSheetsWriteBlock:
+		return &x.ParameterKeys
+	case *PDFFillBlock:
+		return &x.ParameterKeys
+	case *SplitPDFBlock:
+		return &x.ParameterKeys
+	case *EmailInboxBlock:
+		return &x.ParameterKeys
+	}
+	return nil
+}
+
 // The methods below are the same for every block struct: BlockType names the
-// type, and MarshalJSON writes "block_type" first. MarshalJSON converts to a
-// local type without methods so that encoding does not recurse.
+// type, MarshalJSON writes "block_type" first, and copy returns a new block
+// holding the block's fields; with deep, copies of them that share no memory
+// with the block. MarshalJSON converts to a local type without methods so
+// that encoding does not recurse.
 
 // BlockType returns BlockTypeNavigation.
 func (NavigationBlock) BlockType() BlockType { return BlockTypeNavigation }
@@ -115,6 +232,21 @@ func (NavigationBlock) BlockType() BlockType { return BlockTypeNavigation }
 func (b NavigationBlock) MarshalJSON() ([]byte, error) {
 	type fields NavigationBlock
 	return marshalBlock(BlockTypeNavigation, fields(b))
+}
+
+func (b *NavigationBlock) copy(deep bool) *NavigationBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.ErrorCodeMapping = maps.Clone(b.ErrorCodeMapping)
+		c.MaxStepsPerRun = clonePointer(b.MaxStepsPerRun)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+		c.CompleteVerification = clonePointer(b.CompleteVerification)
+		c.DataSchema = slices.Clone(b.DataSchema)
+		c.DownloadTimeout = clonePointer(b.DownloadTimeout)
+		c.IncludeExtractedText = clonePointer(b.IncludeExtractedText)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeExtraction.
@@ -126,6 +258,19 @@ func (b ExtractionBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeExtraction, fields(b))
 }
 
+func (b *ExtractionBlock) copy(deep bool) *ExtractionBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.DataSchema = slices.Clone(b.DataSchema)
+		c.MaxStepsPerRun = clonePointer(b.MaxStepsPerRun)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+		c.DownloadTimeout = clonePointer(b.DownloadTimeout)
+		c.IncludeExtractedText = clonePointer(b.IncludeExtractedText)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeTask.
 func (TaskBlock) BlockType() BlockType { return BlockTypeTask }
 
@@ -133,6 +278,21 @@ func (TaskBlock) BlockType() BlockType { return BlockTypeTask }
 func (b TaskBlock) MarshalJSON() ([]byte, error) {
 	type fields TaskBlock
 	return marshalBlock(BlockTypeTask, fields(b))
+}
+
+func (b *TaskBlock) copy(deep bool) *TaskBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.DataSchema = slices.Clone(b.DataSchema)
+		c.ErrorCodeMapping = maps.Clone(b.ErrorCodeMapping)
+		c.MaxStepsPerRun = clonePointer(b.MaxStepsPerRun)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+		c.CompleteVerification = clonePointer(b.CompleteVerification)
+		c.DownloadTimeout = clonePointer(b.DownloadTimeout)
+		c.IncludeExtractedText = clonePointer(b.IncludeExtractedText)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeValidation.
@@ -144,6 +304,20 @@ func (b ValidationBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeValidation, fields(b))
 }
 
+func (b *ValidationBlock) copy(deep bool) *ValidationBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.ErrorCodeMapping = maps.Clone(b.ErrorCodeMapping)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+		c.MaxStepsPerRun = clonePointer(b.MaxStepsPerRun)
+		c.DataSchema = slices.Clone(b.DataSchema)
+		c.DownloadTimeout = clonePointer(b.DownloadTimeout)
+		c.IncludeExtractedText = clonePointer(b.IncludeExtractedText)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeTaskV2.
 func (TaskV2Block) BlockType() BlockType { return BlockTypeTaskV2 }
 
@@ -151,6 +325,14 @@ func (TaskV2Block) BlockType() BlockType { return BlockTypeTaskV2 }
 func (b TaskV2Block) MarshalJSON() ([]byte, error) {
 	type fields TaskV2Block
 	return marshalBlock(BlockTypeTaskV2, fields(b))
+}
+
+func (b *TaskV2Block) copy(deep bool) *TaskV2Block {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeForLoop.
@@ -162,6 +344,17 @@ func (b ForLoopBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeForLoop, fields(b))
 }
 
+func (b *ForLoopBlock) copy(deep bool) *ForLoopBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.LoopBlocks = b.LoopBlocks.clone()
+		c.DataSchema = slices.Clone(b.DataSchema)
+		c.LoopOver = cloneParameterPointer(b.LoopOver)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeWhileLoop.
 func (WhileLoopBlock) BlockType() BlockType { return BlockTypeWhileLoop }
 
@@ -169,6 +362,15 @@ func (WhileLoopBlock) BlockType() BlockType { return BlockTypeWhileLoop }
 func (b WhileLoopBlock) MarshalJSON() ([]byte, error) {
 	type fields WhileLoopBlock
 	return marshalBlock(BlockTypeWhileLoop, fields(b))
+}
+
+func (b *WhileLoopBlock) copy(deep bool) *WhileLoopBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.LoopBlocks = b.LoopBlocks.clone()
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeConditional.
@@ -180,6 +382,15 @@ func (b ConditionalBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeConditional, fields(b))
 }
 
+func (b *ConditionalBlock) copy(deep bool) *ConditionalBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.BranchConditions = cloneBranchConditions(b.BranchConditions)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeCode.
 func (CodeBlock) BlockType() BlockType { return BlockTypeCode }
 
@@ -187,6 +398,17 @@ func (CodeBlock) BlockType() BlockType { return BlockTypeCode }
 func (b CodeBlock) MarshalJSON() ([]byte, error) {
 	type fields CodeBlock
 	return marshalBlock(BlockTypeCode, fields(b))
+}
+
+func (b *CodeBlock) copy(deep bool) *CodeBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+		c.ErrorCodeMapping = maps.Clone(b.ErrorCodeMapping)
+		c.Steps = cloneCodeBlockSteps(b.Steps)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeTextPrompt.
@@ -198,6 +420,16 @@ func (b TextPromptBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeTextPrompt, fields(b))
 }
 
+func (b *TextPromptBlock) copy(deep bool) *TextPromptBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+		c.JSONSchema = slices.Clone(b.JSONSchema)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeDownloadToS3.
 func (DownloadToS3Block) BlockType() BlockType { return BlockTypeDownloadToS3 }
 
@@ -205,6 +437,14 @@ func (DownloadToS3Block) BlockType() BlockType { return BlockTypeDownloadToS3 }
 func (b DownloadToS3Block) MarshalJSON() ([]byte, error) {
 	type fields DownloadToS3Block
 	return marshalBlock(BlockTypeDownloadToS3, fields(b))
+}
+
+func (b *DownloadToS3Block) copy(deep bool) *DownloadToS3Block {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeUploadToS3.
@@ -216,6 +456,14 @@ func (b UploadToS3Block) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeUploadToS3, fields(b))
 }
 
+func (b *UploadToS3Block) copy(deep bool) *UploadToS3Block {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeFileUpload.
 func (FileUploadBlock) BlockType() BlockType { return BlockTypeFileUpload }
 
@@ -223,6 +471,15 @@ func (FileUploadBlock) BlockType() BlockType { return BlockTypeFileUpload }
 func (b FileUploadBlock) MarshalJSON() ([]byte, error) {
 	type fields FileUploadBlock
 	return marshalBlock(BlockTypeFileUpload, fields(b))
+}
+
+func (b *FileUploadBlock) copy(deep bool) *FileUploadBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.SFTPPort = clonePointer(b.SFTPPort)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeSendEmail.
@@ -234,6 +491,20 @@ func (b SendEmailBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeSendEmail, fields(b))
 }
 
+func (b *SendEmailBlock) copy(deep bool) *SendEmailBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.Recipients = slices.Clone(b.Recipients)
+		c.FileAttachments = slices.Clone(b.FileAttachments)
+		c.SMTPHost = cloneParameterPointer(b.SMTPHost)
+		c.SMTPPort = cloneParameterPointer(b.SMTPPort)
+		c.SMTPUsername = cloneParameterPointer(b.SMTPUsername)
+		c.SMTPPassword = cloneParameterPointer(b.SMTPPassword)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeFileURLParser.
 func (FileURLParserBlock) BlockType() BlockType { return BlockTypeFileURLParser }
 
@@ -241,6 +512,15 @@ func (FileURLParserBlock) BlockType() BlockType { return BlockTypeFileURLParser 
 func (b FileURLParserBlock) MarshalJSON() ([]byte, error) {
 	type fields FileURLParserBlock
 	return marshalBlock(BlockTypeFileURLParser, fields(b))
+}
+
+func (b *FileURLParserBlock) copy(deep bool) *FileURLParserBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.JSONSchema = slices.Clone(b.JSONSchema)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypePDFParser.
@@ -252,6 +532,15 @@ func (b PDFParserBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypePDFParser, fields(b))
 }
 
+func (b *PDFParserBlock) copy(deep bool) *PDFParserBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.JSONSchema = slices.Clone(b.JSONSchema)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeAction.
 func (ActionBlock) BlockType() BlockType { return BlockTypeAction }
 
@@ -259,6 +548,20 @@ func (ActionBlock) BlockType() BlockType { return BlockTypeAction }
 func (b ActionBlock) MarshalJSON() ([]byte, error) {
 	type fields ActionBlock
 	return marshalBlock(BlockTypeAction, fields(b))
+}
+
+func (b *ActionBlock) copy(deep bool) *ActionBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.ErrorCodeMapping = maps.Clone(b.ErrorCodeMapping)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+		c.MaxStepsPerRun = clonePointer(b.MaxStepsPerRun)
+		c.DataSchema = slices.Clone(b.DataSchema)
+		c.DownloadTimeout = clonePointer(b.DownloadTimeout)
+		c.IncludeExtractedText = clonePointer(b.IncludeExtractedText)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeLogin.
@@ -270,6 +573,21 @@ func (b LoginBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeLogin, fields(b))
 }
 
+func (b *LoginBlock) copy(deep bool) *LoginBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.ErrorCodeMapping = maps.Clone(b.ErrorCodeMapping)
+		c.MaxStepsPerRun = clonePointer(b.MaxStepsPerRun)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+		c.CompleteVerification = clonePointer(b.CompleteVerification)
+		c.DataSchema = slices.Clone(b.DataSchema)
+		c.DownloadTimeout = clonePointer(b.DownloadTimeout)
+		c.IncludeExtractedText = clonePointer(b.IncludeExtractedText)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeWait.
 func (WaitBlock) BlockType() BlockType { return BlockTypeWait }
 
@@ -277,6 +595,14 @@ func (WaitBlock) BlockType() BlockType { return BlockTypeWait }
 func (b WaitBlock) MarshalJSON() ([]byte, error) {
 	type fields WaitBlock
 	return marshalBlock(BlockTypeWait, fields(b))
+}
+
+func (b *WaitBlock) copy(deep bool) *WaitBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeHumanInteraction.
@@ -288,6 +614,15 @@ func (b HumanInteractionBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeHumanInteraction, fields(b))
 }
 
+func (b *HumanInteractionBlock) copy(deep bool) *HumanInteractionBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.Recipients = slices.Clone(b.Recipients)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeFileDownload.
 func (FileDownloadBlock) BlockType() BlockType { return BlockTypeFileDownload }
 
@@ -295,6 +630,21 @@ func (FileDownloadBlock) BlockType() BlockType { return BlockTypeFileDownload }
 func (b FileDownloadBlock) MarshalJSON() ([]byte, error) {
 	type fields FileDownloadBlock
 	return marshalBlock(BlockTypeFileDownload, fields(b))
+}
+
+func (b *FileDownloadBlock) copy(deep bool) *FileDownloadBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.ErrorCodeMapping = maps.Clone(b.ErrorCodeMapping)
+		c.MaxStepsPerRun = clonePointer(b.MaxStepsPerRun)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+		c.DownloadTimeout = clonePointer(b.DownloadTimeout)
+		c.SFTPPort = clonePointer(b.SFTPPort)
+		c.DataSchema = slices.Clone(b.DataSchema)
+		c.IncludeExtractedText = clonePointer(b.IncludeExtractedText)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeGotoURL.
@@ -306,6 +656,14 @@ func (b GotoURLBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeGotoURL, fields(b))
 }
 
+func (b *GotoURLBlock) copy(deep bool) *GotoURLBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeHTTPRequest.
 func (HTTPRequestBlock) BlockType() BlockType { return BlockTypeHTTPRequest }
 
@@ -313,6 +671,20 @@ func (HTTPRequestBlock) BlockType() BlockType { return BlockTypeHTTPRequest }
 func (b HTTPRequestBlock) MarshalJSON() ([]byte, error) {
 	type fields HTTPRequestBlock
 	return marshalBlock(BlockTypeHTTPRequest, fields(b))
+}
+
+func (b *HTTPRequestBlock) copy(deep bool) *HTTPRequestBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.Headers = slices.Clone(b.Headers)
+		c.Body = slices.Clone(b.Body)
+		c.Files = slices.Clone(b.Files)
+		c.FollowRedirects = clonePointer(b.FollowRedirects)
+		c.SecretResponsePaths = slices.Clone(b.SecretResponsePaths)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypePrintPage.
@@ -324,6 +696,17 @@ func (b PrintPageBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypePrintPage, fields(b))
 }
 
+func (b *PrintPageBlock) copy(deep bool) *PrintPageBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.IncludeTimestamp = clonePointer(b.IncludeTimestamp)
+		c.PrintBackground = clonePointer(b.PrintBackground)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeWorkflowTrigger.
 func (WorkflowTriggerBlock) BlockType() BlockType { return BlockTypeWorkflowTrigger }
 
@@ -331,6 +714,17 @@ func (WorkflowTriggerBlock) BlockType() BlockType { return BlockTypeWorkflowTrig
 func (b WorkflowTriggerBlock) MarshalJSON() ([]byte, error) {
 	type fields WorkflowTriggerBlock
 	return marshalBlock(BlockTypeWorkflowTrigger, fields(b))
+}
+
+func (b *WorkflowTriggerBlock) copy(deep bool) *WorkflowTriggerBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.Payload = slices.Clone(b.Payload)
+		c.WaitForCompletion = clonePointer(b.WaitForCompletion)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypeGoogleSheetsRead.
@@ -342,6 +736,16 @@ func (b GoogleSheetsReadBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeGoogleSheetsRead, fields(b))
 }
 
+func (b *GoogleSheetsReadBlock) copy(deep bool) *GoogleSheetsReadBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.HasHeaderRow = clonePointer(b.HasHeaderRow)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeGoogleSheetsWrite.
 func (GoogleSheetsWriteBlock) BlockType() BlockType { return BlockTypeGoogleSheetsWrite }
 
@@ -349,6 +753,16 @@ func (GoogleSheetsWriteBlock) BlockType() BlockType { return BlockTypeGoogleShee
 func (b GoogleSheetsWriteBlock) MarshalJSON() ([]byte, error) {
 	type fields GoogleSheetsWriteBlock
 	return marshalBlock(BlockTypeGoogleSheetsWrite, fields(b))
+}
+
+func (b *GoogleSheetsWriteBlock) copy(deep bool) *GoogleSheetsWriteBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.ColumnMapping = slices.Clone(b.ColumnMapping)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+	}
+	return &c
 }
 
 // BlockType returns BlockTypePDFFill.
@@ -360,6 +774,16 @@ func (b PDFFillBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypePDFFill, fields(b))
 }
 
+func (b *PDFFillBlock) copy(deep bool) *PDFFillBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.Payload = slices.Clone(b.Payload)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeSplitPDF.
 func (SplitPDFBlock) BlockType() BlockType { return BlockTypeSplitPDF }
 
@@ -369,6 +793,15 @@ func (b SplitPDFBlock) MarshalJSON() ([]byte, error) {
 	return marshalBlock(BlockTypeSplitPDF, fields(b))
 }
 
+func (b *SplitPDFBlock) copy(deep bool) *SplitPDFBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+	}
+	return &c
+}
+
 // BlockType returns BlockTypeEmailInbox.
 func (EmailInboxBlock) BlockType() BlockType { return BlockTypeEmailInbox }
 
@@ -376,4 +809,15 @@ func (EmailInboxBlock) BlockType() BlockType { return BlockTypeEmailInbox }
 func (b EmailInboxBlock) MarshalJSON() ([]byte, error) {
 	type fields EmailInboxBlock
 	return marshalBlock(BlockTypeEmailInbox, fields(b))
+}
+
+func (b *EmailInboxBlock) copy(deep bool) *EmailInboxBlock {
+	c := *b
+	if deep {
+		c.BlockBase = cloneBase(b.BlockBase)
+		c.NewerThanDays = clonePointer(b.NewerThanDays)
+		c.IncludeBody = clonePointer(b.IncludeBody)
+		c.ParameterKeys = slices.Clone(b.ParameterKeys)
+	}
+	return &c
 }

@@ -87,14 +87,10 @@ func (s *BrowserProfilesService) List(ctx context.Context, o *ListBrowserProfile
 // All returns an iterator over every profile matching o; see
 // AgentsService.All for its behaviour.
 func (s *BrowserProfilesService) All(ctx context.Context, o *ListBrowserProfilesOptions, opts ...Option) iter.Seq2[*BrowserProfile, error] {
-	var cp ListBrowserProfilesOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*BrowserProfile, error) {
-		return s.List(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListBrowserProfilesOptions) ([]*BrowserProfile, error) { return s.List(ctx, o, opts...) })
 }
+
+func (o *ListBrowserProfilesOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
 
 // Get returns a profile (GET /v1/browser_profiles/{id}).
 func (s *BrowserProfilesService) Get(ctx context.Context, profileID string, opts ...Option) (*BrowserProfile, error) {

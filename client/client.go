@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/abctl/abctl/internal/jsonenc"
 	"github.com/abctl/abctl/internal/retry"
 )
 
@@ -290,13 +291,11 @@ func encodeBody(req request) ([]byte, error) {
 	if req.body == nil {
 		return nil, nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(req.body); err != nil {
+	body, err := jsonenc.Marshal(req.body)
+	if err != nil {
 		return nil, fmt.Errorf("client: encode body of %s %s: %w", req.method, req.path, err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return body, nil
 }
 
 // retryableStatus lists the replies that say "try again": too many
@@ -383,5 +382,13 @@ func setString(q url.Values, key, v string) {
 func setBool(q url.Values, key string, v bool) {
 	if v {
 		q.Set(key, "true")
+	}
+}
+
+// addEach adds each of values to q under key, in order: a list the
+// service reads as a repeated query parameter.
+func addEach[S ~string](q url.Values, key string, values []S) {
+	for _, v := range values {
+		q.Add(key, string(v))
 	}
 }

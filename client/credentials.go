@@ -295,14 +295,10 @@ func (s *CredentialsService) List(ctx context.Context, o *ListCredentialsOptions
 // All returns an iterator over every credential matching o; see
 // AgentsService.All for its behaviour.
 func (s *CredentialsService) All(ctx context.Context, o *ListCredentialsOptions, opts ...Option) iter.Seq2[*Credential, error] {
-	var cp ListCredentialsOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*Credential, error) {
-		return s.List(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListCredentialsOptions) ([]*Credential, error) { return s.List(ctx, o, opts...) })
 }
+
+func (o *ListCredentialsOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
 
 // Get returns a credential (GET /v1/credentials/{id}).
 func (s *CredentialsService) Get(ctx context.Context, credentialID string, opts ...Option) (*Credential, error) {

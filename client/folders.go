@@ -83,14 +83,10 @@ func (s *FoldersService) List(ctx context.Context, o *ListFoldersOptions, opts .
 // All returns an iterator over every folder matching o; see
 // AgentsService.All for its behaviour.
 func (s *FoldersService) All(ctx context.Context, o *ListFoldersOptions, opts ...Option) iter.Seq2[*Folder, error] {
-	var cp ListFoldersOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*Folder, error) {
-		return s.List(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListFoldersOptions) ([]*Folder, error) { return s.List(ctx, o, opts...) })
 }
+
+func (o *ListFoldersOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
 
 // Get returns a folder (GET /v1/folders/{id}).
 func (s *FoldersService) Get(ctx context.Context, folderID string, opts ...Option) (*Folder, error) {

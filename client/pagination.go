@@ -2,24 +2,40 @@ package client
 
 import "iter"
 
+// allPageSize is the page size the All methods ask for when the caller's
+// options leave it zero: fewer round trips than the server default.
+const allPageSize = 100
+
+// listOptions are the options of a page-numbered list: a pointer to a
+// List...Options struct, which says where its Page and PageSize fields are.
+type listOptions[O any] interface {
+	*O
+	pageFields() (page, pageSize *int)
+}
+
 // paginate walks a page-numbered list, for the All methods of the
-// services. fetch requests one page: number *page of *pageSize items, read
-// from the options that page and pageSize point into. paginate starts at
-// page 1 unless the caller chose another, sets *pageSize to defaultSize
-// when the caller left it zero (fewer round trips than the server
-// default), moves *page on after each full page, and stops after the
-// first error or a page shorter than the page size, which is how the end
-// shows in an API without cursors.
-func paginate[T any](page, pageSize *int, defaultSize int, fetch func() ([]T, error)) iter.Seq2[T, error] {
+// services. list requests one page with the options it is given: a copy
+// of *o (nil means the zero options), so that the caller's stay as they
+// were. paginate starts at page 1 unless the caller chose another, asks
+// for allPageSize items a page unless the caller chose a size, moves to
+// the next page after each full page, and stops after the first error or
+// a page shorter than the page size, which is how the end shows in an API
+// without cursors.
+func paginate[O any, P listOptions[O], T any](o *O, list func(*O) ([]T, error)) iter.Seq2[T, error] {
+	var opts O
+	if o != nil {
+		opts = *o
+	}
+	page, pageSize := P(&opts).pageFields()
 	return func(yield func(T, error) bool) {
 		if *page < 1 {
 			*page = 1
 		}
 		if *pageSize < 1 {
-			*pageSize = defaultSize
+			*pageSize = allPageSize
 		}
 		for {
-			items, err := fetch()
+			items, err := list(&opts)
 			if err != nil {
 				var zero T
 				yield(zero, err)

@@ -130,9 +130,7 @@ func (s *RunsService) ListArtifacts(ctx context.Context, runID string, o *ListAr
 	}
 	q := url.Values{}
 	if o != nil {
-		for _, t := range o.Types {
-			q.Add("artifact_type", string(t))
-		}
+		addEach(q, "artifact_type", o.Types)
 	}
 	var out []*Artifact
 	_, err := s.client.do(ctx, request{method: "GET", path: pathf("/v1/runs/%s/artifacts", runID), query: q, idempotent: true}, &out, opts)

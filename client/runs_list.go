@@ -65,19 +65,11 @@ func (o *ListRunsOptions) query() url.Values {
 	}
 	setInt(q, "page", o.Page)
 	setInt(q, "page_size", o.PageSize)
-	for _, s := range o.Status {
-		q.Add("status", string(s))
-	}
-	for _, t := range o.RunType {
-		q.Add("run_type", string(t))
-	}
+	addEach(q, "status", o.Status)
+	addEach(q, "run_type", o.RunType)
 	setString(q, "search_key", o.SearchKey)
-	for _, id := range o.WorkflowPermanentID {
-		q.Add("workflow_permanent_id", id)
-	}
-	for _, t := range o.Tags {
-		q.Add("tags", t)
-	}
+	addEach(q, "workflow_permanent_id", o.WorkflowPermanentID)
+	addEach(q, "tags", o.Tags)
 	return q
 }
 
@@ -92,11 +84,7 @@ func (s *RunsService) List(ctx context.Context, o *ListRunsOptions, opts ...Opti
 // All returns an iterator over every run matching o, newest first, fetching
 // pages as it goes. The service serves at most 100 pages.
 func (s *RunsService) All(ctx context.Context, o *ListRunsOptions, opts ...Option) iter.Seq2[*RunListItem, error] {
-	var cp ListRunsOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*RunListItem, error) {
-		return s.List(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListRunsOptions) ([]*RunListItem, error) { return s.List(ctx, o, opts...) })
 }
+
+func (o *ListRunsOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }

@@ -240,18 +240,16 @@ func (s *SchedulesService) ListAll(ctx context.Context, o *ListSchedulesOptions,
 // All returns an iterator over every schedule of the organization
 // matching o, page after page.
 func (s *SchedulesService) All(ctx context.Context, o *ListSchedulesOptions, opts ...Option) iter.Seq2[*OrganizationSchedule, error] {
-	var cp ListSchedulesOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*OrganizationSchedule, error) {
-		page, err := s.ListAll(ctx, &cp, opts...)
+	return paginate(o, func(o *ListSchedulesOptions) ([]*OrganizationSchedule, error) {
+		page, err := s.ListAll(ctx, o, opts...)
 		if err != nil {
 			return nil, err
 		}
 		return page.Schedules, nil
 	})
 }
+
+func (o *ListSchedulesOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
 
 // ScheduleTag is the tag the daemon puts on the runs a schedule starts:
 // "schedule:<id>", which run lists filter on (ListRunsOptions.Tags).

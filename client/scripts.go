@@ -175,14 +175,10 @@ func (s *ScriptsService) List(ctx context.Context, o *ListScriptsOptions, opts .
 // All returns an iterator over every script matching o, fetching pages as
 // it goes. o is copied, never modified.
 func (s *ScriptsService) All(ctx context.Context, o *ListScriptsOptions, opts ...Option) iter.Seq2[*Script, error] {
-	var cp ListScriptsOptions
-	if o != nil {
-		cp = *o
-	}
-	return paginate(&cp.Page, &cp.PageSize, 100, func() ([]*Script, error) {
-		return s.List(ctx, &cp, opts...)
-	})
+	return paginate(o, func(o *ListScriptsOptions) ([]*Script, error) { return s.List(ctx, o, opts...) })
 }
+
+func (o *ListScriptsOptions) pageFields() (page, pageSize *int) { return &o.Page, &o.PageSize }
 
 // Get returns the latest version of a script (GET /v1/scripts/{id}).
 func (s *ScriptsService) Get(ctx context.Context, scriptID string, opts ...Option) (*Script, error) {

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // middleware wraps a handler; chain applies them so that the first listed
@@ -211,7 +211,7 @@ func marshalJSON(v any) ([]byte, error) {
 	// The runs' stored views are made with the same function, so that
 	// stored and built answers agree (the store encodes agents' rows the
 	// same way).
-	return runview.Marshal(v)
+	return jsonenc.Marshal(v)
 }
 
 // requestIDs makes request ids: a random prefix per process and a counter,

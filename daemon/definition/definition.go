@@ -42,10 +42,7 @@
 package definition
 
 import (
-	"bytes"
 	"encoding/json"
-	"reflect"
-	"slices"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
@@ -218,7 +215,7 @@ func (e *expander) context(p *client.Parameter) {
 	clearResponseFields(p)
 	p.WorkflowID, p.CreatedAt, p.ModifiedAt, p.DeletedAt = "", client.Time{}, client.Time{}, nil
 	if src, ok := e.records[key]; ok && key != p.Key {
-		c := cloneParameter(src)
+		c := src.Clone()
 		p.Source = &c
 		p.SourceParameterKey = ""
 	} else {
@@ -243,7 +240,7 @@ func (e *expander) resolve(keys []string) (recs []client.Parameter, ok bool) {
 		if !found {
 			return nil, false
 		}
-		recs = append(recs, cloneParameter(r))
+		recs = append(recs, r.Clone())
 	}
 	return recs, true
 }
@@ -261,7 +258,7 @@ func (e *expander) one(key *string, rec **client.Parameter) {
 		return
 	}
 	if r, ok := e.records[k]; ok {
-		c := cloneParameter(r)
+		c := r.Clone()
 		*rec, *key = &c, ""
 		return
 	}
@@ -277,7 +274,7 @@ func (e *expander) blocks(bs client.Blocks) client.Blocks {
 
 // block turns one block into its response shape, in place where it can.
 func (e *expander) block(b client.Block) client.Block {
-	if isNilBlock(b) {
+	if client.IsNilBlock(b) {
 		return b
 	}
 	if u, ok := b.(*client.UnknownBlock); ok {
@@ -285,10 +282,10 @@ func (e *expander) block(b client.Block) client.Block {
 	}
 	base := b.Base()
 	if out, ok := e.records[base.Label+"_output"]; ok {
-		c := cloneParameter(out)
+		c := out.Clone()
 		base.OutputParameter = &c
 	}
-	if keys := parameterKeysField(b); keys != nil {
+	if keys := client.BlockParameterKeys(b); keys != nil {
 		names, fromRecords := *keys, false
 		if len(names) == 0 {
 			names, fromRecords = client.ParameterKeys(base.Parameters), true
@@ -355,6 +352,7 @@ func (e *expander) unknown(u *client.UnknownBlock) client.Block {
 	// parameter_keys, when it lists any, else the keys of parameters,
 	// when it holds records.
 	var names []string
+	var records []client.Parameter
 	keysAt, recordsAt, hasKeys := -1, -1, false
 	for i, m := range members {
 		switch m.Key {
@@ -367,16 +365,13 @@ func (e *expander) unknown(u *client.UnknownBlock) client.Block {
 				}
 			}
 		case "parameters":
-			var ps []client.Parameter
-			if json.Unmarshal(m.Value, &ps) == nil && areRecords(ps) {
-				recordsAt = i
+			if ps, ok := client.ParameterRecords(m.Value); ok {
+				records, recordsAt = ps, i
 			}
 		}
 	}
 	if len(names) == 0 && recordsAt >= 0 {
-		var ps []client.Parameter
-		_ = json.Unmarshal(members[recordsAt].Value, &ps)
-		names = client.ParameterKeys(ps)
+		names = client.ParameterKeys(records)
 	}
 	recs, resolved := e.resolve(names)
 	out := make([]jsonobject.Member, 0, len(members)+2)
@@ -422,59 +417,4 @@ func routes(bs client.Blocks) bool {
 		found = found || b.BlockType() == client.BlockTypeConditional || b.Base().NextBlockLabel != ""
 	})
 	return found
-}
-
-// parameterKeysField returns the block's parameter_keys field, nil for a
-// block type that has none.
-func parameterKeysField(b client.Block) *[]string {
-	v := reflect.ValueOf(b)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return nil
-	}
-	f := v.Elem().FieldByName("ParameterKeys")
-	if !f.IsValid() || !f.CanAddr() {
-		return nil
-	}
-	keys, ok := f.Addr().Interface().(*[]string)
-	if !ok {
-		return nil
-	}
-	return keys
-}
-
-func isNilBlock(b client.Block) bool {
-	if b == nil {
-		return true
-	}
-	v := reflect.ValueOf(b)
-	return v.Kind() == reflect.Pointer && v.IsNil()
-}
-
-// areRecords reports whether every element looks like a parameter record.
-func areRecords(ps []client.Parameter) bool {
-	for i := range ps {
-		if ps[i].Key == "" || ps[i].ParameterType == "" {
-			return false
-		}
-	}
-	return true
-}
-
-// cloneParameter returns a copy of *p that shares no memory with it.
-func cloneParameter(p *client.Parameter) client.Parameter {
-	c := *p
-	c.DefaultValue = bytes.Clone(p.DefaultValue)
-	c.Value = bytes.Clone(p.Value)
-	c.CredentialIDs = slices.Clone(p.CredentialIDs)
-	c.FallbackCredentialIDs = slices.Clone(p.FallbackCredentialIDs)
-	c.BitwardenIdentityFields = slices.Clone(p.BitwardenIdentityFields)
-	if p.Source != nil {
-		src := cloneParameter(p.Source)
-		c.Source = &src
-	}
-	if p.DeletedAt != nil {
-		d := *p.DeletedAt
-		c.DeletedAt = &d
-	}
-	return c
 }

@@ -1,6 +1,10 @@
 package runview
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/abctl/abctl/internal/jsonenc"
+)
 
 // The cost of the stored views: BenchmarkEncode is what every write of a
 // run adds to the store's work (the view made in its write transaction),
@@ -38,7 +42,7 @@ func BenchmarkMarshal(b *testing.B) {
 	rec := viewSamples()[0]
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Marshal(Response(rec, testAppURL, testFileURL)); err != nil {
+		if _, err := jsonenc.Marshal(Response(rec, testAppURL, testFileURL)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,13 +7,12 @@
 //
 // The HTTP face (package daemon/api) answers with it, and the runner's
 // webhooks (package daemon/runner) send the same answer as their payload,
-// so that a receiver sees the run as GET shows it. Marshal is the one JSON
-// encoding of the API's answers: the stored views are made with it, so that
-// a view filled in is, byte for byte, the answer built from the record.
+// so that a receiver sees the run as GET shows it. The API's answers and
+// the stored views are both encoded with internal/jsonenc, so that a view
+// filled in is, byte for byte, the answer built from the record.
 package runview
 
 import (
-	"bytes"
 	"encoding/json"
 	"time"
 
@@ -82,19 +81,6 @@ func runWith(rec *store.RunRecord) string {
 		return "agent"
 	}
 	return rec.RunWith
-}
-
-// Marshal encodes an answer as the API writes JSON: compact, raw UTF-8 (no
-// HTML escaping). The stored views are made with it, so that a view filled
-// in is byte for byte the answer encoded this way.
-func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Links makes the parts of a run's answer that depend on the request: its

@@ -36,6 +36,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // Views makes the store's views of runs: give it to store.Open as
@@ -87,10 +88,10 @@ var ErrNoView = errors.New("runview: no usable stored view of the run")
 // AppendJSON appends to dst the answer of GET /v1/runs/{id} for a run of
 // the organization, from its stored view, with its app_url and file URLs
 // made by l for a client that reached the daemon at base: the same bytes
-// as Marshal(l.Run(rec, base)). The view is filled in straight from the
-// store's pages, inside its read transaction. It fails with ErrNotFound
-// (of package store) when there is no such run, with ErrNoView when the
-// view cannot serve; on error dst is returned as it was.
+// as jsonenc.Marshal(l.Run(rec, base)). The view is filled in straight
+// from the store's pages, inside its read transaction. It fails with
+// ErrNotFound (of package store) when there is no such run, with ErrNoView
+// when the view cannot serve; on error dst is returned as it was.
 func (l *Links) AppendJSON(ctx context.Context, runs *store.Runs, dst []byte, base, orgID, runID string) ([]byte, error) {
 	out := dst
 	appURL, fileURL := AppURL(base, runID), l.FileURLs(base, orgID, runID)
@@ -112,10 +113,10 @@ func (l *Links) AppendJSON(ctx context.Context, runs *store.Runs, dst []byte, ba
 
 // AppendJSON appends the answer to dst: the stored JSON, with appURL and
 // the URLs fileURL makes written into the holes. The result is the same
-// bytes as Marshal(Response(rec, appURL, fileURL)) for the record the view
-// was made from. It fails, appending nothing, for corrupt bytes and when
-// the view has files but fileURL is nil: the caller then builds the answer
-// from the record.
+// bytes as jsonenc.Marshal(Response(rec, appURL, fileURL)) for the record
+// the view was made from. It fails, appending nothing, for corrupt bytes
+// and when the view has files but fileURL is nil: the caller then builds
+// the answer from the record.
 func (v View) AppendJSON(dst []byte, appURL string, fileURL artifacts.URLFunc) ([]byte, error) {
 	if len(v) < 2 || v[0] != viewVersion {
 		return dst, ErrCorrupt
@@ -214,13 +215,13 @@ func growBytes(b []byte, n int) []byte {
 	return nb
 }
 
-// appendJSONString appends s as Marshal writes a string. URLs are
+// appendJSONString appends s as jsonenc.Marshal writes a string. URLs are
 // printable ASCII without quotes or backslashes, which it writes as they
 // are; anything else goes through the encoder.
 func appendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			b, err := Marshal(s)
+			b, err := jsonenc.Marshal(s)
 			if err != nil { // a string always encodes
 				panic(err)
 			}
@@ -262,7 +263,7 @@ func Encode(rec *store.RunRecord) (View, error) {
 		holes = append(holes, viewHole{kind: holeFile, file: f})
 		return placeholder(len(holes) - 1)
 	})
-	body, err := Marshal(run)
+	body, err := jsonenc.Marshal(run)
 	if err != nil {
 		return nil, fmt.Errorf("runview: encode the answer of run %s: %w", rec.ID, err)
 	}

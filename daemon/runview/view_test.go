@@ -13,6 +13,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 var ctx = context.Background()
@@ -29,7 +30,7 @@ const testAppURL = "http://127.0.0.1:8780/v1/runs/x"
 // path builds it.
 func wantAnswer(t *testing.T, rec *store.RunRecord, app string, fileURL artifacts.URLFunc) []byte {
 	t.Helper()
-	b, err := Marshal(Response(rec, app, fileURL))
+	b, err := jsonenc.Marshal(Response(rec, app, fileURL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestAppendJSONLinks(t *testing.T) {
 	})
 	const base = "http://127.0.0.1:8780"
 	got, err := links.AppendJSON(ctx, f.st.Runs(), []byte("x"), base, f.org, rec.ID)
-	want, _ := Marshal(links.Run(f.get(rec.ID), base))
+	want, _ := jsonenc.Marshal(links.Run(f.get(rec.ID), base))
 	if err != nil || !bytes.Equal(got, append([]byte("x"), want...)) {
 		t.Fatalf("%v\n got %s\nwant x%s", err, got, want)
 	}
@@ -292,7 +293,7 @@ func TestViewFormatCoversTheEncoding(t *testing.T) {
 	full := samples[0]
 	// Every field of the answer that the record fills is set in a sample.
 	var run map[string]json.RawMessage
-	b, _ := Marshal(Response(full, "app", testFileURL))
+	b, _ := jsonenc.Marshal(Response(full, "app", testFileURL))
 	if err := json.Unmarshal(b, &run); err != nil {
 		t.Fatal(err)
 	}

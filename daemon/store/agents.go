@@ -16,6 +16,7 @@ import (
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/tagquery"
 	"github.com/abctl/abctl/internal/agentid"
+	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // Agents are stored as version rows (client.Agent, one per version) under
@@ -123,7 +124,7 @@ func defaultText(raw json.RawMessage) string {
 // encodeSummary writes s without HTML escaping, so that every search text
 // without quotes, backslashes or control characters appears verbatim in
 // the encoding (the list's pre-filter relies on it).
-func encodeSummary(s *agentSummary) ([]byte, error) { return encodeJSON(s) }
+func encodeSummary(s *agentSummary) ([]byte, error) { return jsonenc.Marshal(s) }
 
 func decodeSummary(raw []byte) (*agentSummary, error) {
 	s := new(agentSummary)
@@ -283,7 +284,7 @@ func putAgent(o *orgTx, a *client.Agent) error {
 // without HTML escaping), so that reads can send the stored bytes as they
 // are.
 func encodeRow(a *client.Agent) ([]byte, error) {
-	b, err := encodeJSON(a)
+	b, err := jsonenc.Marshal(a)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode agent %s: %w", a.WorkflowPermanentID, err)
 	}

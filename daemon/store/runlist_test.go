@@ -13,6 +13,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/tagquery"
+	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // listIDs lists the organization's runs with q and returns their ids.
@@ -101,7 +102,7 @@ func TestListRunsItem(t *testing.T) {
 		t.Errorf("ended run: %+v, record %+v", got, stored)
 	}
 	// Encoded as the API answers it: every field, nulls included.
-	b, err := encodeJSON(got)
+	b, err := jsonenc.Marshal(got)
 	if err != nil {
 		t.Fatal(err)
 	}

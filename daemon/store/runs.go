@@ -20,6 +20,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // Runs are the runs of the organizations. Get it with Store.Runs.
@@ -211,7 +212,7 @@ func (r *Runs) putRun(tx *bolt.Tx, o *orgTx, rec *RunRecord) error {
 	// Encoded without HTML escaping, as answers are, so that the raw JSON
 	// a record carries (the request's echo, the output) reads back as it
 	// was written, and as its view shows it.
-	data, err := encodeJSON(rec)
+	data, err := jsonenc.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("store: encode run %s: %w", rec.ID, err)
 	}

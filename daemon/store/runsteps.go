@@ -27,6 +27,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // MaxRunSteps is how many steps of a run the store keeps: the newest.
@@ -109,7 +110,7 @@ func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.Ru
 		}
 		stamped := *step
 		stamped.CreatedAt = r.s.clock()
-		data, err := encodeJSON(&stamped)
+		data, err := jsonenc.Marshal(&stamped)
 		if err != nil {
 			return err
 		}
@@ -149,7 +150,7 @@ func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *
 				stamped.CreatedAt = prev.CreatedAt
 			}
 		}
-		data, err := encodeJSON(&stamped)
+		data, err := jsonenc.Marshal(&stamped)
 		if err != nil {
 			return err
 		}
@@ -242,7 +243,7 @@ func unwrapRunSteps(steps *bolt.Bucket) error {
 		if len(e.CreatedAt) > 0 {
 			step["created_at"] = e.CreatedAt
 		}
-		data, err := encodeJSON(step)
+		data, err := jsonenc.Marshal(step)
 		if err != nil {
 			return err
 		}

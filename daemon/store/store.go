@@ -185,7 +185,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -578,19 +577,6 @@ func migrate(db *bolt.DB, path string, steps []migration) error {
 		}
 		return meta.Put(keySchemaVersion, u64(latest))
 	})
-}
-
-// encodeJSON encodes v compactly, without HTML escaping (as the API
-// writes its answers): text keeps its bytes, and raw JSON a value carries
-// reads back as it was written.
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // getJSON decodes the JSON record stored under id in b into a new T. An id

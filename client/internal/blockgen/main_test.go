@@ -42,7 +42,12 @@ const (
 const other = "x"
 
 type ABlock struct{}
-type BigBlock struct{}
+type BigBlock struct {
+	BlockBase
+	Name, Kind    string
+	ParameterKeys []string
+	Headers       map[string]string
+}
 `
 	out, err := generate("x.go", []byte(src))
 	if err != nil {
@@ -55,10 +60,19 @@ type BigBlock struct{}
 		"case BlockTypeBig:\n\t\treturn new(BigBlock)",
 		"func (ABlock) BlockType() BlockType { return BlockTypeA }",
 		"type fields BigBlock\n\treturn marshalBlock(BlockTypeBig, fields(b))",
+		"import (\n\t\"maps\"\n\t\"slices\"\n)",
+		// The deep copy copies what the struct copy shares, and only that.
+		"func (b *ABlock) copy(deep bool) *ABlock {\n\tc := *b\n\treturn &c\n}",
+		"\tif deep {\n\t\tc.BlockBase = cloneBase(b.BlockBase)\n\t\tc.ParameterKeys = slices.Clone(b.ParameterKeys)\n\t\tc.Headers = maps.Clone(b.Headers)\n\t}",
+		"case *BigBlock:\n\t\treturn x.copy(deep)",
+		"case *BigBlock:\n\t\treturn &x.ParameterKeys",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(string(out), "case *ABlock:\n\t\treturn &x.ParameterKeys") {
+		t.Errorf("a struct without ParameterKeys has them in BlockParameterKeys:\n%s", out)
 	}
 	if strings.Contains(string(out), "other") {
 		t.Errorf("a constant of another type was taken:\n%s", out)
@@ -71,6 +85,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"badly named", "package p\ntype BlockType string\nconst Nav BlockType = \"a\"\ntype Block struct{}\n", "want the name BlockType<Kind>"},
 		{"no constants", "package p\ntype BlockType string\n", "no constants of type BlockType"},
 		{"not Go", "package p\nfunc {", "x.go:2"},
+		{"no copy rule", "package p\ntype BlockType string\nconst BlockTypeA BlockType = \"a\"\ntype ABlock struct{\n\tC chan int\n}\n", "x.go:5:2: field ABlock.C: no rule in fieldCopies for copying a chan int"},
 	} {
 		_, err := generate("x.go", []byte(c.src))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
