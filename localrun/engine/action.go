@@ -102,13 +102,10 @@ func (as *actionRun) do(ctx context.Context, req *client.RunActionRequest, timeo
 	r.browser.SyncDownloads()
 	r.browser.Screenshot(ctx)
 	if err != nil {
-		var ae *executor.ActionError
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.As(err, &ae):
-			return nil, ae
-		case r.browser.Ended(ctx) != nil:
+		if known := settledActionError(ctx, err); known != nil {
+			return nil, known
+		}
+		if r.browser.Ended(ctx) != nil {
 			return nil, closed()
 		}
 		return nil, &executor.ActionError{Kind: executor.ActionFailed, Msg: text.UpperFirst(err.Error())}
@@ -238,19 +235,29 @@ func (as *actionRun) withModel(ctx context.Context, act *client.Action) (any, er
 		return nil, &executor.ActionError{Kind: executor.ActionInvalid, Msg: fmt.Sprintf("Unknown action type %q", act.Type)}
 	}
 	if err != nil {
+		if known := settledActionError(ctx, err); known != nil {
+			return nil, known
+		}
 		var me *agent.ModelError
-		var ae *executor.ActionError
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case errors.As(err, &ae):
-			return nil, ae
-		case errors.As(err, &me):
+		if errors.As(err, &me) {
 			return nil, &executor.ActionError{Kind: executor.ActionUnavailable, Msg: text.UpperFirst(me.Error())}
 		}
 		return nil, err
 	}
 	return out, nil
+}
+
+// settledActionError returns what a failed action answers when the
+// failure needs no further reading: the request's context ended, or the
+// error already is the request's (*executor.ActionError). Otherwise nil.
+func settledActionError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if ae, ok := errors.AsType[*executor.ActionError](err); ok {
+		return ae
+	}
+	return nil
 }
 
 // elementWanted says, for the locate call, what kind of element an action

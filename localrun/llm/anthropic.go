@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/abctl/abctl/internal/jsonenc"
 	"net/http"
 	"strings"
 )
@@ -109,7 +110,7 @@ func (c anthropicCodec) encode(req *Request, ws *wireSchema, mode SchemaMode, vi
 		r.Tools = []anTool{{Name: ws.name, Description: desc, InputSchema: ws.schema}}
 		r.ToolChoice = &anToolChoice{Type: "tool", Name: ws.name}
 	}
-	return marshalCompact(r)
+	return jsonenc.Marshal(r)
 }
 
 func (anthropicCodec) decode(body []byte) (answer, error) {

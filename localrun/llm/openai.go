@@ -3,6 +3,7 @@ package llm
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/abctl/abctl/internal/jsonenc"
 	"net/http"
 	"strings"
 )
@@ -101,7 +102,7 @@ func (c openAICodec) encode(req *Request, ws *wireSchema, mode SchemaMode, visio
 			r.ResponseFormat = &oaResponseFormat{Type: "json_object"}
 		}
 	}
-	return marshalCompact(r)
+	return jsonenc.Marshal(r)
 }
 
 // oaContent is a plain string for text-only messages, else a part list

@@ -229,14 +229,3 @@ func compactOrNil(s string) []byte {
 	}
 	return buf.Bytes()
 }
-
-// marshalCompact encodes v without HTML escaping.
-func marshalCompact(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/abctl/abctl/internal/jsonenc"
 	"io"
 	"regexp"
 	"sort"
@@ -445,7 +446,7 @@ func normalizeData(data json.RawMessage) json.RawMessage {
 				changed = true
 				break
 			}
-			b, _ := marshalPlain(t)
+			b, _ := jsonenc.Marshal(t)
 			out.Write(b)
 			if isKey {
 				out.WriteByte(':')

@@ -12,9 +12,9 @@ package agent
 // engine issued, whatever the page says.
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/abctl/abctl/internal/jsonenc"
 	"sort"
 	"strconv"
 	"strings"
@@ -395,18 +395,6 @@ func withoutIDs(rendered string) string {
 	return b.String()
 }
 
-// marshalPlain is json.Marshal without HTML escaping: a model reads
-// <secret:portal.password> better than \u003csecret:portal.password\u003e.
-func marshalPlain(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
 // DetailsJSON renders the user's details, sorted, cut to the budget.
 func DetailsJSON(details map[string]any) string {
 	if len(details) == 0 {
@@ -421,7 +409,7 @@ func DetailsJSON(details map[string]any) string {
 	b.WriteString("{")
 	for i, k := range keys {
 		kb, _ := json.Marshal(k)
-		vb, err := marshalPlain(details[k])
+		vb, err := jsonenc.Marshal(details[k])
 		if err != nil {
 			vb = []byte(`null`)
 		}
