@@ -20,7 +20,8 @@ import (
 // that is their first block: it asks, and the run ends as the answer says.
 type asker struct{}
 
-func (asker) Execute(ctx context.Context, job *executor.Job, _ executor.Progress) executor.Result {
+func (asker) Execute(ctx context.Context, job *executor.Job, p executor.Progress) executor.Result {
+	executor.Started(p)
 	if job.Agent == nil {
 		return executor.Result{Status: client.RunStatusCompleted}
 	}

@@ -13,28 +13,24 @@ import (
 	"github.com/abctl/abctl/localrun/executor"
 )
 
-// execute runs one queued run to its end: running, the executor, the
-// terminal state with what it produced, the webhook. ctx is the run's own
+// execute runs one queued run to its end: the executor, which reports
+// when the run starts (Progress.Started moves it from queued to running),
+// the terminal state with what it produced, the webhook. A run that ends
+// before it started (its browser never came, it was canceled meanwhile)
+// goes from queued to its end without a started_at. ctx is the run's own
 // context (canceled by Cancel and Stop); store writes use a context
 // without that cancellation, since a canceled run must still be recorded.
 func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 	bg := context.WithoutCancel(ctx)
-	started := false
-	rec, err := r.cfg.Store.Runs().Update(bg, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
-		if rec.Status != client.RunStatusQueued && rec.Status != client.RunStatusCreated {
-			return store.ErrUnchanged // canceled (or ended) while queued
-		}
-		rec.Status, started = client.RunStatusRunning, true
-		return nil
-	})
+	rec, err := r.cfg.Store.Runs().Get(bg, ref.OrgID, ref.RunID)
 	if err != nil {
 		r.log.Error("start run", "run_id", ref.RunID, "error", err)
 		return
 	}
-	if !started {
-		return
+	if rec.Status != client.RunStatusQueued && rec.Status != client.RunStatusCreated {
+		return // canceled (or ended) while queued
 	}
-	r.log.Info("run started", "run_id", rec.ID, "org_id", rec.OrgID, "run_type", rec.Type)
+	r.log.Info("run taken", "run_id", rec.ID, "org_id", rec.OrgID, "run_type", rec.Type)
 
 	job, err := r.job(bg, rec)
 	var rs *runScript
@@ -261,6 +257,7 @@ type Progress struct {
 	mu       sync.Mutex
 	recorded map[string]bool // screenshot names already recorded
 	blockIDs map[int]string  // the ids (wrb_) of the run's block executions, by Seq
+	started  bool            // Started was called
 }
 
 // NewProgress returns the progress of a run that is not executed by the
@@ -272,6 +269,35 @@ func (r *Runner) NewProgress(rec *store.RunRecord) *Progress {
 
 func (r *Runner) newProgress(ctx context.Context, rec *store.RunRecord) *Progress {
 	return &Progress{r: r, ctx: ctx, rec: rec, recorded: map[string]bool{}}
+}
+
+// Started implements executor.StartReporter: the run moves from queued to
+// running, and the store stamps its started_at. Only the first call
+// counts; a run that is no longer queued (canceled meanwhile, or a
+// run_action session's, running from the start) is left as it is.
+func (p *Progress) Started() {
+	p.mu.Lock()
+	first := !p.started
+	p.started = true
+	p.mu.Unlock()
+	if !first {
+		return
+	}
+	moved := false
+	rec, err := p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
+		if rec.Status != client.RunStatusQueued && rec.Status != client.RunStatusCreated {
+			return store.ErrUnchanged
+		}
+		rec.Status, moved = client.RunStatusRunning, true
+		return nil
+	})
+	if err != nil {
+		p.r.log.Error("record the start of a run", "run_id", p.rec.ID, "error", err)
+		return
+	}
+	if moved {
+		p.r.log.Info("run started", "run_id", rec.ID, "org_id", rec.OrgID, "run_type", rec.Type)
+	}
 }
 
 func (p *Progress) seen(name string) bool {
@@ -411,6 +437,7 @@ func runBlock(info executor.BlockInfo, rec *store.RunRecord) *client.RunBlock {
 }
 
 var (
+	_ executor.StartReporter = (*Progress)(nil)
 	_ executor.StepReporter  = (*Progress)(nil)
 	_ executor.BlockReporter = (*Progress)(nil)
 )

@@ -251,7 +251,10 @@ func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRec
 		return r.cfg.Store.Runs().Get(ctx, orgID, runID)
 	}
 	r.queue.remove(orgID, runID)
-	r.mu.Unlock()
+	// Still holding r.mu: no worker can take the run before it is
+	// recorded canceled (a worker takes a queued run without changing its
+	// status, which stays queued until the run starts), and one that takes
+	// it later (submitted again) finds it canceled.
 	canceled := false
 	rec, err := r.cfg.Store.Runs().Update(ctx, orgID, runID, func(rec *store.RunRecord) error {
 		if rec.Status != client.RunStatusCreated && rec.Status != client.RunStatusQueued {
@@ -260,6 +263,7 @@ func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRec
 		rec.Status, canceled = client.RunStatusCanceled, true
 		return nil
 	})
+	r.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}

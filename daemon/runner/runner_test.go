@@ -566,6 +566,7 @@ func TestLimitsAndExecutorMistakes(t *testing.T) {
 type executorFunc func(ctx context.Context, job *executor.Job, p executor.Progress) executor.Result
 
 func (f executorFunc) Execute(ctx context.Context, job *executor.Job, p executor.Progress) executor.Result {
+	executor.Started(p)
 	return f(ctx, job, p)
 }
 

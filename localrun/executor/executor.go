@@ -23,6 +23,10 @@ import (
 // Executor executes runs. Execute is called from several goroutines at once,
 // one per run the daemon lets execute concurrently.
 //
+// Execute reports through executor.Started when the run starts: at once
+// for a run that needs nothing to begin, once it has its browser for one
+// that does; until then the daemon shows the run queued.
+//
 // Execute must return soon (within a second or two) after ctx is done: the
 // daemon cancels ctx when the run is canceled or its wall-clock limit
 // passes, and then records the run as canceled or timed_out itself, keeping
@@ -175,6 +179,25 @@ type Progress interface {
 	Step(count int)
 	// Screenshot reports a screenshot written to Job.Dir under name.
 	Screenshot(name string)
+}
+
+// StartReporter is implemented by a Progress that wants to know when the
+// run starts: when it has what it needs to begin, such as its browser, as
+// opposed to when the executor took it (a run waiting for a browser in the
+// fleet's queue has not started). The executor calls Started once, before
+// the run's work begins; a run that ends without it (its browser never
+// came) never started. Executors call it through the function Started.
+type StartReporter interface {
+	Started()
+}
+
+// Started tells p that the run started, when p implements StartReporter.
+// Calling it again is harmless for the daemon's Progress, but an executor
+// calls it once.
+func Started(p Progress) {
+	if s, ok := p.(StartReporter); ok {
+		s.Started()
+	}
 }
 
 // StepReporter is implemented by a Progress that also wants the details of

@@ -492,6 +492,8 @@ func (e *Executor) Execute(ctx context.Context, job *executor.Job, progress exec
 		e.mu.Unlock()
 	}()
 
+	// A script needs nothing to begin: the run starts at once.
+	executor.Started(progress)
 	s, err := e.ScriptOf(job)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}

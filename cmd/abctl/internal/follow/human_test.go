@@ -19,7 +19,8 @@ import (
 // answer.
 type askingExecutor struct{}
 
-func (askingExecutor) Execute(ctx context.Context, job *executor.Job, _ executor.Progress) executor.Result {
+func (askingExecutor) Execute(ctx context.Context, job *executor.Job, p executor.Progress) executor.Result {
+	executor.Started(p)
 	b := job.Agent.WorkflowDefinition.Blocks[0].(*client.HumanInteractionBlock)
 	ans, err := job.Human.Ask(ctx, executor.HumanQuestion{Block: b.Label, Instructions: b.Instructions,
 		PositiveDescriptor: b.PositiveDescriptor, NegativeDescriptor: "Reject", Timeout: time.Hour}, func(string) error { return nil })
