@@ -259,7 +259,8 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 		}
 		return nil, &executor.ActionError{Kind: executor.ActionUnavailable, Msg: "The browser session could not be opened: " + err.Error()}
 	}
-	r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, 0, release != nil)
+	r := e.newRun(e.guard(job.OrgID), job.Dir, progress, 0, release != nil, openedBrowser(bs, be))
+	r.browser.Acquire(ctx) // open already: it cannot fail
 	r.files.UseNetwork(r.guard, job.LocalFiles)
 	r.release = release
 	as := &actionRun{e: e, runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}

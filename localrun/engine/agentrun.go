@@ -79,7 +79,7 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	env.Models = models
 	in := blocks.New(env, blocks.Run{Browser: r.browser, Agent: r.agent, Steps: r.steps,
 		Definition: def, Model: job.Agent.Model, Params: params, Human: job.Human,
-		Trigger: job.Trigger, Scripts: scripts, Guard: r.guard})
+		Trigger: job.Trigger, Scripts: scripts, Guard: r.guard, Started: r.started})
 	fail := in.Execute(ctx)
 	if fail != nil && ctx.Err() == nil {
 		// A browser that went away fails what was running on it with

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 
 	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine/agent"
@@ -34,6 +35,9 @@ type run struct {
 	state     []byte
 	// release gives a kept browser session back when the run ends.
 	release func()
+	// started tells the run's Progress, once, that the run started
+	// (executor.StartReporter): when it has what it needs to begin.
+	started func()
 	// guard decides what the run may reach (nil: no policy); its
 	// refusals go to the step log.
 	guard *egress.Guard
@@ -42,44 +46,78 @@ type run struct {
 	egress *browserEgress
 }
 
-// newRun assembles a run over a browser session and starts its recording.
-// limit bounds the steps of the whole run (0: none).
-// shared: the browser session outlives the run (a kept browser session),
-// which leaves it open when it ends.
-// guard is the egress guard of the run's organization, be the egress
-// proxy of the browser context (nil: none).
-func (e *Engine) newRun(ctx context.Context, guard *egress.Guard, be *browserEgress, dir string, bs *browser.Context, progress executor.Progress, limit int, shared bool) *run {
-	r := &run{log: e.log, dir: dir, tag: newTag(), egress: be}
+// newRun assembles a run whose browser context opens through open when
+// the run first needs it (runbrowser.New); the recording starts then.
+// limit bounds the steps of the whole run (0: none). shared: the browser
+// context outlives the run (a kept browser session), which leaves it open
+// when it ends. guard is the egress guard of the run's organization; open
+// gives the egress proxy of the browser context with it (nil: none).
+func (e *Engine) newRun(guard *egress.Guard, dir string, progress executor.Progress, limit int, shared bool, open browserOpener) *run {
+	r := &run{log: e.log, dir: dir, tag: newTag(), started: sync.OnceFunc(func() { executor.Started(progress) })}
 	r.steps = steplog.New(progress, e.log, limit)
 	r.guard = guard.WithReport(r.refused)
-	be.follow(r.refused)
-	r.browser = runbrowser.Open(ctx, bs, runbrowser.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared,
-		Guard: r.guard, Refusals: be.runRefusals()})
+	r.browser = runbrowser.New(runbrowser.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared,
+		Guard: r.guard}, func(ctx context.Context) (*browser.Context, *runbrowser.Refusals, error) {
+		bs, be, err := open(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		r.egress = be
+		be.follow(r.refused)
+		return bs, be.runRefusals(), nil
+	})
 	r.files = r.browser.Files()
 	r.agent = agent.New(r.browser.AgentView(), r.steps, agent.Config{Tag: r.tag, Logger: e.log, AllowPrivateURLs: e.cfg.AllowPrivateURLs})
 	return r
 }
 
-// openRun opens the browser session of a task or agent run and assembles
-// the run.
+// browserOpener opens the browser context of a run, with its egress proxy
+// (nil: none).
+type browserOpener func(ctx context.Context) (*browser.Context, *browserEgress, error)
+
+// openedBrowser is the opener of a browser context that is open already.
+func openedBrowser(bs *browser.Context, be *browserEgress) browserOpener {
+	return func(context.Context) (*browser.Context, *browserEgress, error) { return bs, be, nil }
+}
+
+// openRun assembles a task or agent run. In a browser session, the run
+// takes the session's browser at once; otherwise its browser context opens
+// when the run first needs it (a task run at once, an agent run when its
+// first block that touches a page starts), restored from the job's browser
+// state. A run that never needs one places nothing on the pool: no local
+// Chromium starts, no fleet endpoint is taken, nothing is recorded.
 func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress executor.Progress, limit int) (*run, error) {
-	pool, err := e.browserPool(ctx)
-	if err != nil {
-		return nil, errors.New(text.UpperFirst(err.Error()))
-	}
 	if job.BrowserSessionID != "" {
+		if _, err := e.browserPool(ctx); err != nil {
+			return nil, errors.New(text.UpperFirst(err.Error()))
+		}
 		bs, be, release, err := e.useBrowserSession(ctx, job.OrgID, job.BrowserSessionID)
 		if err != nil {
 			return nil, err
 		}
-		r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, limit, true)
+		r := e.newRun(e.guard(job.OrgID), job.Dir, progress, limit, true, openedBrowser(bs, be))
 		r.release = release
 		r.keepState = job.KeepBrowserState
+		r.browser.Acquire(ctx) // open already: it cannot fail
 		return r, nil
+	}
+	r := e.newRun(e.guard(job.OrgID), job.Dir, progress, limit, false, func(ctx context.Context) (*browser.Context, *browserEgress, error) {
+		return e.openBrowser(ctx, job)
+	})
+	r.keepState = job.KeepBrowserState
+	return r, nil
+}
+
+// openBrowser opens the browser context of a task or agent run, with the
+// job's browser state.
+func (e *Engine) openBrowser(ctx context.Context, job *executor.Job) (*browser.Context, *browserEgress, error) {
+	pool, err := e.browserPool(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	bs, be, err := e.acquire(ctx, pool, job.OrgID, browser.ContextOptions{RunID: job.RunID, DownloadDir: job.Dir})
 	if err != nil {
-		return nil, errors.New("The browser session could not be opened: " + err.Error())
+		return nil, nil, errors.New("the browser session could not be opened: " + err.Error())
 	}
 	if len(job.BrowserState) > 0 {
 		var st browser.State
@@ -89,12 +127,10 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 		}
 		if err != nil {
 			bs.Close(context.WithoutCancel(ctx))
-			return nil, errors.New("The browser profile could not be loaded: " + err.Error())
+			return nil, nil, errors.New("the browser profile could not be loaded: " + err.Error())
 		}
 	}
-	r := e.newRun(ctx, e.guard(job.OrgID), be, job.Dir, bs, progress, limit, false)
-	r.keepState = job.KeepBrowserState
-	return r, nil
+	return bs, be, nil
 }
 
 // refused records a refusal of the run's egress in its step log.
@@ -115,9 +151,10 @@ func (r *run) finish(ctx context.Context) executor.Result {
 		return r.result()
 	}
 	r.ended = true
-	if r.keepState {
+	if r.keepState && r.browser.Opened() {
 		// Read before the browser context goes; a failure loses the state,
-		// not the run.
+		// not the run. A run that opened no browser keeps none: the state
+		// it started from stays the one to keep.
 		if st, err := r.browser.BrowserState(context.WithoutCancel(ctx)); err != nil {
 			r.log.Warn("the browser state was not kept", "error", err)
 		} else if r.state, err = json.Marshal(st); err != nil {

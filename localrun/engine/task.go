@@ -37,6 +37,16 @@ func (e *Engine) runTask(ctx context.Context, job *executor.Job, progress execut
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
+	// A task always works on a page: it starts once its browser is open.
+	if err := r.browser.Acquire(ctx); err != nil {
+		res := r.finish(ctx)
+		res.Status, res.FailureReason = client.RunStatusFailed, text.UpperFirst(err.Error())
+		if ctx.Err() != nil {
+			res.FailureReason = "The run was stopped before it finished."
+		}
+		return res
+	}
+	r.started()
 	// The run's file URLs go through its organization's guard; the
 	// daemon's own are read from its disk.
 	r.files.UseNetwork(r.guard, job.LocalFiles)

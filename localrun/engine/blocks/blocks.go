@@ -94,6 +94,12 @@ type Run struct {
 	// Guard decides what the run's blocks may reach over the network
 	// (package internal/egress); nil: no policy.
 	Guard *egress.Guard
+	// Started is called once, when the run starts: as its first block
+	// that is not a loop begins, once the run's browser is open when that
+	// block works on a page (see NeedsBrowser). A run whose browser could
+	// not open before any such block began never starts. Nil: no one is
+	// told.
+	Started func()
 }
 
 // Interpreter runs the blocks of one agent run. Its methods are not safe
@@ -122,6 +128,10 @@ type Interpreter struct {
 	// guard decides what the run's blocks may reach over the network
 	// (nil: no policy); its refusals are logged.
 	guard *egress.Guard
+	// started tells that the run started (Run.Started), once; noBrowser:
+	// the run's browser could not open (Execute then does not tell it).
+	started   func()
+	noBrowser bool
 
 	// The block families (groups.go), each with what its blocks need.
 	browser browserBlocks
@@ -149,7 +159,7 @@ func New(env Env, r Run) *Interpreter {
 		env: env, sess: r.Browser, files: r.Browser.Files(), agent: r.Agent, steps: r.Steps,
 		def: r.Definition, agentModel: r.Model, params: r.Params, outputs: newOutputs(),
 		labels: blockLabels(r.Definition.Blocks), human: r.Human, trigger: r.Trigger,
-		scripts: r.Scripts, guard: guard,
+		scripts: r.Scripts, guard: guard, started: r.Started,
 	}
 	giveFamilies(in)
 	return in
@@ -216,6 +226,10 @@ func (in *Interpreter) Execute(ctx context.Context) *Failure {
 				break
 			}
 		}
+	}
+	if !in.noBrowser {
+		// A run of loops over no items started too.
+		in.start()
 	}
 	if fail != nil && ctx.Err() == nil {
 		in.codeFailure(ctx, fail)
@@ -311,6 +325,9 @@ func (in *Interpreter) runList(ctx context.Context, bs client.Blocks, sc *scope,
 // to the run's timeline as it starts and ends.
 func (in *Interpreter) runBlock(ctx context.Context, b client.Block, sc *scope) (fail *Failure) {
 	base := b.Base()
+	// Before the block's execution begins on the timeline: a block waiting
+	// for the run's browser has not begun.
+	err := in.begin(ctx, b)
 	info := in.steps.BeginBlock(blockInfo(b, sc))
 	prev := in.current
 	in.current = &info
@@ -327,9 +344,8 @@ func (in *Interpreter) runBlock(ctx context.Context, b client.Block, sc *scope) 
 		in.steps.EndBlock(info)
 	}()
 	attempts := 1 + max(0, maxRetries(b))
-	var err error
 	n := 0
-	for n < attempts {
+	for err == nil && n < attempts {
 		n++
 		in.execs++
 		if in.execs > maxExecutions {
@@ -352,9 +368,59 @@ func (in *Interpreter) runBlock(ctx context.Context, b client.Block, sc *scope) 
 		}
 	}
 	if err != nil {
-		return &Failure{Label: base.Label, Type: b.BlockType(), Err: err, Attempts: n}
+		return &Failure{Label: base.Label, Type: b.BlockType(), Err: err, Attempts: max(n, 1)}
 	}
 	return nil
+}
+
+// begin readies the run for block b before its first attempt: the run's
+// browser when b works on a page (NeedsBrowser), opened now, then the
+// run's start. A loop block does neither: the blocks it runs do.
+func (in *Interpreter) begin(ctx context.Context, b client.Block) error {
+	switch b.(type) {
+	case *client.ForLoopBlock, *client.WhileLoopBlock:
+		return nil
+	}
+	if NeedsBrowser(b) {
+		if err := in.sess.Acquire(ctx); err != nil {
+			in.noBrowser = true
+			return err
+		}
+	}
+	in.start()
+	return nil
+}
+
+// start tells, once, that the run started.
+func (in *Interpreter) start() {
+	if in.started != nil {
+		in.started()
+		in.started = nil
+	}
+}
+
+// NeedsBrowser reports whether block b works on the run's page, so that
+// the run's browser must be open when it starts: the blocks that navigate,
+// act, read the page, download through it, sign in or print it, the blocks
+// a model drives on the page, and a conditional block with a criterion in
+// prose (judged against the page). The others (conditional expressions,
+// http_request, text_prompt, code, wait, send_email, file parsing, PDFs,
+// storage, mail, Google Sheets, human_interaction, workflow_trigger) never
+// open it; a loop block needs what its blocks need, as each starts.
+func NeedsBrowser(b client.Block) bool {
+	switch x := b.(type) {
+	case *client.GotoURLBlock, *client.ActionBlock, *client.FileDownloadBlock, *client.LoginBlock,
+		*client.NavigationBlock, *client.ExtractionBlock, *client.TaskBlock, *client.ValidationBlock,
+		*client.TaskV2Block, *client.PrintPageBlock:
+		return true
+	case *client.ConditionalBlock:
+		for _, bc := range x.BranchConditions {
+			if c, err := criteriaOf(bc); err == nil && !bc.IsDefault && c.CriteriaType == "prompt" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // blockInfo describes an execution of b in sc for the run's timeline,

@@ -35,14 +35,22 @@ import (
 const RecordingName = "recording.webm"
 
 // Browser is the browser side of one run (an agent or task run, or the
-// browser of a run_action workflow run). Its methods are not safe for
+// browser of a run_action workflow run). Its browser context opens at once
+// (Open) or when the run first needs it (New, Acquire): a run whose blocks
+// never touch a page never opens one, and then has no recording, no
+// screenshot and no browser state. Its methods are not safe for
 // concurrent use.
 type Browser struct {
-	log   *slog.Logger
-	bctx  *browser.Context // the run's browser context and its tabs
-	files *Files
-	view  *view
-	guard *egress.Guard // what the run may reach; nil: no policy
+	log  *slog.Logger
+	bctx *browser.Context // the run's browser context and its tabs; nil until opened
+	// opener opens bctx on first use (nil once tried); openErr is why it
+	// could not, which every later use returns.
+	opener  Opener
+	openErr error
+	ffmpeg  string // records the run once its browser opens ("" for no recording)
+	files   *Files
+	view    *view
+	guard   *egress.Guard // what the run may reach; nil: no policy
 	// refusals are those of the browser context's egress proxy; nil
 	// without one.
 	refusals *Refusals
@@ -64,9 +72,18 @@ type Browser struct {
 	secrets *secrets.Set
 }
 
+// ErrNotOpened is the error of BrowserState for a run that never opened its
+// browser: it has no state of its own, and whatever state it started from
+// is still the one to keep.
+var ErrNotOpened = errors.New("the run opened no browser")
+
 // BrowserState returns the browser state of the run's browser context
-// (its cookies and the local storage of its tabs' origins).
+// (its cookies and the local storage of its tabs' origins); ErrNotOpened
+// when the run never opened one.
 func (s *Browser) BrowserState(ctx context.Context) (*browser.State, error) {
+	if s.bctx == nil {
+		return nil, ErrNotOpened
+	}
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	return browser.ReadState(tctx, s.bctx)
@@ -152,21 +169,72 @@ type Options struct {
 	Refusals *Refusals
 }
 
-// Open returns the Browser of a run over its browser context, and starts
-// the recording when ffmpeg is there. A recording that cannot start is
-// logged; the run goes on.
+// Opener opens the browser context of a run when it first needs one, with
+// the refusals of its egress proxy (nil without one).
+type Opener func(ctx context.Context) (*browser.Context, *Refusals, error)
+
+// Open returns the Browser of a run over its browser context, open
+// already, and starts the recording when ffmpeg is there. A recording that
+// cannot start is logged; the run goes on.
 func Open(ctx context.Context, bs *browser.Context, o Options) *Browser {
+	s := New(o, nil)
+	s.opened(ctx, bs)
+	return s
+}
+
+// New returns the Browser of a run whose browser context opens, through
+// open, when the run first needs it (Acquire, or any use of a page).
+// o.Refusals is ignored: the opener gives them.
+func New(o Options, open Opener) *Browser {
 	s := &Browser{
-		log: o.Logger, bctx: bs, shared: o.Shared, guard: o.Guard, refusals: o.Refusals,
+		log: o.Logger, opener: open, ffmpeg: o.FFmpeg, shared: o.Shared, guard: o.Guard, refusals: o.Refusals,
 		files:   newFiles(o.Dir, o.Progress, o.Logger, o.HTTP),
 		pages:   map[context.Context]*page.Page{},
 		watches: map[context.Context]*tabWatch{},
 	}
 	s.view = &view{s: s}
-	if o.FFmpeg != "" {
-		s.startRecording(ctx, o.FFmpeg)
-	}
 	return s
+}
+
+// Acquire opens the run's browser context unless it is open: nil once it
+// is. An opening that failed is not tried again: every later call, and
+// every action on a page, fails with its error.
+func (s *Browser) Acquire(ctx context.Context) error {
+	if s.bctx != nil {
+		return nil
+	}
+	if s.openErr != nil {
+		return s.openErr
+	}
+	if s.opener == nil {
+		s.openErr = errors.New("the run has no browser")
+		return s.openErr
+	}
+	open := s.opener
+	s.opener = nil
+	bs, refusals, err := open(ctx)
+	if err != nil {
+		s.openErr = err
+		return err
+	}
+	s.refusals = refusals
+	s.opened(ctx, bs)
+	return nil
+}
+
+// Opened reports whether the run's browser context is open (or was, before
+// Close).
+func (s *Browser) Opened() bool { return s.bctx != nil }
+
+// Context returns the run's browser context, nil while it is not open.
+func (s *Browser) Context() *browser.Context { return s.bctx }
+
+// opened takes the browser context that opened, and starts the recording.
+func (s *Browser) opened(ctx context.Context, bs *browser.Context) {
+	s.bctx = bs
+	if s.ffmpeg != "" {
+		s.startRecording(ctx, s.ffmpeg)
+	}
 }
 
 func (s *Browser) startRecording(ctx context.Context, ffmpeg string) {
@@ -190,16 +258,31 @@ func (s *Browser) Files() *Files { return s.files }
 // AgentView is the run's browser as the agent loop sees it.
 func (s *Browser) AgentView() agent.Browser { return s.view }
 
-// Err is why the browser context ended, nil while it is open.
-func (s *Browser) Err() error { return s.bctx.Err() }
+// Err is why the browser context ended, nil while it is open or was never
+// opened.
+func (s *Browser) Err() error {
+	if s.bctx == nil {
+		return nil
+	}
+	return s.bctx.Err()
+}
 
 // Ended says whether an action failed because the browser is gone (see
-// browser.Context.Ended).
-func (s *Browser) Ended(ctx context.Context) error { return s.bctx.Ended(ctx) }
+// browser.Context.Ended); nil when the browser never opened.
+func (s *Browser) Ended(ctx context.Context) error {
+	if s.bctx == nil {
+		return nil
+	}
+	return s.bctx.Ended(ctx)
+}
 
 // page returns the Page of the active tab (the one a popup made active,
-// say), and makes the recording follow it.
+// say), and makes the recording follow it. It opens the run's browser
+// context when it is not open yet.
 func (s *Browser) page(ctx context.Context) (*page.Page, error) {
+	if err := s.Acquire(ctx); err != nil {
+		return nil, err
+	}
 	actx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	tab, err := s.bctx.ActiveTab(actx)
 	cancel()
@@ -265,6 +348,9 @@ func (s *Browser) goTo(ctx context.Context, pg *page.Page, rawURL string) (page.
 
 // CurrentURL is the URL of the active tab, "" when unknown.
 func (s *Browser) CurrentURL(ctx context.Context) string {
+	if s.bctx == nil {
+		return ""
+	}
 	tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	tabs, err := s.bctx.Tabs(tctx)
@@ -363,8 +449,9 @@ func ActionErr(res page.Result, err error) error {
 
 // Screenshot takes a JPEG of the active tab into the run's directory and
 // reports it. Failures are logged: a missing screenshot never fails a run.
+// A run whose browser never opened has nothing to show: no screenshot.
 func (s *Browser) Screenshot(ctx context.Context) {
-	if ctx.Err() != nil || s.bctx.Err() != nil {
+	if s.bctx == nil || ctx.Err() != nil || s.bctx.Err() != nil {
 		return
 	}
 	pg, err := s.page(ctx)
@@ -446,7 +533,7 @@ func (s *Browser) browserErr(ctx context.Context, err error) error {
 	}
 	// A browser that went away fails the page first; the browser context learns why
 	// a moment later.
-	if serr := s.bctx.Ended(ctx); serr != nil {
+	if serr := s.Ended(ctx); serr != nil {
 		return fmt.Errorf("the browser session ended: %w", serr)
 	}
 	if ctx.Err() != nil {
@@ -512,14 +599,21 @@ func onTab(tab, ctx context.Context, d time.Duration) (context.Context, context.
 // one after it.
 type Mark struct{ done, failed int }
 
-// Mark returns the downloads of the run's browser now.
+// Mark returns the downloads of the run's browser now (none before it
+// opens).
 func (s *Browser) Mark() Mark {
+	if s.bctx == nil {
+		return Mark{}
+	}
 	return Mark{done: len(s.bctx.Downloads().Completed()), failed: len(s.bctx.Downloads().Failed())}
 }
 
 // WaitDownload waits until a download that started after m completes, up
 // to timeout, and returns the names of the new files.
 func (s *Browser) WaitDownload(ctx context.Context, m Mark, timeout time.Duration) ([]string, error) {
+	if err := s.Acquire(ctx); err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -561,6 +655,9 @@ func (s *Browser) WaitDownload(ctx context.Context, m Mark, timeout time.Duratio
 // call to the run's files, renaming a file whose name the artifact store
 // would refuse. It returns the names added.
 func (s *Browser) SyncDownloads() []string {
+	if s.bctx == nil {
+		return nil
+	}
 	return s.files.sync(s.bctx.Downloads().Completed())
 }
 
@@ -568,8 +665,17 @@ func (s *Browser) SyncDownloads() []string {
 // progress (bounded), stops the recording, closes the browser context and
 // removes the temporary files. It returns the recording's file name, ""
 // when there is none. When ctx is done it hurries, since the daemon waits
-// for the run to return.
+// for the run to return. A Browser that never opened only removes its
+// temporary files, and can no longer open.
 func (s *Browser) Close(ctx context.Context) (recording string) {
+	if s.bctx == nil {
+		s.opener = nil
+		if s.openErr == nil {
+			s.openErr = errors.New("the run's browser is closed")
+		}
+		s.files.removeTemp()
+		return ""
+	}
 	budget := 60 * time.Second
 	if ctx.Err() != nil {
 		budget = 1500 * time.Millisecond

@@ -95,14 +95,24 @@ func (v *view) Act(ctx context.Context, a agent.Action) (page.Result, error) {
 func (v *view) TabChanged(ctx context.Context) bool {
 	tctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
+	if v.s.bctx == nil {
+		return false
+	}
 	current, err := v.s.bctx.ActiveTab(tctx)
 	return err == nil && current != v.tab
 }
 
-func (v *view) Downloads() int { return len(v.s.bctx.Downloads().Completed()) }
+func (v *view) Downloads() int {
+	if v.s.bctx == nil {
+		return 0
+	}
+	return len(v.s.bctx.Downloads().Completed())
+}
 
 func (v *view) DownloadsSince(n int) []string {
-	v.s.SyncDownloads()
+	if v.s.SyncDownloads(); v.s.bctx == nil {
+		return nil
+	}
 	all := v.s.bctx.Downloads().Completed()
 	var out []string
 	for _, d := range all[min(n, len(all)):] {
@@ -115,6 +125,9 @@ func (v *view) DownloadsSince(n int) []string {
 
 func (v *view) DownloadDone(ctx context.Context, n int, timeout time.Duration) (bool, error) {
 	s := v.s.bctx
+	if s == nil {
+		return false, nil
+	}
 	if len(s.Downloads().Completed()) > n && s.Downloads().Pending() == 0 {
 		v.s.SyncDownloads()
 		return true, nil
