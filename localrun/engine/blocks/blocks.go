@@ -328,6 +328,7 @@ func (in *Interpreter) runBlock(ctx context.Context, b client.Block, sc *scope) 
 	// Before the block's execution begins on the timeline: a block waiting
 	// for the run's browser has not begun.
 	err := in.begin(ctx, b)
+	ready := err == nil
 	info := in.steps.BeginBlock(blockInfo(b, sc))
 	prev := in.current
 	in.current = &info
@@ -345,7 +346,7 @@ func (in *Interpreter) runBlock(ctx context.Context, b client.Block, sc *scope) 
 	}()
 	attempts := 1 + max(0, maxRetries(b))
 	n := 0
-	for err == nil && n < attempts {
+	for ready && n < attempts {
 		n++
 		in.execs++
 		if in.execs > maxExecutions {
@@ -382,6 +383,10 @@ func (in *Interpreter) begin(ctx context.Context, b client.Block) error {
 		return nil
 	}
 	if NeedsBrowser(b) {
+		if in.sess == nil {
+			in.noBrowser = true
+			return errors.New("the run has no browser")
+		}
 		if err := in.sess.Acquire(ctx); err != nil {
 			in.noBrowser = true
 			return err
