@@ -243,7 +243,7 @@ func startOwnChromium(t *testing.T) (string, func()) {
 }
 
 // TestBrowserGoneFailsTheRun: the browser dies while the model decides;
-// the run fails, saying that the browser session ended.
+// the run fails at once, saying that its browser went away.
 func TestBrowserGoneFailsTheRun(t *testing.T) {
 	site := testsite.Start(t)
 	addr, kill := startOwnChromium(t)
@@ -255,7 +255,7 @@ func TestBrowserGoneFailsTheRun(t *testing.T) {
 	e := modelEngine(t, srv, engine.Config{BrowserAddress: addr})
 	res := e.Execute(t.Context(), taskJob(t, searchTask(site)), &progress{})
 	t.Logf("failure_reason: %s", res.FailureReason)
-	if res.Status != client.RunStatusFailed || !strings.HasPrefix(res.FailureReason, "The browser session ended") {
+	if res.Status != client.RunStatusFailed || !strings.HasPrefix(res.FailureReason, "The run's browser went away: ") {
 		t.Errorf("%s %q", res.Status, res.FailureReason)
 	}
 }

@@ -67,7 +67,7 @@ func (e *Engine) runAgent(ctx context.Context, job *executor.Job, progress execu
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The agent cannot run: " + err.Error() + "."}
 	}
-	r, err := e.openRun(ctx, job, progress, job.MaxSteps)
+	r, ctx, err := e.openRun(ctx, job, progress, job.MaxSteps)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
@@ -126,9 +126,11 @@ func runScripts(job *executor.Job) (*blocks.Scripts, error) {
 func agentStatus(ctx context.Context, fail *blocks.Failure, maxSteps int) (client.RunStatus, string) {
 	var term *agent.TerminatedError
 	var limit *agent.StepLimitError
-	switch {
+	switch lost := lostBrowser(ctx); {
 	case fail == nil:
 		return client.RunStatusCompleted, ""
+	case lost != nil:
+		return client.RunStatusFailed, fmt.Sprintf("%s (block %q (%s) was running).", lost.Error(), fail.Label, fail.Type)
 	case errors.As(fail.Err, &limit):
 		return client.RunStatusTimedOut, fmt.Sprintf("Block %q (%s) reached its limit of %d steps before its goal was reached.", fail.Label, fail.Type, limit.Limit)
 	case errors.Is(fail.Err, steplog.ErrLimit):

@@ -35,6 +35,11 @@ type run struct {
 	state     []byte
 	// release gives a kept browser session back when the run ends.
 	release func()
+	// cancel ends the run's context (openRun) with a cause: its browser
+	// went away (BrowserLostError); nil for a run_action run. done is
+	// closed by finish.
+	cancel context.CancelCauseFunc
+	done   chan struct{}
 	// started tells the run's Progress, once, that the run started
 	// (executor.StartReporter): when it has what it needs to begin.
 	started func()
@@ -53,7 +58,7 @@ type run struct {
 // when it ends. guard is the egress guard of the run's organization; open
 // gives the egress proxy of the browser context with it (nil: none).
 func (e *Engine) newRun(guard *egress.Guard, dir string, progress executor.Progress, limit int, shared bool, open browserOpener) *run {
-	r := &run{log: e.log, dir: dir, tag: newTag(), started: sync.OnceFunc(func() { executor.Started(progress) })}
+	r := &run{log: e.log, dir: dir, tag: newTag(), done: make(chan struct{}), started: sync.OnceFunc(func() { executor.Started(progress) })}
 	r.steps = steplog.New(progress, e.log, limit)
 	r.guard = guard.WithReport(r.refused)
 	r.browser = runbrowser.New(runbrowser.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared,
@@ -64,6 +69,7 @@ func (e *Engine) newRun(guard *egress.Guard, dir string, progress executor.Progr
 		}
 		r.egress = be
 		be.follow(r.refused)
+		r.watch(bs)
 		return bs, be.runRefusals(), nil
 	})
 	r.files = r.browser.Files()
@@ -80,32 +86,80 @@ func openedBrowser(bs *browser.Context, be *browserEgress) browserOpener {
 	return func(context.Context) (*browser.Context, *browserEgress, error) { return bs, be, nil }
 }
 
-// openRun assembles a task or agent run. In a browser session, the run
-// takes the session's browser at once; otherwise its browser context opens
-// when the run first needs it (a task run at once, an agent run when its
-// first block that touches a page starts), restored from the job's browser
+// openRun assembles a task or agent run, and returns the context the run
+// executes in: ctx, ended at once with a BrowserLostError as the cause
+// when the run's browser goes away. In a browser session, the run takes
+// the session's browser at once; otherwise its browser context opens when
+// the run first needs it (a task run at once, an agent run when its first
+// block that touches a page starts), restored from the job's browser
 // state. A run that never needs one places nothing on the pool: no local
 // Chromium starts, no fleet endpoint is taken, nothing is recorded.
-func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress executor.Progress, limit int) (*run, error) {
+func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress executor.Progress, limit int) (*run, context.Context, error) {
 	if job.BrowserSessionID != "" {
 		if _, err := e.browserPool(ctx); err != nil {
-			return nil, errors.New(text.UpperFirst(err.Error()))
+			return nil, nil, errors.New(text.UpperFirst(err.Error()))
 		}
 		bs, be, release, err := e.useBrowserSession(ctx, job.OrgID, job.BrowserSessionID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		r := e.newRun(e.guard(job.OrgID), job.Dir, progress, limit, true, openedBrowser(bs, be))
+		ctx, r.cancel = context.WithCancelCause(ctx)
 		r.release = release
 		r.keepState = job.KeepBrowserState
 		r.browser.Acquire(ctx) // open already: it cannot fail
-		return r, nil
+		return r, ctx, nil
 	}
 	r := e.newRun(e.guard(job.OrgID), job.Dir, progress, limit, false, func(ctx context.Context) (*browser.Context, *browserEgress, error) {
 		return e.openBrowser(ctx, job)
 	})
+	ctx, r.cancel = context.WithCancelCause(ctx)
 	r.keepState = job.KeepBrowserState
-	return r, nil
+	return r, ctx, nil
+}
+
+// BrowserLostError is the cause of the end of a run's context when the
+// run's browser went away (browser.Context.Lost): the run ends at once,
+// failed, whatever it was doing (a wait, a model call), rather than when
+// it next touches the page.
+type BrowserLostError struct {
+	Err error // why, as the browser context says it (browser.Context.Err)
+}
+
+func (e *BrowserLostError) Error() string {
+	why := "no reason given"
+	if e.Err != nil {
+		why = e.Err.Error()
+	}
+	return "The run's browser went away: " + why
+}
+
+func (e *BrowserLostError) Unwrap() error { return e.Err }
+
+// lostBrowser returns the BrowserLostError that ended ctx, nil when ctx did
+// not end for that.
+func lostBrowser(ctx context.Context) *BrowserLostError {
+	var lost *BrowserLostError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &lost) {
+		return lost
+	}
+	return nil
+}
+
+// watch ends the run's context, with a BrowserLostError, as soon as its
+// browser context bs is lost; it stops watching when the run finishes.
+func (r *run) watch(bs *browser.Context) {
+	if r.cancel == nil {
+		return
+	}
+	cancel, done := r.cancel, r.done
+	go func() {
+		select {
+		case <-bs.Lost():
+			cancel(&BrowserLostError{Err: bs.Err()})
+		case <-done:
+		}
+	}()
 }
 
 // openBrowser opens the browser context of a task or agent run, with the
@@ -178,6 +232,10 @@ func (r *run) finish(ctx context.Context) executor.Result {
 	res := r.result()
 	res.Recording = recording
 	res.Logs = logs
+	close(r.done)
+	if r.cancel != nil {
+		r.cancel(nil)
+	}
 	return res
 }
 

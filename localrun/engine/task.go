@@ -33,17 +33,15 @@ func (e *Engine) runTask(ctx context.Context, job *executor.Job, progress execut
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: "The task cannot run: " + err.Error() + "."}
 	}
-	r, err := e.openRun(ctx, job, progress, 0)
+	r, ctx, err := e.openRun(ctx, job, progress, 0)
 	if err != nil {
 		return executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}
 	}
 	// A task always works on a page: it starts once its browser is open.
 	if err := r.browser.Acquire(ctx); err != nil {
+		status, reason := taskStatus(ctx, err)
 		res := r.finish(ctx)
-		res.Status, res.FailureReason = client.RunStatusFailed, text.UpperFirst(err.Error())
-		if ctx.Err() != nil {
-			res.FailureReason = "The run was stopped before it finished."
-		}
+		res.Status, res.FailureReason = status, reason
 		return res
 	}
 	r.started()
@@ -88,9 +86,11 @@ func (e *Engine) runTask(ctx context.Context, job *executor.Job, progress execut
 func taskStatus(ctx context.Context, err error) (client.RunStatus, string) {
 	var term *agent.TerminatedError
 	var limit *agent.StepLimitError
-	switch {
+	switch lost := lostBrowser(ctx); {
 	case err == nil:
 		return client.RunStatusCompleted, ""
+	case lost != nil:
+		return client.RunStatusFailed, lost.Error() + "."
 	case ctx.Err() != nil:
 		return client.RunStatusFailed, "The run was stopped before it finished."
 	case errors.As(err, &limit):

@@ -116,6 +116,7 @@ type Context struct {
 	cleaned     chan struct{} // closed once Close's background work is done (the staging directory removed)
 	err         error
 	done        chan struct{}
+	lost        chan struct{}   // closed when done closes for another reason than Close
 	fallbackTab context.Context // returned by Tab when no tab is ready
 
 	events *eventQueue // handled by the worker goroutine (handle)
@@ -300,6 +301,7 @@ func (p *Pool) openContext(ctx context.Context, o ContextOptions, addr string, p
 		created:   time.Now(),
 		changed:   make(chan struct{}),
 		done:      make(chan struct{}),
+		lost:      make(chan struct{}),
 		closeDone: make(chan struct{}),
 		cleaned:   make(chan struct{}),
 	}
@@ -816,6 +818,14 @@ func (s *Context) lockTab(id string) (int, *tab, error) {
 // Close was called. Err says which.
 func (s *Context) Done() <-chan struct{} { return s.done }
 
+// Lost is closed when the browser context ends because its browser went
+// away (the process exited, the connection to it dropped, the fleet
+// endpoint failed, the pool closed): as soon as the pool learns it, with
+// Err saying why. Unlike Done, Close does not close it, so that a run can
+// watch it to end at once when its browser is gone, rather than when its
+// next action fails.
+func (s *Context) Lost() <-chan struct{} { return s.lost }
+
 // Err is nil while the browser context is usable. After Done it is the reason, such
 // as "the browser process exited unexpectedly: signal: killed", or
 // ErrContextClosed after Close.
@@ -888,6 +898,9 @@ func (s *Context) fail(reason error) {
 	if ended {
 		s.err = reason
 		close(s.done)
+		if !errors.Is(reason, ErrContextClosed) {
+			close(s.lost)
+		}
 		s.notifyLocked()
 	}
 	s.mu.Unlock()
