@@ -43,12 +43,17 @@ func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 		r.end(bg, rec, executor.Result{Status: client.RunStatusFailed, FailureReason: err.Error()}, nil)
 		return
 	}
-	if rec.MaxElapsedMinutes > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(rec.MaxElapsedMinutes)*r.cfg.Minute, errTimeLimit)
-		defer cancel()
-	}
 	p := r.newProgress(bg, rec)
+	if rec.MaxElapsedMinutes > 0 {
+		// The time limit counts from the run's start (Progress.Started),
+		// not from the time it waited for a browser.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		limit := time.Duration(rec.MaxElapsedMinutes) * r.cfg.Minute
+		p.onStart = func() { p.limit = time.AfterFunc(limit, func() { cancel(errTimeLimit) }) }
+		defer p.stopLimit()
+	}
 	res := r.cfg.Executor.Execute(ctx, job, p)
 
 	switch cause := context.Cause(ctx); {
@@ -258,6 +263,20 @@ type Progress struct {
 	recorded map[string]bool // screenshot names already recorded
 	blockIDs map[int]string  // the ids (wrb_) of the run's block executions, by Seq
 	started  bool            // Started was called
+	// onStart arms the run's time limit when it starts; limit is its
+	// timer (nil: none armed).
+	onStart func()
+	limit   *time.Timer
+}
+
+// stopLimit stops the timer of the run's time limit, if one was armed.
+func (p *Progress) stopLimit() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.onStart = nil
+	if p.limit != nil {
+		p.limit.Stop()
+	}
 }
 
 // NewProgress returns the progress of a run that is not executed by the
@@ -279,6 +298,9 @@ func (p *Progress) Started() {
 	p.mu.Lock()
 	first := !p.started
 	p.started = true
+	if first && p.onStart != nil {
+		p.onStart()
+	}
 	p.mu.Unlock()
 	if !first {
 		return

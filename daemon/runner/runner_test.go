@@ -535,8 +535,11 @@ func TestLimitsAndExecutorMistakes(t *testing.T) {
 	}
 	e.r.Submit(org, limited)
 	rec := e.ended(org, limited)
-	if rec.Status != client.RunStatusTimedOut || !strings.Contains(rec.FailureReason, "time limit") || len(rec.Files) != 1 {
-		t.Errorf("time limit: %s %q files %d", rec.Status, rec.FailureReason, len(rec.Files))
+	// Whether the screenshot came before the 20 ms limit depends on the
+	// machine's load: the files a run that ends early keeps are checked
+	// deterministically by TestCancel's canceled running run.
+	if rec.Status != client.RunStatusTimedOut || !strings.Contains(rec.FailureReason, "time limit") || rec.StartedAt == nil {
+		t.Errorf("time limit: %s %q started %v", rec.Status, rec.FailureReason, rec.StartedAt)
 	}
 
 	orphan := &store.RunRecord{ID: e.st.Runs().NewID(client.RunTypeWorkflowRun), OrgID: org, Type: client.RunTypeWorkflowRun,
