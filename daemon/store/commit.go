@@ -15,7 +15,11 @@ package store
 // pile up behind it. So when the queue holds fewer writes than the recent
 // groups did, the committer waits for them, until as many are queued or
 // gatherDelay has passed, whichever comes first. A lone writer (recent
-// groups of one) never waits, and neither does a full queue.
+// groups of one) never waits, nor does a queue that holds enough; a lone
+// write just after a burst waits at most gatherDelay, for the few commits
+// it takes the recent size to decay to one. Durability is unchanged: the
+// wait comes before the commit, and every write is still answered only
+// once its commit is on disk.
 //
 // The write functions of a group run one after another in the same
 // transaction, so each sees the ones before it, and a check and the write
