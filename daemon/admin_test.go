@@ -31,7 +31,7 @@ type adminEnv struct {
 	hc     *http.Client // reaches the admin socket
 }
 
-func newAdminEnv(t *testing.T) *adminEnv {
+func newAdminEnv(t *testing.T, opts ...api.ServerOption) *adminEnv {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(dir, "abctl.db"), store.Options{})
@@ -43,7 +43,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := api.NewServer(st, nil)
+	srv := api.NewServer(st, nil, opts...)
 	ln, err := admin.Listen(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -271,4 +271,41 @@ func TestValidateOrganizationName(t *testing.T) {
 			t.Errorf("ValidateOrganizationName(%q) accepted", in)
 		}
 	}
+}
+
+// Go's profiles answer on the admin socket with WithPprof (abctl daemon
+// --pprof), and nowhere without it; the TCP port never answers them, not
+// even to an API key (its cmdline would show the daemon's --api-key).
+func TestPprofOnlyOnTheAdminSocket(t *testing.T) {
+	paths := []string{"/debug/pprof/", "/debug/pprof/cmdline", "/debug/pprof/goroutine?debug=1", "/debug/pprof/heap", "/debug/pprof/symbol"}
+	key := func(e *adminEnv) map[string]string { return map[string]string{"X-Api-Key": e.key} }
+	t.Run("without the flag", func(t *testing.T) {
+		e := newAdminEnv(t)
+		for _, p := range paths {
+			if code, body := e.do("GET", p, "", ""); code != 404 {
+				t.Errorf("GET %s on the admin socket: %d %.200s, want 404", p, code, body)
+			}
+			if code, body := e.doTCP("GET", p, key(e), "", ""); code != 404 {
+				t.Errorf("GET %s over TCP: %d %.200s, want 404", p, code, body)
+			}
+		}
+	})
+	t.Run("with the flag", func(t *testing.T) {
+		e := newAdminEnv(t, api.WithPprof(true))
+		for _, p := range paths {
+			if code, body := e.do("GET", p, "", ""); code != 200 || body == "" {
+				t.Errorf("GET %s on the admin socket: %d %.200s, want 200 and a profile", p, code, body)
+			}
+			if code, body := e.doTCP("GET", p, key(e), "", ""); code != 404 {
+				t.Errorf("GET %s over TCP: %d %.200s, want 404", p, code, body)
+			}
+		}
+		if _, body := e.do("GET", "/debug/pprof/goroutine?debug=1", "", ""); !strings.Contains(body, "goroutine profile:") {
+			t.Errorf("the goroutine profile reads %.200s", body)
+		}
+		// A CPU profile of one second, as `go tool pprof` fetches it.
+		if code, body := e.do("GET", "/debug/pprof/profile?seconds=1", "", ""); code != 200 || len(body) == 0 {
+			t.Errorf("CPU profile: %d, %d bytes", code, len(body))
+		}
+	})
 }

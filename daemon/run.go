@@ -103,6 +103,9 @@ type Config struct {
 	// egress proxy listens, reached by the run's browser; "" means
 	// 127.0.0.1 (a local Chromium, browsers on this machine).
 	EgressProxyHost string
+	// Pprof serves Go's profiles under /debug/pprof/ on the admin socket
+	// (mode 0600), never on the TCP port (`abctl daemon --pprof`).
+	Pprof bool
 	// Version is what GET /v1/version answers, the version of abctl (the
 	// CLI gives its build's); "" answers the binary's module version or
 	// "dev".
@@ -336,7 +339,7 @@ func Run(ctx context.Context, cfg Config) error {
 	// GET /healthz.
 	fleet, _ := exec.(metrics.FleetSource)
 	handler := api.NewServer(st, cfg.Logger, api.WithRuns(runs), api.WithIDs(gen), api.WithAccessLog(accessLog), api.WithMinute(cfg.Minute),
-		api.WithMaxUploadSize(cfg.MaxUploadSize), api.WithVersion(cfg.Version),
+		api.WithMaxUploadSize(cfg.MaxUploadSize), api.WithVersion(cfg.Version), api.WithPprof(cfg.Pprof),
 		api.WithModelCheck(customModelCheck(cfg, policy.For)),
 		api.WithMetrics(metrics.Handler(metrics.NewFleetCollector(fleet))),
 		api.WithBrowsers(func() (any, bool) { return metrics.Health(fleet) }))

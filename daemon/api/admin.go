@@ -5,6 +5,7 @@ package api
 
 import (
 	"net/http"
+	"net/http/pprof"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/admin"
@@ -32,6 +33,16 @@ func (s *Server) adminRoutes() http.Handler {
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
 		}
 	})
+	if s.pprof {
+		// Profiles of the daemon (`abctl daemon --pprof`), for the
+		// operator, who alone can open the socket. pprof.Index serves the
+		// named profiles (heap, goroutine, block, ...) below it.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
 	})

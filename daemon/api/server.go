@@ -60,6 +60,8 @@ type Server struct {
 	// /healthz (health.go); nil: no such route, no such field.
 	metrics  http.Handler
 	browsers func() (any, bool)
+	// pprof serves /debug/pprof/ on the admin socket (admin.go).
+	pprof bool
 }
 
 // NewServer returns the daemon's handler over st. logger receives the access
@@ -114,6 +116,14 @@ func WithMinute(d time.Duration) ServerOption {
 // server uses a generator of its own with a random worker.
 func WithIDs(g *ids.Generator) ServerOption {
 	return func(s *Server) { s.ids = g }
+}
+
+// WithPprof serves Go's profiles (net/http/pprof) under /debug/pprof/ on
+// the admin handler, and only there: the TCP port never answers them (its
+// /debug/pprof/cmdline would show the daemon's command line, --api-key
+// included, to anyone who can reach the port).
+func WithPprof(on bool) ServerOption {
+	return func(s *Server) { s.pprof = on }
 }
 
 // ServeHTTP serves a request.

@@ -223,6 +223,12 @@ func putSummary(o *orgTx, prev, next *agentSummary) error {
 	if err != nil {
 		return fmt.Errorf("store: agent %s summary: %w", next.WPID, err)
 	}
+	return putEncodedSummary(o, prev, next, data)
+}
+
+// putEncodedSummary is putSummary with next already encoded (data), so
+// that a create encodes it before its write transaction.
+func putEncodedSummary(o *orgTx, prev, next *agentSummary, data []byte) error {
 	if prev != nil && !prev.Deleted {
 		if err := o.order().Delete(orderKey(prev.Created, prev.WPID)); err != nil {
 			return err
@@ -420,11 +426,15 @@ func (a *Agents) CreateJSON(ctx context.Context, orgID string, def *client.Agent
 	return out, created, nil
 }
 
-// preparedAgent is version 1 of a new agent, stamped and encoded, ready
-// for a write transaction.
+// preparedAgent is version 1 of a new agent, stamped and encoded with its
+// summary, ready for a write transaction: what only depends on the agent
+// is done before, so that the transaction (which holds the store's one
+// writer, and runs in a group commit) only looks up and stores bytes.
 type preparedAgent struct {
 	agent      *client.Agent
 	row        []byte
+	summary    *agentSummary
+	sumData    []byte // summary, encoded
 	idempotent bool
 }
 
@@ -444,7 +454,12 @@ func (a *Agents) prepare(orgID string, def *client.Agent, idempotencyKey string)
 	if err != nil {
 		return nil, err
 	}
-	return &preparedAgent{agent: ag, row: row, idempotent: idempotencyKey != ""}, nil
+	sum := summaryOf(ag)
+	sumData, err := encodeSummary(sum)
+	if err != nil {
+		return nil, fmt.Errorf("store: agent %s summary: %w", wpid, err)
+	}
+	return &preparedAgent{agent: ag, row: row, summary: sum, sumData: sumData, idempotent: idempotencyKey != ""}, nil
 }
 
 // insert stores the prepared agent, or, for an idempotent create whose
@@ -463,7 +478,7 @@ func (p *preparedAgent) insert(o *orgTx) (json.RawMessage, bool, error) {
 	if err := o.agents().Put(agentKey(wpid, 1), p.row); err != nil {
 		return nil, false, err
 	}
-	if err := putSummary(o, prev, summaryOf(p.agent)); err != nil {
+	if err := putEncodedSummary(o, prev, p.summary, p.sumData); err != nil {
 		return nil, false, err
 	}
 	return p.row, true, nil

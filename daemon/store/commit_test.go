@@ -88,3 +88,49 @@ func TestGroupCommitPanic(t *testing.T) {
 		t.Fatalf("a write after the panic: %v", err)
 	}
 }
+
+// TestGroupCommitGathers: writers that write again as soon as they are
+// answered share commits (CommitStats counts them), and every write is
+// counted once.
+func TestGroupCommitGathers(t *testing.T) {
+	st := newFixture(t).Store
+	c0, w0 := st.CommitStats()
+	const writers, each = 20, 10
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				err := st.update(t.Context(), func(tx *bolt.Tx) error {
+					b, err := tx.CreateBucketIfNotExists([]byte("gather"))
+					if err != nil {
+						return err
+					}
+					return b.Put(fmt.Appendf(nil, "%02d-%02d", w, i), []byte("v"))
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	c1, w1 := st.CommitStats()
+	if w1-w0 != writers*each {
+		t.Fatalf("CommitStats counts %d writes, want %d", w1-w0, writers*each)
+	}
+	// Without grouping there would be one commit per write.
+	if commits := c1 - c0; commits >= writers*each {
+		t.Errorf("%d writes took %d commits: no write shared a commit", writers*each, commits)
+	}
+	// A lone writer commits alone, once per write.
+	for i := range 3 {
+		if err := st.update(t.Context(), func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("gather")).Put(fmt.Appendf(nil, "lone-%d", i), []byte("v"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c2, w2 := st.CommitStats(); c2-c1 != 3 || w2-w1 != 3 {
+		t.Errorf("3 lone writes: %d commits, %d writes; want 3 and 3", c2-c1, w2-w1)
+	}
+}

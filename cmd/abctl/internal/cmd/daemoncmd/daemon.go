@@ -167,6 +167,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().StringVar(&opts.BrowserEndpointsFile, "browser-endpoints-file", "",
 		"a file of the fleet's browsers, one "+endpointSyntax+" a line (# starts a comment)")
 	cmd.Flags().BoolVar(&engine.NoRecording, "no-recording", false, "do not record runs as video")
+	cmd.Flags().BoolVar(&cfg.Pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ on the admin socket <data-dir>/"+datadir.AdminSocketName+" (never on --addr)")
 	cmd.Flags().DurationVar(&engine.ActionIdle, "action-idle", executor.DefaultActionIdle, "how long the browser of a run_action workflow run stays open without an action")
 	cmd.Flags().StringVar(&engine.SMTP.Host, "smtp-host", "", "SMTP server of send_email blocks that name none (its user and password: "+EnvSMTPUsername+", "+EnvSMTPPassword+")")
 	cmd.Flags().IntVar(&engine.SMTP.Port, "smtp-port", 587, "port of --smtp-host")

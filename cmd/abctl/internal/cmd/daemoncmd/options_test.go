@@ -27,12 +27,12 @@ func TestDaemonOptions(t *testing.T) {
 	var got *DaemonOptions
 	cmd := NewCmdDaemon(f, func(o *DaemonOptions) error { got = o; return nil })
 	err := cmdtest.Exec(cmd, "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--api-key", "abk_ci", "--workers", "3",
-		"--webhook-timeout", "4s", "--no-recording", "--llm-timeout", "20s")
+		"--webhook-timeout", "4s", "--no-recording", "--llm-timeout", "20s", "--pprof")
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := got.Config
-	if c.Addr != "127.0.0.1:0" || c.DataDir != dataDir || c.APIKey != "abk_ci" || c.Workers != 3 || c.WebhookTimeout != 4*time.Second || c.Stderr != f.IO.ErrOut {
+	if c.Addr != "127.0.0.1:0" || c.DataDir != dataDir || c.APIKey != "abk_ci" || c.Workers != 3 || c.WebhookTimeout != 4*time.Second || c.Stderr != f.IO.ErrOut || !c.Pprof {
 		t.Errorf("config %+v", c)
 	}
 	e := c.Engine
@@ -55,7 +55,7 @@ func TestDaemonDefaults(t *testing.T) {
 	if err := cmdtest.Exec(NewCmdDaemon(f, func(o *DaemonOptions) error { got = o; return nil })); err != nil {
 		t.Fatal(err)
 	}
-	if got.Config.Addr != f.LocalAddr || got.Config.DataDir != "/xdg/abctl" || got.Config.Engine.LLM.Provider != llm.ProviderOllama {
+	if got.Config.Addr != f.LocalAddr || got.Config.DataDir != "/xdg/abctl" || got.Config.Engine.LLM.Provider != llm.ProviderOllama || got.Config.Pprof {
 		t.Errorf("defaults %+v, engine %+v", got.Config, got.Config.Engine)
 	}
 }
