@@ -9,8 +9,8 @@ package engine_test
 // per call that stands for a real model (-model-delay, 1.5 s in the
 // record).
 //
-//	go test ./engine -run '^$' -bench BenchmarkScripts -benchtime 5x
-//	go test ./engine -run '^$' -bench BenchmarkScripts -benchtime 3x -model-delay 1.5s
+//	go test ./localrun/engine -run '^$' -bench BenchmarkScripts -benchtime 5x
+//	go test ./localrun/engine -run '^$' -bench BenchmarkScripts -benchtime 3x -model-delay 1.5s
 
 import (
 	"context"
