@@ -9,8 +9,8 @@ package engine_test
 // per call that stands for a real model (-model-delay, 1.5 s in the
 // record).
 //
-//	go test ./engine -run '^$' -bench BenchmarkScripts -benchtime 5x
-//	go test ./engine -run '^$' -bench BenchmarkScripts -benchtime 3x -model-delay 1.5s
+//	go test ./localrun/engine -run '^$' -bench BenchmarkScripts -benchtime 5x
+//	go test ./localrun/engine -run '^$' -bench BenchmarkScripts -benchtime 3x -model-delay 1.5s
 
 import (
 	"context"
@@ -162,8 +162,10 @@ var formBenchAgent = scriptBench{
 
 // BenchmarkScripts reports, per example agent, the medians of: the first
 // run's wall time, model calls and prompt tokens (about 4 characters
-// each); the replay's wall time and model calls; raw chromedp's time for
-// the same actions; and replay/raw.
+// each); the replay's wall time and model calls; raw chromedp's and the
+// model-free engine's times for the same pages; replay/raw and
+// replay/model-free, as ratios of the medians and as the medians of each
+// iteration's ratio (-paired).
 func BenchmarkScripts(b *testing.B) {
 	needBrowser(b)
 	origin := startSiteProcess(b)
@@ -244,14 +246,28 @@ func benchScript(b *testing.B, origin string, sb scriptBench) {
 	runFree()
 
 	var firstMS, replayMS, rawMS, freeMS, firstCalls, replayCalls, tokens []float64
+	// The ratios of each iteration, whose runs are next to each other in
+	// time: on a busy machine their median moves less than the ratio of
+	// the medians. The model-free run goes before the replay in every
+	// other iteration.
+	var perFree, perRaw []float64
 	b.ResetTimer()
-	for range b.N {
+	for i := range b.N {
 		res, d, c, p := runJob(nil)
 		firstMS, firstCalls, tokens = append(firstMS, ms(d)), append(firstCalls, float64(c)), append(tokens, float64(p)/4)
+		var free float64
+		if i%2 == 1 {
+			free = ms(runFree())
+		}
 		_, d, c, _ = runJob(res.Script)
-		replayMS, replayCalls = append(replayMS, ms(d)), append(replayCalls, float64(c))
-		rawMS = append(rawMS, ms(raw()))
-		freeMS = append(freeMS, ms(runFree()))
+		replay := ms(d)
+		replayMS, replayCalls = append(replayMS, replay), append(replayCalls, float64(c))
+		r := ms(raw())
+		if i%2 == 0 {
+			free = ms(runFree())
+		}
+		rawMS, freeMS = append(rawMS, r), append(freeMS, free)
+		perFree, perRaw = append(perFree, replay/free), append(perRaw, replay/r)
 	}
 	b.StopTimer()
 	b.ReportMetric(median(firstMS), "first-run-ms")
@@ -263,6 +279,8 @@ func benchScript(b *testing.B, origin string, sb scriptBench) {
 	b.ReportMetric(median(replayMS)/median(rawMS), "replay/raw")
 	b.ReportMetric(median(freeMS), "model-free-ms")
 	b.ReportMetric(median(replayMS)/median(freeMS), "replay/model-free")
+	b.ReportMetric(median(perFree), "replay/model-free-paired")
+	b.ReportMetric(median(perRaw), "replay/raw-paired")
 	b.ReportMetric(median(firstMS)/median(replayMS), "first/replay")
 }
 

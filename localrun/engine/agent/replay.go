@@ -2,12 +2,15 @@ package agent
 
 // Replaying a block's recorded steps (a script.Block) without the model.
 //
-// Each step: the page settles and is read; the page must be the one the
-// step was recorded on (its path); the element is found by the first of
-// its locators that finds one (waiting briefly for late content); the
-// action is done and checked as the loop's are (the value read back, the
-// click landing); and when the recorded action moved the page, the page
-// must move to the same path. A step that fails any of these is broken.
+// Each step: the page's address is read, once it has stopped loading (and,
+// after an action that changed the page in place, once its DOM is quiet);
+// the page must be the one the step was recorded on (its path); the
+// element is found by the first of its locators that finds one (waiting
+// briefly for late content, and found again when the page replaced it
+// before the action); the action is done and checked as the loop's are
+// (the value read back, the click landing); and when the recorded action
+// moved the page, the page must move to the same path. A step that fails
+// any of these is broken.
 //
 // A broken step with fallback allowed costs one model call: the model
 // locates the element the step was about on the page as it is now
@@ -83,10 +86,16 @@ func (e *ReplayError) Error() string {
 // Steps are the block's steps as they ran (the broken ones recorded
 // again), and Replayed and FallbackTriggered say what happened.
 //
-// A replay reads no more of the page than it needs: it lets the page
-// settle and reads its address before each step (Locating.Settle), and
-// reads the elements (an observation) only for a role locator or a check
-// that needs them. One screenshot is kept at the end of the block.
+// A replay reads no more of the page than it needs, as the model-free
+// blocks do: before a step it reads the page's address once no navigation
+// is pending and the network is quiet (Locating.Settle), and waits for
+// the DOM to be quiet only after an action of the replay changed the page
+// in place (a click, a key, an option, without a new document), where a
+// page may still re-render; a new document the action waited for, and
+// typing, leave the page ready for the next step. It finds elements with
+// queries, and reads the elements (an observation) only for a role
+// locator or a check that needs them. One screenshot is kept at the end
+// of the block, as a model-free block keeps one.
 func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error) {
 	loc := a.locating()
 	if loc == nil {
@@ -98,9 +107,11 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 		rec.rec = &Recording{}
 	}
 	downloadsBefore := a.browser.Downloads()
-	// url is the page's address as last read after it settled; "" when
-	// the last action may have changed it since.
-	url := ""
+	// url is the page's address as last read; "" when the last action
+	// may have changed it since. inPlace says that the last action may
+	// have changed the page without a new document: its DOM must be quiet
+	// before the next step reads it.
+	url, inPlace := "", false
 	for i := range r.Block.Steps {
 		st := r.Block.Steps[i]
 		if err := ctx.Err(); err != nil {
@@ -108,7 +119,7 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 		}
 		if url == "" {
 			var err error
-			if url, err = loc.Settle(ctx); err != nil {
+			if url, err = loc.Settle(ctx, inPlace); err != nil {
 				return nil, err
 			}
 		}
@@ -118,10 +129,16 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 		}
 		// Typing into a field leaves the page where it was, and the next
 		// step acts at once, as the actions of one model step do (its
-		// element is still waited for); other actions may start a
-		// navigation or a re-render, so the page settles first.
-		if after != "" || !keepsPage(st.Action) || broken != "" {
-			url = after
+		// element is still waited for); a step that moved the page read
+		// the new page's address; other actions may start a navigation or
+		// a re-render, so the page settles first.
+		switch {
+		case broken != "":
+			url, inPlace = "", true
+		case after != "":
+			url, inPlace = after, false
+		case !keepsPage(st.Action):
+			url, inPlace = "", true
 		}
 		if broken == "" {
 			out.Steps = append(out.Steps, healed)
@@ -135,7 +152,6 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 		a.logger.Info("a script step could not be replayed; the model takes over", "block", g.Label, "step", i+1, "reason", broken)
 		if step, ok := a.healStep(ctx, g, &st, broken, rec, r.Render); ok {
 			out.Steps = append(out.Steps, step)
-			url = ""
 			continue
 		}
 		// The loop pursues the goal from here, recording.
@@ -157,7 +173,7 @@ func (a *Agent) Replay(ctx context.Context, g *Goal, r Replay) (*Outcome, error)
 	}
 	if url == "" {
 		var err error
-		if url, err = loc.Settle(ctx); err != nil {
+		if url, err = loc.Settle(ctx, inPlace); err != nil {
 			return nil, err
 		}
 	}
@@ -204,7 +220,7 @@ func (e *TakeOverError) Error() string {
 
 func (e *TakeOverError) Unwrap() error { return e.Err }
 
-// replayStep does a step on the page at url (settled). broken says why the
+// replayStep does a step on the page at url (as last read). broken says why the
 // step could not be replayed ("" when it was); after is the page's address
 // when the step read it after its action ("" when it did not); err is an
 // error of the run (stopped, browser gone, no step left).
@@ -226,7 +242,7 @@ func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, url strin
 		a.steps.Report(s)
 	}
 	if st.Before != nil {
-		if _, why := a.waitPath(ctx, loc, st.Before.URL, r.Render, url, false); why != "" {
+		if _, why := a.waitPath(ctx, loc, st.Before.URL, r.Render, url, false, false); why != "" {
 			report(false, why)
 			return done, "the page is not the one recorded: " + why, "", ctx.Err()
 		}
@@ -259,27 +275,41 @@ func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, url strin
 		sec, _ := strconv.ParseFloat(in.Text, 64)
 		in.Wait = min(time.Duration(sec*float64(time.Second)), maxModelWait)
 	}
-	if len(st.Locators) > 0 {
-		id, used, err := loc.Find(ctx, obs, st.Locators, ReplayFindWait)
-		if err != nil {
-			report(false, err.Error())
-			if ctx.Err() != nil {
-				return done, "", "", ctx.Err()
+	var res page.Result
+	var why string
+	for attempt := 0; ; attempt++ {
+		if len(st.Locators) > 0 {
+			id, used, err := loc.Find(ctx, obs, st.Locators, ReplayFindWait)
+			if err != nil {
+				report(false, err.Error())
+				if ctx.Err() != nil {
+					return done, "", "", ctx.Err()
+				}
+				return done, err.Error(), "", nil
 			}
-			return done, err.Error(), "", nil
+			in.ID = id
+			s.Actions[0].ID = id
+			s.Thought = "Replayed from the script, without the model (found by " + st.Locators[used].String() + ")."
 		}
-		in.ID = id
-		s.Actions[0].ID = id
-		s.Thought = "Replayed from the script, without the model (found by " + st.Locators[used].String() + ")."
+		var err error
+		res, why, err = a.replayAct(ctx, in)
+		// The page replaced the element between finding it and acting on
+		// it (a re-render): it is found again, once, as a selector
+		// block's element is.
+		if attempt > 0 || len(st.Locators) == 0 || !errors.Is(err, page.ErrStaleID) || ctx.Err() != nil {
+			break
+		}
+		obs = nil
 	}
-	res, why := a.replayAct(ctx, in)
 	if why != "" {
 		report(false, why)
 		return done, "the action failed: " + why, "", ctx.Err()
 	}
 	if st.After != nil && (st.Before == nil || st.After.URL != st.Before.URL) {
-		// The page is read again: the action moved it.
-		seen, why := a.waitPath(ctx, loc, st.After.URL, r.Render, "", true)
+		// The page is read again: the action moved it. An action that
+		// waited for the new document it started leaves nothing to settle
+		// but what the new page still loads.
+		seen, why := a.waitPath(ctx, loc, st.After.URL, r.Render, "", true, res.Navigated)
 		if why != "" {
 			report(false, why)
 			return done, "the page did not move where it moved when recorded: " + why, "", ctx.Err()
@@ -291,29 +321,31 @@ func (a *Agent) replayStep(ctx context.Context, g *Goal, loc Locating, url strin
 }
 
 // replayAct does an action, as the loop's are done; why says why it
-// failed ("" when it did).
-func (a *Agent) replayAct(ctx context.Context, in Action) (page.Result, string) {
+// failed ("" when it did), err is the action's error when it had one.
+func (a *Agent) replayAct(ctx context.Context, in Action) (res page.Result, why string, err error) {
 	actx, cancel := context.WithTimeout(ctx, ActionTimeout)
 	defer cancel()
 	actx = page.WithActionWait(actx, ActionWait)
-	res, err := a.browser.Act(actx, in)
+	res, err = a.browser.Act(actx, in)
 	switch {
 	case err != nil:
-		return res, err.Error()
+		return res, err.Error(), err
 	case !res.OK:
 		if res.Reason == "" {
-			return res, "the action had no effect"
+			return res, "the action had no effect", nil
 		}
-		return res, res.Reason
+		return res, res.Reason, nil
 	}
-	return res, ""
+	return res, "", nil
 }
 
 // waitPath waits, up to ReplayPageWait (a short look when moving is false),
 // for the active page's path to be the rendered pattern, and returns the
 // address it saw; why says what the page is instead. url is the page's
-// address as last read after it settled ("" to read it first).
-func (a *Agent) waitPath(ctx context.Context, loc Locating, pattern string, render func(string) (string, error), url string, moving bool) (seen, why string) {
+// address as last read ("" to read it first); loaded says that the first
+// read need not wait for the DOM to be quiet (the action waited for the
+// new document it started). The reads after the first let the page settle.
+func (a *Agent) waitPath(ctx context.Context, loc Locating, pattern string, render func(string) (string, error), url string, moving, loaded bool) (seen, why string) {
 	want, err := render(pattern)
 	if err != nil {
 		return "", "the page's path could not be rendered: " + err.Error()
@@ -339,7 +371,7 @@ func (a *Agent) waitPath(ctx context.Context, loc Locating, pattern string, rend
 			case <-time.After(delay):
 			}
 		}
-		if url, err = loc.Settle(ctx); err != nil {
+		if url, err = loc.Settle(ctx, delay > 0 || !loaded); err != nil {
 			return "", err.Error()
 		}
 	}
@@ -403,7 +435,7 @@ func (a *Agent) healStep(ctx context.Context, g *Goal, st *script.Step, broken s
 		return fail(rec.unreplayable)
 	}
 	step.Value = st.Value // the recorded template, not what it rendered to
-	res, why := a.replayAct(ctx, in)
+	res, why, _ := a.replayAct(ctx, in)
 	if why != "" {
 		return fail(why)
 	}

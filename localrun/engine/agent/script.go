@@ -37,10 +37,13 @@ type Locating interface {
 	// made when needed).
 	// The error is a *FindError.
 	Find(ctx context.Context, obs *page.Observation, locs []script.Locator, wait time.Duration) (id string, used int, err error)
-	// Settle waits for the active tab to settle, as Observe does, and
-	// returns its address, without reading the page; the actions that
-	// follow act on that tab.
-	Settle(ctx context.Context) (url string, err error)
+	// Settle waits for the active tab to settle and returns its address,
+	// without reading the page; the actions that follow act on that tab.
+	// With domQuiet it waits as Observe does (no navigation pending, the
+	// network quiet, then the DOM quiet for a moment); without, only for a
+	// pending navigation and the requests in flight, which costs nothing
+	// on a page that is idle.
+	Settle(ctx context.Context, domQuiet bool) (url string, err error)
 	// Snapshot keeps a screenshot of the active tab as the run's.
 	Snapshot(ctx context.Context)
 	// FindTexts and ReadTexts are page.Page's, on the active tab.

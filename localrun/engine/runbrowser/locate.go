@@ -197,13 +197,18 @@ func hasRole(locs []script.Locator) bool {
 	return false
 }
 
-// Settle lets the active tab settle and returns its address.
-func (v *view) Settle(ctx context.Context) (string, error) {
+// Settle lets the active tab settle (its DOM too when domQuiet) and
+// returns its address.
+func (v *view) Settle(ctx context.Context, domQuiet bool) (string, error) {
 	pg, err := v.s.page(ctx)
 	if err != nil {
 		return "", v.s.browserErr(ctx, err)
 	}
-	settle(ctx, pg, v.s.watches[v.s.tab])
+	if domQuiet {
+		settle(ctx, pg, v.s.watches[v.s.tab])
+	} else {
+		settleLoad(ctx, v.s.watches[v.s.tab])
+	}
 	v.pg, v.tab = pg, v.s.tab
 	u, err := pg.URL(ctx)
 	if err != nil {

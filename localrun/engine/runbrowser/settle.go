@@ -12,7 +12,8 @@ package runbrowser
 // script may start a request or a navigation in between (a form that
 // posts with fetch, then moves to another page). A request that has made
 // no progress for networkQuietAfter no longer counts (long polling,
-// beacons), and settleCap bounds the whole wait.
+// beacons), and settleCap bounds the whole wait. settleLoad is the first
+// part alone, for a replay that waits for its elements itself.
 
 import (
 	"context"
@@ -116,22 +117,8 @@ func settle(ctx context.Context, pg *page.Page, w *tabWatch) {
 	ctx, cancel := context.WithTimeout(ctx, settleCap)
 	defer cancel()
 	for round := 0; round < 3; round++ {
-		if w != nil {
-			for {
-				busy, ch := w.busy(time.Now())
-				if !busy {
-					break
-				}
-				t := time.NewTimer(100 * time.Millisecond) // also notices a request going quiet
-				select {
-				case <-ch:
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					return
-				}
-				t.Stop()
-			}
+		if !waitIdle(ctx, w) {
+			return
 		}
 		pg.WaitStable(ctx, settleQuiet)
 		if ctx.Err() != nil || w == nil {
@@ -140,5 +127,37 @@ func settle(ctx context.Context, pg *page.Page, w *tabWatch) {
 		if busy, _ := w.busy(time.Now()); !busy {
 			return
 		}
+	}
+}
+
+// settleLoad waits, bounded by settleCap, for the tab to stop loading (no
+// navigation pending, the network quiet), without waiting for its DOM to be
+// quiet: on a page that is idle it returns at once.
+func settleLoad(ctx context.Context, w *tabWatch) {
+	ctx, cancel := context.WithTimeout(ctx, settleCap)
+	defer cancel()
+	waitIdle(ctx, w)
+}
+
+// waitIdle waits while the tab is loading (tabWatch.busy); false when ctx
+// ended first. A nil watch (a tab that was gone) is idle.
+func waitIdle(ctx context.Context, w *tabWatch) bool {
+	if w == nil {
+		return true
+	}
+	for {
+		busy, ch := w.busy(time.Now())
+		if !busy {
+			return true
+		}
+		t := time.NewTimer(100 * time.Millisecond) // also notices a request going quiet
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+		t.Stop()
 	}
 }
