@@ -69,7 +69,9 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 	}
 	concurrency := len(browsers) * fleetBenchCapacity
 	e := newEngine(b, engine.Config{BrowserEndpoints: endpoints})
-	addr, _ := daemontest.Start(b, b.TempDir(), daemon.Config{APIKey: testKey, Executor: e, Workers: concurrency})
+	// The daemon's default workers: the fleet's capacity and one run per
+	// endpoint ready for the next free place.
+	addr, _ := daemontest.Start(b, b.TempDir(), daemon.Config{APIKey: testKey, Executor: e})
 	c, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey(testKey), client.WithMaxRetries(0))
 	if err != nil {
 		b.Fatal(err)
