@@ -67,8 +67,7 @@ type Config struct {
 	// engine does).
 	Sessions executor.BrowserSessions
 	// Workers is how many runs execute at once; 0 means, with a fleet of
-	// browser endpoints, their capacity plus one per endpoint, else one
-	// per CPU core.
+	// browser endpoints, their capacity, else one per CPU core.
 	Workers int
 	// WebhookTimeout is how long a webhook receiver has to answer; 0 means
 	// 10 s.
@@ -564,18 +563,17 @@ func s3Config(ec *EngineConfig) blocks.S3Config {
 }
 
 // workers is how many runs execute at once: n when it is set; else, with
-// a fleet of browser endpoints, their capacity and one more run per
-// endpoint, waiting for the next free place (a place that frees goes to a
-// run whose job is ready at once, rather than waiting for a worker to
-// record the run that ended and read the next one); else 0, the runner's
-// default (one per CPU core).
+// a fleet of browser endpoints, their capacity (one per CPU core would
+// leave most of a large fleet idle, and more would make runs wait in the
+// fleet's queue, whose timeout is for a fleet that cannot take them);
+// else 0, the runner's default (one per CPU core).
 func workers(n int, exec executor.Executor) int {
 	if n > 0 {
 		return n
 	}
 	if fleet, ok := exec.(metrics.FleetSource); ok {
 		if st, ok := fleet.FleetStatus(); ok && len(st.Endpoints) > 0 {
-			total := len(st.Endpoints)
+			total := 0
 			for _, ep := range st.Endpoints {
 				total += ep.Capacity
 			}

@@ -16,8 +16,8 @@ type fleetExec struct {
 
 func (f fleetExec) FleetStatus() (browser.FleetStatus, bool) { return f.st, f.ok }
 
-// TestWorkersOfAFleet: with a fleet, the default workers are its capacity
-// plus one per endpoint; --workers wins; without a fleet, the runner's
+// TestWorkersOfAFleet: with a fleet, the default workers are its
+// capacity; --workers wins; without a fleet, the runner's
 // default (0).
 func TestWorkersOfAFleet(t *testing.T) {
 	fleet := browser.FleetStatus{Endpoints: []browser.EndpointStatus{{Capacity: 2}, {Capacity: 4}, {Capacity: 2}}}
@@ -26,7 +26,7 @@ func TestWorkersOfAFleet(t *testing.T) {
 		exec executor.Executor
 		want int
 	}{
-		{0, fleetExec{st: fleet, ok: true}, 11},
+		{0, fleetExec{st: fleet, ok: true}, 8},
 		{5, fleetExec{st: fleet, ok: true}, 5},
 		{0, fleetExec{ok: false}, 0},
 		{0, noEngine{}, 0},

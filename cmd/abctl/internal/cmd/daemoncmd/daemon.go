@@ -153,7 +153,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	// --data-dir is persistent: the subcommands (orgs) work on the same directory.
 	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", config.DefaultDataDir(f.Getenv), "directory of the store and the key file")
 	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")
-	cmd.Flags().IntVar(&cfg.Workers, "workers", 0, "runs that execute at once (default: with --browser-endpoint, their capacity plus one per endpoint; else one per CPU core)")
+	cmd.Flags().IntVar(&cfg.Workers, "workers", 0, "runs that execute at once (default: with --browser-endpoint, their capacity; else one per CPU core)")
 	cmd.Flags().Var((*byteSize)(&cfg.MaxUploadSize), "max-upload-size", "largest file POST /v1/upload_file accepts, such as 100MiB or 2GB (default 100MiB)")
 	cmd.Flags().DurationVar(&cfg.WebhookTimeout, "webhook-timeout", 0, "how long a webhook receiver has to answer (default 10s)")
 	cmd.Flags().StringVar(&engine.Chromium, "chromium", "", "path of the Chromium binary (default: $ABCTL_CHROMIUM, then chromium, chromium-browser, google-chrome on PATH)")
