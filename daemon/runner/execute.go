@@ -73,13 +73,8 @@ func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 		res.FailureReason = fmt.Sprintf("The executor ended the run with status %q, which is not a final status.", res.Status)
 		res.Status = client.RunStatusFailed
 	}
-	// The executor is done with the run's browser: its end is recorded and
-	// its webhook sent outside the worker, which takes the next run at once
-	// (a browser place must not wait for a store commit or a receiver).
-	r.tasks.Go(func() {
-		r.keepScript(bg, rec, rs, &res)
-		r.end(bg, rec, res, p)
-	})
+	r.keepScript(bg, rec, rs, &res)
+	r.end(bg, rec, res, p)
 }
 
 // job builds what the executor needs of a run.

@@ -87,7 +87,7 @@ type Runner struct {
 	agentRuns AgentRuns
 
 	workers sync.WaitGroup // the worker goroutines
-	tasks   sync.WaitGroup // ends of runs and webhooks, outside the workers
+	tasks   sync.WaitGroup // webhooks sent outside the workers
 	stop    context.CancelFunc
 	ctx     context.Context // the runner's life; done on Stop
 
