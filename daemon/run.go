@@ -66,7 +66,8 @@ type Config struct {
 	// means the executor, when it implements BrowserSessions (the local
 	// engine does).
 	Sessions executor.BrowserSessions
-	// Workers is how many runs execute at once; 0 means one per CPU core.
+	// Workers is how many runs execute at once; 0 means, with a fleet of
+	// browser endpoints, their capacity, else one per CPU core.
 	Workers int
 	// WebhookTimeout is how long a webhook receiver has to answer; 0 means
 	// 10 s.
@@ -326,7 +327,7 @@ func Run(ctx context.Context, cfg Config) error {
 	hooks := &runner.Webhooks{Store: st, Sender: sender, Links: links, Logger: cfg.Logger}
 	rn := runner.New(runner.Config{
 		Store: st, Executor: exec, Files: files, Notifier: hooks,
-		Workers: cfg.Workers, Logger: cfg.Logger, Minute: cfg.Minute,
+		Workers: workers(cfg.Workers, exec), Logger: cfg.Logger, Minute: cfg.Minute,
 		LocalFiles: artifacts.LocalFiles{Store: files, Signer: signer}, // the daemon's own file URLs, read from disk
 	})
 	sessions := cfg.Sessions
@@ -562,6 +563,27 @@ func s3Config(ec *EngineConfig) blocks.S3Config {
 		c.Region = env.Region
 	}
 	return c
+}
+
+// workers is how many runs execute at once: n when it is set; else, with
+// a fleet of browser endpoints, their capacity (one per CPU core would
+// leave most of a large fleet idle, and more would make runs wait in the
+// fleet's queue, whose timeout is for a fleet that cannot take them);
+// else 0, the runner's default (one per CPU core).
+func workers(n int, exec executor.Executor) int {
+	if n > 0 {
+		return n
+	}
+	if fleet, ok := exec.(metrics.FleetSource); ok {
+		if st, ok := fleet.FleetStatus(); ok && len(st.Endpoints) > 0 {
+			total := 0
+			for _, ep := range st.Endpoints {
+				total += ep.Capacity
+			}
+			return total
+		}
+	}
+	return 0
 }
 
 // browserEndpoints are ec's endpoints as the engine takes them.

@@ -5,18 +5,30 @@ package engine_test
 // loading the same page with the same concurrency on the same browsers, in
 // the same run.
 //
-//	go test ./engine -run '^$' -bench BenchmarkFleet -benchtime 3x
+//	go test ./localrun/engine -run '^$' -bench BenchmarkFleet -benchtime 3x -timeout 30m
 //
 // Reported per number of endpoints: runs per second through the daemon,
 // the median time from a run's creation to running (the API's created_at
 // to started_at) and to its end, raw chromedp's page loads per second and
 // the ratio; and the daemon's own CPU per run and Go heap per concurrent run
 // (the test binary is the daemon: its CPU while only the daemon works).
+//
+// A round of the daemon lasts from the first POST to the last run's
+// finished_at (the test binary is the daemon: one clock), as a round of raw
+// chromedp lasts until its last load returns; the polling that waits for
+// the runs' ends is not counted, since it would add up to one polling
+// interval to the daemon's round only (polled/raw is the ratio with it, as
+// the records before 2026-11-29 measured). Where a run's time goes is reported
+// too, as medians from its timeline: setup (started_at to its block's
+// start: the job, the browser context), the block (the navigation and
+// what follows it), and teardown (the block's end to finished_at: closing
+// the browser context, the step log, the final record).
 
 import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"syscall"
 	"testing"
@@ -58,7 +70,8 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 	}
 	concurrency := len(browsers) * fleetBenchCapacity
 	e := newEngine(b, engine.Config{BrowserEndpoints: endpoints})
-	addr, _ := daemontest.Start(b, b.TempDir(), daemon.Config{APIKey: testKey, Executor: e, Workers: concurrency})
+	// The daemon's default workers: the fleet's capacity.
+	addr, _ := daemontest.Start(b, b.TempDir(), daemon.Config{APIKey: testKey, Executor: e})
 	c, err := client.New(client.WithBaseURL("http://"+addr), client.WithAPIKey(testKey), client.WithMaxRetries(0))
 	if err != nil {
 		b.Fatal(err)
@@ -74,19 +87,22 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 	// daemonRound runs fleetBenchRuns runs at once; it returns the round's
 	// wall time, each run's time to running and to its end, the CPU the
 	// process used and the most heap in use while the runs went on.
-	daemonRound := func() (wall time.Duration, toRunning, toEnd []float64, cpu time.Duration, heap uint64) {
+	daemonRound := func() (wall, polled time.Duration, toRunning, toEnd []float64, ph phases, cpu time.Duration, heap uint64) {
 		var peak uint64
 		stop := make(chan struct{})
 		var sampler sync.WaitGroup
 		sampler.Go(func() {
-			var ms runtime.MemStats
+			// runtime/metrics, not runtime.ReadMemStats: that stops the
+			// world, and every 20 ms it took a sixth of the daemon's CPU
+			// and delayed its goroutines, in the daemon's rounds only.
+			t := time.NewTicker(20 * time.Millisecond)
+			defer t.Stop()
 			for {
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapInuse)
+				peak = max(peak, heapInUse())
 				select {
 				case <-stop:
 					return
-				case <-time.After(20 * time.Millisecond):
+				case <-t.C:
 				}
 			}
 		})
@@ -105,21 +121,32 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 			})
 		}
 		wg.Wait()
+		var last time.Time
+		runs := make([]*client.Run, 0, len(ids))
 		for _, id := range ids {
-			r, err := waitRun(ctx, c, id)
-			if err != nil || r.Status != client.RunStatusCompleted {
+			// Longer than waitRun's 2 minutes: on a busy machine the
+			// last of 24 runs on 2 places can take that.
+			wctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
+			r, err := c.Runs.Wait(wctx, id, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: time.Second})
+			cancel()
+			if err != nil || r.Status != client.RunStatusCompleted || r.StartedAt == nil || r.FinishedAt == nil {
 				b.Fatalf("run %s: %v %v", id, r, err)
 			}
-			if r.StartedAt != nil && r.FinishedAt != nil {
-				toRunning = append(toRunning, ms(r.StartedAt.Time.Sub(r.CreatedAt.Time)))
-				toEnd = append(toEnd, ms(r.FinishedAt.Time.Sub(r.CreatedAt.Time)))
+			toRunning = append(toRunning, ms(r.StartedAt.Time.Sub(r.CreatedAt.Time)))
+			toEnd = append(toEnd, ms(r.FinishedAt.Time.Sub(r.CreatedAt.Time)))
+			if r.FinishedAt.Time.After(last) {
+				last = r.FinishedAt.Time
 			}
+			runs = append(runs, r)
 		}
-		wall = time.Since(t0)
+		wall, polled = last.Sub(t0), time.Since(t0)
 		cpu = processCPU() - cpu0
 		close(stop)
 		sampler.Wait()
-		return wall, toRunning, toEnd, cpu, peak
+		for _, r := range runs {
+			ph.add(b, ctx, c, r)
+		}
+		return wall, polled, toRunning, toEnd, ph, cpu, peak
 	}
 
 	// rawRound loads the page fleetBenchRuns times with chromedp, with the
@@ -160,19 +187,23 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 
 	daemonRound() // warm up: the connections, the page script
 	rawRound()
-	var runsPerSec, rawPerSec, running, ends, cpuPerRun, heapPerRun []float64
-	var heap0 runtime.MemStats
+	var runsPerSec, polledPerSec, rawPerSec, running, ends, cpuPerRun, heapPerRun []float64
+	var all phases
 	b.ResetTimer()
 	for range b.N {
 		runtime.GC()
-		runtime.ReadMemStats(&heap0)
-		wall, toRunning, toEnd, cpu, peak := daemonRound()
+		heap0 := heapInUse()
+		wall, polled, toRunning, toEnd, ph, cpu, peak := daemonRound()
 		runsPerSec = append(runsPerSec, fleetBenchRuns/wall.Seconds())
+		polledPerSec = append(polledPerSec, fleetBenchRuns/polled.Seconds())
 		running = append(running, toRunning...)
 		ends = append(ends, toEnd...)
+		all.setup = append(all.setup, ph.setup...)
+		all.block = append(all.block, ph.block...)
+		all.teardown = append(all.teardown, ph.teardown...)
 		cpuPerRun = append(cpuPerRun, ms(cpu)/fleetBenchRuns)
-		if peak > heap0.HeapInuse {
-			heapPerRun = append(heapPerRun, float64(peak-heap0.HeapInuse)/float64(concurrency)/(1<<20))
+		if peak > heap0 {
+			heapPerRun = append(heapPerRun, float64(peak-heap0)/float64(concurrency)/(1<<20))
 		}
 		rawPerSec = append(rawPerSec, fleetBenchRuns/rawRound().Seconds())
 	}
@@ -180,12 +211,46 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 	b.ReportMetric(median(runsPerSec), "runs/s")
 	b.ReportMetric(median(rawPerSec), "raw-loads/s")
 	b.ReportMetric(median(runsPerSec)/median(rawPerSec), "daemon/raw")
+	b.ReportMetric(median(polledPerSec)/median(rawPerSec), "polled/raw")
 	b.ReportMetric(median(running), "p50-to-running-ms")
 	b.ReportMetric(median(ends), "p50-to-end-ms")
+	b.ReportMetric(median(all.setup), "p50-setup-ms")
+	b.ReportMetric(median(all.block), "p50-block-ms")
+	b.ReportMetric(median(all.teardown), "p50-teardown-ms")
 	b.ReportMetric(median(cpuPerRun), "daemon-cpu-ms/run")
 	if len(heapPerRun) > 0 {
 		b.ReportMetric(median(heapPerRun), "heap-MiB/concurrent-run")
 	}
+}
+
+// phases are where runs' time went, in milliseconds, from their timelines:
+// setup (started_at to the start of the run's one block), the block, and
+// teardown (the block's end to finished_at).
+type phases struct{ setup, block, teardown []float64 }
+
+// add reads the timeline of a run that ended and adds its phases.
+func (ph *phases) add(b *testing.B, ctx context.Context, c *client.Client, r *client.Run) {
+	tl, err := c.Runs.Timeline(ctx, r.RunID)
+	if err != nil {
+		b.Fatalf("timeline of run %s: %v", r.RunID, err)
+	}
+	if len(tl) != 1 || tl[0].Block == nil || tl[0].Block.Duration == nil {
+		b.Fatalf("run %s: want one block that ended in its timeline, got %d entries", r.RunID, len(tl))
+	}
+	blk := tl[0].Block
+	start := blk.CreatedAt.Time
+	end := start.Add(time.Duration(*blk.Duration * float64(time.Second)))
+	ph.setup = append(ph.setup, ms(start.Sub(r.StartedAt.Time)))
+	ph.block = append(ph.block, ms(end.Sub(start)))
+	ph.teardown = append(ph.teardown, ms(r.FinishedAt.Time.Sub(end)))
+}
+
+// heapInUse is the Go heap in use (runtime.MemStats.HeapInuse: objects
+// and the unused part of their spans), read without stopping the world.
+func heapInUse() uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64() + sample[1].Value.Uint64()
 }
 
 // processCPU is the CPU time (user and system) this process used so far.

@@ -453,3 +453,52 @@ func TestFleetHidesTokens(t *testing.T) {
 		t.Fatalf("status: %+v", e)
 	}
 }
+
+// TestFleetKeepsConnection: the connection to an endpoint outlives its
+// last browser context, so that the next run does not connect again; once
+// idle for fleetIdleKeep (closeIdle, called here as its timer would) it
+// closes, and the next run connects anew.
+func TestFleetKeepsConnection(t *testing.T) {
+	members := []*fleetMember{startFleetMember(t)}
+	p := newFleetPool(t, Options{}, members, 1)
+	site := newSite(t)
+	ctx := context.Background()
+
+	first := acquire(t, p, ContextOptions{RunID: "keep-1"})
+	inst := first.inst
+	if err := first.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := acquire(t, p, ContextOptions{RunID: "keep-2"})
+	if second.inst != inst {
+		t.Fatal("the second run connected again; want the first run's connection")
+	}
+	navigates(t, second, site.URL, "kept")
+	p.mu.Lock()
+	gen := inst.idleGen
+	p.mu.Unlock()
+	p.closeIdle(inst, gen) // in use again since: stays
+	if !inst.alive() {
+		t.Fatal("closeIdle closed a connection in use")
+	}
+	if err := second.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	gen = inst.idleGen
+	p.mu.Unlock()
+	p.closeIdle(inst, gen-1) // an earlier release's timer: stays
+	if !inst.alive() {
+		t.Fatal("an earlier release's timer closed the connection")
+	}
+	p.closeIdle(inst, gen)
+	waitFor(t, "the idle connection to close", func() bool { return !inst.alive() })
+	third := acquire(t, p, ContextOptions{RunID: "keep-3"})
+	if third.inst == inst {
+		t.Fatal("the third run is on the closed connection")
+	}
+	navigates(t, third, site.URL, "again")
+	if e := endpointStatus(t, p, "a"); !e.Healthy || e.Failures != 0 || e.Placed != 3 {
+		t.Fatalf("endpoint status: %+v", e)
+	}
+}

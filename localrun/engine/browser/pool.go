@@ -357,11 +357,55 @@ func (p *Pool) acquireBrowser(ctx context.Context, addr string) (*instance, erro
 	return nil, fmt.Errorf("the browser at %s keeps dying at start", displayAddr(addr))
 }
 
+// fleetIdleKeep is how long the connection to a fleet endpoint stays open
+// once no browser context uses it. The next run reuses it instead of
+// connecting again (the look-up of /json/version, the websocket handshake,
+// the target discovery: round trips that would hold its place on the
+// endpoint while no page runs), and a fleet that went idle lets go of the
+// browsers of a hosted service, where a connection can hold (and bill) a
+// browser.
+const fleetIdleKeep = 30 * time.Second
+
 // releaseBrowser gives back a reference of acquireBrowser. A remote connection
-// that no browser context uses any more is closed, unless it is the daemon-wide one.
+// that no browser context uses any more is closed, unless it is the daemon-wide one;
+// a fleet endpoint's after fleetIdleKeep, unless a browser context uses it again.
 func (p *Pool) releaseBrowser(inst *instance) {
 	p.mu.Lock()
 	inst.refs--
+	if inst.refs <= 0 && !p.closed && p.fleetEndpoint(inst.addr) != nil {
+		inst.idleGen++
+		gen := inst.idleGen
+		p.mu.Unlock()
+		time.AfterFunc(fleetIdleKeep, func() { p.closeIdle(inst, gen) })
+		return
+	}
+	idle := p.dropIdleLocked(inst)
+	p.mu.Unlock()
+	if idle {
+		p.wg.Go(func() { inst.close() })
+	}
+}
+
+// closeIdle closes the connection to a fleet endpoint that no browser
+// context used since its release number gen.
+func (p *Pool) closeIdle(inst *instance, gen uint64) {
+	p.mu.Lock()
+	if p.closed || inst.refs > 0 || inst.idleGen != gen || !p.dropIdleLocked(inst) {
+		p.mu.Unlock()
+		return
+	}
+	p.wg.Add(1) // under p.mu: Close has not begun, so it waits for this
+	p.mu.Unlock()
+	go func() {
+		defer p.wg.Done()
+		inst.close()
+	}()
+}
+
+// dropIdleLocked takes a remote connection that no browser context uses
+// out of its slot, unless it is the daemon-wide one; it reports whether it
+// did (the caller then closes it).
+func (p *Pool) dropIdleLocked(inst *instance) bool {
 	sl := p.browsers[inst.addr]
 	idle := inst.refs <= 0 && inst.remote && inst.addr != p.opts.RemoteURL && sl != nil && sl.inst == inst
 	if idle {
@@ -370,10 +414,7 @@ func (p *Pool) releaseBrowser(inst *instance) {
 			delete(p.browsers, inst.addr)
 		}
 	}
-	p.mu.Unlock()
-	if idle {
-		p.wg.Go(func() { inst.close() })
-	}
+	return idle
 }
 
 // startBrowser starts the browser for addr and publishes it in its slot.
@@ -653,7 +694,8 @@ type instance struct {
 	b         *chromedp.Browser
 
 	mu        sync.Mutex
-	refs      int // guarded by pool.mu
+	refs      int    // guarded by pool.mu
+	idleGen   uint64 // guarded by pool.mu: counts the times refs fell to 0 (closeIdle)
 	closing   bool
 	dead      error
 	byContext map[cdp.BrowserContextID]*Context

@@ -153,7 +153,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	// --data-dir is persistent: the subcommands (orgs) work on the same directory.
 	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", config.DefaultDataDir(f.Getenv), "directory of the store and the key file")
 	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")
-	cmd.Flags().IntVar(&cfg.Workers, "workers", 0, "runs that execute at once (default: one per CPU core)")
+	cmd.Flags().IntVar(&cfg.Workers, "workers", 0, "runs that execute at once (default: with --browser-endpoint, their capacity; else one per CPU core)")
 	cmd.Flags().Var((*byteSize)(&cfg.MaxUploadSize), "max-upload-size", "largest file POST /v1/upload_file accepts, such as 100MiB or 2GB (default 100MiB)")
 	cmd.Flags().DurationVar(&cfg.WebhookTimeout, "webhook-timeout", 0, "how long a webhook receiver has to answer (default 10s)")
 	cmd.Flags().StringVar(&engine.Chromium, "chromium", "", "path of the Chromium binary (default: $ABCTL_CHROMIUM, then chromium, chromium-browser, google-chrome on PATH)")
@@ -219,7 +219,7 @@ func secretFromEnv(getenv func(string) string) ([]byte, error) {
 func (o *DaemonOptions) Validate() error {
 	cfg := &o.Config
 	if cfg.Workers < 0 {
-		return cmdutil.UsageErrorf("--workers must be 1 or more (0 means one per CPU core), not %d", cfg.Workers)
+		return cmdutil.UsageErrorf("--workers must be 1 or more (0 means the default), not %d", cfg.Workers)
 	}
 	if cfg.WebhookTimeout < 0 {
 		return cmdutil.UsageErrorf("--webhook-timeout must be positive, not %s", cfg.WebhookTimeout)
