@@ -218,10 +218,12 @@ type Recorder struct {
 	sealCh   chan struct{} // closed by seal: the writer writes the last frames
 	sealOnce sync.Once
 
-	stopOnce  sync.Once
-	stopPath  string
-	stopErr   error
-	unwatchFn func() bool // ends the watch of the context of Start
+	stopOnce sync.Once
+	// captureOnce makes EndCapture's work happen once.
+	captureOnce sync.Once
+	stopPath    string
+	stopErr     error
+	unwatchFn   func() bool // ends the watch of the context of Start
 }
 
 type followReq struct {
@@ -410,19 +412,32 @@ func (r *Recorder) Stop(ctx context.Context) (string, error) {
 	return r.stopPath, r.stopErr
 }
 
+// EndCapture ends the recording's use of the browser: the video lasts
+// until now, the last picture is taken and the cast stopped, and no frame
+// comes from the tab after it returns. The browser can then be closed
+// while Stop waits for the video to be encoded, which needs no browser.
+// Stop calls it; calling it first (then closing the browser context, then
+// Stop) frees the browser sooner. It is safe to call more than once.
+func (r *Recorder) EndCapture(ctx context.Context) {
+	r.captureOnce.Do(func() {
+		r.unwatchFn()
+		r.finish()
+		// The sampler takes a last picture and stops the cast on its way
+		// out, and seals the recording when it returns. Each of its steps
+		// is bounded (callTimeout), so it returns; this waits for it unless
+		// ctx ends first, so that the video holds the run's last state
+		// however busy the machine (a fixed wait shorter than the
+		// sampler's own bounds cut it off).
+		select {
+		case <-r.samplerQ:
+		case <-ctx.Done():
+		}
+		r.seal()
+	})
+}
+
 func (r *Recorder) stop(ctx context.Context) (string, error) {
-	r.unwatchFn()
-	r.finish()
-	// The sampler takes a last picture and stops the cast on its way out,
-	// and seals the recording when it returns. Each of its steps is bounded
-	// (callTimeout), so it returns; Stop waits for it unless ctx ends first,
-	// so that the video holds the run's last state however busy the machine
-	// (a fixed wait shorter than the sampler's own bounds cut it off).
-	select {
-	case <-r.samplerQ:
-	case <-ctx.Done():
-	}
-	r.seal()
+	r.EndCapture(ctx)
 
 	r.mu.Lock()
 	enc, encErr := r.enc, r.encErr

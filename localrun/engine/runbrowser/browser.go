@@ -691,6 +691,19 @@ func (s *Browser) Close(ctx context.Context) (recording string) {
 	}
 	s.SyncDownloads()
 	if s.rec != nil {
+		s.rec.EndCapture(cctx)
+	}
+	for _, pg := range s.pages {
+		pg.Close()
+	}
+	if !s.shared {
+		// Before the video is encoded: the run's place on the browser is
+		// free for the next run while ffmpeg finishes.
+		if err := s.bctx.Close(cctx); err != nil {
+			s.log.Debug("closing the browser context", "error", err)
+		}
+	}
+	if s.rec != nil {
 		path, err := s.rec.Stop(cctx)
 		switch {
 		case err == nil:
@@ -699,14 +712,6 @@ func (s *Browser) Close(ctx context.Context) (recording string) {
 			s.log.Info("no recording: no frame was captured")
 		default:
 			s.log.Warn("the recording could not be finished", "error", err)
-		}
-	}
-	for _, pg := range s.pages {
-		pg.Close()
-	}
-	if !s.shared {
-		if err := s.bctx.Close(cctx); err != nil {
-			s.log.Debug("closing the browser context", "error", err)
 		}
 	}
 	s.files.removeTemp()
