@@ -10,8 +10,11 @@ package engine_test
 // Reported per number of endpoints: runs per second through the daemon,
 // the median time from a run's creation to running (the API's created_at
 // to started_at) and to its end, raw chromedp's page loads per second and
-// the ratio; and the daemon's own CPU per run and Go heap per concurrent run
-// (the test binary is the daemon: its CPU while only the daemon works).
+// the ratio; the same for raw chromedp that also takes the JPEG screenshot a
+// run takes after its block by contract (raw-shot: the peer doing the
+// run's browser work); and the daemon's own CPU per run and Go heap per
+// concurrent run (the test binary is the daemon: its CPU while only the
+// daemon works).
 //
 // A round of the daemon lasts from the first POST to the last run's
 // finished_at (the test binary is the daemon: one clock), as a round of raw
@@ -34,6 +37,7 @@ import (
 	"testing"
 	"time"
 
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
 
@@ -44,6 +48,7 @@ import (
 	"github.com/abctl/abctl/internal/testsite"
 	"github.com/abctl/abctl/localrun/engine"
 	"github.com/abctl/abctl/localrun/engine/browser"
+	enginepage "github.com/abctl/abctl/localrun/engine/page"
 )
 
 // fleetBenchRuns is the number of runs of one round; fleetBenchCapacity
@@ -162,7 +167,10 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 		}
 		allocs = append(allocs, bctx)
 	}
-	rawRound := func() time.Duration {
+	// With shot, each load is followed by the JPEG screenshot of the
+	// viewport that a run takes after its block by contract (docs/blocks.md),
+	// at the engine's quality: the peer that does the run's browser work.
+	rawRound := func(shot bool) time.Duration {
 		t0 := time.Now()
 		jobs := make(chan int, fleetBenchRuns)
 		for i := range fleetBenchRuns {
@@ -177,6 +185,13 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 					if err := chromedp.Do(tab, chromedp.Navigate(page)); err != nil {
 						b.Error(err)
 					}
+					if shot {
+						q := int64(enginepage.DefaultJPEGQuality)
+						if _, err := chromedp.Call(tab, cdppage.CaptureScreenshot, cdppage.CaptureScreenshotParams{
+							Format: cdppage.CaptureScreenshotFormatJpeg, Quality: &q, OptimizeForSpeed: new(true)}); err != nil {
+							b.Error(err)
+						}
+					}
 					cancel()
 				}
 			})
@@ -186,8 +201,9 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 	}
 
 	daemonRound() // warm up: the connections, the page script
-	rawRound()
-	var runsPerSec, polledPerSec, rawPerSec, running, ends, cpuPerRun, heapPerRun []float64
+	rawRound(false)
+	rawRound(true)
+	var runsPerSec, polledPerSec, rawPerSec, rawShotPerSec, running, ends, cpuPerRun, heapPerRun []float64
 	var all phases
 	b.ResetTimer()
 	for range b.N {
@@ -205,13 +221,16 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 		if peak > heap0 {
 			heapPerRun = append(heapPerRun, float64(peak-heap0)/float64(concurrency)/(1<<20))
 		}
-		rawPerSec = append(rawPerSec, fleetBenchRuns/rawRound().Seconds())
+		rawPerSec = append(rawPerSec, fleetBenchRuns/rawRound(false).Seconds())
+		rawShotPerSec = append(rawShotPerSec, fleetBenchRuns/rawRound(true).Seconds())
 	}
 	b.StopTimer()
 	b.ReportMetric(median(runsPerSec), "runs/s")
 	b.ReportMetric(median(rawPerSec), "raw-loads/s")
 	b.ReportMetric(median(runsPerSec)/median(rawPerSec), "daemon/raw")
 	b.ReportMetric(median(polledPerSec)/median(rawPerSec), "polled/raw")
+	b.ReportMetric(median(rawShotPerSec), "raw-shot-loads/s")
+	b.ReportMetric(median(runsPerSec)/median(rawShotPerSec), "daemon/raw-shot")
 	b.ReportMetric(median(running), "p50-to-running-ms")
 	b.ReportMetric(median(ends), "p50-to-end-ms")
 	b.ReportMetric(median(all.setup), "p50-setup-ms")
