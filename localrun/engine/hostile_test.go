@@ -133,10 +133,16 @@ func TestHostileOrganization(t *testing.T) {
 	}
 	b := newClient(orgB.APIKey)
 
-	// A's run holds a tab open on a page whose URL carries a token.
+	// A's run holds a tab open on a page whose URL carries a token: the
+	// page loads at once, and the run then waits on the hold site, as long
+	// as the attacks take (a page load held instead would end at the
+	// navigation's timeout on a busy machine).
 	tokenA := "reset-" + randomHex(t)
 	agentA, err := a.Agents.Create(ctx, &client.AgentDefinition{Title: "A's form", WorkflowDefinition: client.WorkflowDefinition{
-		Blocks: client.Blocks{gotoBlock("open", hold.URL+"/hold?run=a&reset_token="+tokenA)},
+		Blocks: client.Blocks{
+			gotoBlock("open", site.URL+"/account?reset_token="+tokenA),
+			&client.HTTPRequestBlock{BlockBase: base("hold"), URL: hold.URL + "/hold?run=a", Timeout: 600},
+		},
 	}}, nil)
 	if err != nil {
 		t.Fatal(err)
