@@ -168,6 +168,28 @@ func (e *runsEnv) blocked(gate string) {
 	}
 }
 
+// progressed returns run id of organization A once shown reports what its
+// executor reported: the run writes its progress (its start, steps,
+// screenshots, blocks) behind it, so it shows a moment after the executor
+// reported it. It fails the test after runsDeadline.
+func (e *runsEnv) progressed(id string, shown func(*client.Run) bool) *client.Run {
+	e.t.Helper()
+	deadline := time.Now().Add(runsDeadline)
+	for {
+		r, err := e.a.Runs.Get(e.t.Context(), id)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if shown(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("run %s after %v: status %s, %d steps, %d screenshots: not what its executor reported", id, runsDeadline, r.Status, r.GetStepCount(), len(r.ScreenshotURLs))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // record reads a run of organization A from the store.
 func (e *runsEnv) record(id string) *store.RunRecord {
 	e.t.Helper()
@@ -485,12 +507,10 @@ func TestRunLifecycleAndResults(t *testing.T) {
 	run := e.task(`steps=3;screenshots=2;block;recording;downloads=2;errors=[{"error_code":"soft","reasoning":"a note"}];output={"price":"12.50","n":3}`)
 	id := run.RunID
 
-	// Running: started, not finished, what it has produced so far shown.
+	// Running: started, not finished, what it has produced so far shown
+	// (written behind the run: soon after the executor reported it).
 	e.blocked(id)
-	mid, err := e.a.Runs.Get(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mid := e.progressed(id, func(r *client.Run) bool { return r.GetStepCount() == 3 && len(r.ScreenshotURLs) == 2 })
 	if mid.Status != client.RunStatusRunning || mid.StartedAt == nil || mid.FinishedAt != nil || mid.GetStepCount() != 3 || len(mid.ScreenshotURLs) != 2 {
 		t.Errorf("while running: status %s started %v finished %v steps %d screenshots %d", mid.Status, mid.StartedAt, mid.FinishedAt, mid.GetStepCount(), len(mid.ScreenshotURLs))
 	}

@@ -44,6 +44,10 @@ func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 		return
 	}
 	p := r.newProgress(bg, rec)
+	p.behind = &behind{}
+	if h, ok := job.Human.(*humanAsker); ok {
+		h.flush = p.flush // a run pauses from running: its start is recorded first
+	}
 	if rec.MaxElapsedMinutes > 0 {
 		// The time limit counts from the run's start (Progress.Started),
 		// not from the time it waited for a browser.
@@ -55,6 +59,7 @@ func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 		defer p.stopLimit()
 	}
 	res := r.cfg.Executor.Execute(ctx, job, p)
+	p.flush()
 
 	switch cause := context.Cause(ctx); {
 	case errors.Is(cause, errCanceled):
@@ -251,13 +256,19 @@ func (r *Runner) ResultFiles(rec *store.RunRecord, res executor.Result, p *Progr
 }
 
 // Progress records what a run reports as it executes (an executor's run,
-// or a run_action session's): its step count and screenshots on its
+// or a run_action session's): its start, step count and screenshots on its
 // record, and its steps (StepDetail) and block executions (Block) in the
-// store, which GET /v1/runs/{id}/steps and /timeline answer.
+// store, which GET /v1/runs/{id}/steps and /timeline answer. For a run the
+// runner executes, they are written behind the run (see behind), and
+// flush waits for them; a run_action session's are written before each
+// call returns.
 type Progress struct {
 	r   *Runner
 	ctx context.Context
 	rec *store.RunRecord
+	// behind writes the records behind the run; nil: each is written
+	// before its call returns.
+	behind *behind
 
 	mu       sync.Mutex
 	recorded map[string]bool // screenshot names already recorded
@@ -305,6 +316,11 @@ func (p *Progress) Started() {
 	if !first {
 		return
 	}
+	p.write(p.recordStart)
+}
+
+// recordStart moves the run from queued to running.
+func (p *Progress) recordStart() {
 	moved := false
 	rec, err := p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
 		if rec.Status != client.RunStatusQueued && rec.Status != client.RunStatusCreated {
@@ -322,6 +338,22 @@ func (p *Progress) Started() {
 	}
 }
 
+// write makes one progress record: behind the run, or at once.
+func (p *Progress) write(fn func()) {
+	if p.behind == nil {
+		fn()
+		return
+	}
+	p.behind.do(fn)
+}
+
+// flush returns once every record reported so far is written.
+func (p *Progress) flush() {
+	if p.behind != nil {
+		p.behind.wait()
+	}
+}
+
 func (p *Progress) seen(name string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -329,38 +361,44 @@ func (p *Progress) seen(name string) bool {
 }
 
 func (p *Progress) Step(count int) {
-	_, err := p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
-		if rec.StepCount != nil && *rec.StepCount >= count {
-			return store.ErrUnchanged
+	p.write(func() {
+		_, err := p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
+			if rec.StepCount != nil && *rec.StepCount >= count {
+				return store.ErrUnchanged
+			}
+			rec.StepCount = &count
+			return nil
+		})
+		if err != nil {
+			p.r.log.Warn("record a step", "run_id", p.rec.ID, "error", err)
 		}
-		rec.StepCount = &count
-		return nil
 	})
-	if err != nil {
-		p.r.log.Warn("record a step", "run_id", p.rec.ID, "error", err)
-	}
 }
 
+// Screenshot records a screenshot the run took on its record. One that
+// cannot be recorded now is left to the run's end (ResultFiles).
 func (p *Progress) Screenshot(name string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.recorded[name] {
-		return
-	}
-	f, err := p.r.cfg.Files.Record(p.rec.OrgID, p.rec.ID, name, client.ArtifactScreenshot)
-	if err != nil {
-		p.r.log.Warn("screenshot not recorded", "run_id", p.rec.ID, "file", name, "error", err)
-		return
-	}
-	_, err = p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
-		rec.Files = append(rec.Files, f)
-		return nil
+	p.write(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.recorded[name] {
+			return
+		}
+		f, err := p.r.cfg.Files.Record(p.rec.OrgID, p.rec.ID, name, client.ArtifactScreenshot)
+		if err != nil {
+			p.r.log.Warn("screenshot not recorded", "run_id", p.rec.ID, "file", name, "error", err)
+			return
+		}
+		_, err = p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
+			rec.Files = append(rec.Files, f)
+			return nil
+		})
+		if err != nil {
+			p.r.log.Warn("record a screenshot", "run_id", p.rec.ID, "error", err)
+			return
+		}
+		p.recorded[name] = true
 	})
-	if err != nil {
-		p.r.log.Warn("record a screenshot", "run_id", p.rec.ID, "error", err)
-		return
-	}
-	p.recorded[name] = true
 }
 
 // StepDetail implements executor.StepReporter: it records the step, which
@@ -372,9 +410,11 @@ func (p *Progress) StepDetail(info executor.StepInfo) {
 	if info.BlockSeq > 0 {
 		step.WorkflowRunBlockID = p.blockID(info.BlockSeq)
 	}
-	if err := p.r.cfg.Store.Runs().AddStep(p.ctx, p.rec.OrgID, p.rec.ID, step); err != nil {
-		p.r.log.Warn("record a step's details", "run_id", p.rec.ID, "step", info.Step, "error", err)
-	}
+	p.write(func() {
+		if err := p.r.cfg.Store.Runs().AddStep(p.ctx, p.rec.OrgID, p.rec.ID, step); err != nil {
+			p.r.log.Warn("record a step's details", "run_id", p.rec.ID, "step", info.Step, "error", err)
+		}
+	})
 }
 
 // blockID is the id of the run's block execution seq, made the first time
@@ -402,9 +442,11 @@ func (p *Progress) Block(info executor.BlockInfo) {
 	if info.ParentSeq > 0 {
 		b.ParentWorkflowRunBlockID = client.Ptr(p.blockID(info.ParentSeq))
 	}
-	if err := p.r.cfg.Store.Runs().PutBlock(p.ctx, p.rec.OrgID, p.rec.ID, info.Seq, b); err != nil {
-		p.r.log.Warn("record a block", "run_id", p.rec.ID, "block", info.Label, "error", err)
-	}
+	p.write(func() {
+		if err := p.r.cfg.Store.Runs().PutBlock(p.ctx, p.rec.OrgID, p.rec.ID, info.Seq, b); err != nil {
+			p.r.log.Warn("record a block", "run_id", p.rec.ID, "block", info.Label, "error", err)
+		}
+	})
 }
 
 // runStep is a step as the run's steps show it.

@@ -63,6 +63,9 @@ func (e *NotWaitingError) Error() string {
 type humanAsker struct {
 	r   *Runner
 	rec *store.RunRecord // the run as it started: its ids and base URL
+	// flush waits for the run's progress records (Progress.flush), its
+	// start among them, before the run pauses; nil: none are pending.
+	flush func()
 }
 
 func (a *humanAsker) Ask(ctx context.Context, q executor.HumanQuestion, asked func(string) error) (executor.HumanAnswer, error) {
@@ -87,6 +90,9 @@ func (a *humanAsker) Ask(ctx context.Context, q executor.HumanQuestion, asked fu
 		PositiveDescriptor: q.PositiveDescriptor, NegativeDescriptor: q.NegativeDescriptor,
 		Recipients: append([]string{}, q.Recipients...), State: client.HumanWaiting,
 		AskedAt: client.NewTime(now), ExpiresAt: client.NewTime(now.Add(q.Timeout)),
+	}
+	if a.flush != nil {
+		a.flush()
 	}
 	_, err := r.cfg.Store.Runs().Update(bg, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
 		if rec.Status != client.RunStatusRunning {
