@@ -407,13 +407,14 @@ func (s *Context) open(ctx context.Context) error {
 		return err
 	}
 	s.inst.setOwner(string(ct.TargetID), s)
-	guarded := make(chan struct{})
-	go func() {
-		guardDialogs(ctx, s, tb)
-		close(guarded)
-	}()
+	// No dialog guard on this tab: it shows about:blank until the run
+	// navigates, which it does only once the attach below is done, so no
+	// dialog can open during the attach, and the tab's chromedp session
+	// answers the dialogs (tabListener). The guard's second session cost
+	// every run the browser work of a second Page domain, about 2 % of the
+	// fleet's runs per second (bench/records/2026-11-29-fleet-floor.md).
+	// The tabs the page opens get one (tabCreated).
 	err = s.attach(ctx, tb)
-	<-guarded
 	if derr := <-dlErr; err == nil && derr != nil {
 		err = fmt.Errorf("setting the download behaviour: %w", derr)
 	}

@@ -19,8 +19,10 @@ import (
 // A page that opens a dialog while the browser context attaches to its tab
 // (a popup whose script calls alert at once) blocks chromedp's attach: the
 // attach evaluates a script before it enables the Page domain, and the page
-// answers no script while the dialog is open. So each tab gets a second,
-// non-flat CDP session (a dialog guard) before the chromedp attach: it
+// answers no script while the dialog is open. So each tab the page opens
+// gets a second, non-flat CDP session (a dialog guard) before the chromedp
+// attach (the first tab of a browser context needs none: see
+// Context.open): it
 // enables the Page domain first and answers every dialog of the tab. Its
 // messages arrive as Target.receivedMessageFromTarget events on the browser
 // connection. One session answers, so each dialog is recorded once. When the guard cannot be
