@@ -2,8 +2,8 @@ package engine_test
 
 // The fleet under load: model-free agent runs through a real daemon on 1, 2
 // and 3 Chromium endpoints (two runs at a time each), beside raw chromedp
-// loading the same page with the same concurrency on the same browsers, in
-// the same run.
+// loading the same page with the same concurrency on the same browsers, at
+// the same viewport, in the same run.
 //
 //	go test ./localrun/engine -run '^$' -bench BenchmarkFleet -benchtime 3x -timeout 30m
 //
@@ -37,6 +37,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/remote"
@@ -167,9 +169,17 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 		}
 		allocs = append(allocs, bctx)
 	}
-	// With shot, each load is followed by the JPEG screenshot of the
-	// viewport that a run takes after its block by contract (docs/blocks.md),
-	// at the engine's quality: the peer that does the run's browser work.
+	// Each load is at the viewport a run has (browser.DefaultViewportWidth
+	// × Height, set as the engine sets it), not the headless window's
+	// 800×600: a run's page is painted at that size. With shot, each load
+	// is followed by the JPEG screenshot of the viewport that a run takes
+	// after its block by contract (docs/blocks.md), at the engine's
+	// quality: the peer that does the run's browser work.
+	viewport := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{
+			Width: browser.DefaultViewportWidth, Height: browser.DefaultViewportHeight, DeviceScaleFactor: 1})
+		return err
+	})
 	rawRound := func(shot bool) time.Duration {
 		t0 := time.Now()
 		jobs := make(chan int, fleetBenchRuns)
@@ -182,6 +192,9 @@ func benchFleet(b *testing.B, browsers []*chromiumtest.Browser, page string) {
 			wg.Go(func() {
 				for range jobs {
 					tab, cancel := chromedp.NewContext(allocs[w%len(allocs)], chromedp.WithNewBrowserContext())
+					if err := chromedp.Do(tab, viewport); err != nil {
+						b.Error(err)
+					}
 					if err := chromedp.Do(tab, chromedp.Navigate(page)); err != nil {
 						b.Error(err)
 					}
