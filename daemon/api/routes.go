@@ -7,6 +7,7 @@ import (
 
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/webui"
 )
 
 // routes lists every route the daemon serves. Routes under /v1 need an API
@@ -143,7 +144,18 @@ func (s *Server) routes() http.Handler {
 		// Run files open in a browser: the URL's signature is the credential.
 		root.Handle(artifacts.Path, s.runs.Files.Handler(l.Signer))
 	}
-	root.Handle("/", chain(api, withAuth(s.store, s.logger), withBodyLimit))
+	authed := chain(api, withAuth(s.store, s.logger), withBodyLimit)
+	root.Handle("/", authed)
+	// The web page (package webui): it signs in with a key of its own
+	// and reads through the API's handler, in process.
+	ui, err := webui.New(authed, webui.Options{Logger: s.logger, Now: s.now})
+	if err != nil {
+		panic(err) // the pages are embedded: their tests parse them
+	}
+	root.Handle(webui.Prefix, ui)
+	root.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, webui.Prefix, http.StatusSeeOther)
+	})
 
 	return chain(root, withRequestID, withSecurityHeaders, withAccessLog(s.accessLog), withRecover(s.logger))
 }

@@ -95,6 +95,8 @@ var rules = []rule{
 	{place: "daemon/api", may: []string{"daemon/", "localrun/executor", "mcpserver", "agentfile/", "client", "internal/"},
 		not: []string{"daemon/daemontest", "localrun/executor/scripted"},
 		why: "the HTTP face does not run browsers: package daemon wires the engine in"},
+	{place: "daemon/webui", may: []string{"client", "internal/"},
+		why: "the web page reads what the API answers, through the SDK, in process: no second path to the store"},
 	{place: "daemon/store", may: []string{"daemon/ids", "daemon/tagquery", "localrun/executor", "client", "internal/"},
 		not: []string{"localrun/executor/scripted"},
 		why: "the store stores what it is given; the layers above it use it"},

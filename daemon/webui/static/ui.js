@@ -1,0 +1,65 @@
+// The web UI's one script. It does two things, and the pages work without
+// it (but for these two):
+//
+// - A one-time sign-in link (abctl open) carries its token in the URL's
+//   fragment, which the browser never sends: post it, and forget it.
+// - A part of a page marked data-live="MS" (a run that is not over) is
+//   fetched again every MS milliseconds and swapped for the new one, until
+//   the new one is no longer marked live.
+"use strict";
+
+(function () {
+  function signInFromLink() {
+    var m = /^#token=([A-Za-z0-9_-]+)$/.exec(location.hash);
+    var form = document.getElementById("sign-in-link");
+    if (!m || !form) {
+      return;
+    }
+    history.replaceState(null, "", location.pathname + location.search);
+    form.elements.token.value = m[1];
+    form.submit();
+  }
+
+  function follow(el) {
+    var every = parseInt(el.getAttribute("data-live"), 10);
+    if (!el.id || !(every > 0)) {
+      return;
+    }
+    setTimeout(function () {
+      fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+        .then(function (res) {
+          if (!res.ok) {
+            throw new Error("HTTP " + res.status);
+          }
+          return res.text();
+        })
+        .then(function (html) {
+          var doc = new DOMParser().parseFromString(html, "text/html");
+          var fresh = doc.getElementById(el.id);
+          var current = document.getElementById(el.id);
+          if (!fresh || !current) {
+            return;
+          }
+          var node = document.importNode(fresh, true);
+          current.replaceWith(node);
+          live(node);
+        })
+        .catch(function () {
+          // The daemon may be restarting: try again later.
+          setTimeout(function () { follow(el); }, every * 2);
+        });
+    }, every);
+  }
+
+  function live(root) {
+    if (root.hasAttribute && root.hasAttribute("data-live")) {
+      follow(root);
+    }
+    root.querySelectorAll("[data-live]").forEach(follow);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    signInFromLink();
+    live(document);
+  });
+})();
