@@ -31,6 +31,12 @@ func uiBrowser(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	tab, cancelTab := chromedp.NewContext(actx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancelTab)
+	// The first run on a context opens its tab for as long as that
+	// context lives: do it here, without the bound uiRun sets on each
+	// action, which would close the tab after the first one.
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("open a tab: %v", err)
+	}
 	return tab
 }
 
@@ -39,7 +45,7 @@ func uiRun[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(tab, 60*time.Second)
 	defer cancel()
-	v, err := chromedp.Do(ctx, a)
+	v, err := chromedp.Run(ctx, a)
 	if err != nil {
 		t.Fatalf("in the browser: %v", err)
 	}
@@ -52,9 +58,9 @@ func uiRun[T any](t *testing.T, tab context.Context, a chromedp.Action[T]) T {
 // one-time link, which works once.
 func TestWebUISignInRunsAndSignOut(t *testing.T) {
 	e := newRunsEnv(t, runsEnvConfig{Workers: 1})
-	mine := e.task("steps=1", func(r *client.TaskRunRequest) { r.Title = client.Ptr(hostileTitle) })
+	mine := e.task("steps=1", func(r *client.TaskRunRequest) { r.Title = hostileTitle })
 	waitRun(t, e.a, mine.RunID)
-	theirs, err := e.b.Runs.StartTask(t.Context(), &client.TaskRunRequest{Prompt: "script: steps=1", Title: client.Ptr("theirs")})
+	theirs, err := e.b.Runs.StartTask(t.Context(), &client.TaskRunRequest{Prompt: "script: steps=1", Title: "theirs"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,10 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST "+Prefix+"sign-out", s.signedIn(s.handleSignOut))
 
 	mux.HandleFunc("GET "+Prefix+"runs", s.signedIn(s.handleRuns))
+	mux.HandleFunc("GET "+Prefix+"runs/{id}", s.signedIn(s.handleRun))
+	mux.HandleFunc("POST "+Prefix+"runs/{id}/approve", s.signedIn(s.handleAnswer(true)))
+	mux.HandleFunc("POST "+Prefix+"runs/{id}/reject", s.signedIn(s.handleAnswer(false)))
+	mux.HandleFunc("GET "+Prefix+"runs/{id}/{answer}", s.signedIn(s.handleAnswered))
 
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		sess := s.current(r)
