@@ -106,6 +106,10 @@ func TestWebUISignInRunsAndSignOut(t *testing.T) {
 	if strings.Contains(strings.SplitN(link, "#", 2)[0], "token") {
 		t.Fatalf("the link %s carries its token outside the fragment", link)
 	}
+	// From another page, as abctl open opens it in a new tab: the tab is
+	// at the sign-in page the link names, with no fragment, and going
+	// to the same page with a fragment would not load it again.
+	uiRun(t, tab, chromedp.Navigate("about:blank"))
 	uiRun(t, tab, chromedp.Navigate(link))
 	uiRun(t, tab, chromedp.WaitVisible("table.runs"))
 	if loc := uiRun(t, tab, chromedp.Location()); strings.Contains(loc, "token") {
