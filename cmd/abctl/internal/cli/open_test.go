@@ -2,6 +2,7 @@ package cli
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -97,4 +98,15 @@ func TestOpenCommand(t *testing.T) {
 	if r.stdout != "" {
 		t.Errorf("a refused key printed %q", r.stdout)
 	}
+
+	// A service without a web UI (the hosted service) answers 404.
+	hosted := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		w.Write([]byte(`{"detail":"Not Found"}`))
+	}))
+	defer hosted.Close()
+	e.vars["ABCTL_BASE_URL"] = hosted.URL
+	r = e.run("", "open", "--print").expect(t, 1)
+	contains(t, "stderr", r.stderr, "has no web UI", "not the hosted service", "abctl config view")
 }
