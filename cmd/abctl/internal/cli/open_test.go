@@ -6,8 +6,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // TestOpenCommand: abctl open asks the daemon for a one-time sign-in link
@@ -88,6 +92,16 @@ func TestOpenCommand(t *testing.T) {
 	e.vars["BROWSER"] = filepath.Join(dir, "no-such-browser")
 	e.run("", "open", "--print").expect(t, 0)
 	delete(e.vars, "BROWSER")
+
+	// The shell completes run ids.
+	run, err := e.client.Runs.StartTask(t.Context(), &client.TaskRunRequest{Prompt: scripted.Prefix + "steps=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(run.RunID)
+	if cands, _ := e.complete("open", ""); !slices.Contains(cands, run.RunID) {
+		t.Errorf("abctl open completes %q, want %s among them", cands, run.RunID)
+	}
 
 	r = e.run("", "open", "--print", "fld_1").expect(t, 2)
 	contains(t, "stderr", r.stderr, `"fld_1" is neither a run id`, "abctl get runs")

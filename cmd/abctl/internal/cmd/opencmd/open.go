@@ -17,6 +17,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
+	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 )
 
@@ -58,7 +59,8 @@ func NewCmdOpen(f *cmdutil.Factory, runF func(*OpenOptions) error) *cobra.Comman
 		Example: "  abctl open\n" +
 			"  abctl open wr_494469342201718946\n" +
 			"  abctl open --print",
-		Args: cobra.MaximumNArgs(1),
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completion.First(completion.Runs(f, completion.AnyRun)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.ID = args[0]
