@@ -32,6 +32,7 @@ var wantTools = []string{
 	"skyvern_schedule_create", "skyvern_schedule_delete", "skyvern_schedule_disable", "skyvern_schedule_enable", "skyvern_schedule_list",
 	"skyvern_script_deploy", "skyvern_script_get", "skyvern_script_list", "skyvern_script_run",
 	"skyvern_tag_key_list", "skyvern_tag_value_list",
+	"skyvern_web_ui_link",
 	"skyvern_workflow_cancel", "skyvern_workflow_create", "skyvern_workflow_delete", "skyvern_workflow_get",
 	"skyvern_workflow_list", "skyvern_workflow_run", "skyvern_workflow_run_retry", "skyvern_workflow_runs", "skyvern_workflow_status",
 	"skyvern_workflow_tag_delete", "skyvern_workflow_tags_get", "skyvern_workflow_tags_set",
@@ -69,7 +70,7 @@ func TestListTools(t *testing.T) {
 			own := strings.Contains(tool.Description, "abctl's own tool")
 			hosted := !strings.Contains(tool.Name, "tag") && !strings.Contains(tool.Name, "bulk") && !strings.Contains(tool.Name, "script") &&
 				!strings.Contains(tool.Name, "webhook") && tool.Name != "skyvern_run_action" &&
-				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry" && tool.Name != "skyvern_custom_model_list" && tool.Name != "skyvern_browser_fleet" &&
+				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry" && tool.Name != "skyvern_custom_model_list" && tool.Name != "skyvern_browser_fleet" && tool.Name != "skyvern_web_ui_link" &&
 				!slices.Contains([]string{"skyvern_run_question", "skyvern_run_approve", "skyvern_run_reject"}, tool.Name)
 			if own == hosted {
 				t.Errorf("%s: description says own tool = %v; the hosted service has it = %v", tool.Name, own, hosted)

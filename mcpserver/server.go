@@ -81,6 +81,7 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	(&customModelTools{models: c.CustomLLMs}).register(s)
 	(&scriptTools{scripts: c.Scripts, follower: follower}).register(s)
 	(&fleetTools{health: c.Health}).register(s)
+	(&webUITools{link: c.SignInLink}).register(s)
 	(&browserProfileTools{profiles: c.BrowserProfiles}).register(s)
 	(&browserSessionTools{sessions: c.BrowserSessions, runs: c.Runs, follower: follower}).register(s)
 	return s

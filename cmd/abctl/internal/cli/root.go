@@ -15,6 +15,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/mcpcmd"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/modelbyhand"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/models"
+	"github.com/abctl/abctl/cmd/abctl/internal/cmd/opencmd"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/profiles"
 	runcmd "github.com/abctl/abctl/cmd/abctl/internal/cmd/run"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmd/runs"
@@ -83,7 +84,8 @@ func NewRootCmd(f *cmdutil.Factory) *cobra.Command {
 		}
 	}
 	add("agents", apply.NewCmdApply(f, nil), diff.NewCmdDiff(f, nil), get.NewCmdGet(f), deletecmd.NewCmdDelete(f, nil))
-	add("runs", runcmd.NewCmdRun(f, nil), runcmd.NewCmdLogin(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f), upload.NewCmdUpload(f, nil))
+	add("runs", runcmd.NewCmdRun(f, nil), runcmd.NewCmdLogin(f, nil), runs.NewCmdRuns(f), action.NewCmdAction(f), upload.NewCmdUpload(f, nil),
+		opencmd.NewCmdOpen(f, nil))
 	add("manage", folders.NewCmdFolders(f), tags.NewCmdTags(f), credentials.NewCmdCredentials(f), profiles.NewCmdProfiles(f), sessions.NewCmdSessions(f),
 		schedules.NewCmdSchedules(f),
 		models.NewCmdModels(f),
