@@ -21,7 +21,6 @@ type runData struct {
 	Run     *client.Run
 	Title   string // the run's title, else its agent's; "" for none
 	AgentID string // the agent of an agent run (wpid_...)
-	Trigger string // what started the run; "" when not known
 	Agent   bool   // an agent (workflow) run
 
 	Parameters string   // an agent run's parameters, as indented JSON
@@ -182,21 +181,6 @@ func loadRun(ctx context.Context, c *client.Client, id string) (*runData, error)
 		}
 	}
 
-	// The title and the trigger are the run list's.
-	if len([]rune(id)) >= 3 {
-		if items, err := c.Runs.List(ctx, &client.ListRunsOptions{SearchKey: id, PageSize: 20}); err == nil {
-			for _, it := range items {
-				if it.RunID == run.RunID {
-					d.Title = deref(it.Title)
-					d.AgentID = deref(it.WorkflowPermanentID)
-					if it.TriggerType != nil {
-						d.Trigger = string(*it.TriggerType)
-					}
-				}
-			}
-		}
-	}
-
 	var hookURL string
 	if d.Agent {
 		if req, err := run.AgentRequest(); err == nil && req != nil {
@@ -218,6 +202,13 @@ func loadRun(ctx context.Context, c *client.Client, id string) (*runData, error)
 			d.Title = req.Title
 		}
 		hookURL = req.WebhookURL
+	}
+	if d.Title == "" && d.AgentID != "" {
+		// The agent's title: one keyed read. (Not the run list's search,
+		// which scans the runs, on every refresh of a live page.)
+		if a, err := c.Agents.Get(ctx, d.AgentID, nil); err == nil {
+			d.Title = a.Title
+		}
 	}
 	if hookURL != "" || run.GetWebhookFailureReason() != "" {
 		d.Hook = &webhookView{URL: withoutQuery(hookURL), Failure: run.GetWebhookFailureReason(), Over: run.IsTerminal()}
