@@ -31,6 +31,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST "+Prefix+"runs/{id}/approve", s.signedIn(s.handleAnswer(true)))
 	mux.HandleFunc("POST "+Prefix+"runs/{id}/reject", s.signedIn(s.handleAnswer(false)))
 	mux.HandleFunc("GET "+Prefix+"runs/{id}/{answer}", s.signedIn(s.handleAnswered))
+	s.agentRoutes(mux)
+	s.resourceRoutes(mux)
 
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		sess := s.current(r)
