@@ -142,7 +142,15 @@ type queryReader struct {
 	errs []client.ValidationError
 }
 
-func newQueryReader(r *http.Request) *queryReader { return &queryReader{q: r.URL.Query()} }
+// newQueryReader reads r's query. A request without one reads from a nil
+// url.Values, where every lookup is empty, rather than parsing nothing
+// into a new map: most GETs of one resource have no query.
+func newQueryReader(r *http.Request) *queryReader {
+	if r.URL.RawQuery == "" {
+		return &queryReader{}
+	}
+	return &queryReader{q: r.URL.Query()}
+}
 
 // lastValue is a scalar query parameter's value as the hosted service
 // (FastAPI) reads it: the last of a repeated parameter

@@ -346,7 +346,9 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: create the data directory: %w", err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout})
+	// NoStatistics: nothing reads the database's transaction counters,
+	// and keeping them costs every read transaction shared atomic adds.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.LockTimeout, NoStatistics: true})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, &storeError{kind: ErrLocked, cause: err, msg: fmt.Sprintf(
