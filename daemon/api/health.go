@@ -1,6 +1,10 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/abctl/abctl/client"
+)
 
 // WithMetrics serves GET /metrics with h (Prometheus' text format, package
 // daemon/metrics), without an API key, as GET /healthz: scrapers hold
@@ -27,4 +31,15 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// fleet is the fleet of browser endpoints as GET /healthz shows it, for
+// the web UI's fleet page; false when the daemon has none.
+func (s *Server) fleet() (client.BrowserFleet, bool) {
+	if s.browsers == nil {
+		return client.BrowserFleet{}, false
+	}
+	v, ok := s.browsers()
+	f, isFleet := v.(client.BrowserFleet)
+	return f, ok && isFleet
 }

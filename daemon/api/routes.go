@@ -148,7 +148,7 @@ func (s *Server) routes() http.Handler {
 	root.Handle("/", authed)
 	// The web page (package webui): it signs in with a key of its own
 	// and reads through the API's handler, in process.
-	ui, err := webui.New(authed, webui.Options{Logger: s.logger, Now: s.now})
+	ui, err := webui.New(authed, webui.Options{Logger: s.logger, Now: s.now, Fleet: s.fleet})
 	if err != nil {
 		panic(err) // the pages are embedded: their tests parse them
 	}

@@ -43,6 +43,9 @@ type Options struct {
 	Now func() time.Time
 	// SessionTTL is how long a sign-in lasts (default 12 hours).
 	SessionTTL time.Duration
+	// Fleet is the daemon's fleet of browser endpoints as GET /healthz
+	// shows it, false when it has none; nil: none (the fleet page).
+	Fleet func() (client.BrowserFleet, bool)
 }
 
 // Server serves the web UI. Build it with New.
@@ -51,6 +54,7 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	sessions *sessions
+	fleet    func() (client.BrowserFleet, bool)
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 }
@@ -72,7 +76,7 @@ func New(api http.Handler, o Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{api: api, log: o.Logger, now: o.Now, sessions: newSessions(o.Now, o.SessionTTL), pages: pages}
+	s := &Server{api: api, log: o.Logger, now: o.Now, sessions: newSessions(o.Now, o.SessionTTL), fleet: o.Fleet, pages: pages}
 	s.mux = s.routes()
 	return s, nil
 }
