@@ -81,9 +81,13 @@ func TestWebUIAgents(t *testing.T) {
 	ctx := t.Context()
 	hostile := agentsHostileAgent(t, e)
 	id := hostile.WorkflowPermanentID
+	folder, err := e.a.Folders.Create(ctx, &client.FolderCreateRequest{Title: "Shop folder"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	plain, err := e.a.Agents.Create(ctx, &client.AgentDefinition{Title: "Plain agent", WorkflowDefinition: client.WorkflowDefinition{
 		Blocks: client.Blocks{&client.GotoURLBlock{BlockBase: client.BlockBase{Label: "open"}, URL: "https://example.com/"}},
-	}}, nil)
+	}}, &client.CreateAgentOptions{FolderID: folder.FolderID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +105,7 @@ func TestWebUIAgents(t *testing.T) {
 	uiRun(t, tab, chromedp.Navigate(e.url+"/ui/agents"))
 	uiRun(t, tab, chromedp.WaitVisible("table.agents"))
 	list := uiRun(t, tab, chromedp.Text("table.agents"))
-	for _, want := range []string{id, plain.WorkflowPermanentID, "Plain agent", "<script>window.pwned=1</script>"} {
+	for _, want := range []string{id, plain.WorkflowPermanentID, "Plain agent", "Shop folder", "<script>window.pwned=1</script>"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("the agents list lacks %q:\n%s", want, list)
 		}
@@ -122,9 +126,17 @@ func TestWebUIAgents(t *testing.T) {
 	}
 
 	// The agent's page, where abctl open leads: the file get -o yaml
-	// writes, and the markup of the title as text.
+	// writes, the markup of the title as text, and its schedule.
+	if _, err := e.a.Schedules.Create(ctx, id, &client.ScheduleRequest{CronExpression: "0 9 * * *", Timezone: "Europe/Paris",
+		Parameters: map[string]any{"count": 1, "data": "{}"}}); err != nil {
+		t.Fatal(err)
+	}
 	uiRun(t, tab, chromedp.Navigate(e.url+"/ui/agents/"+id))
 	uiRun(t, tab, chromedp.WaitVisible("#agent-yaml"))
+	sched := uiRun(t, tab, chromedp.Text("table.schedules tbody"))
+	if !strings.Contains(sched, "0 9 * * *") || !strings.Contains(sched, "Europe/Paris") || !strings.Contains(sched, "yes") || strings.Count(sched, "—") > 1 {
+		t.Errorf("the agent's schedule shows as %q, want its cron, time zone, enabled and next run", sched)
+	}
 	tags, err := e.a.Agents.BatchGetTags(ctx, []string{id})
 	if err != nil {
 		t.Fatal(err)
