@@ -24,8 +24,8 @@ import (
 )
 
 // NameTag is the agent tag key holding the name an agent was applied
-// under.
-const NameTag = "abctl.name"
+// under (agentfile's, which writes the files named by it).
+const NameTag = agentfile.NameTag
 
 // IsID reports whether ref is a permanent id rather than a name.
 func IsID(ref string) bool { return strings.HasPrefix(ref, "wpid_") }

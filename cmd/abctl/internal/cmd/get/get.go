@@ -195,10 +195,11 @@ func printAgents(opts *AgentsOptions, agents []*client.Agent, tags map[string][]
 		// Agent files, not the API's JSON as YAML: they apply back as they are.
 		var b strings.Builder
 		for i, a := range agents {
-			doc, err := agentfile.Render(a, names[a.WorkflowPermanentID], fileTags(opts.IO.ErrOut, a, names, tags[a.WorkflowPermanentID]), "yaml")
+			doc, left, err := agentfile.RenderTagged(a, tags[a.WorkflowPermanentID], "yaml")
 			if err != nil {
 				return fmt.Errorf("render agent %s: %w", a.WorkflowPermanentID, err)
 			}
+			warnLeftOut(opts.IO.ErrOut, a, names, left)
 			if i > 0 {
 				b.WriteString("---\n")
 			}
@@ -245,34 +246,21 @@ func printAgents(opts *AgentsOptions, agents []*client.Agent, tags map[string][]
 	return l.Print(opts.IO, opts.Now(), format)
 }
 
-// fileTags returns the tags of agent a that its file carries: the key: value
-// tags a file can hold. The service's and abctl's own (abctl.name) stay out
-// silently; a label, or a value a file cannot hold, with a warning, since
-// the file then says less than the agent carries (apply leaves such tags as
-// they are).
-func fileTags(warn io.Writer, a *client.Agent, names map[string]string, items []client.TagItem) map[string]string {
-	var out map[string]string
-	who := func() string {
-		if n := names[a.WorkflowPermanentID]; n != "" {
-			return resource.Agent.Name(n)
-		}
-		return resource.Agent.Name(a.WorkflowPermanentID)
+// warnLeftOut tells of the tags of agent a that its file leaves out (a
+// label, or a value a file cannot hold): the file then says less than the
+// agent carries, and apply leaves such tags as they are.
+func warnLeftOut(warn io.Writer, a *client.Agent, names map[string]string, left []agentfile.LeftOutTag) {
+	who := resource.Agent.Name(a.WorkflowPermanentID)
+	if n := names[a.WorkflowPermanentID]; n != "" {
+		who = resource.Agent.Name(n)
 	}
-	for _, t := range items {
-		switch {
-		case t.Key == nil:
-			fmt.Fprintf(warn, "%s: label %q is not in the file: agent files hold key: value tags only\n", who(), t.Value)
-		case agentfile.ReservedTagKey(*t.Key):
-		case agentfile.TagProblem(*t.Key, t.Value) != "":
-			fmt.Fprintf(warn, "%s: tag %s=%s is not in the file: %s\n", who(), *t.Key, t.Value, agentfile.TagProblem(*t.Key, t.Value))
-		default:
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[*t.Key] = t.Value
+	for _, l := range left {
+		if l.Tag.Key == nil {
+			fmt.Fprintf(warn, "%s: label %q is not in the file: %s\n", who, l.Tag.Value, l.Why)
+		} else {
+			fmt.Fprintf(warn, "%s: tag %s=%s is not in the file: %s\n", who, *l.Tag.Key, l.Tag.Value, l.Why)
 		}
 	}
-	return out
 }
 
 func countBlocks(bs client.Blocks) int {
