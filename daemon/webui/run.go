@@ -210,6 +210,15 @@ func loadRun(ctx context.Context, c *client.Client, id string) (*runData, error)
 			d.Title = a.Title
 		}
 	}
+	if bare := withoutQuery(hookURL); bare != "" && bare != hookURL {
+		// The reasons the API gives name the webhook's URL with its query,
+		// which may carry a token: the page names it without.
+		for _, reason := range []*string{run.FailureReason, run.WebhookFailureReason} {
+			if reason != nil {
+				*reason = strings.ReplaceAll(*reason, hookURL, bare)
+			}
+		}
+	}
 	if hookURL != "" || run.GetWebhookFailureReason() != "" {
 		d.Hook = &webhookView{URL: withoutQuery(hookURL), Failure: run.GetWebhookFailureReason(), Over: run.IsTerminal()}
 	}
