@@ -30,6 +30,7 @@ type a11yRuns struct {
 	waiting   string // an agent run waiting for a person's answer
 	answered  string // an agent run whose question was approved
 	theirs    string // a run of organization B
+	agent     string // an agent with a parameter (the human_interaction one)
 }
 
 // a11yPage is a page the accessibility test visits.
@@ -41,9 +42,7 @@ type a11yPage struct {
 }
 
 // a11yPages are the pages of the web UI, in the states a person meets
-// them in. The sections of the navigation whose pages are still to come
-// answer with the not-found page until they land; they are here so that
-// each is checked as soon as it does (change its status then).
+// them in.
 var a11yPages = []a11yPage{
 	{"sign-in", false, func(*a11yRuns) string { return "/ui/sign-in" }, http.StatusOK},
 	{"runs", true, func(*a11yRuns) string { return "/ui/runs" }, http.StatusOK},
@@ -57,13 +56,16 @@ var a11yPages = []a11yPage{
 	{"a run a person answered", true, func(r *a11yRuns) string { return "/ui/runs/" + r.answered }, http.StatusOK},
 	{"another organization's run", true, func(r *a11yRuns) string { return "/ui/runs/" + r.theirs }, http.StatusNotFound},
 	{"no such page", true, func(*a11yRuns) string { return "/ui/no-such-page" }, http.StatusNotFound},
-	{"agents", true, func(*a11yRuns) string { return "/ui/agents" }, http.StatusNotFound},
-	{"schedules", true, func(*a11yRuns) string { return "/ui/schedules" }, http.StatusNotFound},
-	{"credentials", true, func(*a11yRuns) string { return "/ui/credentials" }, http.StatusNotFound},
-	{"browser sessions", true, func(*a11yRuns) string { return "/ui/browser-sessions" }, http.StatusNotFound},
-	{"browser profiles", true, func(*a11yRuns) string { return "/ui/browser-profiles" }, http.StatusNotFound},
-	{"scripts", true, func(*a11yRuns) string { return "/ui/scripts" }, http.StatusNotFound},
-	{"fleet", true, func(*a11yRuns) string { return "/ui/fleet" }, http.StatusNotFound},
+	{"agents", true, func(*a11yRuns) string { return "/ui/agents" }, http.StatusOK},
+	{"an agent", true, func(r *a11yRuns) string { return "/ui/agents/" + r.agent }, http.StatusOK},
+	{"an agent's first version", true, func(r *a11yRuns) string { return "/ui/agents/" + r.agent + "/versions/1" }, http.StatusOK},
+	{"an agent's run form", true, func(r *a11yRuns) string { return "/ui/agents/" + r.agent + "/run" }, http.StatusOK},
+	{"schedules", true, func(*a11yRuns) string { return "/ui/schedules" }, http.StatusOK},
+	{"credentials", true, func(*a11yRuns) string { return "/ui/credentials" }, http.StatusOK},
+	{"browser sessions", true, func(*a11yRuns) string { return "/ui/browser-sessions" }, http.StatusOK},
+	{"browser profiles", true, func(*a11yRuns) string { return "/ui/browser-profiles" }, http.StatusOK},
+	{"scripts", true, func(*a11yRuns) string { return "/ui/scripts" }, http.StatusOK},
+	{"fleet", true, func(*a11yRuns) string { return "/ui/fleet" }, http.StatusOK},
 }
 
 // TestWebUIAccessible visits every page of a11yPages in a real Chromium,
@@ -81,6 +83,7 @@ func TestWebUIAccessible(t *testing.T) {
 	runs.failed = e.task(`steps=1;details;status=failed;reason=The sign-in was refused;errors=[{"code":"denied"}]`).RunID
 	runs.loop = startAgent(t, e, &client.AgentRunRequest{AgentID: loopAgent(t, e)})
 	human := humanAgent(t, e)
+	runs.agent = human
 	runs.waiting = startAgent(t, e, &client.AgentRunRequest{AgentID: human})
 	runs.answered = startAgent(t, e, &client.AgentRunRequest{AgentID: human})
 	theirs, err := e.b.Runs.StartTask(ctx, &client.TaskRunRequest{Prompt: "script: steps=1", Title: "theirs"})
