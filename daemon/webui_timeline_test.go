@@ -206,3 +206,31 @@ func TestWebUIStepUnderPlayhead(t *testing.T) {
 		t.Errorf("at 1.5 s in the recording, the current steps are %q, want step-2", c)
 	}
 }
+
+// TestWebUIStepTimelineLive: the page of a run that is not over shows its
+// steps with their screenshots as they are recorded, refreshes without
+// fetching the screenshots it has again, and shows the end of the run.
+func TestWebUIStepTimelineLive(t *testing.T) {
+	e := newRunsEnv(t, runsEnvConfig{Workers: 1})
+	run := e.task("steps=2;details;stepshots;block")
+	e.blocked(run.RunID)
+
+	tab := uiBrowser(t)
+	uiSignIn(t, tab, e.url, e.keyA)
+	uiRun(t, tab, chromedp.Navigate(e.url+"/ui/runs/"+run.RunID))
+	// The steps are written behind the run: they come with a refresh.
+	uiRun(t, tab, chromedp.WaitVisible(`#step-2 .step-shots img`))
+	uiRun(t, tab, chromedp.Poll[bool](shotsLoaded, chromedp.WithPollingTimeout(30*time.Second)))
+	src := uiRun(t, tab, chromedp.Evaluate[string](`window.firstRun = document.getElementById("run"); document.querySelector("#step-1 .shot img").getAttribute("src")`))
+	// Wait for the next refresh: a new #run.
+	uiRun(t, tab, chromedp.Poll[bool](`document.getElementById("run") !== window.firstRun`, chromedp.WithPollingTimeout(30*time.Second)))
+	if now := uiRun(t, tab, chromedp.Evaluate[string](`document.querySelector("#step-1 .shot img").getAttribute("src")`)); now != src {
+		t.Errorf("a refresh changed the address of a screenshot it had (fetching it again):\n%s\n%s", src, now)
+	}
+
+	e.exec.Release(run.RunID)
+	uiRun(t, tab, chromedp.Poll[bool](`document.getElementById("run-status").textContent === "completed"`, chromedp.WithPollingTimeout(30*time.Second)))
+	if n := uiRun(t, tab, chromedp.Evaluate[int](`document.querySelectorAll("li.step .step-shots img").length`)); n != 4 {
+		t.Errorf("the ended run's page shows %d step screenshots, want 4", n)
+	}
+}

@@ -47,6 +47,7 @@
             return;
           }
           var node = document.importNode(fresh, true);
+          keepImages(current, node);
           current.replaceWith(node);
           live(node);
         })
@@ -55,6 +56,22 @@
           setTimeout(function () { follow(el); }, every * 2);
         });
     }, every);
+  }
+
+  // keepImages gives the images of fresh the addresses their images had in
+  // current: a file's signed address changes with each answer (its expiry),
+  // and a new address would fetch every screenshot again each time.
+  function keepImages(current, fresh) {
+    var had = {};
+    current.querySelectorAll("img[src]").forEach(function (img) {
+      had[img.src.split("?")[0]] = img.getAttribute("src");
+    });
+    fresh.querySelectorAll("img[src]").forEach(function (img) {
+      var src = had[img.src.split("?")[0]];
+      if (src) {
+        img.setAttribute("src", src);
+      }
+    });
   }
 
   function live(root) {
