@@ -112,6 +112,44 @@ type RunStep struct {
 	Tokens    StepTokens  `json:"tokens"`
 	// CreatedAt is when the step was recorded.
 	CreatedAt Time `json:"created_at"`
+	// StepID names the step among the run's artifacts: the screenshots of
+	// the page before its actions (screenshot_llm) and after them
+	// (screenshot_action) carry it as their step_id. "" for a step
+	// recorded without screenshots.
+	StepID string `json:"step_id,omitempty"`
+	// Element is the element the step's first action acted on, where it
+	// was on the page; nil when the step acted on none.
+	Element *StepElement `json:"element,omitempty"`
+	// RecordingOffsetMS is when the step started, in milliseconds from
+	// the start of the run's recording; nil when the run was not recorded.
+	RecordingOffsetMS *int64 `json:"recording_offset_ms,omitempty"`
+}
+
+// StepElement is the element a step acted on: its line as the model read
+// it, and its box on the screenshot of the page before the step.
+type StepElement struct {
+	// Name is the element's line in the page as the model read it:
+	// `[kd] button "Sign in"`.
+	Name string `json:"name"`
+	// Box is x, y, width and height of the element in CSS pixels of the
+	// viewport; Viewport is the viewport's width and height in the same
+	// pixels, which the screenshots show whole.
+	Box      StepBox  `json:"box"`
+	Viewport StepSize `json:"viewport"`
+}
+
+// StepBox is a rectangle on a page, in CSS pixels.
+type StepBox struct {
+	X      float64 `json:"x"`
+	Y      float64 `json:"y"`
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
+}
+
+// StepSize is a width and height in CSS pixels.
+type StepSize struct {
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
 }
 
 // StepTimings are the phases of a step, in milliseconds: waiting for the

@@ -47,6 +47,9 @@ func ListItems(base string, signer *Signer, orgID, runID string, files []store.R
 			CreatedAt:      f.CreatedAt,
 			ModifiedAt:     f.CreatedAt,
 		}
+		if f.StepID != "" {
+			a.StepID = client.Ptr(f.StepID)
+		}
 		switch {
 		case strings.HasPrefix(runID, "wr_"):
 			a.WorkflowRunID = client.Ptr(runID)
@@ -107,9 +110,18 @@ type URLFunc func(f store.RunFile) string
 
 // ScreenshotURLs builds a run's screenshot_urls: the URLs of its
 // screenshots (IsScreenshot), newest first, at most limit of them (all when
-// limit <= 0). It returns nil when there are none.
+// limit <= 0), each file once (a screenshot that is one step's page after
+// and the next one's page before has a record for each). It returns nil
+// when there are none.
 func ScreenshotURLs(files []store.RunFile, limit int, url URLFunc) []string {
-	idx := newestFirst(files, func(f store.RunFile) bool { return IsScreenshot(f.Type) })
+	seen := map[string]bool{}
+	idx := newestFirst(files, func(f store.RunFile) bool {
+		if !IsScreenshot(f.Type) || seen[f.Name] {
+			return false
+		}
+		seen[f.Name] = true
+		return true
+	})
 	if limit > 0 && len(idx) > limit {
 		idx = idx[:limit]
 	}

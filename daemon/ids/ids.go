@@ -44,6 +44,7 @@ const (
 	PrefixTask              = "tsk"          // a task run (v1, v3, computer-use engines)
 	PrefixTaskV2            = "tsk_v2"       // a task-v2 run
 	PrefixWorkflowRunBlock  = "wrb"          // one block execution of a run (its timeline)
+	PrefixStep              = "stp"          // one step of a run (its screenshots name it)
 
 	// The records of the other parameter types (aws_secret_parameter_id,
 	// credential_parameter_id, ...).

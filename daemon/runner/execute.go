@@ -410,11 +410,53 @@ func (p *Progress) StepDetail(info executor.StepInfo) {
 	if info.BlockSeq > 0 {
 		step.WorkflowRunBlockID = p.blockID(info.BlockSeq)
 	}
+	if info.Before != "" || info.After != "" {
+		step.StepID = p.r.cfg.Store.Runs().NewStepID()
+	}
 	p.write(func() {
+		p.stepShot(step.StepID, info.Before, client.ArtifactScreenshotLLM)
+		p.stepShot(step.StepID, info.After, client.ArtifactScreenshotAction)
 		if err := p.r.cfg.Store.Runs().AddStep(p.ctx, p.rec.OrgID, p.rec.ID, step); err != nil {
 			p.r.log.Warn("record a step's details", "run_id", p.rec.ID, "step", info.Step, "error", err)
 		}
 	})
+}
+
+// stepShot records the screenshot name as step stepID's, of type typ (the
+// page before the step or after it). A screenshot already recorded as a
+// plain one (Screenshot) becomes the step's; one already another step's
+// (the page after one step is the page before the next) gets a second
+// record. As with steps, one that cannot be recorded is logged.
+func (p *Progress) stepShot(stepID, name string, typ client.ArtifactType) {
+	if name == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var f store.RunFile
+	_, err := p.r.cfg.Store.Runs().Update(p.ctx, p.rec.OrgID, p.rec.ID, func(rec *store.RunRecord) error {
+		for i := range rec.Files {
+			g := &rec.Files[i]
+			if g.Name == name && g.StepID == "" && g.Type == client.ArtifactScreenshot {
+				g.Type, g.StepID = typ, stepID
+				return nil
+			}
+		}
+		if f.ID == "" {
+			var err error
+			if f, err = p.r.cfg.Files.Record(p.rec.OrgID, p.rec.ID, name, typ); err != nil {
+				return err
+			}
+			f.StepID = stepID
+		}
+		rec.Files = append(rec.Files, f)
+		return nil
+	})
+	if err != nil {
+		p.r.log.Warn("record a step's screenshot", "run_id", p.rec.ID, "file", name, "error", err)
+		return
+	}
+	p.recorded[name] = true
 }
 
 // blockID is the id of the run's block execution seq, made the first time
@@ -460,6 +502,13 @@ func runStep(info executor.StepInfo) *client.RunStep {
 	}
 	if info.Block != "" {
 		s.BlockLabel = client.Ptr(info.Block)
+	}
+	if info.Element != nil {
+		el := *info.Element
+		s.Element = &el
+	}
+	if info.RecordingOffset != nil {
+		s.RecordingOffsetMS = client.Ptr(max(info.RecordingOffset.Milliseconds(), 0))
 	}
 	if s.Actions == nil {
 		s.Actions = []string{}

@@ -30,12 +30,13 @@ type Runs struct{ s *Store }
 // which the run's record keeps. Package daemon/artifacts keeps the file
 // itself, and makes this record of it.
 type RunFile struct {
-	ID        string              `json:"id"`         // a_<snowflake>
-	Type      client.ArtifactType `json:"type"`       // what the file is
-	Name      string              `json:"name"`       // base name in the run directory
-	Size      int64               `json:"size"`       // bytes
-	SHA256    string              `json:"sha256"`     // lowercase hex of the content's SHA-256
-	CreatedAt client.Time         `json:"created_at"` // when it was recorded
+	ID        string              `json:"id"`                // a_<snowflake>
+	Type      client.ArtifactType `json:"type"`              // what the file is
+	Name      string              `json:"name"`              // base name in the run directory
+	Size      int64               `json:"size"`              // bytes
+	SHA256    string              `json:"sha256"`            // lowercase hex of the content's SHA-256
+	CreatedAt client.Time         `json:"created_at"`        // when it was recorded
+	StepID    string              `json:"step_id,omitempty"` // the step it shows (stp_), "" for none
 }
 
 // WebhookDelivery is the outcome of sending a run's webhook.
@@ -190,6 +191,10 @@ func (r *Runs) NewID(t client.RunType) string {
 
 // NewBlockID returns a new id for a block execution of a run (wrb_).
 func (r *Runs) NewBlockID() string { return r.s.ids.Next(ids.PrefixWorkflowRunBlock) }
+
+// NewStepID returns a new id for a step of a run (stp_), which the step's
+// screenshots carry.
+func (r *Runs) NewStepID() string { return r.s.ids.Next(ids.PrefixStep) }
 
 func getRun(o *orgTx, id string) (*RunRecord, error) {
 	return getJSON[RunRecord](o.runs(), RecordRun, id)

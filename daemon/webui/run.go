@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/abctl/abctl/client"
@@ -55,10 +56,24 @@ type blockView struct {
 	Children []*blockView
 }
 
-// stepView is one step, with its timings in one line.
+// stepView is one step, with its timings in one line, the URLs of the
+// screenshots of its page before and after it ("" for none), and where
+// the element it acted on was on them.
 type stepView struct {
 	*client.RunStep
-	Timings string
+	Timings       string
+	Before, After string
+	Box           *boxView // nil: no element, or no screenshot to mark it on
+	At            string   // its offset in the recording in ms, "" for none
+	AtText        string   // the same for people: "1:05.3"
+}
+
+// boxView is the element a step acted on, for an SVG drawn over its
+// screenshots: the viewBox is the viewport, the rectangle the element.
+type boxView struct {
+	ViewBox             string
+	X, Y, Width, Height string
+	Name                string
 }
 
 // screenshot is one of the run's screenshots; N counts from 1, oldest first.
@@ -251,9 +266,33 @@ func loadRun(ctx context.Context, c *client.Client, id string) (*runData, error)
 	if err != nil {
 		return nil, err
 	}
+	shots := map[string]*stepShots{}
 	for _, a := range artifacts {
 		av := artifactView{Type: string(a.ArtifactType), Name: fileName(a.URI), Size: size(a.FileSize), URL: deref(a.SignedURL)}
 		d.All = append(d.All, av)
+		if id := deref(a.StepID); id != "" {
+			ss := shots[id]
+			if ss == nil {
+				ss = &stepShots{}
+				shots[id] = ss
+			}
+			switch a.ArtifactType {
+			case client.ArtifactScreenshotLLM:
+				ss.before = av.URL
+			case client.ArtifactScreenshotAction:
+				ss.after = av.URL
+			}
+		}
+	}
+	recorded := run.GetRecordingURL() != ""
+	stepOf := func(st *client.RunStep) *stepView {
+		v := newStepView(st, shots[st.StepID])
+		if !recorded {
+			// Nothing to show it in (yet: a recording is stored as
+			// the run ends).
+			v.At, v.AtText = "", ""
+		}
+		return v
 	}
 
 	steps, err := c.Runs.Steps(ctx, id)
@@ -268,7 +307,7 @@ func loadRun(ctx context.Context, c *client.Client, id string) (*runData, error)
 		}
 		byBlock := map[string][]*stepView{}
 		for _, st := range steps {
-			byBlock[st.WorkflowRunBlockID] = append(byBlock[st.WorkflowRunBlockID], newStepView(st))
+			byBlock[st.WorkflowRunBlockID] = append(byBlock[st.WorkflowRunBlockID], stepOf(st))
 		}
 		d.Blocks = blockViews(timeline, byBlock)
 		for _, b := range d.Blocks {
@@ -277,12 +316,12 @@ func loadRun(ctx context.Context, c *client.Client, id string) (*runData, error)
 		// Steps of no block still on the timeline (or of none at all).
 		for _, st := range steps {
 			if _, ok := byBlock[st.WorkflowRunBlockID]; ok {
-				d.Steps = append(d.Steps, newStepView(st))
+				d.Steps = append(d.Steps, stepOf(st))
 			}
 		}
 	} else {
 		for _, st := range steps {
-			d.Steps = append(d.Steps, newStepView(st))
+			d.Steps = append(d.Steps, stepOf(st))
 		}
 	}
 
@@ -332,10 +371,54 @@ func forgetPlaced(b *blockView, byBlock map[string][]*stepView) {
 	}
 }
 
-func newStepView(st *client.RunStep) *stepView {
+// shotView is one screenshot of a step, for the template "shot".
+type shotView struct {
+	URL    string
+	When   string // "before" or "after"
+	Number int    // the step's
+	Box    *boxView
+}
+
+// BeforeShot is the screenshot of the page before the step; nil for none.
+func (v *stepView) BeforeShot() *shotView {
+	if v.Before == "" {
+		return nil
+	}
+	return &shotView{URL: v.Before, When: "before", Number: v.Number, Box: v.Box}
+}
+
+// AfterShot is the screenshot of the page after the step; nil for none.
+func (v *stepView) AfterShot() *shotView {
+	if v.After == "" {
+		return nil
+	}
+	return &shotView{URL: v.After, When: "after", Number: v.Number, Box: v.Box}
+}
+
+// stepShots are the URLs of a step's screenshots.
+type stepShots struct{ before, after string }
+
+// newStepView is st for the page, with its screenshots (nil for none).
+func newStepView(st *client.RunStep, shots *stepShots) *stepView {
 	t := st.TimingsMS
-	return &stepView{RunStep: st, Timings: fmt.Sprintf("settle %s · observe %s · model %s · act %s",
+	v := &stepView{RunStep: st, Timings: fmt.Sprintf("settle %s · observe %s · model %s · act %s",
 		millis(t.Settle), millis(t.Observe), millis(t.Model), millis(t.Act))}
+	if shots != nil {
+		v.Before, v.After = shots.before, shots.after
+	}
+	if el := st.Element; el != nil && el.Viewport.Width > 0 && el.Viewport.Height > 0 && (v.Before != "" || v.After != "") {
+		n := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+		v.Box = &boxView{
+			ViewBox: "0 0 " + n(el.Viewport.Width) + " " + n(el.Viewport.Height),
+			X:       n(el.Box.X), Y: n(el.Box.Y), Width: n(el.Box.Width), Height: n(el.Box.Height),
+			Name: el.Name,
+		}
+	}
+	if ms := st.RecordingOffsetMS; ms != nil {
+		v.At = strconv.FormatInt(*ms, 10)
+		v.AtText = fmt.Sprintf("%d:%04.1f", *ms/60000, float64(*ms%60000)/1000)
+	}
+	return v
 }
 
 // prettyJSON indents a JSON value for a <pre>; "" for none or null, and

@@ -108,8 +108,26 @@ func TestTaskLoginErrorCodeMapped(t *testing.T) {
 	if len(steps.Calls) != 3 || steps.Usage.InputTokens == 0 {
 		t.Errorf("calls %+v usage %+v", steps.Calls, steps.Usage)
 	}
-	if d := p.details(); len(d) != 2 || d[0].Step != 1 || len(d[0].Actions) != 3 || d[1].Decision != "terminate" {
-		t.Errorf("step reports %+v", d)
+	d := p.details()
+	if len(d) != 2 || d[0].Step != 1 || len(d[0].Actions) != 3 || d[1].Decision != "terminate" {
+		t.Fatalf("step reports %+v", d)
+	}
+	// Each step names the screenshots of its page before and after (the
+	// page after one is the page before the next) and the element its
+	// first action acted on, where it was on the page before.
+	if d[0].Before == "" || !slices.Contains(res.Screenshots, d[0].Before) || d[0].After == "" ||
+		!slices.Contains(res.Screenshots, d[0].After) || d[1].Before != d[0].After || d[1].After != "" {
+		t.Errorf("the steps' screenshots: before %q after %q, then before %q after %q; the run's %v",
+			d[0].Before, d[0].After, d[1].Before, d[1].After, res.Screenshots)
+	}
+	if el := d[0].Element; el == nil || !strings.Contains(el.Name, "Username") || el.Box.Width <= 0 || el.Box.Height <= 0 ||
+		el.Box.X+el.Box.Width > el.Viewport.Width || el.Box.Y+el.Box.Height > el.Viewport.Height {
+		t.Errorf("the first step's element: %+v, want the Username field, inside the viewport", el)
+	} else if d[1].Element != nil {
+		t.Errorf("the terminating step acted on %+v", d[1].Element)
+	}
+	if (d[0].RecordingOffset != nil) != (res.Recording != "") {
+		t.Errorf("recording %q, the first step's offset in it %v", res.Recording, d[0].RecordingOffset)
 	}
 	if !slices.Equal(res.Logs, []string{engine.StepsName}) {
 		t.Errorf("logs %v", res.Logs)

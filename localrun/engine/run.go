@@ -62,7 +62,7 @@ func (e *Engine) newRun(guard *egress.Guard, dir string, progress executor.Progr
 	r.steps = steplog.New(progress, e.log, limit)
 	r.guard = guard.WithReport(r.refused)
 	r.browser = runbrowser.New(runbrowser.Options{Dir: dir, Progress: progress, Logger: e.log, FFmpeg: e.ffmpeg, HTTP: e.http, Shared: shared,
-		Guard: r.guard}, func(ctx context.Context) (*browser.Context, *runbrowser.Refusals, error) {
+		Guard: r.guard, Recorded: r.steps.SetRecordingStart}, func(ctx context.Context) (*browser.Context, *runbrowser.Refusals, error) {
 		bs, be, err := open(ctx)
 		if err != nil {
 			return nil, nil, err

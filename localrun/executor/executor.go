@@ -290,6 +290,17 @@ type StepInfo struct {
 	// InputTokens and OutputTokens are the model's token counts for the
 	// step.
 	InputTokens, OutputTokens int
+	// Before and After name the screenshots in Job.Dir of the page the
+	// step was decided on and of the page its actions left ("" for none);
+	// they may have been reported by Progress.Screenshot already, and one
+	// step's After may be the next one's Before.
+	Before, After string
+	// Element is the element the step's first action acted on; nil for
+	// none.
+	Element *client.StepElement
+	// RecordingOffset is when the step started, from the start of the
+	// run's recording; nil when the run is not recorded.
+	RecordingOffset *time.Duration
 }
 
 // Result is what an execution produced.

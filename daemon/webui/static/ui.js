@@ -6,6 +6,12 @@
 // - A part of a page marked data-live="MS" (a run that is not over) is
 //   fetched again every MS milliseconds and swapped for the new one, until
 //   the new one is no longer marked live.
+//
+// And on a run's page with a recording: the step under the playhead (the
+// one with the latest data-at, its start in ms, not after the video's
+// time) is marked aria-current="step", and a button with data-seek="MS"
+// moves the video there. The listeners are on the document, so that they
+// outlive the swaps above.
 "use strict";
 
 (function () {
@@ -41,6 +47,7 @@
             return;
           }
           var node = document.importNode(fresh, true);
+          keepImages(current, node);
           current.replaceWith(node);
           live(node);
         })
@@ -51,6 +58,22 @@
     }, every);
   }
 
+  // keepImages gives the images of fresh the addresses their images had in
+  // current: a file's signed address changes with each answer (its expiry),
+  // and a new address would fetch every screenshot again each time.
+  function keepImages(current, fresh) {
+    var had = {};
+    current.querySelectorAll("img[src]").forEach(function (img) {
+      had[img.src.split("?")[0]] = img.getAttribute("src");
+    });
+    fresh.querySelectorAll("img[src]").forEach(function (img) {
+      var src = had[img.src.split("?")[0]];
+      if (src) {
+        img.setAttribute("src", src);
+      }
+    });
+  }
+
   function live(root) {
     if (root.hasAttribute && root.hasAttribute("data-live")) {
       follow(root);
@@ -58,8 +81,53 @@
     root.querySelectorAll("[data-live]").forEach(follow);
   }
 
+  function markPlayhead() {
+    var video = document.getElementById("recording");
+    if (!video) {
+      return;
+    }
+    var now = video.currentTime * 1000;
+    var best = null;
+    var bestAt = -1;
+    document.querySelectorAll("[data-at]").forEach(function (el) {
+      var at = parseFloat(el.getAttribute("data-at"));
+      if (at <= now && at >= bestAt) {
+        best = el;
+        bestAt = at;
+      }
+    });
+    document.querySelectorAll('[data-at][aria-current="step"]').forEach(function (el) {
+      if (el !== best) {
+        el.removeAttribute("aria-current");
+      }
+    });
+    if (best) {
+      best.setAttribute("aria-current", "step");
+    }
+  }
+
+  function seek(ev) {
+    var button = ev.target.closest && ev.target.closest("[data-seek]");
+    var video = document.getElementById("recording");
+    if (!button || !video) {
+      return;
+    }
+    video.currentTime = parseInt(button.getAttribute("data-seek"), 10) / 1000;
+    video.scrollIntoView({ block: "nearest" });
+    markPlayhead();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     signInFromLink();
     live(document);
+    // Media events do not bubble: listen as they go down.
+    ["timeupdate", "seeked", "loadedmetadata"].forEach(function (type) {
+      document.addEventListener(type, function (ev) {
+        if (ev.target && ev.target.id === "recording") {
+          markPlayhead();
+        }
+      }, true);
+    });
+    document.addEventListener("click", seek);
   });
 })();

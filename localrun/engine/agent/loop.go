@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/localrun/engine/internal/text"
 	"github.com/abctl/abctl/localrun/engine/page"
 	"github.com/abctl/abctl/localrun/engine/steplog"
@@ -101,7 +102,7 @@ func (a *Agent) Pursue(ctx context.Context, g *Goal) (*Outcome, error) {
 		}
 		// A step's time runs from the start of the look at the page its
 		// decision is made on to the end of its actions.
-		s := &steplog.Step{Step: num, Block: g.Label, URL: l.obs.URL, At: l.lookStart}
+		s := &steplog.Step{Step: num, Block: g.Label, URL: l.obs.URL, At: l.lookStart, Before: l.obs.Kept}
 		s.Timings.Settle, s.Timings.Observe = steplog.Millis(l.settle), steplog.Millis(l.observe)
 		e := l.step(ctx, s, n)
 		if e.decision != "" {
@@ -199,6 +200,7 @@ func (l *loop) act(ctx context.Context, s *steplog.Step, actions []planAction) e
 	done := time.Now()
 	s.Timings.Act = steplog.Millis(done.Sub(start))
 	s.Actions = results
+	s.Element = actedOn(l.obs, results)
 	for i := range results {
 		l.history = append(l.history, fmt.Sprintf("step %d: %s", s.Step, results[i].Describe()))
 	}
@@ -209,6 +211,7 @@ func (l *loop) act(ctx context.Context, s *steplog.Step, actions []planAction) e
 	if err := l.refresh(ctx, touched); err != nil {
 		return ending{decision: "browser failed", at: done, last: true, err: err}
 	}
+	s.After = l.obs.Kept
 	if l.rec != nil {
 		l.rec.settled(l.obs)
 	}
@@ -223,6 +226,28 @@ func (l *loop) act(ctx context.Context, s *steplog.Step, actions []planAction) e
 		return ending{decision: "complete (download)", at: done, last: true, out: out}
 	}
 	return ending{decision: "continue", at: done}
+}
+
+// actedOn is the element of obs that the first action done of results
+// acted on, with its box, for the step's record; nil when none was done
+// on an element in the viewport (whose box would not be on the
+// screenshot).
+func actedOn(obs *page.Observation, results []steplog.Action) *client.StepElement {
+	for _, r := range results {
+		if r.Skipped || r.ID == "" {
+			continue
+		}
+		el := FindElement(obs, r.ID)
+		if el == nil || !el.InViewport || obs.Viewport[0] <= 0 || obs.Viewport[1] <= 0 {
+			return nil
+		}
+		return &client.StepElement{
+			Name:     ElementLine(obs, el),
+			Box:      client.StepBox{X: el.Rect[0], Y: el.Rect[1], Width: el.Rect[2], Height: el.Rect[3]},
+			Viewport: client.StepSize{Width: obs.Viewport[0], Height: obs.Viewport[1]},
+		}
+	}
+	return nil
 }
 
 // stuck counts the steps in a row that did the same actions to no effect

@@ -302,6 +302,9 @@ type Observation struct {
 	TextAbove, TextBelow int
 	// Screenshot is a JPEG of the viewport when asked for.
 	Screenshot []byte
+	// Kept is the name under which the run kept Screenshot in its
+	// directory ("" when it did not): the run's steps name it.
+	Kept string
 	// Truncated counts elements left out of Rendered (and elements beyond
 	// the walker's cap).
 	Truncated int

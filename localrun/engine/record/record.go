@@ -286,6 +286,10 @@ func Start(ctx context.Context, tab context.Context, outPath string, o Options) 
 	return r, nil
 }
 
+// Started is when the video starts: its time 0 shows the tab at that
+// moment.
+func (r *Recorder) Started() time.Time { return r.tl.t0 }
+
 // newRecorder returns a recorder whose video starts now. o has its defaults.
 func newRecorder(o Options, ffmpeg, outPath string) *Recorder {
 	return &Recorder{

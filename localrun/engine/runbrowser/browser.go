@@ -48,9 +48,11 @@ type Browser struct {
 	opener  Opener
 	openErr error
 	ffmpeg  string // records the run once its browser opens ("" for no recording)
-	files   *Files
-	view    *view
-	guard   *egress.Guard // what the run may reach; nil: no policy
+	// recorded is told when the recording starts; nil: nobody.
+	recorded func(start time.Time)
+	files    *Files
+	view     *view
+	guard    *egress.Guard // what the run may reach; nil: no policy
 	// refusals are those of the browser context's egress proxy; nil
 	// without one.
 	refusals *Refusals
@@ -167,6 +169,9 @@ type Options struct {
 	// proxy, so that a navigation it refused fails with the reason; nil
 	// without a proxy.
 	Refusals *Refusals
+	// Recorded, when set, is told when the run's recording starts (the
+	// time its video's 0 shows), once it does.
+	Recorded func(start time.Time)
 }
 
 // Opener opens the browser context of a run when it first needs one, with
@@ -187,7 +192,7 @@ func Open(ctx context.Context, bs *browser.Context, o Options) *Browser {
 // o.Refusals is ignored: the opener gives them.
 func New(o Options, open Opener) *Browser {
 	s := &Browser{
-		log: o.Logger, opener: open, ffmpeg: o.FFmpeg, shared: o.Shared, guard: o.Guard, refusals: o.Refusals,
+		log: o.Logger, opener: open, ffmpeg: o.FFmpeg, shared: o.Shared, guard: o.Guard, refusals: o.Refusals, recorded: o.Recorded,
 		files:   newFiles(o.Dir, o.Progress, o.Logger, o.HTTP),
 		pages:   map[context.Context]*page.Page{},
 		watches: map[context.Context]*tabWatch{},
@@ -250,6 +255,9 @@ func (s *Browser) startRecording(ctx context.Context, ffmpeg string) {
 	}
 	s.rec = rec
 	s.tab = tab
+	if s.recorded != nil {
+		s.recorded(rec.Started())
+	}
 }
 
 // Files are the run's files.
@@ -519,7 +527,7 @@ func (s *Browser) look(ctx context.Context, pg *page.Page) (_ *page.Observation,
 		return nil, tabIDs, err
 	}
 	if len(obs.Screenshot) > 0 {
-		s.files.keepScreenshot(obs.Screenshot)
+		obs.Kept = s.files.keepScreenshot(obs.Screenshot)
 	}
 	s.scrubObservation(obs)
 	return obs, tabIDs, nil

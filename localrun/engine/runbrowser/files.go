@@ -72,16 +72,18 @@ func (f *Files) Screenshots() []string { return append([]string(nil), f.shots...
 func (f *Files) Downloads() []string { return append([]string(nil), f.downloads...) }
 
 // keepScreenshot writes a JPEG into the run's directory as its next
-// screenshot and reports it.
-func (f *Files) keepScreenshot(jpg []byte) {
+// screenshot, reports it and returns its name ("" when it could not be
+// written).
+func (f *Files) keepScreenshot(jpg []byte) string {
 	f.shotSeq++
 	name, err := f.write(fmt.Sprintf("screenshot-%04d.jpg", f.shotSeq), jpg)
 	if err != nil {
 		f.log.Warn("screenshot not written", "error", err)
-		return
+		return ""
 	}
 	f.shots = append(f.shots, name)
 	f.progress.Screenshot(name)
+	return name
 }
 
 // Save writes data into the run's directory as a downloaded file, named

@@ -54,6 +54,15 @@ type Log struct {
 	running   []int             // the Seq of the block executions running, innermost last
 	refused   []string          // the egress's refusals, each line once (AddRefusal)
 	refusedN  int               // refusals beyond MaxRefusals
+	recStart  time.Time         // when the run's recording starts; zero: not recorded
+}
+
+// SetRecordingStart tells the log when the run's recording starts, so
+// that each step reported after says where it starts in the video.
+func (l *Log) SetRecordingStart(t time.Time) {
+	l.mu.Lock()
+	l.recStart = t
+	l.mu.Unlock()
 }
 
 // MaxRefusals bounds the refusals a step log lists: a page that asks for
@@ -188,6 +197,14 @@ type Step struct {
 	Timings     Timings   `json:"timings_ms"`
 	Usage       llm.Usage `json:"usage"`
 	At          time.Time `json:"at"`
+	// Before and After name the screenshots, in the run's directory, of
+	// the page the step was decided on and of the page its actions left
+	// ("" for none).
+	Before string `json:"screenshot_before,omitempty"`
+	After  string `json:"screenshot_after,omitempty"`
+	// Element is the element the step's first action acted on, with its
+	// box on Before; nil for none.
+	Element *client.StepElement `json:"element,omitempty"`
 }
 
 // AddModel adds the time and tokens of a model call to the step. A nil
@@ -306,7 +323,13 @@ func (l *Log) Report(s *Step) {
 	}
 	l.mu.Lock()
 	l.steps = append(l.steps, s)
+	recStart := l.recStart
 	l.mu.Unlock()
+	var offset *time.Duration
+	if !recStart.IsZero() && !s.At.IsZero() {
+		d := max(s.At.Sub(recStart), 0)
+		offset = &d
+	}
 	acts := make([]string, len(s.Actions))
 	for i := range s.Actions {
 		acts[i] = s.Actions[i].Describe()
@@ -323,6 +346,7 @@ func (l *Log) Report(s *Step) {
 			Model:       time.Duration(s.Timings.Model * float64(time.Millisecond)),
 			Act:         time.Duration(s.Timings.Act * float64(time.Millisecond)),
 			InputTokens: s.Usage.InputTokens, OutputTokens: s.Usage.OutputTokens,
+			Before: s.Before, After: s.After, Element: s.Element, RecordingOffset: offset,
 		})
 	}
 }

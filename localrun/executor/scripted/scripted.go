@@ -40,6 +40,13 @@
 //	                         execution (Seq i) of the agent's top-level
 //	                         blocks in turn, reported to a Progress that
 //	                         implements executor.BlockReporter
+//	stepshots                with details, each step writes a screenshot of the
+//	                         page before it and one after it (StepShotName),
+//	                         reported by Progress.Screenshot and named in
+//	                         its details with the box of the element it
+//	                         clicked (StepElement); with recording too, each
+//	                         step's details say it started (i-1) seconds into
+//	                         the recording
 //	summary=some text        the run's summary (no ';' in it)
 //	log                      write the step log LogName at the end and name
 //	                         it in Result.Logs (also log=true)
@@ -119,8 +126,12 @@ type Script struct {
 	// Details reports each step's details (StepDetails) to a Progress
 	// that implements executor.StepReporter.
 	Details bool
-	Summary string // the run's summary
-	Log     bool   // write LogName at the end and name it in Result.Logs
+	// StepShots makes each step write the screenshots of the page before
+	// and after it and name them in its details, with the element it
+	// clicked.
+	StepShots bool
+	Summary   string // the run's summary
+	Log       bool   // write LogName at the end and name it in Result.Logs
 }
 
 // Instant is the script of a run that says nothing: one step, completed at
@@ -244,6 +255,14 @@ func (s *Script) set(key, val string, hasVal bool) error {
 				err = fmt.Errorf("scripted: details=%q: want true or false", val)
 			}
 		}
+	case "stepshots":
+		s.StepShots = true
+		if hasVal {
+			s.StepShots, err = strconv.ParseBool(val)
+			if err != nil {
+				err = fmt.Errorf("scripted: stepshots=%q: want true or false", val)
+			}
+		}
 	case "log":
 		s.Log = true
 		if hasVal {
@@ -301,6 +320,9 @@ func (s Script) String() string {
 	}
 	if s.Details {
 		parts = append(parts, "details")
+	}
+	if s.StepShots {
+		parts = append(parts, "stepshots")
 	}
 	if s.Summary != "" {
 		add("summary", s.Summary)
@@ -558,6 +580,23 @@ func (e *Executor) run(ctx context.Context, job *executor.Job, progress executor
 			blocks.Block(block)
 			details[i-1].Block, details[i-1].BlockSeq = block.Label, block.Seq
 		}
+		if reporter != nil && s.StepShots {
+			d := &details[i-1]
+			for _, when := range []string{"before", "after"} {
+				name := StepShotName(i, when)
+				if err := os.WriteFile(filepath.Join(job.Dir, name), StepShotPNG(i, when), 0o600); err != nil {
+					return failed(res, err)
+				}
+				res.Screenshots = append(res.Screenshots, name)
+				progress.Screenshot(name)
+			}
+			d.Before, d.After = StepShotName(i, "before"), StepShotName(i, "after")
+			d.Element = StepElement(i)
+			if s.Recording {
+				at := time.Duration(i-1) * time.Second
+				d.RecordingOffset = &at
+			}
+		}
 		if reporter != nil {
 			reporter.StepDetail(details[i-1])
 		}
@@ -680,6 +719,49 @@ func ScreenshotPNG(runID string, i int) []byte {
 	for y := range 16 {
 		for x := range 16 {
 			img.Set(x, y, color.RGBA{R: byte(sum) ^ byte(x*16), G: byte(sum >> 8), B: byte(sum>>16) ^ byte(y*16), A: 255})
+		}
+	}
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img)
+	return buf.Bytes()
+}
+
+// StepShotName is the name of the screenshot of the page before step i
+// (when is "before") or after it ("after").
+func StepShotName(i int, when string) string { return fmt.Sprintf("step_%03d_%s.png", i, when) }
+
+// StepShotSize is the width and height of the screenshots of stepshots,
+// which show the whole viewport (in CSS pixels at a ratio of 1).
+var StepShotSize = client.StepSize{Width: 320, Height: 200}
+
+// StepElement is the element step i clicks in a run with stepshots: the
+// button "Step <i>", at a place of its own on the page.
+func StepElement(i int) *client.StepElement {
+	return &client.StepElement{
+		Name:     fmt.Sprintf(`[e%d] button "Step %d"`, i, i),
+		Box:      client.StepBox{X: float64(20 + 30*((i-1)%8)), Y: 80, Width: 96, Height: 32},
+		Viewport: StepShotSize,
+	}
+}
+
+// StepShotPNG returns the screenshot of the page before step i (when is
+// "before") or after it: a light page with step i's button drawn where
+// StepElement puts it, pale before and dark after the click.
+func StepShotPNG(i int, when string) []byte {
+	w, h := int(StepShotSize.Width), int(StepShotSize.Height)
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	draw := color.RGBA{R: 200, G: 220, B: 255, A: 255}
+	if when == "after" {
+		draw = color.RGBA{R: 20, G: 60, B: 160, A: 255}
+	}
+	b := StepElement(i).Box
+	for y := range h {
+		for x := range w {
+			c := color.RGBA{R: 250, G: 250, B: 245, A: 255}
+			if float64(x) >= b.X && float64(x) < b.X+b.Width && float64(y) >= b.Y && float64(y) < b.Y+b.Height {
+				c = draw
+			}
+			img.Set(x, y, c)
 		}
 	}
 	var buf bytes.Buffer
