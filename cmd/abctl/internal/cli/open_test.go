@@ -103,8 +103,18 @@ func TestOpenCommand(t *testing.T) {
 		t.Errorf("abctl open completes %q, want %s among them", cands, run.RunID)
 	}
 
-	r = e.run("", "open", "--print", "fld_1").expect(t, 2)
-	contains(t, "stderr", r.stderr, `"fld_1" is neither a run id`, "abctl get runs")
+	r = e.run("", "open", "--print", "Fld 1").expect(t, 2)
+	contains(t, "stderr", r.stderr, `"Fld 1" is neither a run id`, "abctl get runs")
+
+	// An agent's name, as apply and get take it: its page once the name
+	// is resolved; a name no agent has says so.
+	e.run("", "apply", "-f", e.write("agents/contact-form.yaml", contactForm)).expect(t, 0)
+	r = e.run("", "open", "--print", "contact-form").expect(t, 0)
+	contains(t, "stdout", r.stdout, "next=%2Fui%2Fagents%2Fwpid_")
+	r = e.run("", "open", "--print", "agent/contact-form").expect(t, 0)
+	contains(t, "stdout", r.stdout, "next=%2Fui%2Fagents%2Fwpid_")
+	r = e.run("", "open", "--print", "no-such-agent").expect(t, 1)
+	contains(t, "stderr", r.stderr, "no-such-agent", "abctl get agents")
 
 	e.vars["ABCTL_API_KEY"] = "abk_not_the_daemons_key_0000000000"
 	r = e.run("", "open", "--print").expect(t, 4)

@@ -15,7 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/abctl/abctl/agentfile"
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/cmd/abctl/internal/agentref"
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdutil"
 	"github.com/abctl/abctl/cmd/abctl/internal/completion"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
@@ -31,14 +33,17 @@ type OpenOptions struct {
 	// Getenv reads BROWSER.
 	Getenv func(string) string
 
-	// ID is the run (tsk_…, wr_…) or agent (wpid_…) to open; "" opens the
-	// runs list.
+	// ID is the run (tsk_…, wr_…) or agent (wpid_…, or its name) to
+	// open; "" opens the runs list.
 	ID string
 	// Print writes the link on stdout instead of opening a browser.
 	Print bool
 
 	// next is the web UI's page the link opens, from ID.
 	next string
+	// agent is the agent's name when ID is one: its page is known once
+	// the name is resolved in the key's organization.
+	agent string
 }
 
 // NewCmdOpen returns `abctl open`. runF, when not nil, is called with the
@@ -46,11 +51,12 @@ type OpenOptions struct {
 func NewCmdOpen(f *cmdutil.Factory, runF func(*OpenOptions) error) *cobra.Command {
 	opts := &OpenOptions{IO: f.IO, Client: f.Client, Embedded: f.Embedded, Getenv: f.Getenv}
 	cmd := &cobra.Command{
-		Use:   "open [RUN_ID|AGENT_ID]",
+		Use:   "open [RUN_ID|AGENT]",
 		Short: "Open the daemon's web UI in a browser, signed in",
 		Long: "open asks the daemon for a one-time sign-in link to its web UI, for the organization\n" +
 			"of the API key abctl uses, and opens it in your browser: on the runs list, or on the\n" +
-			"run (tsk_…, wr_…) or agent (wpid_…) given. The link signs in once, within two minutes.\n\n" +
+			"run (tsk_…, wr_…) or agent (wpid_… or its name) given. The link signs in once, within\n" +
+			"two minutes.\n\n" +
 			"The BROWSER environment variable names the program to open it with (its arguments\n" +
 			"may follow, the link comes last); without it abctl uses xdg-open (open on macOS).\n" +
 			"--print writes the link on stdout and opens nothing, as abctl does when stdout is\n" +
@@ -58,6 +64,7 @@ func NewCmdOpen(f *cmdutil.Factory, runF func(*OpenOptions) error) *cobra.Comman
 			"service has none at its API address. See docs/web-ui.md.",
 		Example: "  abctl open\n" +
 			"  abctl open wr_494469342201718946\n" +
+			"  abctl open contact-form\n" +
 			"  abctl open --print",
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: completion.First(completion.Runs(f, completion.AnyRun)),
@@ -82,8 +89,10 @@ func (o *OpenOptions) Validate() error {
 		o.next = "/ui/runs/" + url.PathEscape(id)
 	case strings.HasPrefix(id, "wpid_"):
 		o.next = "/ui/agents/" + url.PathEscape(id)
+	case agentfile.ValidName(strings.TrimPrefix(id, "agent/")):
+		o.agent = id // resolved in runOpen, which has the client
 	default:
-		return cmdutil.UsageErrorf("%q is neither a run id (tsk_…, wr_…) nor an agent id (wpid_…); 'abctl get runs' and 'abctl get agents' list them", id)
+		return cmdutil.UsageErrorf("%q is neither a run id (tsk_…, wr_…), an agent id (wpid_…) nor an agent's name; 'abctl get runs' and 'abctl get agents' list them", id)
 	}
 	return nil
 }
@@ -95,6 +104,13 @@ func runOpen(ctx context.Context, opts *OpenOptions) error {
 	c, err := opts.Client(ctx)
 	if err != nil {
 		return err
+	}
+	if opts.agent != "" {
+		a, err := agentref.Get(ctx, c, opts.agent)
+		if err != nil {
+			return fmt.Errorf("%w; 'abctl get agents' lists the agents", err)
+		}
+		opts.next = "/ui/agents/" + url.PathEscape(a.WorkflowPermanentID)
 	}
 	link, err := c.SignInLink(ctx, opts.next)
 	if err != nil {
