@@ -334,7 +334,13 @@ func Run(ctx context.Context, cfg Config) error {
 	if sessions == nil {
 		sessions, _ = exec.(executor.BrowserSessions)
 	}
-	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks, Actions: actions, Sessions: sessions}
+	// The pictures of running runs' pages: the executor's runs', else the
+	// run_action runs' of the Actions given beside it (tests).
+	frames, _ := exec.(executor.Frames)
+	if frames == nil {
+		frames, _ = actions.(executor.Frames)
+	}
+	runs := &api.Runs{Runner: rn, Files: files, Links: links, Webhooks: hooks, Actions: actions, Sessions: sessions, Frames: frames}
 	// The fleet of browser endpoints, when the executor places runs on one
 	// (the local engine given BrowserEndpoints), shows in GET /metrics and
 	// GET /healthz.

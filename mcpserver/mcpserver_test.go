@@ -27,7 +27,7 @@ var wantTools = []string{
 	"skyvern_custom_model_list",
 	"skyvern_folder_create", "skyvern_folder_delete", "skyvern_folder_get", "skyvern_folder_list", "skyvern_folder_update",
 	"skyvern_login",
-	"skyvern_run_action", "skyvern_run_approve", "skyvern_run_bulk_cancel", "skyvern_run_question", "skyvern_run_reject",
+	"skyvern_run_action", "skyvern_run_approve", "skyvern_run_bulk_cancel", "skyvern_run_frame", "skyvern_run_question", "skyvern_run_reject",
 	"skyvern_run_task", "skyvern_run_webhook_retry",
 	"skyvern_schedule_create", "skyvern_schedule_delete", "skyvern_schedule_disable", "skyvern_schedule_enable", "skyvern_schedule_list",
 	"skyvern_script_deploy", "skyvern_script_get", "skyvern_script_list", "skyvern_script_run",
@@ -71,7 +71,7 @@ func TestListTools(t *testing.T) {
 			hosted := !strings.Contains(tool.Name, "tag") && !strings.Contains(tool.Name, "bulk") && !strings.Contains(tool.Name, "script") &&
 				!strings.Contains(tool.Name, "webhook") && tool.Name != "skyvern_run_action" &&
 				tool.Name != "skyvern_workflow_runs" && tool.Name != "skyvern_workflow_run_retry" && tool.Name != "skyvern_custom_model_list" && tool.Name != "skyvern_browser_fleet" && tool.Name != "skyvern_web_ui_link" &&
-				!slices.Contains([]string{"skyvern_run_question", "skyvern_run_approve", "skyvern_run_reject"}, tool.Name)
+				!slices.Contains([]string{"skyvern_run_question", "skyvern_run_approve", "skyvern_run_reject", "skyvern_run_frame"}, tool.Name)
 			if own == hosted {
 				t.Errorf("%s: description says own tool = %v; the hosted service has it = %v", tool.Name, own, hosted)
 			}

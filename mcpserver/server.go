@@ -72,6 +72,7 @@ func New(c *client.Client, opts Options) *mcp.Server {
 	follower := runFollower{runs: c.Runs, poll: opts.Poll}
 	(&runTools{runs: c.Runs, actions: c.Actions, follower: follower}).register(s)
 	(&humanTools{runs: c.Runs}).register(s)
+	(&frameTools{runs: c.Runs}).register(s)
 	(&agentTools{agents: c.Agents}).register(s)
 	(&agentRunTools{agents: c.Agents, follower: follower}).register(s)
 	(&folderTools{folders: c.Folders}).register(s)

@@ -64,6 +64,7 @@ func (s *Server) routes() http.Handler {
 	api.HandleFunc("POST /v1/runs/cancel", runs.handleCancelRuns)
 	api.HandleFunc("POST /v1/runs/{id}/retry_webhook", runs.handleRetryWebhook)
 	api.HandleFunc("GET /v1/runs/{id}/artifacts", runs.handleRunArtifacts)
+	api.HandleFunc("GET /v1/runs/{id}/frame", runs.handleRunFrame) // abctl's own (frame.go)
 	api.HandleFunc("POST /v1/sdk/run_action", actions.handleRunAction)
 
 	api.HandleFunc("POST /v1/credentials", credentials.handleCreateCredential)

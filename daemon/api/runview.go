@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"sync"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/artifacts"
@@ -29,6 +30,12 @@ type Runs struct {
 	// Sessions keeps browser sessions (POST /v1/browser_sessions); nil
 	// answers 503 to opening one.
 	Sessions executor.BrowserSessions
+	// Frames shows the pages of running runs (GET /v1/runs/{id}/frame,
+	// frame.go); nil: no run has a frame.
+	Frames executor.Frames
+
+	frameOnce  sync.Once
+	frameCache *frameCache
 }
 
 // links makes the URLs of run answers; nil (a server without runs, rs

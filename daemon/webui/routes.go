@@ -30,6 +30,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+Prefix+"runs/{id}", s.signedIn(s.handleRun))
 	mux.HandleFunc("POST "+Prefix+"runs/{id}/approve", s.signedIn(s.handleAnswer(true)))
 	mux.HandleFunc("POST "+Prefix+"runs/{id}/reject", s.signedIn(s.handleAnswer(false)))
+	mux.HandleFunc("GET "+Prefix+"runs/{id}/frame", s.signedIn(s.handleFrame)) // frame.go
 	mux.HandleFunc("GET "+Prefix+"runs/{id}/{answer}", s.signedIn(s.handleAnswered))
 	s.agentRoutes(mux)
 	s.resourceRoutes(mux)

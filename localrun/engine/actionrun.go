@@ -261,6 +261,7 @@ func (e *Engine) openAction(ctx context.Context, job *executor.Job, req *client.
 	}
 	r := e.newRun(e.guard(job.OrgID), job.Dir, progress, 0, release != nil, openedBrowser(bs, be))
 	r.browser.Acquire(ctx) // open already: it cannot fail
+	e.listFrames(job.RunID, r)
 	r.files.UseNetwork(r.guard, job.LocalFiles)
 	r.release = release
 	as := &actionRun{e: e, runID: job.RunID, lock: make(chan struct{}, 1), done: make(chan struct{}), r: r, end: end}

@@ -207,6 +207,10 @@ type Engine struct {
 	// models, through their guards, by organization id (custommodels.go).
 	modelClients sync.Map
 
+	// frameRuns are the browsers of the executing runs by run id, for
+	// Frame (frames.go).
+	frameRuns sync.Map
+
 	unproxied sync.Map // remote browsers warned of running without the egress proxy (egress.go)
 
 	protectMu    sync.Mutex

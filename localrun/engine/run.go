@@ -35,6 +35,9 @@ type run struct {
 	state     []byte
 	// release gives a kept browser session back when the run ends.
 	release func()
+	// unlist takes the run off the engine's Frame as it ends; nil when it
+	// is not on it.
+	unlist func()
 	// cancel ends the run's context (openRun) with a cause: its browser
 	// went away (BrowserLostError); nil for a run_action run. done is
 	// closed by finish.
@@ -108,6 +111,7 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 		r.release = release
 		r.keepState = job.KeepBrowserState
 		r.browser.Acquire(ctx) // open already: it cannot fail
+		e.listFrames(job.RunID, r)
 		return r, ctx, nil
 	}
 	r := e.newRun(e.guard(job.OrgID), job.Dir, progress, limit, false, func(ctx context.Context) (*browser.Context, *browserEgress, error) {
@@ -115,6 +119,7 @@ func (e *Engine) openRun(ctx context.Context, job *executor.Job, progress execut
 	})
 	ctx, r.cancel = context.WithCancelCause(ctx)
 	r.keepState = job.KeepBrowserState
+	e.listFrames(job.RunID, r)
 	return r, ctx, nil
 }
 
@@ -205,6 +210,9 @@ func (r *run) finish(ctx context.Context) executor.Result {
 		return r.result()
 	}
 	r.ended = true
+	if r.unlist != nil {
+		r.unlist()
+	}
 	if r.keepState && r.browser.Opened() {
 		// Read before the browser context goes; a failure loses the state,
 		// not the run. A run that opened no browser keeps none: the state

@@ -12,6 +12,12 @@
 // time) is marked aria-current="step", and a button with data-seek="MS"
 // moves the video there. The listeners are on the document, so that they
 // outlive the swaps above.
+//
+// And on a running run's page: the picture of the page its browser shows
+// (img data-frame="MS") is loaded again every MS milliseconds while the
+// page is visible, until no part of the page is live any more (the run is
+// over), when it goes away. A run without a picture yet (its browser is
+// not open) shows a note instead, and the picture comes when it can.
 "use strict";
 
 (function () {
@@ -117,9 +123,50 @@
     markPlayhead();
   }
 
+  function followFrame(img) {
+    var every = parseInt(img.getAttribute("data-frame"), 10);
+    var note = document.getElementById("frame-note");
+    var said = note ? note.textContent : "";
+    var base = img.getAttribute("src").split("?")[0];
+    var n = 0;
+    var timer = null;
+    function shown(ok) {
+      img.hidden = !ok;
+      if (note) {
+        note.textContent = ok ? said : "No picture of the page yet: the run's browser is not open (it opens when the run first needs a page). It shows here when it is.";
+      }
+    }
+    img.addEventListener("load", function () { shown(true); });
+    img.addEventListener("error", function () { shown(false); });
+    if (img.complete && img.naturalWidth === 0) {
+      shown(false);
+    }
+    function tick() {
+      timer = null;
+      if (!document.querySelector("[data-live]")) {
+        // The run is over: its screenshots and recording show it now.
+        var section = img.closest("section") || img;
+        section.remove();
+        return;
+      }
+      if (!document.hidden) {
+        n += 1;
+        img.setAttribute("src", base + "?n=" + n);
+      }
+      timer = setTimeout(tick, every);
+    }
+    document.addEventListener("visibilitychange", function () {
+      if (!document.hidden && timer === null && img.isConnected) {
+        tick();
+      }
+    });
+    timer = setTimeout(tick, every);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     signInFromLink();
     live(document);
+    document.querySelectorAll("img[data-frame]").forEach(followFrame);
     // Media events do not bubble: listen as they go down.
     ["timeupdate", "seeked", "loadedmetadata"].forEach(function (type) {
       document.addEventListener(type, function (ev) {

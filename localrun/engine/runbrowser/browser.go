@@ -68,6 +68,10 @@ type Browser struct {
 	// outlives the run; Close leaves it open.
 	shared bool
 
+	// frameSrc is what Frame shows to viewers of the running run
+	// (frame.go).
+	frameSrc frameSource
+
 	// secrets are the run's credentials: placeholders typed are revealed
 	// at the last moment (TypeText), and what the page shows of them is
 	// scrubbed from every observation.
@@ -237,6 +241,7 @@ func (s *Browser) Context() *browser.Context { return s.bctx }
 // opened takes the browser context that opened, and starts the recording.
 func (s *Browser) opened(ctx context.Context, bs *browser.Context) {
 	s.bctx = bs
+	s.frameSrc.open(bs)
 	if s.ffmpeg != "" {
 		s.startRecording(ctx, s.ffmpeg)
 	}
@@ -255,6 +260,7 @@ func (s *Browser) startRecording(ctx context.Context, ffmpeg string) {
 	}
 	s.rec = rec
 	s.tab = tab
+	s.frameSrc.recording(rec)
 	if s.recorded != nil {
 		s.recorded(rec.Started())
 	}
@@ -676,6 +682,7 @@ func (s *Browser) SyncDownloads() []string {
 // for the run to return. A Browser that never opened only removes its
 // temporary files, and can no longer open.
 func (s *Browser) Close(ctx context.Context) (recording string) {
+	s.frameSrc.close()
 	if s.bctx == nil {
 		s.opener = nil
 		if s.openErr == nil {

@@ -40,7 +40,7 @@ func NewCmdRuns(f *cmdutil.Factory) *cobra.Command {
 	}
 	webhook.AddCommand(NewCmdRetry(f, nil))
 	cmd.AddCommand(NewCmdWatch(f, nil), NewCmdCancel(f, nil), NewCmdCancelAll(f, nil), NewCmdRetryRun(f, nil), webhook, NewCmdArtifacts(f, nil),
-		NewCmdApprove(f, nil), NewCmdReject(f, nil), NewCmdQuestion(f, nil), NewCmdArtifact(f, nil))
+		NewCmdApprove(f, nil), NewCmdReject(f, nil), NewCmdQuestion(f, nil), NewCmdArtifact(f, nil), NewCmdFrame(f, nil))
 	return cmd
 }
 
