@@ -361,16 +361,24 @@ func paramFields(a *client.Agent) []*paramField {
 	return out
 }
 
+// formAgent reads the agent of the run form's path, with the client that
+// read it; on an error it has written the error page and returns ok false.
+func (s *Server) formAgent(w http.ResponseWriter, r *http.Request, sess *session) (c *client.Client, a *client.Agent, ok bool) {
+	c, err := s.client(r, sess)
+	if err == nil {
+		a, err = c.Agents.Get(r.Context(), r.PathValue("id"), nil)
+	}
+	if err != nil {
+		s.fail(w, r, sess, err)
+		return nil, nil, false
+	}
+	return c, a, true
+}
+
 // handleRunForm shows the form that runs an agent.
 func (s *Server) handleRunForm(w http.ResponseWriter, r *http.Request, sess *session) {
-	c, err := s.client(r, sess)
-	if err != nil {
-		s.fail(w, r, sess, err)
-		return
-	}
-	a, err := c.Agents.Get(r.Context(), r.PathValue("id"), nil)
-	if err != nil {
-		s.fail(w, r, sess, err)
+	_, a, ok := s.formAgent(w, r, sess)
+	if !ok {
 		return
 	}
 	s.renderRunForm(w, r, sess, http.StatusOK, &runFormData{Agent: a, Fields: paramFields(a)})
@@ -385,14 +393,8 @@ func (s *Server) renderRunForm(w http.ResponseWriter, r *http.Request, sess *ses
 // (client.ConvertParameterValue), and goes to the run's page. A missing or
 // bad value shows the form again, with each problem at its field.
 func (s *Server) handleRunAgent(w http.ResponseWriter, r *http.Request, sess *session) {
-	c, err := s.client(r, sess)
-	if err != nil {
-		s.fail(w, r, sess, err)
-		return
-	}
-	a, err := c.Agents.Get(r.Context(), r.PathValue("id"), nil)
-	if err != nil {
-		s.fail(w, r, sess, err)
+	c, a, ok := s.formAgent(w, r, sess)
+	if !ok {
 		return
 	}
 	d := &runFormData{Agent: a, Fields: paramFields(a), Title: strings.TrimSpace(r.PostFormValue("title"))}
