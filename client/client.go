@@ -131,16 +131,26 @@ type request struct {
 	idempotent bool
 }
 
+// callConfig is the client's configuration for one call: its own when the
+// call gives no options, else a copy with them applied.
+func (c *Client) callConfig(opts []Option) (*config, error) {
+	if len(opts) == 0 {
+		return c.cfg, nil
+	}
+	cfg := c.cfg.clone()
+	if err := cfg.apply(opts); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 // do sends req and decodes a 2xx reply into out (when out is not nil). It
 // reports whether the reply body was empty or JSON null, which a few
 // operations answer instead of an object.
 func (c *Client) do(ctx context.Context, req request, out any, opts []Option) (empty bool, err error) {
-	cfg := c.cfg
-	if len(opts) > 0 {
-		cfg = cfg.clone()
-		if err := cfg.apply(opts); err != nil {
-			return false, err
-		}
+	cfg, err := c.callConfig(opts)
+	if err != nil {
+		return false, err
 	}
 	body, err := encodeBody(req)
 	if err != nil {

@@ -103,12 +103,9 @@ func (s *FilesService) Content(ctx context.Context, artifactID string, rng *Byte
 	if err := requireID("artifact id", artifactID); err != nil {
 		return nil, err
 	}
-	cfg := s.client.cfg
-	if len(opts) > 0 {
-		cfg = cfg.clone()
-		if err := cfg.apply(opts); err != nil {
-			return nil, err
-		}
+	cfg, err := s.client.callConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	req := request{method: "GET", path: pathf("/v1/artifacts/%s/content", artifactID), idempotent: true}
 	if rng != nil {

@@ -25,12 +25,9 @@ func (s *RunsService) Frame(ctx context.Context, runID string, opts ...Option) (
 	if err := requireID("run id", runID); err != nil {
 		return nil, err
 	}
-	cfg := s.client.cfg
-	if len(opts) > 0 {
-		cfg = cfg.clone()
-		if err := cfg.apply(opts); err != nil {
-			return nil, err
-		}
+	cfg, err := s.client.callConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	req := request{method: "GET", path: pathf("/v1/runs/%s/frame", runID), idempotent: true}
 	resp, body, _, err := s.client.attempt(ctx, cfg, req, cfg.baseURL.String()+req.path, nil, 0)

@@ -231,12 +231,9 @@ func (s *ScriptsService) File(ctx context.Context, scriptID string, version int,
 	if version < 0 {
 		return nil, errors.New("client: Scripts.File: the version must be 1 or more, or 0 for the latest")
 	}
-	cfg := s.client.cfg
-	if len(opts) > 0 {
-		cfg = cfg.clone()
-		if err := cfg.apply(opts); err != nil {
-			return nil, err
-		}
+	cfg, err := s.client.callConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	req := request{method: "GET", path: pathf("/v1/scripts/%s/files/"+ScriptFileName, scriptID), idempotent: true}
 	target := cfg.baseURL.String() + req.path
