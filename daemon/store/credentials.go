@@ -68,8 +68,6 @@ type CredentialQuery struct {
 	Search         string // in the name and the username, case aside
 }
 
-func credentialAD(orgID, id string) []byte { return []byte(orgID + "\x00" + id) }
-
 func (rec *credentialRecord) result() *client.Credential {
 	vault := client.CredentialVaultSkyvern
 	return &client.Credential{
@@ -87,9 +85,9 @@ func getCredential(o *orgTx, id string) (*credentialRecord, error) {
 
 func (c *Credentials) seal(orgID, id string, secret []byte) ([]byte, error) {
 	if c.s.sealer == nil {
-		return nil, errorf(ErrInvalid, "this daemon has no secret to seal credentials with")
+		return nil, Errorf(ErrInvalid, "this daemon has no secret to seal credentials with")
 	}
-	return sealWith(c.s.sealer.creds, secret, credentialAD(orgID, id))
+	return c.s.sealer.Seal(secret, CredentialAD(orgID, id))
 }
 
 // Create stores a new credential.
@@ -124,7 +122,7 @@ func (c *Credentials) Update(ctx context.Context, orgID, id string, in *Credenti
 			return err
 		}
 		if rec.Type != in.Type {
-			return errorf(ErrInvalid, "credential %s is a %s credential; its type cannot change to %s (create a new credential instead)", id, rec.Type, in.Type)
+			return Errorf(ErrInvalid, "credential %s is a %s credential; its type cannot change to %s (create a new credential instead)", id, rec.Type, in.Type)
 		}
 		rec.Name, rec.Info, rec.Sealed, rec.ModifiedAt = in.Name, credentialInfo(in.Info), sealed, c.s.clock()
 		return putJSON(o.credentials(), []byte(id), rec)
@@ -162,9 +160,9 @@ func (c *Credentials) Secret(ctx context.Context, orgID, id string) (client.Cred
 		return "", nil, err
 	}
 	if c.s.sealer == nil {
-		return "", nil, errorf(ErrInvalid, "this daemon has no secret to open credentials with")
+		return "", nil, Errorf(ErrInvalid, "this daemon has no secret to open credentials with")
 	}
-	plain, err := openWith(c.s.sealer.creds, rec.Sealed, credentialAD(orgID, id))
+	plain, err := c.s.sealer.Open(rec.Sealed, CredentialAD(orgID, id))
 	if err != nil {
 		return "", nil, fmt.Errorf("store: credential %s cannot be opened with this daemon's secret", id)
 	}
@@ -233,7 +231,7 @@ func totpKey(identifier string, created time.Time, id string) []byte {
 // expired codes.
 func (c *Credentials) PutTOTPCode(ctx context.Context, orgID string, code *client.TOTPCode) error {
 	if strings.IndexByte(code.TOTPIdentifier, 0) >= 0 || code.TOTPIdentifier == "" {
-		return errorf(ErrInvalid, "a TOTP identifier must be non-empty text without NUL bytes")
+		return Errorf(ErrInvalid, "a TOTP identifier must be non-empty text without NUL bytes")
 	}
 	now := c.s.now()
 	return c.s.updateOrg(ctx, orgID, func(o *orgTx) error {

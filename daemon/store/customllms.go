@@ -52,10 +52,6 @@ type CustomLLMInput struct {
 	Valid bool
 }
 
-func customLLMAD(orgID, id string) []byte {
-	return []byte("custom_llm\x00" + orgID + "\x00" + id)
-}
-
 func (rec *customLLMRecord) result(orgID string) *client.CustomLLM {
 	cfg := rec.Config
 	cfg.APIKey = nil
@@ -73,9 +69,9 @@ func (c *CustomLLMs) sealKey(orgID, id, key string) ([]byte, error) {
 		return nil, nil
 	}
 	if c.s.sealer == nil {
-		return nil, errorf(ErrInvalid, "this daemon has no secret to seal the API keys of custom models with")
+		return nil, Errorf(ErrInvalid, "this daemon has no secret to seal the API keys of custom models with")
 	}
-	return sealWith(c.s.sealer.creds, []byte(key), customLLMAD(orgID, id))
+	return c.s.sealer.Seal([]byte(key), CustomLLMAD(orgID, id))
 }
 
 // NewID returns an id for a custom model not yet stored.
@@ -84,7 +80,7 @@ func (c *CustomLLMs) NewID() string { return c.s.ids.Next(ids.PrefixCustomLLM) }
 // Create stores a new custom model under id (from NewID).
 func (c *CustomLLMs) Create(ctx context.Context, orgID, id string, in *CustomLLMInput) (*client.CustomLLM, error) {
 	if !strings.HasPrefix(id, ids.PrefixCustomLLM+"_") || !validID(id) {
-		return nil, errorf(ErrInvalid, "%q is not a custom LLM id made by NewID", id)
+		return nil, Errorf(ErrInvalid, "%q is not a custom LLM id made by NewID", id)
 	}
 	key := ""
 	if in.Key != nil {
@@ -235,9 +231,9 @@ func (c *CustomLLMs) unseal(orgID string, rec *customLLMRecord) (executor.Custom
 	m := CustomModelOf(rec.ID, rec.Config)
 	if rec.SealedKey != nil {
 		if c.s.sealer == nil {
-			return executor.CustomModel{}, errorf(ErrInvalid, "this daemon has no secret to open the API key of custom LLM %s with", rec.ID)
+			return executor.CustomModel{}, Errorf(ErrInvalid, "this daemon has no secret to open the API key of custom LLM %s with", rec.ID)
 		}
-		key, err := openWith(c.s.sealer.creds, rec.SealedKey, customLLMAD(orgID, rec.ID))
+		key, err := c.s.sealer.Open(rec.SealedKey, CustomLLMAD(orgID, rec.ID))
 		if err != nil {
 			return executor.CustomModel{}, fmt.Errorf("store: the API key of custom LLM %s cannot be opened with this daemon's secret", rec.ID)
 		}

@@ -123,6 +123,9 @@ func (e *storeError) Unwrap() []error {
 	return []error{e.kind}
 }
 
-func errorf(kind error, format string, args ...any) error {
+// Errorf returns an error of kind (one of the sentinel errors) whose
+// message is the formatted text alone: errors.Is finds the kind, and the
+// message reads well without it.
+func Errorf(kind error, format string, args ...any) error {
 	return &storeError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }

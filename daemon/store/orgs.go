@@ -131,11 +131,11 @@ func (s *Store) addKey(tx *bolt.Tx, orgID, key string, now client.Time) error {
 		if rec.OrgID == orgID {
 			return nil
 		}
-		return errorf(ErrConflict, "API key already belongs to another organization (not %s)", orgID)
+		return Errorf(ErrConflict, "API key already belongs to another organization (not %s)", orgID)
 	}
 	rec := apiKeyRecord{OrgID: orgID, SHA256: sum[:], CreatedAt: now}
 	if s.sealer != nil {
-		sealed, err := s.sealer.seal(key, sum[:])
+		sealed, err := s.sealer.SealAPIKey(key, sum[:])
 		if err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func (s *Store) Authenticate(ctx context.Context, key string) (Organization, err
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketAPIKeys).Get(sum[:])
 		if v == nil {
-			return errorf(ErrNotFound, "API key not found")
+			return Errorf(ErrNotFound, "API key not found")
 		}
 		var rec apiKeyRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
@@ -169,7 +169,7 @@ func (s *Store) Authenticate(ctx context.Context, key string) (Organization, err
 		// The bucket key already matched; comparing the stored hash as
 		// well guards against a misfiled record, in constant time.
 		if subtle.ConstantTimeCompare(rec.SHA256, sum[:]) != 1 {
-			return errorf(ErrNotFound, "API key not found")
+			return Errorf(ErrNotFound, "API key not found")
 		}
 		unsealed = rec.Sealed == nil
 		var err error
@@ -237,7 +237,7 @@ func (s *Store) DefaultOrganization(ctx context.Context) (Organization, error) {
 		return Organization{}, err
 	}
 	if len(orgs) == 0 {
-		return Organization{}, errorf(ErrNotFound, "no organization")
+		return Organization{}, Errorf(ErrNotFound, "no organization")
 	}
 	return orgs[0], nil
 }

@@ -35,26 +35,25 @@ type ProfileQuery struct {
 	IncludeDeleted bool
 }
 
-func profileAD(orgID, id string) []byte { return []byte(orgID + "\x00profile\x00" + id) }
-
 func stateKey(kind byte, id string) []byte { return append([]byte{kind, 0}, id...) }
 
+// stateAD is the BrowserStateAD of the state kept under key (a stateKey).
 func stateAD(orgID string, key []byte) []byte {
-	return append([]byte(orgID+"\x00state\x00"), key...)
+	return BrowserStateAD(orgID, key[0], string(key[2:]))
 }
 
 func (p *Profiles) seal(plain, ad []byte) ([]byte, error) {
 	if p.s.sealer == nil {
-		return nil, errorf(ErrInvalid, "this daemon has no secret to seal browser states with")
+		return nil, Errorf(ErrInvalid, "this daemon has no secret to seal browser states with")
 	}
-	return sealWith(p.s.sealer.creds, plain, ad)
+	return p.s.sealer.Seal(plain, ad)
 }
 
 func (p *Profiles) open(sealed, ad []byte) ([]byte, error) {
 	if p.s.sealer == nil {
-		return nil, errorf(ErrInvalid, "this daemon has no secret to open browser states with")
+		return nil, Errorf(ErrInvalid, "this daemon has no secret to open browser states with")
 	}
-	plain, err := openWith(p.s.sealer.creds, sealed, ad)
+	plain, err := p.s.sealer.Open(sealed, ad)
 	if err != nil {
 		return nil, fmt.Errorf("store: a browser state cannot be opened with this daemon's secret")
 	}
@@ -88,7 +87,7 @@ func (p *Profiles) Create(ctx context.Context, orgID, name, description string, 
 		rec.WorkflowPermanentID = &wpid
 	}
 	if state != nil {
-		sealed, err := p.seal(state, profileAD(orgID, id))
+		sealed, err := p.seal(state, ProfileAD(orgID, id))
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +127,7 @@ func (p *Profiles) State(ctx context.Context, orgID, id string) ([]byte, error) 
 	if err != nil || rec.Sealed == nil {
 		return nil, err
 	}
-	return p.open(rec.Sealed, profileAD(orgID, id))
+	return p.open(rec.Sealed, ProfileAD(orgID, id))
 }
 
 // List returns a page of profiles, newest first.
@@ -214,14 +213,14 @@ func (p *Profiles) Delete(ctx context.Context, orgID, id string) error {
 // (for a profile made from it later) and, when wpid is given, as the state
 // the agent's next run starts from.
 func (p *Profiles) KeepRunState(ctx context.Context, orgID, runID, wpid string, state []byte) error {
-	runKey := stateKey('r', runID)
+	runKey := stateKey(StateOfRun, runID)
 	forRun, err := p.seal(state, stateAD(orgID, runKey))
 	if err != nil {
 		return err
 	}
 	var agentKey, forAgent []byte
 	if wpid != "" {
-		agentKey = stateKey('a', wpid)
+		agentKey = stateKey(StateOfAgent, wpid)
 		if forAgent, err = p.seal(state, stateAD(orgID, agentKey)); err != nil {
 			return err
 		}
@@ -254,7 +253,7 @@ func (p *Profiles) kept(ctx context.Context, orgID string, key []byte) ([]byte, 
 // KeepSessionState stores the browser state a browser session closed
 // with, for a profile made from it.
 func (p *Profiles) KeepSessionState(ctx context.Context, orgID, sessionID string, state []byte) error {
-	key := stateKey('s', sessionID)
+	key := stateKey(StateOfSession, sessionID)
 	sealed, err := p.seal(state, stateAD(orgID, key))
 	if err != nil {
 		return err
@@ -265,24 +264,24 @@ func (p *Profiles) KeepSessionState(ctx context.Context, orgID, sessionID string
 // SessionState returns the browser state a browser session closed with,
 // nil when it kept none.
 func (p *Profiles) SessionState(ctx context.Context, orgID, sessionID string) ([]byte, error) {
-	return p.kept(ctx, orgID, stateKey('s', sessionID))
+	return p.kept(ctx, orgID, stateKey(StateOfSession, sessionID))
 }
 
 // RunState returns the browser state a run kept, nil when it kept none.
 func (p *Profiles) RunState(ctx context.Context, orgID, runID string) ([]byte, error) {
-	return p.kept(ctx, orgID, stateKey('r', runID))
+	return p.kept(ctx, orgID, stateKey(StateOfRun, runID))
 }
 
 // AgentState returns the browser state an agent's next run starts from,
 // nil when there is none.
 func (p *Profiles) AgentState(ctx context.Context, orgID, wpid string) ([]byte, error) {
-	return p.kept(ctx, orgID, stateKey('a', wpid))
+	return p.kept(ctx, orgID, stateKey(StateOfAgent, wpid))
 }
 
 // ResetAgentState forgets the browser state of an agent, so that its next
 // run starts signed out.
 func (p *Profiles) ResetAgentState(ctx context.Context, orgID, wpid string) error {
 	return p.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		return o.browserStates().Delete(stateKey('a', wpid))
+		return o.browserStates().Delete(stateKey(StateOfAgent, wpid))
 	})
 }

@@ -102,7 +102,7 @@ func eachRunItem(b *bolt.Bucket, runID string, backwards bool, fn func(v []byte)
 // CreatedAt. ErrNotFound when there is no such run.
 func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.RunStep) error {
 	if step == nil || step.Number < 1 || step.Number > math.MaxUint32 {
-		return errorf(ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, stepNumber(step))
+		return Errorf(ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, stepNumber(step))
 	}
 	return r.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if !validID(runID) || o.runs().Get([]byte(runID)) == nil {
@@ -133,7 +133,7 @@ func stepNumber(step *client.RunStep) any {
 // is no such run.
 func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *client.RunBlock) error {
 	if block == nil || n < 1 || n > math.MaxUint32 {
-		return errorf(ErrInvalid, "store: run %s: a block execution is numbered from 1, not %d", runID, n)
+		return Errorf(ErrInvalid, "store: run %s: a block execution is numbered from 1, not %d", runID, n)
 	}
 	return r.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if !validID(runID) || o.runs().Get([]byte(runID)) == nil {
@@ -199,7 +199,7 @@ func (r *Runs) Trace(ctx context.Context, orgID, runID string) (*RunTrace, error
 		err = eachRunItem(o.runBlocks(), runID, false, func(v []byte) error {
 			b := new(client.RunBlock)
 			if err := json.Unmarshal(v, b); err != nil {
-				return errorf(ErrInvalid, "store: run %s: a block record does not decode: %v", runID, err)
+				return Errorf(ErrInvalid, "store: run %s: a block record does not decode: %v", runID, err)
 			}
 			t.Blocks = append(t.Blocks, b)
 			return nil
@@ -210,7 +210,7 @@ func (r *Runs) Trace(ctx context.Context, orgID, runID string) (*RunTrace, error
 		return eachRunItem(o.runSteps(), runID, false, func(v []byte) error {
 			s := new(client.RunStep)
 			if err := json.Unmarshal(v, s); err != nil {
-				return errorf(ErrInvalid, "store: run %s: a step record does not decode: %v", runID, err)
+				return Errorf(ErrInvalid, "store: run %s: a step record does not decode: %v", runID, err)
 			}
 			t.Steps = append(t.Steps, s)
 			return nil

@@ -264,7 +264,7 @@ func (sc *Scripts) newScript(o *orgTx, scriptID, revisionID, wpid, cacheKey, run
 
 func checkScriptContent(content []byte) error {
 	if len(content) == 0 {
-		return errorf(ErrInvalid, "a script needs the content of its file, and it is empty")
+		return Errorf(ErrInvalid, "a script needs the content of its file, and it is empty")
 	}
 	return nil
 }

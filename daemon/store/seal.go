@@ -29,12 +29,20 @@ import (
 // SecretSize is the size of Options.Secret.
 const SecretSize = 32
 
-// sealer seals API keys and credentials, each under its own key derived
-// from the secret; nil when the store has no secret, and then keys are not
-// sealed, webhooks cannot be signed and credentials cannot be stored.
-type sealer struct {
-	aead  cipher.AEAD // API keys
-	creds cipher.AEAD // credentials' secrets and the secret check
+// Sealer seals what the store keeps secret under Options.Secret: the
+// copies of API keys that sign webhooks, credentials' secrets, the API keys
+// of custom models and browser states. Each use has its own AES-256-GCM key
+// derived from the secret, and every sealed value is bound to what it
+// belongs to (its associated data: the key's hash, or one of the *AD
+// functions below), so that a sealed value copied to another record does
+// not open. Every backend seals the same way, so that sealed values can be
+// copied from one backend to another as they are.
+//
+// A nil *Sealer is a store without a secret: callers check for nil and
+// refuse to keep secrets.
+type Sealer struct {
+	keys   cipher.AEAD // API keys
+	values cipher.AEAD // credentials, custom models' keys, browser states, the secret check
 }
 
 // deriveAEAD makes an AES-256-GCM keyed with HMAC-SHA256(secret, label).
@@ -48,7 +56,9 @@ func deriveAEAD(secret []byte, label string) (cipher.AEAD, error) {
 	return cipher.NewGCM(block)
 }
 
-func newSealer(secret []byte) (*sealer, error) {
+// NewSealer returns the Sealer of secret, which must be SecretSize bytes;
+// nil (and no error) for a nil secret.
+func NewSealer(secret []byte) (*Sealer, error) {
 	if secret == nil {
 		return nil, nil
 	}
@@ -57,36 +67,91 @@ func newSealer(secret []byte) (*sealer, error) {
 	}
 	// Derive a key per use, so that the same secret can key other things
 	// (artifact URLs) without two uses ever sharing a key.
-	aead, err := deriveAEAD(secret, "abctl api key sealing v1")
+	keys, err := deriveAEAD(secret, "abctl api key sealing v1")
 	if err != nil {
 		return nil, err
 	}
-	creds, err := deriveAEAD(secret, "abctl credential sealing v1")
+	values, err := deriveAEAD(secret, "abctl credential sealing v1")
 	if err != nil {
 		return nil, err
 	}
-	return &sealer{aead: aead, creds: creds}, nil
+	return &Sealer{keys: keys, values: values}, nil
 }
 
-// seal returns nonce || ciphertext, bound to the key's hash.
-func (s *sealer) seal(key string, hash []byte) ([]byte, error) {
-	nonce := make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
+// SealAPIKey returns nonce || ciphertext of key, bound to its hash.
+func (s *Sealer) SealAPIKey(key string, hash []byte) ([]byte, error) {
+	sealed, err := sealWith(s.keys, []byte(key), hash)
+	if err != nil {
 		return nil, fmt.Errorf("store: seal an API key: %w", err)
 	}
-	return s.aead.Seal(nonce, nonce, []byte(key), hash), nil
+	return sealed, nil
 }
 
-func (s *sealer) open(sealed, hash []byte) (string, error) {
-	n := s.aead.NonceSize()
-	if len(sealed) < n {
+// OpenAPIKey opens what SealAPIKey sealed with the same hash.
+func (s *Sealer) OpenAPIKey(sealed, hash []byte) (string, error) {
+	if len(sealed) < s.keys.NonceSize() {
 		return "", fmt.Errorf("store: sealed API key too short")
 	}
-	key, err := s.aead.Open(nil, sealed[:n], sealed[n:], hash)
+	key, err := openWith(s.keys, sealed, hash)
 	if err != nil {
 		return "", fmt.Errorf("store: unseal an API key (was the data directory's secret replaced?): %w", err)
 	}
 	return string(key), nil
+}
+
+// Seal returns nonce || the sealed plaintext, bound to ad (one of the *AD
+// functions).
+func (s *Sealer) Seal(plaintext, ad []byte) ([]byte, error) {
+	return sealWith(s.values, plaintext, ad)
+}
+
+// Open opens what Seal sealed with the same ad.
+func (s *Sealer) Open(sealed, ad []byte) ([]byte, error) {
+	return openWith(s.values, sealed, ad)
+}
+
+// The associated data that binds each kind of sealed value to its record.
+
+// CredentialAD binds a credential's secret to the credential.
+func CredentialAD(orgID, id string) []byte { return []byte(orgID + "\x00" + id) }
+
+// CustomLLMAD binds a custom model's API key to the model.
+func CustomLLMAD(orgID, id string) []byte {
+	return []byte("custom_llm\x00" + orgID + "\x00" + id)
+}
+
+// ProfileAD binds a browser profile's state to the profile.
+func ProfileAD(orgID, id string) []byte { return []byte(orgID + "\x00profile\x00" + id) }
+
+// Kinds of kept browser states, for BrowserStateAD.
+const (
+	StateOfRun     byte = 'r' // the state a run kept, by run id
+	StateOfAgent   byte = 'a' // the state an agent with persist_browser_session starts from, by wpid
+	StateOfSession byte = 's' // the state a browser session closed with, by session id
+)
+
+// BrowserStateAD binds a kept browser state to its owner: kind is one of
+// StateOfRun, StateOfAgent, StateOfSession and id the run's, agent's or
+// session's id.
+func BrowserStateAD(orgID string, kind byte, id string) []byte {
+	return append(append([]byte(orgID+"\x00state\x00"), kind, 0), id...)
+}
+
+// SecretCheck seals a known text, which VerifySecretCheck opens: a store
+// keeps it from the first open with a secret, so that a later open with
+// another secret fails at once instead of sealing new values under the
+// wrong key.
+func (s *Sealer) SecretCheck() ([]byte, error) {
+	return sealWith(s.values, secretCheckText, keySecretCheck)
+}
+
+// VerifySecretCheck returns an error when sealed (made by SecretCheck) was
+// sealed under another secret.
+func (s *Sealer) VerifySecretCheck(sealed []byte) error {
+	if _, err := openWith(s.values, sealed, keySecretCheck); err != nil {
+		return errors.New("store: the secret does not open this store's sealed values (credentials, API keys): it is not the secret they were sealed with; restore the data directory's original secret file (a new one cannot read them)")
+	}
+	return nil
 }
 
 // sealMissing adds the sealed copy to the record of key when it lacks one
@@ -106,7 +171,7 @@ func (s *Store) sealMissing(ctx context.Context, key string, hash []byte) error 
 		if rec.Sealed != nil {
 			return nil
 		}
-		sealed, err := s.sealer.seal(key, hash)
+		sealed, err := s.sealer.SealAPIKey(key, hash)
 		if err != nil {
 			return err
 		}
@@ -120,23 +185,23 @@ func (s *Store) sealMissing(ctx context.Context, key string, hash []byte) error 
 // the key, or keeps no sealed copy of it (the store has no secret).
 func (s *Store) SigningKey(ctx context.Context, hash []byte) (string, error) {
 	if s.sealer == nil {
-		return "", errorf(ErrNotFound, "the daemon keeps no copy of its API keys to sign webhooks with")
+		return "", Errorf(ErrNotFound, "the daemon keeps no copy of its API keys to sign webhooks with")
 	}
 	var key string
 	err := s.view(ctx, func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketAPIKeys).Get(hash)
 		if v == nil {
-			return errorf(ErrNotFound, "the API key that started the run is no longer registered")
+			return Errorf(ErrNotFound, "the API key that started the run is no longer registered")
 		}
 		var rec apiKeyRecord
 		if err := json.Unmarshal(v, &rec); err != nil {
 			return fmt.Errorf("store: API key record: %w", err)
 		}
 		if rec.Sealed == nil {
-			return errorf(ErrNotFound, "no sealed copy of the API key that started the run; it is made the next time the key is used")
+			return Errorf(ErrNotFound, "no sealed copy of the API key that started the run; it is made the next time the key is used")
 		}
 		var err error
-		key, err = s.sealer.open(rec.Sealed, hash)
+		key, err = s.sealer.OpenAPIKey(rec.Sealed, hash)
 		return err
 	})
 	return key, err
@@ -171,7 +236,7 @@ var (
 // open it. A replaced secret file (or a new one made for a missing one) is
 // then an error at start, before anything is written or sealed under the
 // wrong key.
-func verifySecret(db *bolt.DB, sl *sealer) error {
+func verifySecret(db *bolt.DB, sl *Sealer) error {
 	var sealed []byte
 	if err := db.View(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
@@ -186,15 +251,12 @@ func verifySecret(db *bolt.DB, sl *sealer) error {
 		// opens, and cannot seal or unseal.
 		return nil
 	}
-	if _, err := openWith(sl.creds, sealed, keySecretCheck); err != nil {
-		return errors.New("store: the secret does not open this store's sealed values (credentials, API keys): it is not the secret they were sealed with; restore the data directory's original secret file (a new one cannot read them)")
-	}
-	return nil
+	return sl.VerifySecretCheck(sealed)
 }
 
 // recordSecret seals the known text under the store's secret, when the
 // store has a secret and no check yet.
-func recordSecret(db *bolt.DB, sl *sealer) error {
+func recordSecret(db *bolt.DB, sl *Sealer) error {
 	if sl == nil {
 		return nil
 	}
@@ -210,7 +272,7 @@ func recordSecret(db *bolt.DB, sl *sealer) error {
 		if meta.Get(keySecretCheck) != nil {
 			return nil
 		}
-		check, err := sealWith(sl.creds, secretCheckText, keySecretCheck)
+		check, err := sl.SecretCheck()
 		if err != nil {
 			return err
 		}

@@ -276,7 +276,7 @@ type Store struct {
 	path   string
 	now    func() time.Time
 	ids    *ids.Generator
-	sealer *sealer
+	sealer *Sealer
 	views  RunViews // nil: runs are stored without views
 	// commits groups concurrent writes into one commit (commit.go).
 	commits *committer
@@ -339,7 +339,7 @@ func Open(path string, opts Options) (*Store, error) {
 		}
 		opts.IDs = ids.New(w)
 	}
-	sl, err := newSealer(opts.Secret)
+	sl, err := NewSealer(opts.Secret)
 	if err != nil {
 		return nil, err
 	}
@@ -558,7 +558,7 @@ func migrate(db *bolt.DB, path string, steps []migration) error {
 			}
 		}
 		if current > latest {
-			return errorf(ErrSchemaTooNew,
+			return Errorf(ErrSchemaTooNew,
 				"store: %s has schema version %d, but this abctl knows versions up to %d: use a newer abctl",
 				path, current, latest)
 		}
