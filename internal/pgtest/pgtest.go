@@ -13,8 +13,11 @@
 // the server as the postgres user the Debian package made, and the
 // directory is theirs.
 //
-// A test that needs a server calls Start; where PostgreSQL is not
-// installed it is skipped, saying so and how to install it.
+// A test that needs a server of its own calls Start; the tests of a
+// package share one with Shared (their TestMain calls Main, which stops it
+// after them), each in a database of its own (NewDatabase). Where
+// PostgreSQL is not installed the test is skipped, saying so and how to
+// install it.
 package pgtest
 
 import (
@@ -29,6 +32,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -50,26 +54,114 @@ type Server struct {
 
 // Start starts a PostgreSQL server for tb and stops it (and removes its
 // files) when tb ends. It skips tb when PostgreSQL is not installed.
+//
+// Starting a server takes seconds (initdb above all); a package with many
+// tests shares one instead (Shared).
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	s, stop, err := start()
+	if err != nil {
+		var missing *missingError
+		if errors.As(err, &missing) {
+			tb.Skip(err.Error())
+		}
+		tb.Fatal(err.Error())
+	}
+	tb.Cleanup(stop)
+	return s
+}
+
+// shared is the server of a test binary (Shared), stopped by Main.
+var shared struct {
+	mu      sync.Mutex
+	inMain  bool // Main runs the tests
+	started bool
+	s       *Server
+	stop    func()
+	err     error
+}
+
+// Main runs a package's tests (call it from TestMain:
+// os.Exit(pgtest.Main(m))) and then stops the server that Shared started
+// for them, if any.
+func Main(m *testing.M) int {
+	shared.mu.Lock()
+	shared.inMain = true
+	shared.mu.Unlock()
+	code := m.Run()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.stop != nil {
+		shared.stop()
+	}
+	return code
+}
+
+// Shared returns the server that the test binary's tests share, starting
+// it on first use; each test then takes a database of its own
+// (NewDatabase). It needs the package's TestMain to call Main, which stops
+// the server after the tests. It skips tb when PostgreSQL is not
+// installed.
+func Shared(tb testing.TB) *Server {
+	tb.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if !shared.inMain {
+		tb.Fatal("pgtest.Shared: the package's TestMain must run its tests with pgtest.Main, which stops the shared server")
+	}
+	if !shared.started {
+		shared.started = true
+		shared.s, shared.stop, shared.err = start()
+	}
+	if shared.err != nil {
+		var missing *missingError
+		if errors.As(shared.err, &missing) {
+			tb.Skip(shared.err.Error())
+		}
+		tb.Fatal(shared.err.Error())
+	}
+	return shared.s
+}
+
+// missingError is the error of a machine without PostgreSQL: tests skip.
+type missingError struct{ err error }
+
+func (e *missingError) Error() string {
+	return fmt.Sprintf("pgtest: %v: these tests need a real PostgreSQL server (Debian: apt-get install postgresql)", e.err)
+}
+
+// start starts a server and returns it with the function that stops it
+// and removes its files.
+func start() (_ *Server, stop func(), err error) {
 	bin, err := binDir()
 	if err != nil {
-		tb.Skipf("pgtest: %v: these tests need a real PostgreSQL server (Debian: apt-get install postgresql)", err)
+		return nil, nil, &missingError{err}
 	}
 	owner, err := serverUser()
 	if err != nil {
-		tb.Fatalf("pgtest: %v", err)
+		return nil, nil, fmt.Errorf("pgtest: %v", err)
 	}
 	// Not tb.TempDir: its parents are private to root, and the server
 	// may run as another user.
 	dir, err := os.MkdirTemp("", "abctl-pg-")
 	if err != nil {
-		tb.Fatalf("pgtest: %v", err)
+		return nil, nil, fmt.Errorf("pgtest: %v", err)
 	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
+	var stops []func() // in reverse order
+	stop = func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	stops = append(stops, func() { os.RemoveAll(dir) })
 	if owner != nil {
 		if err := os.Chown(dir, owner.uid, owner.gid); err != nil {
-			tb.Fatalf("pgtest: give %s to the postgres user: %v", dir, err)
+			return nil, nil, fmt.Errorf("pgtest: give %s to the postgres user: %v", dir, err)
 		}
 	}
 	s := &Server{dir: dir, user: "abctl"}
@@ -81,13 +173,13 @@ func Start(tb testing.TB) *Server {
 		"--pgdata", data, "--username", s.user, "--auth", "trust",
 		"--encoding", "UTF8", "--locale", "C", "--no-sync", "--no-instructions")
 	if out, err := run(initdb, owner); err != nil {
-		tb.Fatalf("pgtest: initdb: %v\n%s", err, out)
+		return nil, nil, fmt.Errorf("pgtest: initdb: %v\n%s", err, out)
 	}
 
 	logPath := filepath.Join(dir, "server.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		tb.Fatalf("pgtest: %v", err)
+		return nil, nil, fmt.Errorf("pgtest: %v", err)
 	}
 	srv := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
 		"-k", dir, // the socket's directory
@@ -101,11 +193,11 @@ func Start(tb testing.TB) *Server {
 	}
 	if err := srv.Start(); err != nil {
 		logFile.Close()
-		tb.Fatalf("pgtest: start postgres: %v", err)
+		return nil, nil, fmt.Errorf("pgtest: start postgres: %v", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- srv.Wait(); logFile.Close() }()
-	tb.Cleanup(func() {
+	stops = append(stops, func() {
 		// SIGINT is PostgreSQL's fast shutdown: it rolls back what is
 		// open and stops; a server that does not is killed.
 		srv.Process.Signal(syscall.SIGINT)
@@ -119,9 +211,9 @@ func Start(tb testing.TB) *Server {
 
 	if err := s.waitReady(ctx, exited); err != nil {
 		log, _ := os.ReadFile(logPath)
-		tb.Fatalf("pgtest: the server did not start: %v\nits log:\n%s", err, log)
+		return nil, nil, fmt.Errorf("pgtest: the server did not start: %v\nits log:\n%s", err, log)
 	}
-	return s
+	return s, stop, nil
 }
 
 // URL is the connection string of database db on the server, as pgx and

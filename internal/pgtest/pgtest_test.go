@@ -3,6 +3,7 @@ package pgtest_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -81,4 +82,25 @@ func connect(t *testing.T, url string) *pgx.Conn {
 	}
 	t.Cleanup(func() { c.Close(context.Background()) })
 	return c
+}
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// TestShared: the tests of a binary share one server, each in a database
+// of its own.
+func TestShared(t *testing.T) {
+	first := pgtest.Shared(t)
+	var second *pgtest.Server
+	t.Run("another test", func(t *testing.T) { second = pgtest.Shared(t) })
+	if first != second {
+		t.Fatal("Shared started a second server")
+	}
+	a, b := first.NewDatabase(t), second.NewDatabase(t)
+	if a == b {
+		t.Fatalf("two databases with one URL: %s", a)
+	}
+	var one int
+	if err := connect(t, b).QueryRow(t.Context(), `SELECT 1`).Scan(&one); err != nil || one != 1 {
+		t.Fatalf("the shared server: %d, %v", one, err)
+	}
 }
