@@ -375,7 +375,7 @@ func testSetAgentFolder(t *testing.T, o opener) {
 	wantErr(t, err, store.ErrNotFound, "agent wpid_404 not found")
 }
 
-// TestListAgentsOrderAndPaging: newest first by the latest version's
+// testListAgentsOrderAndPaging: newest first by the latest version's
 // created_at; pages of PageSize; defaults page 1 size 10.
 func testListAgentsOrderAndPaging(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -543,7 +543,7 @@ func testListAgentsFilters(t *testing.T, o opener) {
 	}
 }
 
-// TestOddFolderAndStatus: folder and status values that need escaping
+// testOddFolderAndStatus: folder and status values that need escaping
 // in JSON list and filter as any other.
 func testOddFolderAndStatus(t *testing.T, o opener) {
 	// Odd folder and status values still list and filter correctly
@@ -558,7 +558,7 @@ func testOddFolderAndStatus(t *testing.T, o opener) {
 	}
 }
 
-// TestOrgIsolation: every method answers another organization's ids as if
+// testOrgIsolation: every method answers another organization's ids as if
 // they did not exist, and an unknown organization is ErrNotFound.
 func testOrgIsolation(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -652,7 +652,7 @@ func testOrgIsolation(t *testing.T, o opener) {
 	wantErr(t, err, store.ErrNotFound, "organization o_404 not found")
 }
 
-// TestManyVersions rewrites rows spread over many pages: delete, resurrect
+// testManyVersions: an agent of many large versions; delete, resurrect
 // and a folder delete each touch every version.
 func testManyVersions(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -708,7 +708,7 @@ func testManyVersions(t *testing.T, o opener) {
 	}
 }
 
-// TestConcurrentUse runs creates, updates, moves, deletes and lists from
+// testConcurrentUse runs creates, updates, moves, deletes and lists from
 // several goroutines (run with -race), then checks the indexes.
 func testConcurrentUse(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -758,7 +758,7 @@ func testConcurrentUse(t *testing.T, o opener) {
 	}
 }
 
-// TestListAgentsSearchesOutputParameters: the output parameters that a
+// testListAgentsSearchesOutputParameters: the output parameters that a
 // version's blocks have (the API adds them, nested blocks' included) are
 // parameter metadata, which search finds.
 func testListAgentsSearchesOutputParameters(t *testing.T, o opener) {

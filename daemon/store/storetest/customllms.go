@@ -11,11 +11,11 @@ import (
 	"github.com/abctl/abctl/localrun/executor"
 )
 
-// TestCustomLLMs: a model's key is sealed (the file never holds it), given
-// back only to Models and Model of its own organization, kept or replaced
-// or removed on update; answers never carry it; models list newest first;
-// another organization's ids are not found; the key survives a reopen.
-// (That the stored bytes never hold the key is each backend's own test.)
+// testCustomLLMs: a model's key is sealed, given back only to Models and
+// Model of its own organization, kept or replaced or removed on update;
+// answers never carry it; models list newest first; another
+// organization's ids are not found; the key survives a reopen. (That the
+// stored bytes never hold the key is each backend's own test.)
 func testCustomLLMs(t *testing.T, o opener) {
 	const key = "sk-custom-0123456789-abcdef"
 	clock := newClock()
@@ -116,7 +116,7 @@ func testCustomLLMs(t *testing.T, o opener) {
 	}
 }
 
-// TestCustomLLMKeyNeedsASecret: a store without a secret stores models
+// testCustomLLMKeyNeedsASecret: a store without a secret stores models
 // without keys, and refuses a key rather than keep it in the clear.
 func testCustomLLMKeyNeedsASecret(t *testing.T, o opener) {
 	f := newFixture(t, o)

@@ -8,7 +8,7 @@ import (
 	"github.com/abctl/abctl/daemon/store"
 )
 
-// TestTypedErrors: the errors about a record say which, in typed values
+// testTypedErrors: the errors about a record say which, in typed values
 // that match their sentinel.
 func testTypedErrors(t *testing.T, o opener) {
 	f := newFixture(t, o)

@@ -131,7 +131,7 @@ func testListFolders(t *testing.T, o opener) {
 	}
 }
 
-// TestFolderCounts follows workflow_count through every kind of change.
+// testFolderCounts follows workflow_count through every kind of change.
 func testFolderCounts(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	f1 := f.folder(f.org.ID, "One")
@@ -198,7 +198,7 @@ func testFolderCounts(t *testing.T, o opener) {
 	counts(2, 1, "after reopen")
 }
 
-// TestDeleteFolderKeepAgents: the agents move out of the folder, on every
+// testDeleteFolderKeepAgents: the agents move out of the folder, on every
 // version row, and stay.
 func testDeleteFolderKeepAgents(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -257,7 +257,7 @@ func testDeleteFolderKeepAgents(t *testing.T, o opener) {
 	}
 }
 
-// TestDeleteFolderWithAgents: the agents whose latest version is in the
+// testDeleteFolderWithAgents: the agents whose latest version is in the
 // folder are deleted; the others stay.
 func testDeleteFolderWithAgents(t *testing.T, o opener) {
 	f := newFixture(t, o)

@@ -48,7 +48,7 @@ func testAuthenticateUnknown(t *testing.T, o opener) {
 	}
 }
 
-// TestAPIKeyKept: an added key authenticates after a reopen (that the
+// testAPIKeyKept: an added key authenticates after a reopen (that the
 // key itself is not stored is each backend's own test: it reads what is
 // stored).
 func testAPIKeyKept(t *testing.T, o opener) {
@@ -128,7 +128,8 @@ func testDefaultOrganizationNone(t *testing.T, o opener) {
 	}
 }
 
-// TestOrganizationCount: OrganizationCount follows creations and survives a reopen.
+// testOrganizationCount: OrganizationCount follows creations and
+// survives a reopen.
 func testOrganizationCount(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	if n := f.OrganizationCount(); n != 1 {

@@ -9,7 +9,7 @@ import (
 	"github.com/abctl/abctl/daemon/store"
 )
 
-// TestProfilesAndKeptStates: browser states are sealed and read back only
+// testProfilesAndKeptStates: browser states are sealed and read back only
 // by their own record and organization (that the stored bytes never hold a
 // cookie's value is each backend's own test); profiles list newest first, search, soft-delete; an
 // agent's kept state is forgotten on reset.

@@ -65,7 +65,7 @@ func testListRunsNewestFirstAndPaged(t *testing.T, o opener) {
 	}
 }
 
-// TestListRunsItem: a list item carries what the record says, as the run
+// testListRunsItem: a list item carries what the record says, as the run
 // moves.
 func testListRunsItem(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -163,7 +163,7 @@ func testListRunsFilters(t *testing.T, o opener) {
 	}
 }
 
-// TestListRunsWorkflowDeleted: workflow_deleted follows the agent, read
+// testListRunsWorkflowDeleted: workflow_deleted follows the agent, read
 // at listing time.
 func testListRunsWorkflowDeleted(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -192,7 +192,7 @@ func testListRunsWorkflowDeleted(t *testing.T, o opener) {
 	}
 }
 
-// TestListRunsOrganizations: an organization lists its own runs only, and
+// testListRunsOrganizations: an organization lists its own runs only, and
 // its filters never reach another's.
 func testListRunsOrganizations(t *testing.T, o opener) {
 	f := newFixture(t, o)

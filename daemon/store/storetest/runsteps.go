@@ -81,7 +81,7 @@ func testRunSteps(t *testing.T, o opener) {
 	}
 }
 
-// TestRunStepsBounded: a run keeps its newest MaxRunSteps steps.
+// testRunStepsBounded: a run keeps its newest MaxRunSteps steps.
 func testRunStepsBounded(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	run := f.newRun(client.RunTypeTaskV1, nil)
@@ -138,7 +138,7 @@ func testRunStepsErrors(t *testing.T, o opener) {
 	}
 }
 
-// TestRunBlocks: a block execution recorded as it starts and again as it
+// testRunBlocks: a block execution recorded as it starts and again as it
 // ends keeps its first created_at; Trace reads the record, the blocks in
 // the order they started and the steps in order, of that run only; a run
 // keeps its newest MaxRunBlocks blocks.

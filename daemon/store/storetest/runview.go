@@ -76,7 +76,7 @@ func (f *fixture) checkView(orgID, id string) {
 	}
 }
 
-// TestRunViewWrittenWithRecord: every write of a run writes the view its
+// testRunViewWrittenWithRecord: every write of a run writes the view its
 // views make of the record as written.
 func testRunViewWrittenWithRecord(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -95,7 +95,7 @@ func testRunViewWrittenWithRecord(t *testing.T, o opener) {
 	}
 }
 
-// TestRunViewNone: a run whose view cannot be made has none (its stale
+// testRunViewNone: a run whose view cannot be made has none (its stale
 // view is removed), until a write whose view can be made.
 func testRunViewNone(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -124,7 +124,7 @@ func testRunViewNotFound(t *testing.T, o opener) {
 	}
 }
 
-// TestRunViewCallbackError: the error of the reader's function comes back
+// testRunViewCallbackError: the error of the reader's function comes back
 // as it is.
 func testRunViewCallbackError(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -135,7 +135,7 @@ func testRunViewCallbackError(t *testing.T, o opener) {
 	}
 }
 
-// TestRunViewWithoutRunViews: a store opened without RunViews writes runs
+// testRunViewWithoutRunViews: a store opened without RunViews writes runs
 // without views, removing the stale ones; the file's format is left as it
 // is, so that a store with views opened next does not make them again: the
 // runs written meanwhile have none until their next write.
@@ -157,7 +157,7 @@ func testRunViewWithoutRunViews(t *testing.T, o opener) {
 	f.checkView(f.org.ID, rec.ID)
 }
 
-// TestRunViewFormatChange: views made by RunViews of another Format are
+// testRunViewFormatChange: views made by RunViews of another Format are
 // made again when the store opens; under the same Format they are left
 // alone, even by RunViews that would make other views.
 func testRunViewFormatChange(t *testing.T, o opener) {

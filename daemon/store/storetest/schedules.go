@@ -89,7 +89,7 @@ func testSchedulesCRUDAndOrganizations(t *testing.T, o opener) {
 	}
 }
 
-// TestFireIsAtomicAndOnce: the run, its tag and the schedule's mark are
+// testFireIsAtomicAndOnce: the run, its tag and the schedule's mark are
 // written together or not at all, and a fire time is taken once.
 func testFireIsAtomicAndOnce(t *testing.T, o opener) {
 	f := newFixture(t, o)
@@ -117,7 +117,7 @@ func testFireIsAtomicAndOnce(t *testing.T, o opener) {
 	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at.Add(time.Second), store.Missed{}, run); err != nil || out != store.FireStarted {
 		t.Fatalf("fire: %v %v", out, err)
 	}
-	f.reopen() // what is there is on disk
+	f.reopen() // what is there was committed
 	rec, err := f.Schedules().Get(ctx, f.org.ID, wpid, s.ID)
 	if err != nil || rec.LastRunID != run.ID || !rec.LastFireTime.Equal(at) || !rec.HandledThrough.Equal(at.Add(time.Second)) {
 		t.Errorf("after the fire: %+v %v", rec, err)

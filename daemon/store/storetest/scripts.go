@@ -31,7 +31,7 @@ func scriptIDs(revs []*store.ScriptRevision) []string {
 	return out
 }
 
-// TestScriptsVersionsAndIndex: a script made for an agent is version 1
+// testScriptsVersionsAndIndex: a script made for an agent is version 1
 // and the one of its cache key; a deploy is a new version even when
 // nothing changed; versions read back as stored; a later script of the
 // same agent and cache key takes the index; the list is newest first,
@@ -140,7 +140,7 @@ func testScriptsVersionsAndIndex(t *testing.T, o opener) {
 	}
 }
 
-// TestScriptRecord: a run's recording creates the script of its agent and
+// testScriptRecord: a run's recording creates the script of its agent and
 // cache key, adds a version when it differs from the latest, and only
 // then; cache keys keep their scripts apart.
 func testScriptRecord(t *testing.T, o opener) {

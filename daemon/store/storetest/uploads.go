@@ -8,7 +8,7 @@ import (
 	"github.com/abctl/abctl/daemon/store"
 )
 
-// TestUploads: an upload's record survives a reopen, is its
+// testUploads: an upload's record survives a reopen, is its
 // organization's only, and an unknown id is a NotFoundError of an
 // artifact.
 func testUploads(t *testing.T, o opener) {
@@ -35,7 +35,7 @@ func testUploads(t *testing.T, o opener) {
 	}
 }
 
-// TestFindFile: a run's file is found by its artifact id in its
+// testFindFile: a run's file is found by its artifact id in its
 // organization only, also when the id appears elsewhere in another run.
 func testFindFile(t *testing.T, o opener) {
 	f := newFixture(t, o)
