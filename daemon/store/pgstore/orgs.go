@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
@@ -165,8 +166,11 @@ func (s *Store) SigningKey(ctx context.Context, hash []byte) (string, error) {
 	return s.sealer.OpenAPIKey(sealed, hash)
 }
 
-// querier is what both the pool and a transaction can do.
+// querier is what both the pool and a transaction can do: the helpers
+// that read or write within a caller's transaction take one.
 type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
