@@ -1,8 +1,6 @@
 package store
 
-import (
-	"github.com/abctl/abctl/client"
-)
+import "github.com/abctl/abctl/client"
 
 // CredentialInput is a credential to store: what answers show (Info) and
 // the secret, the JSON of the credential's data as the API received it,

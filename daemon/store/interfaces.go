@@ -235,12 +235,12 @@ type Runs interface {
 	// FinishedAt when the status enters queued, running or a terminal state
 	// and they are not set yet. A change returning an error writes nothing;
 	// returning ErrUnchanged (see below) writes nothing either and returns the
-	// record as read. change may be called more than once (the store's writes
-	// are committed in groups, commit.go): it must change nothing but rec.
+	// record as read. change may be called more than once (a backend may
+	// retry or group its writes): it must change nothing but rec.
 	Update(ctx context.Context, orgID, id string, change func(rec *RunRecord) error) (*RunRecord, error)
 
 	// Pending returns every run that is not terminal, or is terminal with its
-	// webhook not sent yet (see putRun), of every organization, oldest first
+	// webhook URL but no delivery recorded yet, of every organization, oldest first
 	// (run ids are time-ordered snowflakes).
 	Pending(ctx context.Context) ([]RunRef, error)
 

@@ -1,8 +1,6 @@
 package store
 
-import (
-	"github.com/abctl/abctl/client"
-)
+import "github.com/abctl/abctl/client"
 
 // Organization owns agents, folders and runs; API keys authenticate as one.
 type Organization struct {

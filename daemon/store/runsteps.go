@@ -1,8 +1,6 @@
 package store
 
-import (
-	"github.com/abctl/abctl/client"
-)
+import "github.com/abctl/abctl/client"
 
 // MaxRunSteps is how many steps of a run the store keeps: the newest.
 const MaxRunSteps = 200

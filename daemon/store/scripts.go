@@ -1,8 +1,6 @@
 package store
 
-import (
-	"github.com/abctl/abctl/client"
-)
+import "github.com/abctl/abctl/client"
 
 // RecordScript names scripts in the store's errors.
 const RecordScript Record = "script"

@@ -1,8 +1,6 @@
 package store
 
-import (
-	"github.com/abctl/abctl/client"
-)
+import "github.com/abctl/abctl/client"
 
 // RecordArtifact names an artifact (a run's file or an uploaded one) in
 // NotFoundError.
