@@ -1,8 +1,8 @@
 // Package boltstore is the embedded backend of package daemon/store: the
 // daemon's records in one bbolt file of its data directory, so that a
 // daemon that stops or crashes finds them again as they were. Only one
-// process may have the file open (Options.LockTimeout: how long Open waits
-// for the file lock).
+// process may have the file open (store.Options.LockTimeout: how long Open
+// waits for the file lock).
 //
 // The Store keeps the organizations and their API keys; the records of an
 // organization are reached through one type per kind (Agents, Folders,
