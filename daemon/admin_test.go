@@ -15,6 +15,7 @@ import (
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 )
 
 // adminEnv is a daemon handler with the admin routes served on a real
@@ -26,7 +27,7 @@ type adminEnv struct {
 	socket string // the admin socket's path
 	apiURL string // the TCP API's base URL
 	key    string // the default organization's API key
-	store  *store.Store
+	store  store.Store
 	srv    *api.Server
 	hc     *http.Client // reaches the admin socket
 }
@@ -34,7 +35,7 @@ type adminEnv struct {
 func newAdminEnv(t *testing.T, opts ...api.ServerOption) *adminEnv {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "abctl.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(dir, "abctl.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

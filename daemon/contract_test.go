@@ -21,6 +21,7 @@ import (
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 )
 
 // env is a daemon handler on loopback over a real bbolt file, with two
@@ -28,7 +29,7 @@ import (
 type env struct {
 	t     *testing.T
 	url   string
-	store *store.Store
+	store *boltstore.Store
 	key   string         // organization A's key
 	a, b  *client.Client // clients of organizations A and B
 	orgA  string         // the organizations' ids
@@ -46,7 +47,7 @@ func newEnvLogging(t *testing.T, logs io.Writer) *env {
 	t.Helper()
 	secret := make([]byte, store.SecretSize)
 	rand.Read(secret)
-	st, err := store.Open(filepath.Join(t.TempDir(), "abctl.db"), store.Options{Secret: secret})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "abctl.db"), store.Options{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}

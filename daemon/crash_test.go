@@ -36,6 +36,7 @@ import (
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
@@ -249,7 +250,7 @@ func TestCrashRecovery(t *testing.T) {
 		t.Errorf("the store is inconsistent after the crash: %v", err)
 	}
 	db.Close()
-	st, err := store.Open(dbPath, store.Options{})
+	st, err := boltstore.Open(dbPath, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +354,7 @@ func TestCrashRecovery(t *testing.T) {
 			t.Errorf("%s: %d webhooks, want %d", id, n, want)
 		}
 	}
-	st, err = store.Open(dbPath, store.Options{})
+	st, err = boltstore.Open(dbPath, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

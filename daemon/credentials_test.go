@@ -25,6 +25,7 @@ import (
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/localrun/executor"
 )
 
@@ -254,7 +255,7 @@ func TestCredentialsNeedTheirSecret(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "abctl.db")
 	secret := make([]byte, store.SecretSize)
 	rand.Read(secret)
-	st, err := store.Open(path, store.Options{Secret: secret})
+	st, err := boltstore.Open(path, store.Options{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestCredentialsNeedTheirSecret(t *testing.T) {
 
 	other := make([]byte, store.SecretSize)
 	rand.Read(other)
-	if _, err := store.Open(path, store.Options{Secret: other}); err == nil || !strings.Contains(err.Error(), "not the secret they were sealed with") {
+	if _, err := boltstore.Open(path, store.Options{Secret: other}); err == nil || !strings.Contains(err.Error(), "not the secret they were sealed with") {
 		t.Errorf("another secret: %v", err)
 	}
 	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
@@ -279,7 +280,7 @@ func TestCredentialsNeedTheirSecret(t *testing.T) {
 	}
 	// Without a secret (the offline organization commands) the store
 	// opens but cannot unseal.
-	st, err = store.Open(path, store.Options{})
+	st, err = boltstore.Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func TestCredentialsNeedTheirSecret(t *testing.T) {
 		t.Errorf("unsealing without a secret: %v", err)
 	}
 	st.Close()
-	st, err = store.Open(path, store.Options{Secret: secret})
+	st, err = boltstore.Open(path, store.Options{Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}

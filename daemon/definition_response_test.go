@@ -13,6 +13,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 )
 
 const responseShapeYAML = `title: Invoices
@@ -48,7 +49,7 @@ workflow_definition:
 // TestAgentResponseDefinition checks the response-side definition as a
 // client that is not written in Go sees it: the JSON of POST /v1/agents.
 func TestAgentResponseDefinition(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "abctl.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "abctl.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 )
 
 // FuzzRequestBodies sends arbitrary bodies, as JSON and as YAML, to the
@@ -66,7 +67,7 @@ func FuzzRequestBodies(f *testing.F) {
 // (whose key it returns) and one agent (whose wpid it returns, so that the
 // fuzzed routes of an agent reach the store).
 func fuzzServer(f *testing.F) (h http.Handler, key, wpid string) {
-	st, err := store.Open(filepath.Join(f.TempDir(), "abctl.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(f.TempDir(), "abctl.db"), store.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/scheduler"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine"
@@ -241,7 +242,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// The store keeps, with each run, its answer as package runview makes
 	// it, and makes them all again when runview makes them differently.
-	st, err := store.Open(filepath.Join(cfg.DataDir, datadir.StoreFileName),
+	st, err := boltstore.Open(filepath.Join(cfg.DataDir, datadir.StoreFileName),
 		store.Options{Secret: secret, IDs: gen, RunViews: runview.Views{}})
 	if err != nil {
 		return err
@@ -455,7 +456,7 @@ func privateNote(m egress.PrivateMode, orgs int) string {
 // ensureOrganization creates the default organization and its key on first
 // start, announcing the key once on stderr and writing it to the key file;
 // and registers cfg.APIKey when given.
-func ensureOrganization(ctx context.Context, st *store.Store, cfg Config) error {
+func ensureOrganization(ctx context.Context, st store.Store, cfg Config) error {
 	org, err := st.DefaultOrganization(ctx)
 	if errors.Is(err, store.ErrNotFound) {
 		var key string

@@ -35,6 +35,7 @@ import (
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/internal/loopback"
 	"github.com/abctl/abctl/localrun/executor"
@@ -73,7 +74,7 @@ type runsEnvConfig struct {
 type runsEnv struct {
 	t      testing.TB
 	url    string
-	st     *store.Store
+	st     store.Store
 	exec   *scripted.Executor
 	runner *runner.Runner
 	keyA   string
@@ -90,7 +91,7 @@ func newRunsEnv(t testing.TB, cfg runsEnvConfig) *runsEnv {
 	if _, err := rand.Read(secret); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
@@ -67,7 +68,7 @@ func TestScheduleSurvivesKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: readSecret(t, dir)})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: readSecret(t, dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestScheduleSurvivesKill9(t *testing.T) {
 }
 
 // scheduledRunsIn reads the stored records of the listed runs.
-func scheduledRunsIn(t *testing.T, st *store.Store, orgID string, listed []*client.RunListItem) []*store.RunRecord {
+func scheduledRunsIn(t *testing.T, st store.Store, orgID string, listed []*client.RunListItem) []*store.RunRecord {
 	t.Helper()
 	out := make([]*store.RunRecord, 0, len(listed))
 	for _, it := range listed {

@@ -24,6 +24,7 @@ import (
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/scheduler"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
@@ -535,7 +536,7 @@ func TestScheduleFireTimeIsRecordedWithItsRun(t *testing.T) {
 	}
 
 	// With the daemon stopped, its store file, as the daemon opened it.
-	st, err := store.Open(filepath.Join(d.dir, datadir.StoreFileName), store.Options{Secret: readSecret(t, d.dir)})
+	st, err := boltstore.Open(filepath.Join(d.dir, datadir.StoreFileName), store.Options{Secret: readSecret(t, d.dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
@@ -268,7 +269,7 @@ func TestScriptsRun(t *testing.T) {
 	if err := e.stop(); err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(e.dir, datadir.StoreFileName), store.Options{Secret: readSecret(t, e.dir)})
+	st, err := boltstore.Open(filepath.Join(e.dir, datadir.StoreFileName), store.Options{Secret: readSecret(t, e.dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
@@ -201,7 +202,7 @@ func TestWebhookFailureKeepsRunReason(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: sec})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: sec})
 	if err != nil {
 		t.Fatal(err)
 	}

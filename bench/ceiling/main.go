@@ -59,8 +59,9 @@ func main() {
 		log.Fatalf("ceiling: -addr %q is not a loopback address", *addr)
 	}
 
-	// As the daemon's store opens its database (daemon/store.Open), so that
-	// the ceiling gets what the daemon gets from bbolt.
+	// As the daemon's embedded store opens its database
+	// (daemon/store/boltstore.Open), so that the ceiling gets what the
+	// daemon gets from bbolt.
 	db, err := bolt.Open(*path, 0o600, &bolt.Options{Timeout: time.Second, NoStatistics: true})
 	if err != nil {
 		log.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"github.com/abctl/abctl/daemon/api"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 )
 
 // env is the seeded daemon every benchmark shares, built once.
@@ -33,7 +34,7 @@ var env struct {
 	once    sync.Once
 	err     error
 	dir     string
-	st      *store.Store
+	st      *boltstore.Store
 	srv     http.Handler
 	key     string // the seeded organization's
 	wkey    string // an empty organization's, for BenchmarkCreateAgent
@@ -79,7 +80,7 @@ func build() error {
 	}
 	env.dir = dir
 	ctx := context.Background()
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
 	if err != nil {
 		return err
 	}

@@ -38,13 +38,14 @@ import (
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // runsEnv is one benchmark's daemon with completed runs.
 type runsEnv struct {
-	st      *store.Store
+	st      store.Store
 	srv     http.Handler
 	key     string
 	org     string
@@ -83,7 +84,7 @@ func newRunsEnv(b *testing.B) *runsEnv {
 	dir := b.TempDir()
 	ctx := context.Background()
 	secret := bytes.Repeat([]byte{7}, store.SecretSize)
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -65,6 +65,7 @@ import (
 	"github.com/abctl/abctl/client/webhook"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 )
 
 func main() {
@@ -557,7 +558,7 @@ func records(args []string) bool {
 		log.Fatal(err)
 	}
 	ids := strings.Fields(string(data))
-	st, err := store.Open(filepath.Join(*dataDir, datadir.StoreFileName), store.Options{LockTimeout: 10 * time.Second})
+	st, err := boltstore.Open(filepath.Join(*dataDir, datadir.StoreFileName), store.Options{LockTimeout: 10 * time.Second})
 	if err != nil {
 		log.Fatalf("records: %v (is the daemon still running?)", err)
 	}

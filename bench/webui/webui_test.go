@@ -49,6 +49,7 @@ import (
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/localrun/executor/scripted"
 )
@@ -58,7 +59,7 @@ var env struct {
 	once    sync.Once
 	err     error
 	tempDir string // removed at the end when the process made it
-	st      *store.Store
+	st      store.Store
 	files   *artifacts.Store
 	rn      *runner.Runner
 	srv     http.Handler
@@ -121,7 +122,7 @@ func build() error {
 	}
 	ctx := context.Background()
 	secret := bytes.Repeat([]byte{7}, store.SecretSize)
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		return err
 	}
@@ -171,7 +172,7 @@ func build() error {
 // seed writes n finished task runs of a new organization, newest last,
 // through the store, by many writers at once, and one more run with ten
 // steps (env.detail).
-func seed(ctx context.Context, st *store.Store, n int) error {
+func seed(ctx context.Context, st store.Store, n int) error {
 	org, key, err := st.CreateOrganization(ctx, "default")
 	if err != nil {
 		return err
@@ -207,7 +208,7 @@ func seed(ctx context.Context, st *store.Store, n int) error {
 // (completed; one in 20 failed, one in 50 terminated, one in 100
 // canceled), with steps steps recorded in between (a run with steps
 // completes).
-func seedRun(ctx context.Context, st *store.Store, org string, i, steps int) (string, error) {
+func seedRun(ctx context.Context, st store.Store, org string, i, steps int) (string, error) {
 	sites := []string{"the carrier portal", "the supplier extranet", "the county clerk site", "the payroll system"}
 	docs := []string{"invoices", "purchase orders", "timesheets", "shipping labels", "expense reports", "claims"}
 	site, doc := sites[i%len(sites)], docs[i%len(docs)]

@@ -112,7 +112,7 @@ func hasErrorCode(rec *store.RunRecord, code string) bool {
 // runs executed: their ids, for runs stored before the record kept them,
 // and their parameters' descriptions, for search_key.
 type agentVersions struct {
-	agents *store.Agents
+	agents store.Agents
 	ctx    context.Context
 	orgID  string
 	seen   map[string]*client.Agent // "wpid@version" -> the version; nil when gone

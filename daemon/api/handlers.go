@@ -70,9 +70,9 @@ type (
 	// agentsAPI serves the agents and their runs.
 	agentsAPI struct {
 		responder
-		agents  *store.Agents
-		folders *store.Folders
-		runs    *store.Runs
+		agents  store.Agents
+		folders store.Folders
+		runs    store.Runs
 		ids     *ids.Generator
 		now     func() time.Time
 		starter runStarter
@@ -80,45 +80,45 @@ type (
 	// schedulesAPI serves the agents' schedules.
 	schedulesAPI struct {
 		responder
-		schedules *store.Schedules
-		agents    *store.Agents
+		schedules store.Schedules
+		agents    store.Agents
 		scheduler *schedulerRef
 	}
 	// runsAPI serves the runs: starting, listing, showing and canceling
 	// them.
 	runsAPI struct {
 		responder
-		runs        *store.Runs
-		agents      *store.Agents
-		credentials *store.Credentials
+		runs        store.Runs
+		agents      store.Agents
+		credentials store.Credentials
 		exec        *Runs
 		starter     runStarter
 	}
 	// humanAPI serves the answers to human_interaction blocks.
 	humanAPI struct {
 		responder
-		runs *store.Runs
+		runs store.Runs
 		exec *Runs
 	}
 	// actionsAPI serves single actions, POST /v1/sdk/run_action.
 	actionsAPI struct {
 		responder
-		runs    *store.Runs
+		runs    store.Runs
 		exec    *Runs
 		starter runStarter
 	}
 	// credentialsAPI serves credentials and pushed TOTP codes.
 	credentialsAPI struct {
 		responder
-		credentials *store.Credentials
+		credentials store.Credentials
 		ids         *ids.Generator
 		now         func() time.Time
 	}
 	// filesAPI serves uploaded files and artifacts' content.
 	filesAPI struct {
 		responder
-		uploads   *store.Uploads
-		runs      *store.Runs
+		uploads   store.Uploads
+		runs      store.Runs
 		exec      *Runs
 		maxUpload int64
 		now       func() time.Time
@@ -126,16 +126,16 @@ type (
 	// profilesAPI serves browser profiles.
 	profilesAPI struct {
 		responder
-		profiles        *store.Profiles
-		browserSessions *store.BrowserSessions
-		runs            *store.Runs
-		agents          *store.Agents
+		profiles        store.Profiles
+		browserSessions store.BrowserSessions
+		runs            store.Runs
+		agents          store.Agents
 	}
 	// sessionsAPI serves browser sessions.
 	sessionsAPI struct {
 		responder
-		browserSessions *store.BrowserSessions
-		profiles        *store.Profiles
+		browserSessions store.BrowserSessions
+		profiles        store.Profiles
 		exec            *Runs
 		timers          *sessionTimers
 		minute          time.Duration
@@ -145,24 +145,24 @@ type (
 	// of tags (the agents' and runs' own tags are tagRoutes).
 	tagRegistryAPI struct {
 		responder
-		tags *store.Tags
+		tags store.Tags
 	}
 	// customLLMsAPI serves custom models.
 	customLLMsAPI struct {
 		responder
-		customLLMs *store.CustomLLMs
+		customLLMs store.CustomLLMs
 		modelCheck ModelCheck
 	}
 	// foldersAPI serves folders.
 	foldersAPI struct {
 		responder
-		folders *store.Folders
+		folders store.Folders
 	}
 	// scriptsAPI serves scripts and their runs.
 	scriptsAPI struct {
 		responder
-		scripts *store.Scripts
-		agents  *store.Agents
+		scripts store.Scripts
+		agents  store.Agents
 		starter runStarter
 	}
 )

@@ -150,7 +150,7 @@ func withRecover(logger *slog.Logger) middleware {
 // withAuth resolves x-api-key to an organization. A missing or unknown key
 // is 403 {"detail":"Invalid credentials"}, never 401, as the hosted service
 // answers.
-func withAuth(st *store.Store, logger *slog.Logger) middleware {
+func withAuth(st store.Store, logger *slog.Logger) middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			key := r.Header.Get("X-Api-Key")

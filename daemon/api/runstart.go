@@ -17,9 +17,9 @@ import (
 // storing of the new run and its hand-over to the runner.
 type runStarter struct {
 	responder
-	runs            *store.Runs
-	profiles        *store.Profiles
-	browserSessions *store.BrowserSessions
+	runs            store.Runs
+	profiles        store.Profiles
+	browserSessions store.BrowserSessions
 	exec            *Runs // nil: the server starts no runs
 }
 
@@ -146,7 +146,7 @@ func callbackURLErrors(webhookURL, totpURL string) []client.ValidationError {
 
 // checkProfile makes sure a run's browser_profile_id names a profile of
 // organization orgID: 404 otherwise. "" names none and passes.
-func checkProfile(ctx context.Context, profiles *store.Profiles, orgID, id string) error {
+func checkProfile(ctx context.Context, profiles store.Profiles, orgID, id string) error {
 	if id == "" {
 		return nil
 	}
@@ -160,7 +160,7 @@ func checkProfile(ctx context.Context, profiles *store.Profiles, orgID, id strin
 // checkSession makes sure a run's browser_session_id names an open session
 // of organization orgID: 404 for an unknown one, 409 for one that ended.
 // "" names none and passes.
-func checkSession(ctx context.Context, sessions *store.BrowserSessions, orgID, id string) error {
+func checkSession(ctx context.Context, sessions store.BrowserSessions, orgID, id string) error {
 	if id == "" {
 		return nil
 	}

@@ -16,13 +16,14 @@ import (
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 )
 
 // viewEnv is a server with runs but no runner: the tests write runs into
 // the store in the states they need and read them over HTTP.
 type viewEnv struct {
 	t    *testing.T
-	st   *store.Store
+	st   store.Store
 	runs *Runs
 	srv  *httptest.Server
 	org  string
@@ -32,7 +33,7 @@ type viewEnv struct {
 func newViewEnv(t *testing.T, signed bool) *viewEnv {
 	t.Helper()
 	secret := bytes.Repeat([]byte{3}, store.SecretSize)
-	st, err := store.Open(filepath.Join(t.TempDir(), "runs.db"), store.Options{Secret: secret, RunViews: runview.Views{}})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "runs.db"), store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ import (
 
 // Server is the HTTP face of the daemon. Build it with NewServer.
 type Server struct {
-	store   *store.Store
+	store   store.Store
 	logger  *slog.Logger
 	handler http.Handler
 	// ids makes the ids of the agent versions the server hands to the
@@ -66,7 +66,7 @@ type Server struct {
 
 // NewServer returns the daemon's handler over st. logger receives the access
 // log and internal errors; nil discards them.
-func NewServer(st *store.Store, logger *slog.Logger, opts ...ServerOption) *Server {
+func NewServer(st store.Store, logger *slog.Logger, opts ...ServerOption) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}

@@ -180,7 +180,7 @@ func readTagChange(r *http.Request) (store.TagChange, error) {
 // only in the subject kind and in the id field of their answers.
 type tagRoutes struct {
 	responder
-	tags *store.Tags
+	tags store.Tags
 	kind store.SubjectKind
 }
 

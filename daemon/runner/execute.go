@@ -165,7 +165,7 @@ func (r *Runner) browserState(ctx context.Context, rec *store.RunRecord, job *ex
 // codes pushed for their runs, from the store, and asks runs'
 // totp_verification_url for codes (through the webhooks' sender).
 type vault struct {
-	st    *store.Store
+	st    store.Store
 	hooks *Webhooks // nil: no totp_verification_url is asked
 }
 

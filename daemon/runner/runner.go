@@ -47,7 +47,7 @@ type Notifier interface {
 
 // Config is what New needs.
 type Config struct {
-	Store    *store.Store
+	Store    store.Store
 	Executor executor.Executor
 	Files    Files
 	Notifier Notifier // nil: no webhooks

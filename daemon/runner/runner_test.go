@@ -17,6 +17,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/runner"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/localrun/executor/scripted"
 )
@@ -72,7 +73,7 @@ func (n *notifier) sent(runID string) []client.RunStatus {
 
 type env struct {
 	t     *testing.T
-	st    *store.Store
+	st    store.Store
 	exec  *scripted.Executor
 	notes *notifier
 	cfg   runner.Config
@@ -81,7 +82,7 @@ type env struct {
 
 func newEnv(t *testing.T, workers int) *env {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "abctl.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "abctl.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 // POST /v1/runs/{id}/retry_webhook (Replay). package daemon builds one and
 // hands it to both.
 type Webhooks struct {
-	Store  *store.Store
+	Store  store.Store
 	Sender *webhooks.Sender
 	// Links makes the run's URLs, as the API's answers have them; nil
 	// leaves the file URLs out.

@@ -39,8 +39,8 @@ import (
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
-// Views makes the store's views of runs: give it to store.Open as
-// store.Options.RunViews.
+// Views makes the store's views of runs: give it to a backend's Open
+// (boltstore.Open) as store.Options.RunViews.
 type Views struct{}
 
 // Format is the fingerprint of how views are made (see format).
@@ -92,7 +92,7 @@ var ErrNoView = errors.New("runview: no usable stored view of the run")
 // from the store's pages, inside its read transaction. It fails with
 // ErrNotFound (of package store) when there is no such run, with ErrNoView
 // when the view cannot serve; on error dst is returned as it was.
-func (l *Links) AppendJSON(ctx context.Context, runs *store.Runs, dst []byte, base, orgID, runID string) ([]byte, error) {
+func (l *Links) AppendJSON(ctx context.Context, runs store.Runs, dst []byte, base, orgID, runID string) ([]byte, error) {
 	out := dst
 	appURL, fileURL := AppURL(base, runID), l.FileURLs(base, orgID, runID)
 	err := runs.View(ctx, orgID, runID, func(v []byte) error {

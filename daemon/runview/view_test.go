@@ -13,6 +13,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
@@ -40,7 +41,7 @@ func wantAnswer(t *testing.T, rec *store.RunRecord, app string, fileURL artifact
 // fixture is a store with Views and one organization.
 type fixture struct {
 	t    *testing.T
-	st   *store.Store
+	st   store.Store
 	path string
 	org  string
 }
@@ -66,7 +67,7 @@ func (f *fixture) open(views store.RunViews) {
 			f.t.Fatal(err)
 		}
 	}
-	st, err := store.Open(f.path, store.Options{RunViews: views})
+	st, err := boltstore.Open(f.path, store.Options{RunViews: views})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ type RunMaker interface {
 
 // Config configures a Scheduler.
 type Config struct {
-	Store *store.Store
+	Store store.Store
 	Runs  RunMaker
 	// Submit hands a stored, queued run to the runner.
 	Submit func(orgID, runID string)

@@ -65,8 +65,6 @@ func (e *NotFoundError) Error() string {
 // Is makes the error match ErrNotFound.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
-func notFound(r Record, id string) error { return &NotFoundError{Record: r, ID: id} }
-
 // ConflictError is the error of a create or rename whose record exists
 // already. It matches ErrConflict.
 type ConflictError struct {

@@ -21,7 +21,10 @@ type rule struct {
 	place string
 	may   []string
 	not   []string
-	why   string
+	// notOutside lists import paths from outside the module that the
+	// place's packages must not import ("a/b": a/b and everything below it).
+	notOutside []string
+	why        string
 }
 
 // Paths in may and not: "a/b" is a/b and everything below it, "a/" only
@@ -101,8 +104,12 @@ var rules = []rule{
 		not: []string{"localrun/executor/scripted", "daemon/store/"},
 		why: "the PostgreSQL backend implements the store's interfaces on its own: no code of the bbolt backend"},
 	{place: "daemon/store", may: []string{"daemon/ids", "daemon/tagquery", "localrun/executor", "client", "internal/"},
-		not: []string{"localrun/executor/scripted"},
-		why: "the store stores what it is given; the layers above it use it"},
+		not:        []string{"localrun/executor/scripted", "daemon/store/"},
+		notOutside: []string{"go.etcd.io/bbolt", "github.com/jackc/pgx"},
+		why:        "the store is the seam: the interfaces, values, errors and sealing every backend shares, and no database; the layers above it use it"},
+	{place: "daemon/store/boltstore", may: []string{"daemon/store", "daemon/ids", "daemon/tagquery", "localrun/executor", "client", "internal/"},
+		not: []string{"localrun/executor/scripted", "daemon/store/"},
+		why: "the embedded backend implements the store's interfaces on bbolt and stores what it is given"},
 	{place: "daemon/store/storetest", may: []string{"daemon/store", "daemon/definition", "daemon/ids", "daemon/tagquery",
 		"localrun/executor", "client", "internal/"},
 		not: []string{"daemon/store/", "localrun/executor/scripted"},
@@ -184,6 +191,36 @@ func TestImportRules(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Fatalf("only %d imports of the module's packages were read", checked)
+	}
+}
+
+// TestOutsideImportRules checks the imports from outside the module that
+// rules forbid (notOutside): the store's seam links no database.
+func TestOutsideImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", module+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	checked := 0
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		pkg, ok := strings.CutPrefix(f[0], module)
+		if !ok {
+			continue
+		}
+		r, ok := ruleFor(pkg)
+		if !ok || len(r.notOutside) == 0 {
+			continue
+		}
+		checked++
+		for _, imp := range f[1:] {
+			if !strings.HasPrefix(imp, module) && under(imp, r.notOutside...) {
+				t.Errorf("%s imports %s: %s (rule %q)", pkg, imp, r.why, r.place)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no package is governed by a rule with notOutside")
 	}
 }
 

@@ -21,10 +21,9 @@ import (
 	"github.com/abctl/abctl/daemon/store"
 )
 
-// Backend is the store the suite tests. It becomes the interface
-// store.Store when the seam between the store and its backends lands; this
-// line is then the only change the suite needs.
-type Backend = *store.Store
+// Backend is the store the suite tests: any implementation of the
+// store's interfaces.
+type Backend = store.Store
 
 // Opener opens a fresh, empty store (no organization) with opts. The
 // backend closes it in t.Cleanup.

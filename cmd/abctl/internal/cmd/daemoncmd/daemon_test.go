@@ -20,6 +20,7 @@ import (
 	"github.com/abctl/abctl/daemon/daemontest"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/localrun/llm"
 )
 
@@ -52,7 +53,7 @@ func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func initDataDir(t *testing.T) (dir, key string) {
 	t.Helper()
 	dir = t.TempDir()
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func initDataDir(t *testing.T) (dir, key string) {
 // organization key belongs to.
 func authenticate(t *testing.T, dir, key string) (store.Organization, error) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +281,7 @@ func TestDaemonOrgsStaleStateFile(t *testing.T) {
 	dir, _ := initDataDir(t)
 	// Another process holds the store, and daemon.json says a daemon runs,
 	// but nothing answers on the admin socket: a daemon that crashed, say.
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func TestDaemonOrgsStaleStateFile(t *testing.T) {
 func TestDaemonOrgsLockedWithoutStateFile(t *testing.T) {
 	daemoncmd.SetLockedWait(t, 300*time.Millisecond)
 	dir, _ := initDataDir(t)
-	st, err := store.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
+	st, err := boltstore.Open(filepath.Join(dir, datadir.StoreFileName), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/abctl/abctl/daemon/admin"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 )
 
 // How `abctl daemon orgs` reaches the store: lockTimeout is how long it
@@ -231,7 +232,7 @@ func openOrgAdmin(ctx context.Context, dataDir string) (orgAdmin, error) {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no abctl store in %s: start 'abctl daemon --data-dir %s' once to create it", dataDir, dataDir)
 		}
-		st, err := store.Open(path, store.Options{LockTimeout: lockTimeout})
+		st, err := boltstore.Open(path, store.Options{LockTimeout: lockTimeout})
 		if err == nil {
 			if _, err := st.DefaultOrganization(ctx); err != nil {
 				st.Close()
@@ -266,7 +267,7 @@ func openOrgAdmin(ctx context.Context, dataDir string) (orgAdmin, error) {
 }
 
 // storeAdmin works on the store directly (no daemon running).
-type storeAdmin struct{ st *store.Store }
+type storeAdmin struct{ st store.Store }
 
 func (a storeAdmin) createOrganization(ctx context.Context, name string) (admin.CreatedOrganization, error) {
 	org, key, err := a.st.CreateOrganization(ctx, name)

@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"bytes"
@@ -12,12 +12,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/tagquery"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // listIDs lists the organization's runs with q and returns their ids.
-func (f *fixture) listIDs(orgID string, q RunQuery) []string {
+func (f *fixture) listIDs(orgID string, q store.RunQuery) []string {
 	f.t.Helper()
 	items, err := f.Runs().List(ctx, orgID, q)
 	if err != nil {
@@ -41,7 +42,7 @@ func reversed(s []string) []string {
 
 func TestListRunsNewestFirstAndPaged(t *testing.T) {
 	f := newFixture(t)
-	if got := f.listIDs(f.org.ID, RunQuery{}); got != nil {
+	if got := f.listIDs(f.org.ID, store.RunQuery{}); got != nil {
 		t.Fatalf("an organization without runs lists %v", got)
 	}
 	var ids []string
@@ -50,22 +51,22 @@ func TestListRunsNewestFirstAndPaged(t *testing.T) {
 		ids = append(ids, f.newRun(typ, nil).ID)
 	}
 	newest := reversed(ids)
-	if got := f.listIDs(f.org.ID, RunQuery{}); !slices.Equal(got, newest[:10]) {
+	if got := f.listIDs(f.org.ID, store.RunQuery{}); !slices.Equal(got, newest[:10]) {
 		t.Errorf("first page (default size 10):\n got %v\nwant %v", got, newest[:10])
 	}
-	if got := f.listIDs(f.org.ID, RunQuery{Page: 3, PageSize: 10}); !slices.Equal(got, newest[20:]) {
+	if got := f.listIDs(f.org.ID, store.RunQuery{Page: 3, PageSize: 10}); !slices.Equal(got, newest[20:]) {
 		t.Errorf("last page: got %v, want %v", got, newest[20:])
 	}
-	if got := f.listIDs(f.org.ID, RunQuery{Page: 4, PageSize: 10}); got != nil {
+	if got := f.listIDs(f.org.ID, store.RunQuery{Page: 4, PageSize: 10}); got != nil {
 		t.Errorf("beyond the last page: %v", got)
 	}
-	if got := f.listIDs(f.org.ID, RunQuery{Page: 1 << 40, PageSize: 100}); got != nil {
+	if got := f.listIDs(f.org.ID, store.RunQuery{Page: 1 << 40, PageSize: 100}); got != nil {
 		t.Errorf("a page beyond any: %v", got)
 	}
 	// Moves of a run change its entry, not its place.
-	f.updateRun(ids[3], func(r *RunRecord) { r.Status = client.RunStatusRunning })
-	f.updateRun(ids[3], func(r *RunRecord) { r.Status = client.RunStatusCompleted })
-	if got := f.listIDs(f.org.ID, RunQuery{PageSize: 100}); !slices.Equal(got, newest) {
+	f.updateRun(ids[3], func(r *store.RunRecord) { r.Status = client.RunStatusRunning })
+	f.updateRun(ids[3], func(r *store.RunRecord) { r.Status = client.RunStatusCompleted })
+	if got := f.listIDs(f.org.ID, store.RunQuery{PageSize: 100}); !slices.Equal(got, newest) {
 		t.Errorf("after updates: %v", got)
 	}
 }
@@ -74,11 +75,11 @@ func TestListRunsNewestFirstAndPaged(t *testing.T) {
 // moves.
 func TestListRunsItem(t *testing.T) {
 	f := newFixture(t)
-	rec := f.newRun(client.RunTypeTaskV2, func(r *RunRecord) {
+	rec := f.newRun(client.RunTypeTaskV2, func(r *store.RunRecord) {
 		r.Title, r.Trigger = "Find the price", "api"
 	})
 	item := func() client.RunListItem {
-		items, err := f.Runs().List(ctx, f.org.ID, RunQuery{})
+		items, err := f.Runs().List(ctx, f.org.ID, store.RunQuery{})
 		if err != nil || len(items) != 1 {
 			t.Fatalf("%v %v", items, err)
 		}
@@ -90,8 +91,8 @@ func TestListRunsItem(t *testing.T) {
 		!got.CreatedAt.Equal(rec.CreatedAt.Time) || got.WorkflowPermanentID != nil || got.WorkflowDeleted || got.ScriptRun {
 		t.Errorf("new run: %+v", got)
 	}
-	f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusRunning })
-	f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusFailed })
+	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Status = client.RunStatusRunning })
+	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Status = client.RunStatusFailed })
 	stored, err := f.Runs().Get(ctx, f.org.ID, rec.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -118,19 +119,19 @@ func TestListRunsFilters(t *testing.T) {
 	f := newFixture(t)
 	agent := f.create(f.org.ID, agentDef("Contact form"))
 	other := f.create(f.org.ID, agentDef("Other"))
-	a1 := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID, r.Title = agent.WorkflowPermanentID, "Contact Form" })
-	a2 := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID, r.Title = other.WorkflowPermanentID, "Other" })
-	t1 := f.newRun(client.RunTypeTaskV1, func(r *RunRecord) { r.Title = "Check the INVOICES" })
-	t2 := f.newRun(client.RunTypeTaskV2, func(r *RunRecord) { r.Title = "Download invoices" })
-	f.updateRun(t1.ID, func(r *RunRecord) { r.Status = client.RunStatusCompleted })
-	f.updateRun(a2.ID, func(r *RunRecord) { r.Status = client.RunStatusRunning })
+	a1 := f.newRun(client.RunTypeWorkflowRun, func(r *store.RunRecord) { r.AgentID, r.Title = agent.WorkflowPermanentID, "Contact Form" })
+	a2 := f.newRun(client.RunTypeWorkflowRun, func(r *store.RunRecord) { r.AgentID, r.Title = other.WorkflowPermanentID, "Other" })
+	t1 := f.newRun(client.RunTypeTaskV1, func(r *store.RunRecord) { r.Title = "Check the INVOICES" })
+	t2 := f.newRun(client.RunTypeTaskV2, func(r *store.RunRecord) { r.Title = "Download invoices" })
+	f.updateRun(t1.ID, func(r *store.RunRecord) { r.Status = client.RunStatusCompleted })
+	f.updateRun(a2.ID, func(r *store.RunRecord) { r.Status = client.RunStatusRunning })
 
-	if _, err := f.Tags().Apply(ctx, f.org.ID, TagSubject{Kind: RunSubject, ID: a1.ID},
-		TagChange{Set: []TagSet{{Key: "env", Value: "prod"}}, SetBy: f.org.ID}); err != nil {
+	if _, err := f.Tags().Apply(ctx, f.org.ID, store.TagSubject{Kind: store.RunSubject, ID: a1.ID},
+		store.TagChange{Set: []store.TagSet{{Key: "env", Value: "prod"}}, SetBy: f.org.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Tags().Apply(ctx, f.org.ID, TagSubject{Kind: AgentSubject, ID: agent.WorkflowPermanentID},
-		TagChange{Set: []TagSet{{Key: "env", Value: "prod"}}, SetBy: f.org.ID}); err != nil {
+	if _, err := f.Tags().Apply(ctx, f.org.ID, store.TagSubject{Kind: store.AgentSubject, ID: agent.WorkflowPermanentID},
+		store.TagChange{Set: []store.TagSet{{Key: "env", Value: "prod"}}, SetBy: f.org.ID}); err != nil {
 		t.Fatal(err)
 	}
 	tags := func(terms ...string) *tagquery.Query {
@@ -143,24 +144,24 @@ func TestListRunsFilters(t *testing.T) {
 
 	for _, tc := range []struct {
 		name string
-		q    RunQuery
+		q    store.RunQuery
 		want []string
 	}{
-		{"status", RunQuery{Statuses: []client.RunStatus{client.RunStatusCreated}}, []string{t2.ID, a1.ID}},
-		{"statuses", RunQuery{Statuses: []client.RunStatus{client.RunStatusCompleted, client.RunStatusRunning}}, []string{t1.ID, a2.ID}},
-		{"type", RunQuery{Types: []client.RunType{client.RunTypeWorkflowRun}}, []string{a2.ID, a1.ID}},
-		{"types", RunQuery{Types: []client.RunType{client.RunTypeTaskV1, client.RunTypeTaskV2}}, []string{t2.ID, t1.ID}},
-		{"agent", RunQuery{AgentIDs: []string{agent.WorkflowPermanentID}}, []string{a1.ID}},
-		{"agents", RunQuery{AgentIDs: []string{agent.WorkflowPermanentID, other.WorkflowPermanentID, "wpid_none"}}, []string{a2.ID, a1.ID}},
-		{"search title, any case", RunQuery{SearchKey: "inVOIces"}, []string{t2.ID, t1.ID}},
-		{"search id", RunQuery{SearchKey: strings.ToUpper(t1.ID)}, []string{t1.ID}},
-		{"search agent id", RunQuery{SearchKey: strings.ToUpper(other.WorkflowPermanentID)}, []string{a2.ID}},
-		{"search no match", RunQuery{SearchKey: "zzz"}, nil},
-		{"tags: runs only", RunQuery{Tags: tags("env:prod")}, []string{a1.ID}},
-		{"tags: none carries it", RunQuery{Tags: tags("env:dev")}, nil},
-		{"all filters", RunQuery{Statuses: []client.RunStatus{client.RunStatusCreated}, Types: []client.RunType{client.RunTypeWorkflowRun},
+		{"status", store.RunQuery{Statuses: []client.RunStatus{client.RunStatusCreated}}, []string{t2.ID, a1.ID}},
+		{"statuses", store.RunQuery{Statuses: []client.RunStatus{client.RunStatusCompleted, client.RunStatusRunning}}, []string{t1.ID, a2.ID}},
+		{"type", store.RunQuery{Types: []client.RunType{client.RunTypeWorkflowRun}}, []string{a2.ID, a1.ID}},
+		{"types", store.RunQuery{Types: []client.RunType{client.RunTypeTaskV1, client.RunTypeTaskV2}}, []string{t2.ID, t1.ID}},
+		{"agent", store.RunQuery{AgentIDs: []string{agent.WorkflowPermanentID}}, []string{a1.ID}},
+		{"agents", store.RunQuery{AgentIDs: []string{agent.WorkflowPermanentID, other.WorkflowPermanentID, "wpid_none"}}, []string{a2.ID, a1.ID}},
+		{"search title, any case", store.RunQuery{SearchKey: "inVOIces"}, []string{t2.ID, t1.ID}},
+		{"search id", store.RunQuery{SearchKey: strings.ToUpper(t1.ID)}, []string{t1.ID}},
+		{"search agent id", store.RunQuery{SearchKey: strings.ToUpper(other.WorkflowPermanentID)}, []string{a2.ID}},
+		{"search no match", store.RunQuery{SearchKey: "zzz"}, nil},
+		{"tags: runs only", store.RunQuery{Tags: tags("env:prod")}, []string{a1.ID}},
+		{"tags: none carries it", store.RunQuery{Tags: tags("env:dev")}, nil},
+		{"all filters", store.RunQuery{Statuses: []client.RunStatus{client.RunStatusCreated}, Types: []client.RunType{client.RunTypeWorkflowRun},
 			AgentIDs: []string{agent.WorkflowPermanentID}, SearchKey: "contact", Tags: tags("env:*")}, []string{a1.ID}},
-		{"filters then pages", RunQuery{Types: []client.RunType{client.RunTypeWorkflowRun, client.RunTypeTaskV2}, Page: 2, PageSize: 2}, []string{a1.ID}},
+		{"filters then pages", store.RunQuery{Types: []client.RunType{client.RunTypeWorkflowRun, client.RunTypeTaskV2}, Page: 2, PageSize: 2}, []string{a1.ID}},
 	} {
 		if got := f.listIDs(f.org.ID, tc.q); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
@@ -173,10 +174,10 @@ func TestListRunsFilters(t *testing.T) {
 func TestListRunsWorkflowDeleted(t *testing.T) {
 	f := newFixture(t)
 	agent := f.create(f.org.ID, agentDef("Contact form"))
-	run := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID = agent.WorkflowPermanentID })
-	lost := f.newRun(client.RunTypeWorkflowRun, func(r *RunRecord) { r.AgentID = "wpid_never_existed" })
+	run := f.newRun(client.RunTypeWorkflowRun, func(r *store.RunRecord) { r.AgentID = agent.WorkflowPermanentID })
+	lost := f.newRun(client.RunTypeWorkflowRun, func(r *store.RunRecord) { r.AgentID = "wpid_never_existed" })
 	deleted := func() map[string]bool {
-		items, err := f.Runs().List(ctx, f.org.ID, RunQuery{})
+		items, err := f.Runs().List(ctx, f.org.ID, store.RunQuery{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,22 +203,22 @@ func TestListRunsWorkflowDeleted(t *testing.T) {
 func TestListRunsOrganizations(t *testing.T) {
 	f := newFixture(t)
 	other := f.newOrg("other")
-	mine := f.newRun(client.RunTypeTaskV1, func(r *RunRecord) { r.Title = "shared words" })
-	theirs := &RunRecord{ID: f.Runs().NewID(client.RunTypeTaskV1), OrgID: other.ID, Type: client.RunTypeTaskV1,
+	mine := f.newRun(client.RunTypeTaskV1, func(r *store.RunRecord) { r.Title = "shared words" })
+	theirs := &store.RunRecord{ID: f.Runs().NewID(client.RunTypeTaskV1), OrgID: other.ID, Type: client.RunTypeTaskV1,
 		Status: client.RunStatusQueued, Title: "shared words"}
 	if err := f.Runs().Create(ctx, theirs); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.listIDs(f.org.ID, RunQuery{}); !slices.Equal(got, []string{mine.ID}) {
+	if got := f.listIDs(f.org.ID, store.RunQuery{}); !slices.Equal(got, []string{mine.ID}) {
 		t.Errorf("mine: %v", got)
 	}
-	if got := f.listIDs(other.ID, RunQuery{SearchKey: "shared"}); !slices.Equal(got, []string{theirs.ID}) {
+	if got := f.listIDs(other.ID, store.RunQuery{SearchKey: "shared"}); !slices.Equal(got, []string{theirs.ID}) {
 		t.Errorf("theirs: %v", got)
 	}
-	if got := f.listIDs(f.org.ID, RunQuery{SearchKey: theirs.ID}); got != nil {
+	if got := f.listIDs(f.org.ID, store.RunQuery{SearchKey: theirs.ID}); got != nil {
 		t.Errorf("another organization's run found by id: %v", got)
 	}
-	if _, err := f.Runs().List(ctx, "o_unknown", RunQuery{}); err == nil {
+	if _, err := f.Runs().List(ctx, "o_unknown", store.RunQuery{}); err == nil {
 		t.Error("an unknown organization listed runs")
 	}
 }
@@ -230,13 +231,13 @@ func TestRunListMigration(t *testing.T) {
 	other := f.newOrg("other")
 	var ids []string
 	for i := range 6 {
-		rec := f.newRun(client.RunTypeTaskV1, func(r *RunRecord) { r.Title = fmt.Sprint("run ", i) })
+		rec := f.newRun(client.RunTypeTaskV1, func(r *store.RunRecord) { r.Title = fmt.Sprint("run ", i) })
 		if i%2 == 0 {
-			f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusRunning })
+			f.updateRun(rec.ID, func(r *store.RunRecord) { r.Status = client.RunStatusRunning })
 		}
 		ids = append(ids, rec.ID)
 	}
-	want, err := f.Runs().List(ctx, f.org.ID, RunQuery{PageSize: 100})
+	want, err := f.Runs().List(ctx, f.org.ID, store.RunQuery{PageSize: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,14 +263,14 @@ func TestRunListMigration(t *testing.T) {
 		}
 		return nil
 	})
-	got, err := f.Runs().List(ctx, f.org.ID, RunQuery{PageSize: 100})
+	got, err := f.Runs().List(ctx, f.org.ID, store.RunQuery{PageSize: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if mustJSON(t, got) != mustJSON(t, want) || len(got) != len(ids) {
 		t.Errorf("after the migration:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, want))
 	}
-	if got := f.listIDs(other.ID, RunQuery{}); got != nil {
+	if got := f.listIDs(other.ID, store.RunQuery{}); got != nil {
 		t.Errorf("the other organization lists %v", got)
 	}
 	// Steps can be added to the migrated store.
@@ -280,12 +281,12 @@ func TestRunListMigration(t *testing.T) {
 
 // sampleRuns are runs with every field of a record set, a task run and an
 // agent run, and a bare queued one.
-func sampleRuns() []*RunRecord {
+func sampleRuns() []*store.RunRecord {
 	at := func(sec int) *client.Time {
 		return client.TimePtr(time.Date(2026, 1, 31, 15, 20, sec, 160725000, time.UTC))
 	}
 	steps, scrolls := 3, 2
-	full := &RunRecord{
+	full := &store.RunRecord{
 		ID: "tsk_1", OrgID: "o_1", Type: client.RunTypeTaskV1, Status: client.RunStatusCompleted,
 		CreatedAt: *at(1), ModifiedAt: *at(5), QueuedAt: at(2), StartedAt: at(3), FinishedAt: at(4),
 		RunRequest: json.RawMessage(`{"prompt":"p <&>","url":"https://example.com/"}`),
@@ -294,16 +295,16 @@ func sampleRuns() []*RunRecord {
 		Output: json.RawMessage(`{"a":[1,"<é>"]}`), FailureReason: "why \"not\"",
 		WebhookFailureReason: "Webhook failed with status code 500",
 		Errors:               []json.RawMessage{json.RawMessage(`{"e":1}`)}, StepCount: &steps,
-		Files: []RunFile{
+		Files: []store.RunFile{
 			{ID: "a_1", Type: client.ArtifactScreenshotAction, Name: "s1.jpg", Size: 1, SHA256: "00", CreatedAt: *at(3)},
 			{ID: "a_2", Type: client.ArtifactRecording, Name: "r.webm", Size: 2, SHA256: "01", CreatedAt: *at(4)},
 		},
 	}
 	agent := *full
 	agent.ID, agent.Type, agent.Task = "wr_1", client.RunTypeWorkflowRun, nil
-	bare := &RunRecord{ID: "tsk_v2_1", OrgID: "o_1", Type: client.RunTypeTaskV2, Status: client.RunStatusQueued,
+	bare := &store.RunRecord{ID: "tsk_v2_1", OrgID: "o_1", Type: client.RunTypeTaskV2, Status: client.RunStatusQueued,
 		CreatedAt: *at(1), ModifiedAt: *at(1), QueuedAt: at(1)}
-	return []*RunRecord{full, &agent, bare}
+	return []*store.RunRecord{full, &agent, bare}
 }
 
 // TestRunSummaryEncoding: summaries read back as written; damaged bytes

@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/abctl/abctl/daemon/store"
 )
 
 func TestCreateOrganization(t *testing.T) {
@@ -29,7 +31,7 @@ func TestCreateOrganization(t *testing.T) {
 	if err != nil || got != f.org {
 		t.Fatalf("Organization: %+v, %v", got, err)
 	}
-	if _, err := f.Organization(ctx, "o_1"); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Organization(ctx, "o_1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Organization(unknown): %v", err)
 	}
 	// Two organizations get different keys.
@@ -42,7 +44,7 @@ func TestCreateOrganization(t *testing.T) {
 func TestAuthenticateUnknown(t *testing.T) {
 	f := newFixture(t)
 	for _, key := range []string{"", "abk_nope", f.key + "x", strings.ToUpper(f.key)} {
-		if _, err := f.Authenticate(ctx, key); !errors.Is(err, ErrNotFound) {
+		if _, err := f.Authenticate(ctx, key); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Authenticate(%q): %v", key, err)
 		}
 	}
@@ -76,7 +78,7 @@ func TestAPIKeysStoredHashed(t *testing.T) {
 // reopen2 opens the file again after the test closed it itself.
 func (f *fixture) reopen2() {
 	f.t.Helper()
-	s, err := Open(f.path, Options{Now: f.clock.Now})
+	s, err := Open(f.path, store.Options{Now: f.clock.Now})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -101,7 +103,7 @@ func TestAddAPIKey(t *testing.T) {
 	}
 	// Another organization cannot take it.
 	err := f.AddAPIKey(ctx, other.ID, "k1")
-	wantErr(t, err, ErrConflict, other.ID)
+	wantErr(t, err, store.ErrConflict, other.ID)
 	if org, _ := f.Authenticate(ctx, "k1"); org.ID != f.org.ID {
 		t.Fatal("conflicting AddAPIKey moved the key")
 	}
@@ -111,8 +113,8 @@ func TestAddAPIKey(t *testing.T) {
 	if org, _ := f.Authenticate(ctx, "k2"); org.ID != other.ID {
 		t.Fatalf("k2 authenticates as %s", org.ID)
 	}
-	wantErr(t, f.AddAPIKey(ctx, "o_404", "k3"), ErrNotFound, "o_404")
-	if _, err := f.Authenticate(ctx, "k3"); !errors.Is(err, ErrNotFound) {
+	wantErr(t, f.AddAPIKey(ctx, "o_404", "k3"), store.ErrNotFound, "o_404")
+	if _, err := f.Authenticate(ctx, "k3"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatal("a key for an unknown organization was registered")
 	}
 	if err := f.AddAPIKey(ctx, f.org.ID, ""); err == nil {
@@ -138,12 +140,12 @@ func TestOrganizationsOrder(t *testing.T) {
 }
 
 func TestDefaultOrganizationNone(t *testing.T) {
-	s, err := Open(t.TempDir()+"/abctl.db", Options{})
+	s, err := Open(t.TempDir()+"/abctl.db", store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.DefaultOrganization(ctx); !errors.Is(err, ErrNotFound) {
+	if _, err := s.DefaultOrganization(ctx); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("DefaultOrganization on an empty store: %v", err)
 	}
 	orgs, err := s.Organizations(ctx)

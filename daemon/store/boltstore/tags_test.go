@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"bytes"
@@ -12,13 +12,16 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/tagquery"
 )
 
-func agentSubj(wpid string) TagSubject { return TagSubject{Kind: AgentSubject, ID: wpid} }
+func agentSubj(wpid string) store.TagSubject {
+	return store.TagSubject{Kind: store.AgentSubject, ID: wpid}
+}
 
 // apply applies a change as the test organization and fails on error.
-func (f *fixture) apply(wpid string, ch TagChange) []client.Tag {
+func (f *fixture) apply(wpid string, ch store.TagChange) []client.Tag {
 	f.t.Helper()
 	if ch.SetBy == "" {
 		ch.SetBy = f.org.ID
@@ -62,14 +65,14 @@ func eventStrings(evs []client.TagEvent) []string {
 	return out
 }
 
-func set(pairs ...string) []TagSet {
-	var out []TagSet
+func set(pairs ...string) []store.TagSet {
+	var out []store.TagSet
 	for _, p := range pairs {
 		k, v, ok := strings.Cut(p, ":")
 		if !ok {
 			k, v = "", p
 		}
-		out = append(out, TagSet{Key: k, Value: v})
+		out = append(out, store.TagSet{Key: k, Value: v})
 	}
 	return out
 }
@@ -78,7 +81,7 @@ func TestApplyTagsSemantics(t *testing.T) {
 	f := newFixture(t)
 	a := f.create(f.org.ID, agentDef("Invoices"))
 
-	got := f.apply(a.WorkflowPermanentID, TagChange{
+	got := f.apply(a.WorkflowPermanentID, store.TagChange{
 		Set:    set("env:staging", "urgent", "team:billing", "env:prod", "alpha"),
 		Colors: map[string]client.TagColor{"env": client.TagColorRed},
 	})
@@ -94,15 +97,15 @@ func TestApplyTagsSemantics(t *testing.T) {
 
 	// A set and a delete of the same key resolve to the set; deleting an
 	// absent tag and setting an identical value change nothing.
-	before, _ := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
-	got = f.apply(a.WorkflowPermanentID, TagChange{
+	before, _ := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagHistoryQuery{})
+	got = f.apply(a.WorkflowPermanentID, store.TagChange{
 		Set:    set("env:prod", "team:payments"),
-		Delete: []TagDelete{{Key: "team"}, {Key: "missing"}, {Value: "nope"}, {Value: "alpha"}},
+		Delete: []store.TagDelete{{Key: "team"}, {Key: "missing"}, {Value: "nope"}, {Value: "alpha"}},
 	})
 	if want := []string{"urgent", "env:prod", "team:payments"}; !slices.Equal(tagStrings(got), want) {
 		t.Fatalf("after the second change: %v, want %v", tagStrings(got), want)
 	}
-	hist, err := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
+	hist, err := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagHistoryQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +139,8 @@ func TestApplyTagsSemantics(t *testing.T) {
 		}
 	}
 	// The grouped delete of a key has no value; a label delete keeps it.
-	f.apply(a.WorkflowPermanentID, TagChange{Delete: []TagDelete{{Key: "env"}}})
-	hist, _ = f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{Limit: 1})
+	f.apply(a.WorkflowPermanentID, store.TagChange{Delete: []store.TagDelete{{Key: "env"}}})
+	hist, _ = f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagHistoryQuery{Limit: 1})
 	if len(hist) != 1 || hist[0].EventType != client.TagEventDelete || hist[0].Value != nil || *hist[0].Key != "env" {
 		t.Fatalf("grouped delete event %s", mustJSON(t, hist))
 	}
@@ -167,43 +170,43 @@ func TestApplyTagsCap(t *testing.T) {
 	f := newFixture(t)
 	a := f.create(f.org.ID, agentDef("Capped"))
 	var twenty []string
-	for i := range MaxTagsPerSubject {
+	for i := range store.MaxTagsPerSubject {
 		twenty = append(twenty, fmt.Sprintf("k%02d:v", i))
 	}
-	f.apply(a.WorkflowPermanentID, TagChange{Set: set(twenty...)})
-	_, err := f.Tags().Apply(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagChange{Set: set("one-more")})
-	wantErr(t, err, ErrInvalid, "would carry 21 tags; at most 20")
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set(twenty...)})
+	_, err := f.Tags().Apply(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagChange{Set: set("one-more")})
+	wantErr(t, err, store.ErrInvalid, "would carry 21 tags; at most 20")
 	// Swapping one tag for another in one change stays within the cap.
-	got := f.apply(a.WorkflowPermanentID, TagChange{Set: set("one-more"), Delete: []TagDelete{{Key: "k00"}}})
-	if len(got) != MaxTagsPerSubject || got[0].Value != "one-more" {
+	got := f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("one-more"), Delete: []store.TagDelete{{Key: "k00"}}})
+	if len(got) != store.MaxTagsPerSubject || got[0].Value != "one-more" {
 		t.Fatalf("after the swap: %v", tagStrings(got))
 	}
 	// Replacing values of existing keys never counts as growth.
-	f.apply(a.WorkflowPermanentID, TagChange{Set: set("k01:w", "k02:w")})
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("k01:w", "k02:w")})
 }
 
 func TestTagSubjectsMustExist(t *testing.T) {
 	f := newFixture(t)
 	a := f.create(f.org.ID, agentDef("Gone"))
-	f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:prod")})
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("env:prod")})
 	other := f.newOrg("other")
 
 	_, err := f.Tags().Get(ctx, other.ID, agentSubj(a.WorkflowPermanentID))
-	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
-	_, err = f.Tags().Apply(ctx, other.ID, agentSubj(a.WorkflowPermanentID), TagChange{Set: set("x")})
-	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
-	_, err = f.Tags().History(ctx, other.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{})
-	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
-	_, err = f.Tags().Get(ctx, f.org.ID, TagSubject{Kind: RunSubject, ID: "wr_1"})
-	wantErr(t, err, ErrNotFound, "workflow run wr_1 not found")
+	wantErr(t, err, store.ErrNotFound, a.WorkflowPermanentID)
+	_, err = f.Tags().Apply(ctx, other.ID, agentSubj(a.WorkflowPermanentID), store.TagChange{Set: set("x")})
+	wantErr(t, err, store.ErrNotFound, a.WorkflowPermanentID)
+	_, err = f.Tags().History(ctx, other.ID, agentSubj(a.WorkflowPermanentID), store.TagHistoryQuery{})
+	wantErr(t, err, store.ErrNotFound, a.WorkflowPermanentID)
+	_, err = f.Tags().Get(ctx, f.org.ID, store.TagSubject{Kind: store.RunSubject, ID: "wr_1"})
+	wantErr(t, err, store.ErrNotFound, "workflow run wr_1 not found")
 	_, err = f.Tags().Get(ctx, f.org.ID, agentSubj("wpid_\x00"))
-	wantErr(t, err, ErrNotFound, "agent ")
+	wantErr(t, err, store.ErrNotFound, "agent ")
 
 	if err := f.Agents().Delete(ctx, f.org.ID, a.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.Tags().Get(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
-	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
+	wantErr(t, err, store.ErrNotFound, a.WorkflowPermanentID)
 	// The tags come back with the agent.
 	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("Back"))
 	tags, err := f.Tags().Get(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
@@ -213,11 +216,11 @@ func TestTagSubjectsMustExist(t *testing.T) {
 
 	// Batch reads echo every id; foreign, unknown and deleted ids get [].
 	b := f.create(f.org.ID, agentDef("Deleted"))
-	f.apply(b.WorkflowPermanentID, TagChange{Set: set("x")})
+	f.apply(b.WorkflowPermanentID, store.TagChange{Set: set("x")})
 	if err := f.Agents().Delete(ctx, f.org.ID, b.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
-	batch, err := f.Tags().Batch(ctx, f.org.ID, AgentSubject, []string{a.WorkflowPermanentID, b.WorkflowPermanentID, "wpid_404"})
+	batch, err := f.Tags().Batch(ctx, f.org.ID, store.AgentSubject, []string{a.WorkflowPermanentID, b.WorkflowPermanentID, "wpid_404"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +232,7 @@ func TestTagSubjectsMustExist(t *testing.T) {
 	if got, want := mustJSON(t, batch), mustJSON(t, wantBatch); got != want {
 		t.Fatalf("batch %s, want %s", got, want)
 	}
-	batch, _ = f.Tags().Batch(ctx, other.ID, AgentSubject, []string{a.WorkflowPermanentID})
+	batch, _ = f.Tags().Batch(ctx, other.ID, store.AgentSubject, []string{a.WorkflowPermanentID})
 	if got := mustJSON(t, batch); got != fmt.Sprintf(`{"%s":[]}`, a.WorkflowPermanentID) {
 		t.Fatalf("foreign batch %s", got)
 	}
@@ -241,36 +244,36 @@ func TestTagHistoryFilters(t *testing.T) {
 	subj := agentSubj(a.WorkflowPermanentID)
 	var marks []time.Time
 	for i := range 5 {
-		f.apply(a.WorkflowPermanentID, TagChange{Set: set(fmt.Sprintf("env:v%d", i), fmt.Sprintf("n:%d", i))})
+		f.apply(a.WorkflowPermanentID, store.TagChange{Set: set(fmt.Sprintf("env:v%d", i), fmt.Sprintf("n:%d", i))})
 		tags, _ := f.Tags().Get(ctx, f.org.ID, subj)
 		marks = append(marks, tags[0].SetAt.Time)
 	}
-	all, err := f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{})
+	all, err := f.Tags().History(ctx, f.org.ID, subj, store.TagHistoryQuery{})
 	if err != nil || len(all) != 10 {
 		t.Fatalf("%d events, %v", len(all), err)
 	}
-	got, _ := f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Limit: 3})
+	got, _ := f.Tags().History(ctx, f.org.ID, subj, store.TagHistoryQuery{Limit: 3})
 	if len(got) != 3 || got[0].TagEventID != all[0].TagEventID {
 		t.Fatalf("limit 3: %v", eventStrings(got))
 	}
-	got, _ = f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Key: "env"})
+	got, _ = f.Tags().History(ctx, f.org.ID, subj, store.TagHistoryQuery{Key: "env"})
 	if want := []string{"set env=v4", "set env=v3 superseded", "set env=v2 superseded", "set env=v1 superseded", "set env=v0 superseded"}; !slices.Equal(eventStrings(got), want) {
 		t.Fatalf("key env: %v", eventStrings(got))
 	}
-	got, _ = f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Since: &marks[3], Key: "env"})
+	got, _ = f.Tags().History(ctx, f.org.ID, subj, store.TagHistoryQuery{Since: &marks[3], Key: "env"})
 	if want := []string{"set env=v4", "set env=v3 superseded"}; !slices.Equal(eventStrings(got), want) {
 		t.Fatalf("since the 4th change: %v", eventStrings(got))
 	}
 	future := marks[4].Add(time.Hour)
-	got, _ = f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Since: &future})
+	got, _ = f.Tags().History(ctx, f.org.ID, subj, store.TagHistoryQuery{Since: &future})
 	if len(got) != 0 {
 		t.Fatalf("since the future: %v", eventStrings(got))
 	}
 	// Another subject's events never leak in, even one whose id extends
 	// this one's.
 	b := f.create(f.org.ID, agentDef("Other"))
-	f.apply(b.WorkflowPermanentID, TagChange{Set: set("other")})
-	got, _ = f.Tags().History(ctx, f.org.ID, subj, TagHistoryQuery{Limit: 500})
+	f.apply(b.WorkflowPermanentID, store.TagChange{Set: set("other")})
+	got, _ = f.Tags().History(ctx, f.org.ID, subj, store.TagHistoryQuery{Limit: 500})
 	if len(got) != 10 {
 		t.Fatalf("%d events after another agent's change", len(got))
 	}
@@ -281,9 +284,9 @@ func TestTagRegistry(t *testing.T) {
 	a := f.create(f.org.ID, agentDef("A"))
 	b := f.create(f.org.ID, agentDef("B"))
 	c := f.create(f.org.ID, agentDef("C"))
-	f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:prod", "team:x")})
-	f.apply(b.WorkflowPermanentID, TagChange{Set: set("env:prod")})
-	f.apply(c.WorkflowPermanentID, TagChange{Set: set("env:dev")})
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("env:prod", "team:x")})
+	f.apply(b.WorkflowPermanentID, store.TagChange{Set: set("env:prod")})
+	f.apply(c.WorkflowPermanentID, store.TagChange{Set: set("env:dev")})
 
 	keys, err := f.Tags().Keys(ctx, f.org.ID)
 	if err != nil {
@@ -305,7 +308,7 @@ func TestTagRegistry(t *testing.T) {
 		t.Fatalf("description not cleared: %s", mustJSON(t, k))
 	}
 	_, err = f.Tags().UpdateKey(ctx, f.org.ID, "nope", nil)
-	wantErr(t, err, ErrNotFound, "tag key nope not found")
+	wantErr(t, err, store.ErrNotFound, "tag key nope not found")
 
 	// Values: create, conflict, recolour.
 	v, err := f.Tags().CreateValue(ctx, f.org.ID, "env", "qa", client.TagColorTeal)
@@ -313,7 +316,7 @@ func TestTagRegistry(t *testing.T) {
 		t.Fatalf("CreateTagValue: %s, %v", mustJSON(t, v), err)
 	}
 	_, err = f.Tags().CreateValue(ctx, f.org.ID, "env", "qa", "")
-	wantErr(t, err, ErrConflict, "env:qa already exists")
+	wantErr(t, err, store.ErrConflict, "env:qa already exists")
 	v, err = f.Tags().CreateValue(ctx, f.org.ID, "fresh", "one", "")
 	if err != nil || !v.Color.IsKnown() {
 		t.Fatalf("random colour: %s, %v", mustJSON(t, v), err)
@@ -327,11 +330,11 @@ func TestTagRegistry(t *testing.T) {
 		t.Fatalf("RecolorTagValue: %s, %v", mustJSON(t, v), err)
 	}
 	_, err = f.Tags().RecolorValue(ctx, f.org.ID, "env", "nope", client.TagColorPink)
-	wantErr(t, err, ErrNotFound, "env:nope not found")
+	wantErr(t, err, store.ErrNotFound, "env:nope not found")
 
 	// Rename re-tags the carriers, keeps the colour, refuses a taken value.
 	_, err = f.Tags().RenameValue(ctx, f.org.ID, "env", "prod", "qa", f.org.ID)
-	wantErr(t, err, ErrConflict, "env:qa already exists")
+	wantErr(t, err, store.ErrConflict, "env:qa already exists")
 	r, err := f.Tags().RenameValue(ctx, f.org.ID, "env", "prod", "production", f.org.ID)
 	if err != nil || mustJSON(t, r) != `{"key":"env","value":"production","color":"pink","renamed_workflow_count":2}` {
 		t.Fatalf("RenameTagValue: %s, %v", mustJSON(t, r), err)
@@ -352,12 +355,12 @@ func TestTagRegistry(t *testing.T) {
 		t.Fatalf("DeleteTagValue: %s, %v", mustJSON(t, dv), err)
 	}
 	_, err = f.Tags().DeleteValue(ctx, f.org.ID, "env", "production", f.org.ID)
-	wantErr(t, err, ErrNotFound, "not found")
+	wantErr(t, err, store.ErrNotFound, "not found")
 	tags, _ = f.Tags().Get(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
 	if !slices.Equal(tagStrings(tags), []string{"team:x"}) {
 		t.Fatalf("a after the value delete: %v", tagStrings(tags))
 	}
-	hist, _ := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), TagHistoryQuery{Limit: 1})
+	hist, _ := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagHistoryQuery{Limit: 1})
 	if eventStrings(hist)[0] != "delete env=-" {
 		t.Fatalf("cascade event %v", eventStrings(hist))
 	}
@@ -368,13 +371,13 @@ func TestTagRegistry(t *testing.T) {
 		t.Fatalf("DeleteTagKey: %s, %v", mustJSON(t, dk), err)
 	}
 	_, err = f.Tags().DeleteKey(ctx, f.org.ID, "env", f.org.ID)
-	wantErr(t, err, ErrNotFound, "tag key env not found")
+	wantErr(t, err, store.ErrNotFound, "tag key env not found")
 	vals, _ = f.Tags().Values(ctx, f.org.ID, "env")
 	if len(vals) != 0 {
 		t.Fatalf("values of a deleted key: %s", mustJSON(t, vals))
 	}
 	// Using the key again registers it anew.
-	f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:back")})
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("env:back")})
 	keys, _ = f.Tags().Keys(ctx, f.org.ID)
 	if mustJSON(t, keys[0]) != `{"key":"env","description":null,"workflow_count":1}` {
 		t.Fatalf("re-registered key %s", mustJSON(t, keys[0]))
@@ -389,14 +392,14 @@ func TestTagRegistry(t *testing.T) {
 		t.Fatalf("foreign values %s", mustJSON(t, vs))
 	}
 	_, err = f.Tags().DeleteKey(ctx, other.ID, "team", other.ID)
-	wantErr(t, err, ErrNotFound, "team")
+	wantErr(t, err, store.ErrNotFound, "team")
 }
 
 func TestListAgentsByTags(t *testing.T) {
 	f := newFixture(t)
 	mk := func(title string, tags ...string) string {
 		a := f.create(f.org.ID, agentDef(title))
-		f.apply(a.WorkflowPermanentID, TagChange{Set: set(tags...)})
+		f.apply(a.WorkflowPermanentID, store.TagChange{Set: set(tags...)})
 		return a.WorkflowPermanentID
 	}
 	prod := mk("prod billing", "env:prod", "team:billing", "urgent")
@@ -411,7 +414,7 @@ func TestListAgentsByTags(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return f.list(f.org.ID, AgentQuery{Tags: query, PageSize: 100})
+		return f.list(f.org.ID, store.AgentQuery{Tags: query, PageSize: 100})
 	}
 	cases := []struct {
 		terms []string
@@ -433,14 +436,14 @@ func TestListAgentsByTags(t *testing.T) {
 	}
 	// Combined with search and paging.
 	query, _ := tagquery.Parse([]string{"team:billing"})
-	if got := f.list(f.org.ID, AgentQuery{Tags: query, SearchKey: "staging"}); !slices.Equal(got, []string{staging}) {
+	if got := f.list(f.org.ID, store.AgentQuery{Tags: query, SearchKey: "staging"}); !slices.Equal(got, []string{staging}) {
 		t.Errorf("tags and search: %v", got)
 	}
-	if got := f.list(f.org.ID, AgentQuery{Tags: query, PageSize: 1, Page: 2}); !slices.Equal(got, []string{prod}) {
+	if got := f.list(f.org.ID, store.AgentQuery{Tags: query, PageSize: 1, Page: 2}); !slices.Equal(got, []string{prod}) {
 		t.Errorf("tags, page 2 of size 1: %v", got)
 	}
 	// Only current tags match.
-	f.apply(prod, TagChange{Delete: []TagDelete{{Key: "team"}}})
+	f.apply(prod, store.TagChange{Delete: []store.TagDelete{{Key: "team"}}})
 	if got := q("team:billing"); !slices.Equal(got, []string{staging}) {
 		t.Errorf("after removing prod's team: %v", got)
 	}
@@ -493,7 +496,7 @@ func TestSearchWildcards(t *testing.T) {
 		// The wpid is matched literally: '_' there is the underscore.
 		{c.WorkflowPermanentID, []string{c.WorkflowPermanentID}},
 	} {
-		if got := f.list(f.org.ID, AgentQuery{SearchKey: tc.term}); !slices.Equal(got, tc.want) {
+		if got := f.list(f.org.ID, store.AgentQuery{SearchKey: tc.term}); !slices.Equal(got, tc.want) {
 			t.Errorf("search %q: %v, want %v", tc.term, got, tc.want)
 		}
 	}
@@ -501,7 +504,7 @@ func TestSearchWildcards(t *testing.T) {
 	if _, err := f.Agents().SetFolder(ctx, f.org.ID, c.WorkflowPermanentID, fl.FolderID); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.list(f.org.ID, AgentQuery{SearchKey: "quarter%rep"}); !slices.Equal(got, []string{c.WorkflowPermanentID}) {
+	if got := f.list(f.org.ID, store.AgentQuery{SearchKey: "quarter%rep"}); !slices.Equal(got, []string{c.WorkflowPermanentID}) {
 		t.Errorf("folder title with a wildcard: %v", got)
 	}
 	folders, err := f.Folders().List(ctx, f.org.ID, 1, 10, "quarter_end")
@@ -530,7 +533,7 @@ func TestMigrationAddsTagBuckets(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if f.Store, err = Open(f.path, Options{Now: f.clock.Now}); err != nil {
+	if f.Store, err = Open(f.path, store.Options{Now: f.clock.Now}); err != nil {
 		t.Fatal(err)
 	}
 	_ = f.db.View(func(tx *bolt.Tx) error {
@@ -539,7 +542,7 @@ func TestMigrationAddsTagBuckets(t *testing.T) {
 		}
 		return nil
 	})
-	if tags := f.apply(a.WorkflowPermanentID, TagChange{Set: set("env:prod")}); len(tags) != 1 {
+	if tags := f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("env:prod")}); len(tags) != 1 {
 		t.Fatalf("tags after the migration: %v", tagStrings(tags))
 	}
 }

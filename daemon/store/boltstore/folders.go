@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 // Folders are the folders of the organizations. Get it with Store.Folders.
@@ -28,12 +29,12 @@ type folderRecord struct {
 
 // getFolder returns a folder that is not deleted, or ErrNotFound.
 func getFolder(o *orgTx, id string) (*folderRecord, error) {
-	rec, err := getJSON[folderRecord](o.folders(), RecordFolder, id)
+	rec, err := getJSON[folderRecord](o.folders(), store.RecordFolder, id)
 	if err != nil {
 		return nil, err
 	}
 	if rec.DeletedAt != nil {
-		return nil, notFound(RecordFolder, id)
+		return nil, notFound(store.RecordFolder, id)
 	}
 	return rec, nil
 }

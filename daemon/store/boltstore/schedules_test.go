@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"encoding/json"
@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
 )
 
-func (f *fixture) schedule(orgID, wpid, cron string, from time.Time) *ScheduleRecord {
+func (f *fixture) schedule(orgID, wpid, cron string, from time.Time) *store.ScheduleRecord {
 	f.t.Helper()
-	rec, err := f.Schedules().Create(ctx, orgID, wpid, &ScheduleInput{Cron: cron, Timezone: "UTC", Enabled: true, From: from,
+	rec, err := f.Schedules().Create(ctx, orgID, wpid, &store.ScheduleInput{Cron: cron, Timezone: "UTC", Enabled: true, From: from,
 		Parameters: map[string]json.RawMessage{"url": json.RawMessage(`"https://example.com/a"`)}})
 	if err != nil {
 		f.t.Fatal(err)
@@ -19,8 +20,8 @@ func (f *fixture) schedule(orgID, wpid, cron string, from time.Time) *ScheduleRe
 	return rec
 }
 
-func (f *fixture) scheduledRun(orgID, wpid, scheduleID string) *RunRecord {
-	return &RunRecord{ID: f.Runs().NewID(client.RunTypeWorkflowRun), OrgID: orgID, Type: client.RunTypeWorkflowRun,
+func (f *fixture) scheduledRun(orgID, wpid, scheduleID string) *store.RunRecord {
+	return &store.RunRecord{ID: f.Runs().NewID(client.RunTypeWorkflowRun), OrgID: orgID, Type: client.RunTypeWorkflowRun,
 		Status: client.RunStatusQueued, AgentID: wpid, AgentVersion: 1, Trigger: client.RunTriggerScheduled, ScheduleID: scheduleID}
 }
 
@@ -36,24 +37,24 @@ func TestSchedulesCRUDAndOrganizations(t *testing.T) {
 		t.Errorf("get: %+v %v", got, err)
 	}
 	// Through another agent, or another organization: not found.
-	if _, err := f.Schedules().Get(ctx, f.org.ID, b.WorkflowPermanentID, s1.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Schedules().Get(ctx, f.org.ID, b.WorkflowPermanentID, s1.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("through another agent: %v", err)
 	}
 	other := f.newOrg("other")
-	if _, err := f.Schedules().Get(ctx, other.ID, a.WorkflowPermanentID, s1.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Schedules().Get(ctx, other.ID, a.WorkflowPermanentID, s1.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("from another organization: %v", err)
 	}
-	if _, err := f.Schedules().Create(ctx, other.ID, a.WorkflowPermanentID, &ScheduleInput{Cron: "@daily", Timezone: "UTC"}); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Schedules().Create(ctx, other.ID, a.WorkflowPermanentID, &store.ScheduleInput{Cron: "@daily", Timezone: "UTC"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("on another organization's agent: %v", err)
 	}
-	if items, total, err := f.Schedules().ListAll(ctx, other.ID, ScheduleQuery{Page: 1, PageSize: 10}); err != nil || total != 0 || len(items) != 0 {
+	if items, total, err := f.Schedules().ListAll(ctx, other.ID, store.ScheduleQuery{Page: 1, PageSize: 10}); err != nil || total != 0 || len(items) != 0 {
 		t.Errorf("another organization's list: %v %d %v", items, total, err)
 	}
-	items, total, err := f.Schedules().ListAll(ctx, f.org.ID, ScheduleQuery{Page: 2, PageSize: 1})
+	items, total, err := f.Schedules().ListAll(ctx, f.org.ID, store.ScheduleQuery{Page: 2, PageSize: 1})
 	if err != nil || total != 2 || len(items) != 1 || items[0].ID != s2.ID || items[0].AgentTitle != "Reports" {
 		t.Errorf("second page: %+v %d %v", items, total, err)
 	}
-	if items, total, _ := f.Schedules().ListAll(ctx, f.org.ID, ScheduleQuery{Page: 1, PageSize: 10, Search: "invo"}); total != 1 || items[0].ID != s1.ID {
+	if items, total, _ := f.Schedules().ListAll(ctx, f.org.ID, store.ScheduleQuery{Page: 1, PageSize: 10, Search: "invo"}); total != 1 || items[0].ID != s1.ID {
 		t.Errorf("search: %+v", items)
 	}
 
@@ -77,13 +78,13 @@ func TestSchedulesCRUDAndOrganizations(t *testing.T) {
 	if en, _ := f.Schedules().Enabled(ctx); len(en) != 1 || en[0].ID != s1.ID {
 		t.Errorf("enabled schedules after the agent's deletion: %+v", en)
 	}
-	if _, err := f.Schedules().Fire(ctx, f.org.ID, s2.ID, later, later, Missed{}, f.scheduledRun(f.org.ID, b.WorkflowPermanentID, s2.ID)); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Schedules().Fire(ctx, f.org.ID, s2.ID, later, later, store.Missed{}, f.scheduledRun(f.org.ID, b.WorkflowPermanentID, s2.ID)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("fire of a deleted agent's schedule: %v", err)
 	}
 	if err := f.Schedules().Delete(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Schedules().Get(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Schedules().Get(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("deleted: %v", err)
 	}
 }
@@ -105,7 +106,7 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 	}
 	dup := f.scheduledRun(f.org.ID, wpid, s.ID)
 	dup.ID = taken.ID
-	if _, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at, Missed{}, dup); !errors.Is(err, ErrConflict) {
+	if _, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at, store.Missed{}, dup); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("fire with a taken id: %v", err)
 	}
 	if rec, _ := f.Schedules().Get(ctx, f.org.ID, wpid, s.ID); !rec.HandledThrough.Equal(from) || rec.LastRunID != "" {
@@ -113,7 +114,7 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 	}
 
 	run := f.scheduledRun(f.org.ID, wpid, s.ID)
-	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at.Add(time.Second), Missed{}, run); err != nil || out != FireStarted {
+	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at.Add(time.Second), store.Missed{}, run); err != nil || out != store.FireStarted {
 		t.Fatalf("fire: %v %v", out, err)
 	}
 	f.reopen() // what is there is on disk
@@ -125,20 +126,20 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 	if err != nil || stored.ScheduleID != s.ID || stored.Trigger != client.RunTriggerScheduled || stored.QueuedAt == nil {
 		t.Errorf("the run: %+v %v", stored, err)
 	}
-	tags, err := f.Tags().Get(ctx, f.org.ID, TagSubject{Kind: RunSubject, ID: run.ID})
-	if err != nil || len(tags) != 1 || tags[0].Key == nil || *tags[0].Key != ScheduleTagKey || tags[0].Value != s.ID {
+	tags, err := f.Tags().Get(ctx, f.org.ID, store.TagSubject{Kind: store.RunSubject, ID: run.ID})
+	if err != nil || len(tags) != 1 || tags[0].Key == nil || *tags[0].Key != store.ScheduleTagKey || tags[0].Value != s.ID {
 		t.Errorf("the run's tags: %+v %v", tags, err)
 	}
 
 	// The same time again, or an earlier one: nothing.
 	for _, when := range []time.Time{at, at.Add(-time.Minute)} {
-		if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, when, when.Add(time.Minute), Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireAlreadyHandled {
+		if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, when, when.Add(time.Minute), store.Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != store.FireAlreadyHandled {
 			t.Errorf("fire %v again: %v %v", when, out, err)
 		}
 	}
 	// The next time, while the run is still queued: skipped and counted.
 	next := at.Add(time.Minute)
-	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, next, next, Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireSkipped {
+	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, next, next, store.Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != store.FireSkipped {
 		t.Errorf("fire while the run goes on: %v %v", out, err)
 	}
 	rec, _ = f.Schedules().Get(ctx, f.org.ID, wpid, s.ID)
@@ -146,15 +147,15 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 		t.Errorf("after the skip: %+v", rec)
 	}
 	// Once the run ended, the next time starts one.
-	f.updateRun(run.ID, func(r *RunRecord) { r.Status = client.RunStatusCompleted })
+	f.updateRun(run.ID, func(r *store.RunRecord) { r.Status = client.RunStatusCompleted })
 	third := next.Add(time.Minute)
-	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, third, third, Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireStarted {
+	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, third, third, store.Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != store.FireStarted {
 		t.Errorf("fire after the run ended: %v %v", out, err)
 	}
 	// A disabled schedule does not fire; Miss records why a time started
 	// no run and moves the mark.
 	fourth := third.Add(time.Minute)
-	if out, err := f.Schedules().Miss(ctx, f.org.ID, s.ID, fourth, fourth, Missed{}, "the agent's parameters changed"); err != nil || out != FireSkipped {
+	if out, err := f.Schedules().Miss(ctx, f.org.ID, s.ID, fourth, fourth, store.Missed{}, "the agent's parameters changed"); err != nil || out != store.FireSkipped {
 		t.Errorf("miss: %v %v", out, err)
 	}
 	if rec, _ := f.Schedules().Get(ctx, f.org.ID, wpid, s.ID); rec.LastError == "" || !rec.HandledThrough.Equal(fourth) {
@@ -164,7 +165,7 @@ func TestFireIsAtomicAndOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifth := fourth.Add(time.Minute)
-	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, fifth, fifth, Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != FireDisabled {
+	if out, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, fifth, fifth, store.Missed{}, f.scheduledRun(f.org.ID, wpid, s.ID)); err != nil || out != store.FireDisabled {
 		t.Errorf("fire of a disabled schedule: %v %v", out, err)
 	}
 }

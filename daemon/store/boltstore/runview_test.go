@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"bytes"
@@ -11,27 +11,28 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 func (f *fixture) now() client.Time { return client.NewTime(f.clock.Now()) }
 
 // closeAndOpen closes the store and opens the same file again with views,
 // without the invariant checks of reopen (for tests that damage the file).
-func (f *fixture) closeAndOpen(views RunViews) {
+func (f *fixture) closeAndOpen(views store.RunViews) {
 	f.t.Helper()
 	if err := f.Close(); err != nil {
 		f.t.Fatal(err)
 	}
-	s, err := Open(f.path, Options{Now: f.clock.Now, IDs: ids.NewWithClock(44, f.clock.Now), RunViews: views})
+	s, err := Open(f.path, store.Options{Now: f.clock.Now, IDs: ids.NewWithClock(44, f.clock.Now), RunViews: views})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	f.Store = s
 }
 
-func (f *fixture) newRun(typ client.RunType, mod func(*RunRecord)) *RunRecord {
+func (f *fixture) newRun(typ client.RunType, mod func(*store.RunRecord)) *store.RunRecord {
 	f.t.Helper()
-	rec := &RunRecord{ID: f.Runs().NewID(typ), OrgID: f.org.ID, Type: typ, Status: client.RunStatusCreated,
+	rec := &store.RunRecord{ID: f.Runs().NewID(typ), OrgID: f.org.ID, Type: typ, Status: client.RunStatusCreated,
 		RunRequest: json.RawMessage(`{"prompt":"Find <the> price & \u00e9 \"quoted\""}`)}
 	if mod != nil {
 		mod(rec)
@@ -42,9 +43,9 @@ func (f *fixture) newRun(typ client.RunType, mod func(*RunRecord)) *RunRecord {
 	return rec
 }
 
-func (f *fixture) updateRun(id string, change func(*RunRecord)) {
+func (f *fixture) updateRun(id string, change func(*store.RunRecord)) {
 	f.t.Helper()
-	if _, err := f.Runs().Update(ctx, f.org.ID, id, func(r *RunRecord) error { change(r); return nil }); err != nil {
+	if _, err := f.Runs().Update(ctx, f.org.ID, id, func(r *store.RunRecord) error { change(r); return nil }); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -58,7 +59,7 @@ func (f *fixture) storedView(orgID, id string) []byte {
 		view = bytes.Clone(v)
 		return nil
 	})
-	if err != nil && !errors.Is(err, ErrNoRunView) {
+	if err != nil && !errors.Is(err, store.ErrNoRunView) {
 		f.t.Fatal(err)
 	}
 	return view
@@ -87,13 +88,13 @@ func TestRunViewWrittenWithRecord(t *testing.T) {
 	f := newFixture(t)
 	rec := f.newRun(client.RunTypeTaskV1, nil)
 	f.checkView(f.org.ID, rec.ID)
-	for _, move := range []func(*RunRecord){
-		func(r *RunRecord) { r.Status = client.RunStatusQueued },
-		func(r *RunRecord) { r.Status = client.RunStatusRunning },
-		func(r *RunRecord) {
-			r.Files = append(r.Files, RunFile{ID: "a_1", Type: client.ArtifactScreenshot, Name: "s.jpg", CreatedAt: f.now()})
+	for _, move := range []func(*store.RunRecord){
+		func(r *store.RunRecord) { r.Status = client.RunStatusQueued },
+		func(r *store.RunRecord) { r.Status = client.RunStatusRunning },
+		func(r *store.RunRecord) {
+			r.Files = append(r.Files, store.RunFile{ID: "a_1", Type: client.ArtifactScreenshot, Name: "s.jpg", CreatedAt: f.now()})
 		},
-		func(r *RunRecord) { r.Status = client.RunStatusCompleted },
+		func(r *store.RunRecord) { r.Status = client.RunStatusCompleted },
 	} {
 		f.updateRun(rec.ID, move)
 		f.checkView(f.org.ID, rec.ID)
@@ -106,12 +107,12 @@ func TestRunViewNone(t *testing.T) {
 	f := newFixture(t)
 	rec := f.newRun(client.RunTypeTaskV1, nil)
 	f.checkView(f.org.ID, rec.ID)
-	f.updateRun(rec.ID, func(r *RunRecord) { r.Title = noViewTitle })
+	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Title = noViewTitle })
 	err := f.Runs().View(ctx, f.org.ID, rec.ID, func([]byte) error { t.Fatal("called without a view"); return nil })
-	if !errors.Is(err, ErrNoRunView) {
+	if !errors.Is(err, store.ErrNoRunView) {
 		t.Fatalf("View of a run without a view: %v", err)
 	}
-	f.updateRun(rec.ID, func(r *RunRecord) { r.Title = "" })
+	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Title = "" })
 	f.checkView(f.org.ID, rec.ID)
 }
 
@@ -123,7 +124,7 @@ func TestRunViewNotFound(t *testing.T) {
 		{f.org.ID, "tsk_1"}, {f.org.ID, ""}, {f.org.ID, "tsk\x00"}, {other.ID, rec.ID}, {"o_missing", rec.ID},
 	} {
 		err := f.Runs().View(ctx, c.org, c.id, func([]byte) error { t.Fatal("called"); return nil })
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("View(%q, %q): %v, want ErrNotFound", c.org, c.id, err)
 		}
 	}
@@ -149,7 +150,7 @@ func TestRunViewWithoutRunViews(t *testing.T) {
 	rec := f.newRun(client.RunTypeTaskV1, nil)
 	kept := f.newRun(client.RunTypeTaskV1, nil)
 	f.closeAndOpen(nil)
-	f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusQueued })
+	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Status = client.RunStatusQueued })
 	if v := f.storedView(f.org.ID, rec.ID); v != nil {
 		t.Fatalf("view written without RunViews: %q", v)
 	}
@@ -158,7 +159,7 @@ func TestRunViewWithoutRunViews(t *testing.T) {
 		t.Fatalf("view made again under the same format: %q", v)
 	}
 	f.checkView(f.org.ID, kept.ID)
-	f.updateRun(rec.ID, func(r *RunRecord) { r.Status = client.RunStatusRunning })
+	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Status = client.RunStatusRunning })
 	f.checkView(f.org.ID, rec.ID)
 }
 
@@ -168,10 +169,10 @@ func TestRunViewMigration(t *testing.T) {
 	f := newFixture(t)
 	var runIDs []string
 	for i := range 5 {
-		rec := f.newRun(client.RunTypeTaskV1, func(r *RunRecord) { r.Title = fmt.Sprint("run ", i) })
-		f.updateRun(rec.ID, func(r *RunRecord) {
+		rec := f.newRun(client.RunTypeTaskV1, func(r *store.RunRecord) { r.Title = fmt.Sprint("run ", i) })
+		f.updateRun(rec.ID, func(r *store.RunRecord) {
 			r.Status = client.RunStatusCompleted
-			r.Files = []RunFile{{ID: "a_1", Type: client.ArtifactScreenshot, Name: "s.png", CreatedAt: f.now()}}
+			r.Files = []store.RunFile{{ID: "a_1", Type: client.ArtifactScreenshot, Name: "s.png", CreatedAt: f.now()}}
 		})
 		runIDs = append(runIDs, rec.ID)
 	}

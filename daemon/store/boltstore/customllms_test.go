@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/localrun/executor"
 )
 
@@ -20,9 +21,9 @@ func TestCustomLLMs(t *testing.T) {
 	const key = "sk-custom-0123456789-abcdef"
 	path := filepath.Join(t.TempDir(), "abctl.db")
 	clock := newClock()
-	secret := bytes.Repeat([]byte{9}, SecretSize)
+	secret := bytes.Repeat([]byte{9}, store.SecretSize)
 	open := func() *Store {
-		s, err := Open(path, Options{Now: clock.Now, IDs: ids.NewWithClock(1, clock.Now), Secret: secret})
+		s, err := Open(path, store.Options{Now: clock.Now, IDs: ids.NewWithClock(1, clock.Now), Secret: secret})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,18 +40,18 @@ func TestCustomLLMs(t *testing.T) {
 	base := "http://127.0.0.1:8000/v1"
 	cfg := client.CustomLLMConfig{DisplayName: "Local Qwen", Provider: client.CustomLLMProviderOpenAICompatible, ModelName: "qwen2.5",
 		APIBase: &base, APIKey: ptr("ignored: the key goes in Key")}
-	first, err := c.Create(ctx, a.ID, c.NewID(), &CustomLLMInput{Config: cfg, Key: ptr(key), Valid: true})
+	first, err := c.Create(ctx, a.ID, c.NewID(), &store.CustomLLMInput{Config: cfg, Key: ptr(key), Valid: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if first.Config.APIKey != nil || first.OrganizationID != a.ID || !first.Valid || first.Config.DisplayName != "Local Qwen" {
 		t.Errorf("created: %+v", first)
 	}
-	second, err := c.Create(ctx, a.ID, c.NewID(), &CustomLLMInput{Config: client.CustomLLMConfig{DisplayName: "Ollama", Provider: client.CustomLLMProviderOllama, ModelName: "llama3"}})
+	second, err := c.Create(ctx, a.ID, c.NewID(), &store.CustomLLMInput{Config: client.CustomLLMConfig{DisplayName: "Ollama", Provider: client.CustomLLMProviderOllama, ModelName: "llama3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Create(ctx, a.ID, "cred_1", &CustomLLMInput{Config: cfg}); !errors.Is(err, ErrInvalid) {
+	if _, err := c.Create(ctx, a.ID, "cred_1", &store.CustomLLMInput{Config: cfg}); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("create under another kind's id: %v", err)
 	}
 
@@ -71,11 +72,11 @@ func TestCustomLLMs(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"get":    func() error { _, err := c.Get(ctx, b.ID, first.ID); return err },
 		"model":  func() error { _, err := c.Model(ctx, b.ID, first.ID); return err },
-		"update": func() error { _, err := c.Update(ctx, b.ID, first.ID, &CustomLLMInput{Config: cfg}); return err },
+		"update": func() error { _, err := c.Update(ctx, b.ID, first.ID, &store.CustomLLMInput{Config: cfg}); return err },
 		"delete": func() error { return c.Delete(ctx, b.ID, first.ID) },
 	} {
-		var nf *NotFoundError
-		if err := call(); !errors.As(err, &nf) || nf.Record != RecordCustomLLM || nf.ID != first.ID {
+		var nf *store.NotFoundError
+		if err := call(); !errors.As(err, &nf) || nf.Record != store.RecordCustomLLM || nf.ID != first.ID {
 			t.Errorf("organization B's %s of A's model: %v", name, err)
 		}
 	}
@@ -83,7 +84,7 @@ func TestCustomLLMs(t *testing.T) {
 	// Update: nil keeps the key, a new one replaces it, "" removes it.
 	no := false
 	cfg.SupportsVision = &no
-	if _, err := c.Update(ctx, a.ID, first.ID, &CustomLLMInput{Config: cfg, Valid: false}); err != nil {
+	if _, err := c.Update(ctx, a.ID, first.ID, &store.CustomLLMInput{Config: cfg, Valid: false}); err != nil {
 		t.Fatal(err)
 	}
 	if m, err := c.Model(ctx, a.ID, first.ID); err != nil || m.APIKey != key || m.Vision {
@@ -92,7 +93,7 @@ func TestCustomLLMs(t *testing.T) {
 	if got, _ := c.Get(ctx, a.ID, first.ID); got.Valid || got.Config.SupportsVision == nil || *got.Config.SupportsVision {
 		t.Errorf("after an update: %+v", got)
 	}
-	if _, err := c.Update(ctx, a.ID, first.ID, &CustomLLMInput{Config: cfg, Key: ptr(key + "-2")}); err != nil {
+	if _, err := c.Update(ctx, a.ID, first.ID, &store.CustomLLMInput{Config: cfg, Key: ptr(key + "-2")}); err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := c.Model(ctx, a.ID, first.ID); m.APIKey != key+"-2" {
@@ -116,7 +117,7 @@ func TestCustomLLMs(t *testing.T) {
 	if m, err := c.Model(ctx, a.ID, first.ID); err != nil || m.APIKey != key+"-2" {
 		t.Errorf("after a reopen: %v %v", m, err)
 	}
-	if _, err := c.Update(ctx, a.ID, first.ID, &CustomLLMInput{Config: cfg, Key: ptr("")}); err != nil {
+	if _, err := c.Update(ctx, a.ID, first.ID, &store.CustomLLMInput{Config: cfg, Key: ptr("")}); err != nil {
 		t.Fatal(err)
 	}
 	if m, _ := c.Model(ctx, a.ID, first.ID); m.APIKey != "" {
@@ -126,7 +127,7 @@ func TestCustomLLMs(t *testing.T) {
 	if err := c.Delete(ctx, a.ID, first.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(ctx, a.ID, first.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := c.Get(ctx, a.ID, first.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("get after delete: %v", err)
 	}
 	if ms, _ := c.Models(ctx, a.ID); len(ms) != 1 || ms[0].ID != second.ID {
@@ -140,10 +141,10 @@ func TestCustomLLMKeyNeedsASecret(t *testing.T) {
 	f := newFixture(t)
 	c := f.CustomLLMs()
 	cfg := client.CustomLLMConfig{DisplayName: "x", Provider: client.CustomLLMProviderOllama, ModelName: "m"}
-	if _, err := c.Create(ctx, f.org.ID, c.NewID(), &CustomLLMInput{Config: cfg}); err != nil {
+	if _, err := c.Create(ctx, f.org.ID, c.NewID(), &store.CustomLLMInput{Config: cfg}); err != nil {
 		t.Errorf("a model without a key: %v", err)
 	}
-	if _, err := c.Create(ctx, f.org.ID, c.NewID(), &CustomLLMInput{Config: cfg, Key: ptr("sk-1")}); !errors.Is(err, ErrInvalid) {
+	if _, err := c.Create(ctx, f.org.ID, c.NewID(), &store.CustomLLMInput{Config: cfg, Key: ptr("sk-1")}); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("a key without a secret: %v", err)
 	}
 }

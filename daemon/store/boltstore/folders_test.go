@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 func folderIDs(fs []*client.Folder) []string {
@@ -43,7 +44,7 @@ func TestFolderCRUD(t *testing.T) {
 		t.Fatalf("GetFolder %v %v", got, err)
 	}
 	_, err = f.Folders().Get(ctx, f.org.ID, "fld_404")
-	wantErr(t, err, ErrNotFound, "folder fld_404 not found")
+	wantErr(t, err, store.ErrNotFound, "folder fld_404 not found")
 
 	// nil leaves a field alone; modified_at moves even for an empty update.
 	up, err := f.Folders().Update(ctx, f.org.ID, withDesc.FolderID, nil, nil)
@@ -63,18 +64,18 @@ func TestFolderCRUD(t *testing.T) {
 		t.Fatal("update not stored")
 	}
 	_, err = f.Folders().Update(ctx, f.org.ID, "fld_404", new("x"), nil)
-	wantErr(t, err, ErrNotFound, "folder fld_404 not found")
+	wantErr(t, err, store.ErrNotFound, "folder fld_404 not found")
 
 	// Delete: gone for every method; a second delete is ErrNotFound.
 	if err := f.Folders().Delete(ctx, f.org.ID, fl.FolderID, false); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.Folders().Get(ctx, f.org.ID, fl.FolderID)
-	wantErr(t, err, ErrNotFound, fl.FolderID)
+	wantErr(t, err, store.ErrNotFound, fl.FolderID)
 	_, err = f.Folders().Update(ctx, f.org.ID, fl.FolderID, new("x"), nil)
-	wantErr(t, err, ErrNotFound, fl.FolderID)
-	wantErr(t, f.Folders().Delete(ctx, f.org.ID, fl.FolderID, false), ErrNotFound, fl.FolderID)
-	wantErr(t, f.Folders().Delete(ctx, f.org.ID, "fld_404", true), ErrNotFound, "folder fld_404 not found")
+	wantErr(t, err, store.ErrNotFound, fl.FolderID)
+	wantErr(t, f.Folders().Delete(ctx, f.org.ID, fl.FolderID, false), store.ErrNotFound, fl.FolderID)
+	wantErr(t, f.Folders().Delete(ctx, f.org.ID, "fld_404", true), store.ErrNotFound, "folder fld_404 not found")
 	if fs, _ := f.Folders().List(ctx, f.org.ID, 1, 10, ""); !slices.Equal(folderIDs(fs), []string{withDesc.FolderID}) {
 		t.Fatalf("list after delete %v", folderIDs(fs))
 	}
@@ -239,7 +240,7 @@ func TestDeleteFolderKeepAgents(t *testing.T) {
 	if cl, _ := f.Agents().Get(ctx, f.org.ID, c.WorkflowPermanentID, 0); !cl.ModifiedAt.Equal(c.ModifiedAt.Time) {
 		t.Fatal("an agent of another folder was touched")
 	}
-	if got := f.list(f.org.ID, AgentQuery{}); len(got) != 3 {
+	if got := f.list(f.org.ID, store.AgentQuery{}); len(got) != 3 {
 		t.Fatalf("agents after folder delete %v", got)
 	}
 	if n := f.count(f.org.ID, other.FolderID); n != 2 {
@@ -281,13 +282,13 @@ func TestDeleteFolderWithAgents(t *testing.T) {
 	if err := f.Folders().Delete(ctx, f.org.ID, fl.FolderID, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 0); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 0); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("agent in the folder survived: %v", err)
 	}
-	if _, err := f.Folders().Get(ctx, f.org.ID, fl.FolderID); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Folders().Get(ctx, f.org.ID, fl.FolderID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatal("folder survived")
 	}
-	got := f.list(f.org.ID, AgentQuery{})
+	got := f.list(f.org.ID, store.AgentQuery{})
 	if !slices.Equal(sorted(got), sorted([]string{b.WorkflowPermanentID, free.WorkflowPermanentID})) {
 		t.Fatalf("left %v", got)
 	}

@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"context"
@@ -12,12 +12,14 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/daemon/store"
 )
 
 func TestOpenModes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
 	path := filepath.Join(dir, "abctl.db")
-	s, err := Open(path, Options{})
+	s, err := Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,18 +43,18 @@ func TestOpenModes(t *testing.T) {
 
 func TestOpenLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "abctl.db")
-	s, err := Open(path, Options{})
+	s, err := Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	start := time.Now()
-	s2, err := Open(path, Options{LockTimeout: 150 * time.Millisecond})
+	s2, err := Open(path, store.Options{LockTimeout: 150 * time.Millisecond})
 	if err == nil {
 		s2.Close()
 		t.Fatal("second Open of the same file succeeded")
 	}
-	if !errors.Is(err, ErrLocked) {
+	if !errors.Is(err, store.ErrLocked) {
 		t.Fatalf("error %v does not match ErrLocked", err)
 	}
 	for _, want := range []string{path, "another abctl daemon is using this data directory"} {
@@ -65,7 +67,7 @@ func TestOpenLocked(t *testing.T) {
 	}
 	// Once the first store is closed, the file opens.
 	s.Close()
-	s3, err := Open(path, Options{LockTimeout: 150 * time.Millisecond})
+	s3, err := Open(path, store.Options{LockTimeout: 150 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Open after Close: %v", err)
 	}
@@ -115,7 +117,7 @@ func writeSchemaVersion(t *testing.T, path string, v uint64) {
 
 func TestSchemaVersionWritten(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "abctl.db")
-	s, err := Open(path, Options{})
+	s, err := Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,14 +129,14 @@ func TestSchemaVersionWritten(t *testing.T) {
 
 func TestSchemaTooNew(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "abctl.db")
-	s, err := Open(path, Options{})
+	s, err := Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	writeSchemaVersion(t, path, SchemaVersion()+1)
-	_, err = Open(path, Options{})
-	if !errors.Is(err, ErrSchemaTooNew) {
+	_, err = Open(path, store.Options{})
+	if !errors.Is(err, store.ErrSchemaTooNew) {
 		t.Fatalf("Open of a newer schema: %v", err)
 	}
 	for _, want := range []string{path, fmt.Sprintf("schema version %d", SchemaVersion()+1), fmt.Sprintf("up to %d", SchemaVersion())} {
@@ -157,7 +159,7 @@ func TestOpenBareBoltFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	s, err := Open(path, Options{})
+	s, err := Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +177,7 @@ func TestOpenBareBoltFile(t *testing.T) {
 // failing step leaves the file untouched.
 func TestMigrationsOrderAndOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "abctl.db")
-	s, err := Open(path, Options{})
+	s, err := Open(path, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func TestCorruptSchemaVersion(t *testing.T) {
 		return b.Put(keySchemaVersion, []byte("x"))
 	})
 	db.Close()
-	if _, err := Open(path, Options{}); err == nil || !strings.Contains(err.Error(), "corrupt schema version") {
+	if _, err := Open(path, store.Options{}); err == nil || !strings.Contains(err.Error(), "corrupt schema version") {
 		t.Fatalf("Open: %v", err)
 	}
 }
@@ -273,13 +275,13 @@ func TestReopenKeepsData(t *testing.T) {
 	if err != nil || len(vs) != 2 {
 		t.Fatalf("versions: %d, %v", len(vs), err)
 	}
-	if _, err := f.Agents().Get(ctx, f.org.ID, b.WorkflowPermanentID, 0); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().Get(ctx, f.org.ID, b.WorkflowPermanentID, 0); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleted agent after reopen: %v", err)
 	}
 	if n := f.count(f.org.ID, fl.FolderID); n != 1 {
 		t.Fatalf("folder count after reopen %d", n)
 	}
-	if got := f.list(f.org.ID, AgentQuery{}); len(got) != 1 || got[0] != a.WorkflowPermanentID {
+	if got := f.list(f.org.ID, store.AgentQuery{}); len(got) != 1 || got[0] != a.WorkflowPermanentID {
 		t.Fatalf("list after reopen %v", got)
 	}
 	// New ids after reopen (another worker) do not collide.
@@ -296,7 +298,7 @@ func TestCanceledContext(t *testing.T) {
 	if _, _, err := f.Agents().Create(cctx, f.org.ID, agentDef("x"), ""); !errors.Is(err, context.Canceled) {
 		t.Errorf("CreateAgent: %v", err)
 	}
-	if _, err := f.Agents().List(cctx, f.org.ID, AgentQuery{}); !errors.Is(err, context.Canceled) {
+	if _, err := f.Agents().List(cctx, f.org.ID, store.AgentQuery{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("ListAgents: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 // TestProfilesAndKeptStates: browser states are sealed (the file never
@@ -18,8 +19,8 @@ import (
 func TestProfilesAndKeptStates(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "abctl.db")
 	clock := newClock()
-	secret := bytes.Repeat([]byte{7}, SecretSize)
-	s, err := Open(path, Options{Now: clock.Now, IDs: ids.NewWithClock(1, clock.Now), Secret: secret})
+	secret := bytes.Repeat([]byte{7}, store.SecretSize)
+	s, err := Open(path, store.Options{Now: clock.Now, IDs: ids.NewWithClock(1, clock.Now), Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,23 +57,23 @@ func TestProfilesAndKeptStates(t *testing.T) {
 	if got, err := p.State(ctx, a.ID, empty.BrowserProfileID); got != nil || err != nil {
 		t.Errorf("an empty profile's state: %s %v", got, err)
 	}
-	if _, err := p.Get(ctx, b.ID, full.BrowserProfileID); !errors.Is(err, ErrNotFound) {
+	if _, err := p.Get(ctx, b.ID, full.BrowserProfileID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another organization gets the profile: %v", err)
 	}
-	list, _ := p.List(ctx, a.ID, ProfileQuery{PageSize: 10})
+	list, _ := p.List(ctx, a.ID, store.ProfileQuery{PageSize: 10})
 	if len(list) != 2 || list[0].Name != "Blank" || list[1].Name != "Billing" {
 		t.Errorf("list %v", list)
 	}
-	if found, _ := p.List(ctx, a.ID, ProfileQuery{PageSize: 10, Search: "SIGNED"}); len(found) != 1 || found[0].Name != "Billing" {
+	if found, _ := p.List(ctx, a.ID, store.ProfileQuery{PageSize: 10, Search: "SIGNED"}); len(found) != 1 || found[0].Name != "Billing" {
 		t.Errorf("search by description: %v", found)
 	}
 	if err := p.Delete(ctx, a.ID, full.BrowserProfileID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.State(ctx, a.ID, full.BrowserProfileID); !errors.Is(err, ErrNotFound) {
+	if _, err := p.State(ctx, a.ID, full.BrowserProfileID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a deleted profile's state: %v", err)
 	}
-	if all, _ := p.List(ctx, a.ID, ProfileQuery{PageSize: 10, IncludeDeleted: true}); len(all) != 2 || all[1].DeletedAt == nil {
+	if all, _ := p.List(ctx, a.ID, store.ProfileQuery{PageSize: 10, IncludeDeleted: true}); len(all) != 2 || all[1].DeletedAt == nil {
 		t.Errorf("include_deleted: %v", all)
 	}
 	if err := p.ResetAgentState(ctx, a.ID, "wpid_1"); err != nil {

@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 // Group commit. Every write of the store goes through Store.update, which
 // hands it to the committer: writes that arrive while a commit is being

@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/definition"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 // The benchmarks share one store of 10,000 agents, built once per process
@@ -107,11 +108,11 @@ func benchStore(b *testing.B) (*Store, string, []string) {
 		var tick time.Duration
 		now := func() time.Time { tick += time.Second; return start.Add(tick) }
 		gen := ids.NewWithClock(1, now)
-		benchSt, benchErr = Open(filepath.Join(benchDir, "abctl.db"), Options{Now: now, IDs: gen})
+		benchSt, benchErr = Open(filepath.Join(benchDir, "abctl.db"), store.Options{Now: now, IDs: gen})
 		if benchErr != nil {
 			return
 		}
-		var org Organization
+		var org store.Organization
 		org, _, benchErr = benchSt.CreateOrganization(ctx, "bench")
 		if benchErr != nil {
 			return
@@ -138,7 +139,7 @@ func benchStore(b *testing.B) (*Store, string, []string) {
 		}
 		benchErr = benchSt.updateOrg(ctx, benchOrg, func(o *orgTx) error {
 			for i := range benchAgents {
-				p, err := benchSt.Agents().prepare(benchOrg, version(i), "")
+				p, err := benchSt.agents.prepare(benchOrg, version(i), "")
 				if err != nil {
 					return err
 				}
@@ -171,7 +172,7 @@ func benchStore(b *testing.B) (*Store, string, []string) {
 // and "no_match" finds nothing, so both walk the whole index.
 func BenchmarkListAgentsSearch10k(b *testing.B) {
 	s, org, _ := benchStore(b)
-	all, err := s.Agents().List(ctx, org, AgentQuery{SearchKey: "zephyr", PageSize: benchAgents})
+	all, err := s.Agents().List(ctx, org, store.AgentQuery{SearchKey: "zephyr", PageSize: benchAgents})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -181,12 +182,12 @@ func BenchmarkListAgentsSearch10k(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name string
-		q    AgentQuery
+		q    store.AgentQuery
 		want int
 	}{
-		{"page1", AgentQuery{SearchKey: "Zephyr"}, 10},
-		{"last_page", AgentQuery{SearchKey: "Zephyr", Page: (matches + 9) / 10}, (matches-1)%10 + 1},
-		{"no_match", AgentQuery{SearchKey: "quetzalcoatl"}, 0},
+		{"page1", store.AgentQuery{SearchKey: "Zephyr"}, 10},
+		{"last_page", store.AgentQuery{SearchKey: "Zephyr", Page: (matches + 9) / 10}, (matches-1)%10 + 1},
+		{"no_match", store.AgentQuery{SearchKey: "quetzalcoatl"}, 0},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -208,7 +209,7 @@ func BenchmarkListAgentsFirstPage10k(b *testing.B) {
 	s, org, _ := benchStore(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		as, err := s.Agents().List(ctx, org, AgentQuery{})
+		as, err := s.Agents().List(ctx, org, store.AgentQuery{})
 		if err != nil {
 			b.Fatal(err)
 		}

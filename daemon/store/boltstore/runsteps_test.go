@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 // steps reads a run's steps, newest first, and decodes them.
@@ -86,16 +87,16 @@ func TestRunSteps(t *testing.T) {
 func TestRunStepsBounded(t *testing.T) {
 	f := newFixture(t)
 	run := f.newRun(client.RunTypeTaskV1, nil)
-	total := MaxRunSteps + 37
+	total := store.MaxRunSteps + 37
 	for n := 1; n <= total; n++ {
 		if err := f.Runs().AddStep(ctx, f.org.ID, run.ID, &client.RunStep{Number: n, Decision: "continue"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	got := numbers(f.steps(f.org.ID, run.ID))
-	if len(got) != MaxRunSteps || got[0] != total || got[len(got)-1] != total-MaxRunSteps+1 {
+	if len(got) != store.MaxRunSteps || got[0] != total || got[len(got)-1] != total-store.MaxRunSteps+1 {
 		t.Errorf("%d steps kept, from %d down to %d; want %d, from %d down to %d",
-			len(got), got[0], got[len(got)-1], MaxRunSteps, total, total-MaxRunSteps+1)
+			len(got), got[0], got[len(got)-1], store.MaxRunSteps, total, total-store.MaxRunSteps+1)
 	}
 }
 
@@ -104,36 +105,36 @@ func TestRunStepsErrors(t *testing.T) {
 	other := f.newOrg("other")
 	run := f.newRun(client.RunTypeTaskV1, nil)
 	for _, s := range []*client.RunStep{nil, {Number: 0}, {Number: -1}} {
-		if err := f.Runs().AddStep(ctx, f.org.ID, run.ID, s); !errors.Is(err, ErrInvalid) {
+		if err := f.Runs().AddStep(ctx, f.org.ID, run.ID, s); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("step %+v: %v, want ErrInvalid", s, err)
 		}
 	}
 	for _, n := range []int{0, -1} {
-		if err := f.Runs().PutBlock(ctx, f.org.ID, run.ID, n, &client.RunBlock{}); !errors.Is(err, ErrInvalid) {
+		if err := f.Runs().PutBlock(ctx, f.org.ID, run.ID, n, &client.RunBlock{}); !errors.Is(err, store.ErrInvalid) {
 			t.Errorf("block %d: %v, want ErrInvalid", n, err)
 		}
 	}
-	if err := f.Runs().PutBlock(ctx, f.org.ID, run.ID, 1, nil); !errors.Is(err, ErrInvalid) {
+	if err := f.Runs().PutBlock(ctx, f.org.ID, run.ID, 1, nil); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("a nil block: %v, want ErrInvalid", err)
 	}
 	// Another organization's run is not found, for writing or reading.
-	if err := f.Runs().AddStep(ctx, other.ID, run.ID, &client.RunStep{Number: 1}); !errors.Is(err, ErrNotFound) {
+	if err := f.Runs().AddStep(ctx, other.ID, run.ID, &client.RunStep{Number: 1}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another organization's run: %v", err)
 	}
-	if err := f.Runs().PutBlock(ctx, other.ID, run.ID, 1, &client.RunBlock{}); !errors.Is(err, ErrNotFound) {
+	if err := f.Runs().PutBlock(ctx, other.ID, run.ID, 1, &client.RunBlock{}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another organization's run, a block: %v", err)
 	}
-	if _, err := f.Runs().StepsJSON(ctx, other.ID, run.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Runs().StepsJSON(ctx, other.ID, run.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another organization's steps: %v", err)
 	}
-	if _, err := f.Runs().Trace(ctx, other.ID, run.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Runs().Trace(ctx, other.ID, run.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another organization's trace: %v", err)
 	}
 	for _, id := range []string{"tsk_1", "", "a\x00b"} {
-		if _, err := f.Runs().StepsJSON(ctx, f.org.ID, id); !errors.Is(err, ErrNotFound) {
+		if _, err := f.Runs().StepsJSON(ctx, f.org.ID, id); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("steps of %q: %v", id, err)
 		}
-		if err := f.Runs().AddStep(ctx, f.org.ID, id, &client.RunStep{Number: 1}); !errors.Is(err, ErrNotFound) {
+		if err := f.Runs().AddStep(ctx, f.org.ID, id, &client.RunStep{Number: 1}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("step of %q: %v", id, err)
 		}
 	}
@@ -181,13 +182,13 @@ func TestRunBlocks(t *testing.T) {
 		t.Errorf("the inner block: %+v", inner)
 	}
 
-	total := MaxRunBlocks + 3
+	total := store.MaxRunBlocks + 3
 	for n := 1; n <= total; n++ {
 		put(neighbour.ID, n, &client.RunBlock{BlockType: client.BlockTypeWait})
 	}
 	trace, err = f.Runs().Trace(ctx, f.org.ID, neighbour.ID)
-	if err != nil || len(trace.Blocks) != MaxRunBlocks {
-		t.Errorf("%d blocks kept, want %d (%v)", len(trace.Blocks), MaxRunBlocks, err)
+	if err != nil || len(trace.Blocks) != store.MaxRunBlocks {
+		t.Errorf("%d blocks kept, want %d (%v)", len(trace.Blocks), store.MaxRunBlocks, err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/internal/agentid"
 )
 
@@ -95,7 +96,7 @@ func TestCreateAgentDefaults(t *testing.T) {
 	if _, _, err := f.Agents().Create(ctx, f.org.ID, nil, ""); err == nil {
 		t.Error("nil definition accepted")
 	}
-	if _, _, err := f.Agents().Create(ctx, "o_404", agentDef("x"), ""); !errors.Is(err, ErrNotFound) {
+	if _, _, err := f.Agents().Create(ctx, "o_404", agentDef("x"), ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown org: %v", err)
 	}
 }
@@ -131,7 +132,7 @@ func TestCreateAgentIdempotent(t *testing.T) {
 	if err != nil || created || replay.DeletedAt == nil || replay.Version != 1 {
 		t.Fatalf("replay after delete: %+v, created=%v, %v", replay, created, err)
 	}
-	if got := f.list(f.org.ID, AgentQuery{}); len(got) != 0 {
+	if got := f.list(f.org.ID, store.AgentQuery{}); len(got) != 0 {
 		t.Fatalf("a replay resurrected the agent: %v", got)
 	}
 	// Another key, another agent; the same key in another org, another agent.
@@ -176,7 +177,7 @@ func TestCreateAgentIdempotentConcurrent(t *testing.T) {
 	if createdCount != 1 {
 		t.Fatalf("%d creates reported created", createdCount)
 	}
-	if got := f.list(f.org.ID, AgentQuery{}); len(got) != 1 {
+	if got := f.list(f.org.ID, store.AgentQuery{}); len(got) != 1 {
 		t.Fatalf("list %v", got)
 	}
 }
@@ -224,7 +225,7 @@ func TestUpdateAgent(t *testing.T) {
 		t.Fatalf("folder count %d after update", n)
 	}
 	_, err = f.Agents().Update(ctx, f.org.ID, "wpid_404", agentDef("x"))
-	wantErr(t, err, ErrNotFound, "agent wpid_404 not found")
+	wantErr(t, err, store.ErrNotFound, "agent wpid_404 not found")
 	if _, err := f.Agents().Update(ctx, f.org.ID, v1.WorkflowPermanentID, nil); err == nil {
 		t.Fatal("nil definition accepted")
 	}
@@ -243,17 +244,17 @@ func TestDeleteAndResurrect(t *testing.T) {
 		t.Fatal(err)
 	}
 	for v := 0; v <= 2; v++ {
-		if _, err := f.Agents().Get(ctx, f.org.ID, wpid, v); !errors.Is(err, ErrNotFound) {
+		if _, err := f.Agents().Get(ctx, f.org.ID, wpid, v); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("GetAgent v%d after delete: %v", v, err)
 		}
 	}
-	if _, err := f.Agents().Versions(ctx, f.org.ID, wpid); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().Versions(ctx, f.org.ID, wpid); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("AgentVersions after delete: %v", err)
 	}
-	if _, err := f.Agents().SetFolder(ctx, f.org.ID, wpid, ""); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().SetFolder(ctx, f.org.ID, wpid, ""); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("SetAgentFolder after delete: %v", err)
 	}
-	if got := f.list(f.org.ID, AgentQuery{}); len(got) != 0 {
+	if got := f.list(f.org.ID, store.AgentQuery{}); len(got) != 0 {
 		t.Fatalf("list after delete %v", got)
 	}
 	if n := f.count(f.org.ID, fl.FolderID); n != 0 {
@@ -298,7 +299,7 @@ func TestDeleteAndResurrect(t *testing.T) {
 			t.Errorf("v%d still deleted", v.Version)
 		}
 	}
-	if got := f.list(f.org.ID, AgentQuery{}); len(got) != 1 || got[0] != wpid {
+	if got := f.list(f.org.ID, store.AgentQuery{}); len(got) != 1 || got[0] != wpid {
 		t.Fatalf("list after resurrection %v", got)
 	}
 	if n := f.count(f.org.ID, fl.FolderID); n != 1 {
@@ -317,15 +318,15 @@ func TestGetAgentVersions(t *testing.T) {
 		}
 	}
 	_, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, 3)
-	wantErr(t, err, ErrNotFound, "version 3 of agent "+a.WorkflowPermanentID+" not found")
+	wantErr(t, err, store.ErrNotFound, "version 3 of agent "+a.WorkflowPermanentID+" not found")
 	_, err = f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, -1)
-	wantErr(t, err, ErrNotFound, a.WorkflowPermanentID)
+	wantErr(t, err, store.ErrNotFound, a.WorkflowPermanentID)
 	_, err = f.Agents().Get(ctx, f.org.ID, "wpid_404", 0)
-	wantErr(t, err, ErrNotFound, "agent wpid_404 not found")
+	wantErr(t, err, store.ErrNotFound, "agent wpid_404 not found")
 	_, err = f.Agents().Versions(ctx, f.org.ID, "wpid_404")
-	wantErr(t, err, ErrNotFound, "wpid_404")
+	wantErr(t, err, store.ErrNotFound, "wpid_404")
 	// A wpid that is a prefix of another is a different agent.
-	if _, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID[:len(a.WorkflowPermanentID)-1], 0); !errors.Is(err, ErrNotFound) {
+	if _, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID[:len(a.WorkflowPermanentID)-1], 0); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("prefix of a wpid: %v", err)
 	}
 }
@@ -351,7 +352,7 @@ func TestSetAgentFolder(t *testing.T) {
 		t.Fatalf("count %d", n)
 	}
 	// Moving does not reorder: b (newer) stays first.
-	if got := f.list(f.org.ID, AgentQuery{}); !slices.Equal(got, []string{b.WorkflowPermanentID, a.WorkflowPermanentID}) {
+	if got := f.list(f.org.ID, store.AgentQuery{}); !slices.Equal(got, []string{b.WorkflowPermanentID, a.WorkflowPermanentID}) {
 		t.Fatalf("order after move %v", got)
 	}
 	// Only the latest row changes.
@@ -380,15 +381,15 @@ func TestSetAgentFolder(t *testing.T) {
 	}
 	// Unknown and deleted folders.
 	_, err = f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, "fld_404")
-	wantErr(t, err, ErrNotFound, "folder fld_404 not found")
+	wantErr(t, err, store.ErrNotFound, "folder fld_404 not found")
 	if err := f.Folders().Delete(ctx, f.org.ID, f2.FolderID, false); err != nil {
 		t.Fatal(err)
 	}
 	_, err = f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
-	wantErr(t, err, ErrNotFound, "folder "+f2.FolderID+" not found")
+	wantErr(t, err, store.ErrNotFound, "folder "+f2.FolderID+" not found")
 	// Unknown agent.
 	_, err = f.Agents().SetFolder(ctx, f.org.ID, "wpid_404", f1.FolderID)
-	wantErr(t, err, ErrNotFound, "agent wpid_404 not found")
+	wantErr(t, err, store.ErrNotFound, "agent wpid_404 not found")
 }
 
 // TestListAgentsOrderAndPaging: newest first by the latest version's
@@ -401,12 +402,12 @@ func TestListAgentsOrderAndPaging(t *testing.T) {
 	}
 	newestFirst := slices.Clone(created)
 	slices.Reverse(newestFirst)
-	if got := f.list(f.org.ID, AgentQuery{}); !slices.Equal(got, newestFirst[:10]) {
+	if got := f.list(f.org.ID, store.AgentQuery{}); !slices.Equal(got, newestFirst[:10]) {
 		t.Fatalf("default page %v", got)
 	}
 	var all []string
 	for page := 1; page <= 4; page++ {
-		got := f.list(f.org.ID, AgentQuery{Page: page, PageSize: 7})
+		got := f.list(f.org.ID, store.AgentQuery{Page: page, PageSize: 7})
 		if want := min(7, 25-(page-1)*7); len(got) != want {
 			t.Fatalf("page %d has %d", page, len(got))
 		}
@@ -415,23 +416,23 @@ func TestListAgentsOrderAndPaging(t *testing.T) {
 	if !slices.Equal(all, newestFirst) {
 		t.Fatalf("pages %v", all)
 	}
-	if got := f.list(f.org.ID, AgentQuery{Page: 5, PageSize: 7}); len(got) != 0 {
+	if got := f.list(f.org.ID, store.AgentQuery{Page: 5, PageSize: 7}); len(got) != 0 {
 		t.Fatalf("beyond the end %v", got)
 	}
-	as, err := f.Agents().List(ctx, f.org.ID, AgentQuery{Page: 1 << 60, PageSize: 1 << 40})
+	as, err := f.Agents().List(ctx, f.org.ID, store.AgentQuery{Page: 1 << 60, PageSize: 1 << 40})
 	if err != nil || as == nil || len(as) != 0 {
 		t.Fatalf("huge page: %v %v", as, err)
 	}
 	// An update moves an agent to the top, with its new version.
 	f.update(f.org.ID, created[3], agentDef("updated"))
-	got, _ := f.Agents().List(ctx, f.org.ID, AgentQuery{PageSize: 2})
+	got, _ := f.Agents().List(ctx, f.org.ID, store.AgentQuery{PageSize: 2})
 	if got[0].WorkflowPermanentID != created[3] || got[0].Version != 2 || got[0].Title != "updated" ||
 		got[1].WorkflowPermanentID != created[24] {
 		t.Fatalf("after update %v", wpids(got))
 	}
 	// Deleted agents drop out; the rest keep their order.
 	_ = f.Agents().Delete(ctx, f.org.ID, created[24])
-	if got := f.list(f.org.ID, AgentQuery{PageSize: 3}); !slices.Equal(got, []string{created[3], created[23], created[22]}) {
+	if got := f.list(f.org.ID, store.AgentQuery{PageSize: 3}); !slices.Equal(got, []string{created[3], created[23], created[22]}) {
 		t.Fatalf("after delete %v", got)
 	}
 }
@@ -479,33 +480,33 @@ func TestListAgentsSearch(t *testing.T) {
 		{"<b> &", "html"},
 	}
 	for _, c := range cases {
-		got := f.list(f.org.ID, AgentQuery{SearchKey: c.term})
+		got := f.list(f.org.ID, store.AgentQuery{SearchKey: c.term})
 		if want := []string{agents[c.want].WorkflowPermanentID}; !slices.Equal(got, want) {
 			t.Errorf("search %q: got %v, want the %s agent %v", c.term, got, c.want, want)
 		}
 	}
 	// The wpid, by substring.
 	wpid := agents["key"].WorkflowPermanentID
-	if got := f.list(f.org.ID, AgentQuery{SearchKey: strings.ToUpper(wpid[3:])}); !slices.Equal(got, []string{wpid}) {
+	if got := f.list(f.org.ID, store.AgentQuery{SearchKey: strings.ToUpper(wpid[3:])}); !slices.Equal(got, []string{wpid}) {
 		t.Errorf("search by wpid: %v", got)
 	}
 	for _, term := range []string{"cred_secretmatch", "open the page", "nothing matches this"} {
-		if got := f.list(f.org.ID, AgentQuery{SearchKey: term}); len(got) != 0 {
+		if got := f.list(f.org.ID, store.AgentQuery{SearchKey: term}); len(got) != 0 {
 			t.Errorf("search %q matched %v", term, got)
 		}
 	}
 	// "plain" matches several agents (title), in list order, with paging.
-	got := f.list(f.org.ID, AgentQuery{SearchKey: "plain", PageSize: 3, Page: 2})
+	got := f.list(f.org.ID, store.AgentQuery{SearchKey: "plain", PageSize: 3, Page: 2})
 	if len(got) != 3 {
 		t.Fatalf("plain page 2: %v", got)
 	}
-	all := f.list(f.org.ID, AgentQuery{SearchKey: "plain", PageSize: 100})
+	all := f.list(f.org.ID, store.AgentQuery{SearchKey: "plain", PageSize: 100})
 	if len(all) != 8 || !slices.Equal(got, all[3:6]) {
 		t.Fatalf("plain: %v / %v", all, got)
 	}
 	// A search matches the latest version only.
 	f.update(f.org.ID, agents["title"].WorkflowPermanentID, agentDef("renamed"))
-	if got := f.list(f.org.ID, AgentQuery{SearchKey: "invoices"}); len(got) != 0 {
+	if got := f.list(f.org.ID, store.AgentQuery{SearchKey: "invoices"}); len(got) != 0 {
 		t.Fatalf("old version matched: %v", got)
 	}
 	// Moving an agent out of the folder stops the folder-title match; a
@@ -513,7 +514,7 @@ func TestListAgentsSearch(t *testing.T) {
 	if _, err := f.Agents().SetFolder(ctx, f.org.ID, agents["folder"].WorkflowPermanentID, ""); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.list(f.org.ID, AgentQuery{SearchKey: "quarterly"}); len(got) != 0 {
+	if got := f.list(f.org.ID, store.AgentQuery{SearchKey: "quarterly"}); len(got) != 0 {
 		t.Fatalf("folder match after move: %v", got)
 	}
 }
@@ -534,23 +535,23 @@ func TestListAgentsFilters(t *testing.T) {
 
 	cases := []struct {
 		name string
-		q    AgentQuery
+		q    store.AgentQuery
 		want []string
 	}{
-		{"default statuses", AgentQuery{}, []string{saved, draft, pub}},
-		{"auto_generated", AgentQuery{Statuses: []client.AgentStatus{client.AgentStatusAutoGenerated}}, []string{auto}},
-		{"two statuses", AgentQuery{Statuses: []client.AgentStatus{client.AgentStatusImporting, client.AgentStatusDraft}}, []string{importing, draft}},
-		{"only saved tasks", AgentQuery{OnlySavedTasks: true}, []string{saved}},
-		{"only saved tasks, any status", AgentQuery{OnlySavedTasks: true,
+		{"default statuses", store.AgentQuery{}, []string{saved, draft, pub}},
+		{"auto_generated", store.AgentQuery{Statuses: []client.AgentStatus{client.AgentStatusAutoGenerated}}, []string{auto}},
+		{"two statuses", store.AgentQuery{Statuses: []client.AgentStatus{client.AgentStatusImporting, client.AgentStatusDraft}}, []string{importing, draft}},
+		{"only saved tasks", store.AgentQuery{OnlySavedTasks: true}, []string{saved}},
+		{"only saved tasks, any status", store.AgentQuery{OnlySavedTasks: true,
 			Statuses: []client.AgentStatus{client.AgentStatusAutoGenerated, client.AgentStatusPublished}}, []string{saved, auto}},
-		{"only workflows", AgentQuery{OnlyWorkflows: true}, []string{draft, pub}},
-		{"both flags", AgentQuery{OnlyWorkflows: true, OnlySavedTasks: true}, []string{}},
-		{"folder", AgentQuery{FolderID: fl.FolderID}, []string{saved, draft}},
-		{"folder and workflows", AgentQuery{FolderID: fl.FolderID, OnlyWorkflows: true}, []string{draft}},
-		{"unknown folder", AgentQuery{FolderID: "fld_404"}, []string{}},
-		{"filter", AgentQuery{Filter: func(w string) bool { return w == pub || w == saved }}, []string{saved, pub}},
-		{"filter then paging", AgentQuery{Filter: func(w string) bool { return w != saved }, PageSize: 1, Page: 2}, []string{pub}},
-		{"search and status", AgentQuery{SearchKey: "a", Statuses: []client.AgentStatus{client.AgentStatusAutoGenerated, client.AgentStatusDraft}}, []string{auto, draft}},
+		{"only workflows", store.AgentQuery{OnlyWorkflows: true}, []string{draft, pub}},
+		{"both flags", store.AgentQuery{OnlyWorkflows: true, OnlySavedTasks: true}, []string{}},
+		{"folder", store.AgentQuery{FolderID: fl.FolderID}, []string{saved, draft}},
+		{"folder and workflows", store.AgentQuery{FolderID: fl.FolderID, OnlyWorkflows: true}, []string{draft}},
+		{"unknown folder", store.AgentQuery{FolderID: "fld_404"}, []string{}},
+		{"filter", store.AgentQuery{Filter: func(w string) bool { return w == pub || w == saved }}, []string{saved, pub}},
+		{"filter then paging", store.AgentQuery{Filter: func(w string) bool { return w != saved }, PageSize: 1, Page: 2}, []string{pub}},
+		{"search and status", store.AgentQuery{SearchKey: "a", Statuses: []client.AgentStatus{client.AgentStatusAutoGenerated, client.AgentStatusDraft}}, []string{auto, draft}},
 	}
 	for _, c := range cases {
 		if got := f.list(f.org.ID, c.q); !slices.Equal(got, c.want) {
@@ -598,7 +599,7 @@ func TestReadHead(t *testing.T) {
 	d.FolderID = new(`fld_"q"`)
 	d.Status = `draft\x`
 	a := f.create(f.org.ID, d)
-	if got := f.list(f.org.ID, AgentQuery{FolderID: `fld_"q"`, Statuses: []client.AgentStatus{`draft\x`}}); !slices.Equal(got, []string{a.WorkflowPermanentID}) {
+	if got := f.list(f.org.ID, store.AgentQuery{FolderID: `fld_"q"`, Statuses: []client.AgentStatus{`draft\x`}}); !slices.Equal(got, []string{a.WorkflowPermanentID}) {
 		t.Fatalf("odd values: %v", got)
 	}
 }
@@ -627,7 +628,7 @@ func TestOrgIsolation(t *testing.T) {
 
 	notFound := func(name string, err error) {
 		t.Helper()
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("%s from another org: %v", name, err)
 		}
 	}
@@ -642,9 +643,9 @@ func TestOrgIsolation(t *testing.T) {
 	_, err = f.Agents().SetFolder(ctx, b, wpid, "")
 	notFound("SetAgentFolder (agent)", err)
 	_, err = f.Agents().SetFolder(ctx, b, bAgent.WorkflowPermanentID, fl.FolderID)
-	wantErr(t, err, ErrNotFound, "folder "+fl.FolderID+" not found")
+	wantErr(t, err, store.ErrNotFound, "folder "+fl.FolderID+" not found")
 	_, err = f.Agents().SetFolder(ctx, a, wpid, bFolder.FolderID)
-	wantErr(t, err, ErrNotFound, "folder "+bFolder.FolderID+" not found")
+	wantErr(t, err, store.ErrNotFound, "folder "+bFolder.FolderID+" not found")
 	if err := f.Agents().Delete(ctx, b, wpid); err != nil {
 		t.Errorf("DeleteAgent from another org: %v", err)
 	}
@@ -654,15 +655,15 @@ func TestOrgIsolation(t *testing.T) {
 	notFound("UpdateFolder", err)
 	notFound("DeleteFolder", f.Folders().Delete(ctx, b, fl.FolderID, true))
 
-	if got := f.list(b, AgentQuery{}); !slices.Equal(got, []string{bAgent.WorkflowPermanentID}) {
+	if got := f.list(b, store.AgentQuery{}); !slices.Equal(got, []string{bAgent.WorkflowPermanentID}) {
 		t.Errorf("B lists %v", got)
 	}
 	for _, term := range []string{"a's", "secret_param", wpid, "folder"} {
-		if got := f.list(b, AgentQuery{SearchKey: term}); len(got) != 0 {
+		if got := f.list(b, store.AgentQuery{SearchKey: term}); len(got) != 0 {
 			t.Errorf("B's search %q found %v", term, got)
 		}
 	}
-	if got := f.list(b, AgentQuery{FolderID: fl.FolderID}); len(got) != 0 {
+	if got := f.list(b, store.AgentQuery{FolderID: fl.FolderID}); len(got) != 0 {
 		t.Errorf("B lists A's folder: %v", got)
 	}
 	folders, _ := f.Folders().List(ctx, b, 0, 0, "")
@@ -691,7 +692,7 @@ func TestOrgIsolation(t *testing.T) {
 	notFound("DeleteAgent unknown org", f.Agents().Delete(ctx, none, wpid))
 	_, err = f.Agents().SetFolder(ctx, none, wpid, "")
 	notFound("SetAgentFolder unknown org", err)
-	_, err = f.Agents().List(ctx, none, AgentQuery{})
+	_, err = f.Agents().List(ctx, none, store.AgentQuery{})
 	notFound("ListAgents unknown org", err)
 	_, err = f.Folders().Create(ctx, none, "x", "")
 	notFound("CreateFolder unknown org", err)
@@ -702,7 +703,7 @@ func TestOrgIsolation(t *testing.T) {
 	notFound("DeleteFolder unknown org", f.Folders().Delete(ctx, none, fl.FolderID, false))
 	_, err = f.Folders().List(ctx, none, 1, 10, "")
 	notFound("ListFolders unknown org", err)
-	wantErr(t, err, ErrNotFound, "organization o_404 not found")
+	wantErr(t, err, store.ErrNotFound, "organization o_404 not found")
 }
 
 // TestManyVersions rewrites rows spread over many pages: delete, resurrect
@@ -773,7 +774,7 @@ func TestConcurrentUse(t *testing.T) {
 				steps := []func() error{
 					func() error { _, err := f.Agents().Update(ctx, f.org.ID, wpid, agentDef("u")); return err },
 					func() error { _, err := f.Agents().SetFolder(ctx, f.org.ID, wpid, fl.FolderID); return err },
-					func() error { _, err := f.Agents().List(ctx, f.org.ID, AgentQuery{SearchKey: "w"}); return err },
+					func() error { _, err := f.Agents().List(ctx, f.org.ID, store.AgentQuery{SearchKey: "w"}); return err },
 					func() error { _, err := f.Folders().List(ctx, f.org.ID, 1, 10, ""); return err },
 				}
 				if i%3 == 0 {
@@ -794,7 +795,7 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 60 agents, 20 deleted, all the others in the folder.
-	if got := f.list(f.org.ID, AgentQuery{PageSize: 100}); len(got) != 40 {
+	if got := f.list(f.org.ID, store.AgentQuery{PageSize: 100}); len(got) != 40 {
 		t.Fatalf("%d agents listed", len(got))
 	}
 	if n := f.count(f.org.ID, fl.FolderID); n != 40 {
@@ -816,7 +817,7 @@ func TestListAgentsSearchesOutputParameters(t *testing.T) {
 	a := f.create(f.org.ID, def)
 	f.create(f.org.ID, agentDef("Other"))
 	for _, term := range []string{"Output Parameter for block PICK", "each_out"} {
-		if got := f.list(f.org.ID, AgentQuery{SearchKey: term}); !slices.Equal(got, []string{a.WorkflowPermanentID}) {
+		if got := f.list(f.org.ID, store.AgentQuery{SearchKey: term}); !slices.Equal(got, []string{a.WorkflowPermanentID}) {
 			t.Errorf("search %q: %v", term, got)
 		}
 	}

@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"bytes"
@@ -10,13 +10,15 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/abctl/abctl/daemon/store"
 )
 
 func scriptFile(agent, note string) []byte {
 	return []byte("format: abctl.script/v1\nagent: " + agent + "\ncache_key: default\nblocks:\n  - label: search\n    mode: model\n    reason: " + note + "\n")
 }
 
-func scriptIDs(revs []*ScriptRevision) []string {
+func scriptIDs(revs []*store.ScriptRevision) []string {
 	out := []string{}
 	for _, r := range revs {
 		out = append(out, r.ScriptID)
@@ -35,12 +37,12 @@ func TestScriptsVersionsAndIndex(t *testing.T) {
 	agent := f.create(f.org.ID, agentDef("Search"))
 	wpid := agent.WorkflowPermanentID
 
-	first, err := sc.Create(ctx, f.org.ID, ScriptInput{WorkflowPermanentID: wpid, RunID: "wr_1", Content: scriptFile(wpid, "one")})
+	first, err := sc.Create(ctx, f.org.ID, store.ScriptInput{WorkflowPermanentID: wpid, RunID: "wr_1", Content: scriptFile(wpid, "one")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(first.ScriptID, "s_") || !strings.HasPrefix(first.RevisionID, "sr_") || first.Version != 1 ||
-		first.CacheKey != DefaultCacheKey || first.WorkflowPermanentID != wpid || first.RunID != "wr_1" || first.OrgID != f.org.ID ||
+		first.CacheKey != store.DefaultCacheKey || first.WorkflowPermanentID != wpid || first.RunID != "wr_1" || first.OrgID != f.org.ID ||
 		first.SHA256 != scriptDigest(scriptFile(wpid, "one")) || first.CreatedAt.IsZero() || !first.ModifiedAt.Equal(first.CreatedAt.Time) {
 		t.Fatalf("created: %+v", first)
 	}
@@ -62,35 +64,35 @@ func TestScriptsVersionsAndIndex(t *testing.T) {
 		!v1.CreatedAt.Equal(first.CreatedAt.Time) || !v1.ModifiedAt.Equal(third.CreatedAt.Time) {
 		t.Fatalf("version 1: %+v %v", v1, err)
 	}
-	wantErr(t, func() error { _, err := sc.Version(ctx, f.org.ID, first.ScriptID, 4); return err }(), ErrNotFound, "version 4 of script")
-	wantErr(t, func() error { _, err := sc.Get(ctx, f.org.ID, "s_404"); return err }(), ErrNotFound, "script s_404")
+	wantErr(t, func() error { _, err := sc.Version(ctx, f.org.ID, first.ScriptID, 4); return err }(), store.ErrNotFound, "version 4 of script")
+	wantErr(t, func() error { _, err := sc.Get(ctx, f.org.ID, "s_404"); return err }(), store.ErrNotFound, "script s_404")
 	if got, err := sc.ForAgent(ctx, f.org.ID, wpid, ""); err != nil || got.ScriptID != first.ScriptID || got.Version != 3 {
 		t.Fatalf("for agent: %+v %v", got, err)
 	}
-	if _, err := sc.ForAgent(ctx, f.org.ID, wpid, "other"); !errors.Is(err, ErrNotFound) {
+	if _, err := sc.ForAgent(ctx, f.org.ID, wpid, "other"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("for another cache key: %v", err)
 	}
 
 	// A script of no agent, and a later script of the same pair, named by
 	// a version id (w_) of the agent, which takes the index.
-	loose, err := sc.Create(ctx, f.org.ID, ScriptInput{Content: scriptFile("", "loose")})
+	loose, err := sc.Create(ctx, f.org.ID, store.ScriptInput{Content: scriptFile("", "loose")})
 	if err != nil || loose.WorkflowPermanentID != "" {
 		t.Fatalf("a script of no agent: %+v %v", loose, err)
 	}
-	newer, err := sc.Create(ctx, f.org.ID, ScriptInput{WorkflowPermanentID: agent.WorkflowID, Content: scriptFile(wpid, "newer")})
+	newer, err := sc.Create(ctx, f.org.ID, store.ScriptInput{WorkflowPermanentID: agent.WorkflowID, Content: scriptFile(wpid, "newer")})
 	if err != nil || newer.WorkflowPermanentID != wpid || newer.ScriptID == first.ScriptID {
 		t.Fatalf("create by version id: %+v %v", newer, err)
 	}
-	if got, err := sc.ForAgent(ctx, f.org.ID, wpid, DefaultCacheKey); err != nil || got.ScriptID != newer.ScriptID {
+	if got, err := sc.ForAgent(ctx, f.org.ID, wpid, store.DefaultCacheKey); err != nil || got.ScriptID != newer.ScriptID {
 		t.Fatalf("the index after a second create: %+v %v", got, err)
 	}
-	if _, err := sc.Create(ctx, f.org.ID, ScriptInput{WorkflowPermanentID: "wpid_404", Content: scriptFile("", "x")}); !errors.Is(err, ErrNotFound) {
+	if _, err := sc.Create(ctx, f.org.ID, store.ScriptInput{WorkflowPermanentID: "wpid_404", Content: scriptFile("", "x")}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("create for an unknown agent: %v", err)
 	}
-	if _, err := sc.Create(ctx, f.org.ID, ScriptInput{WorkflowPermanentID: "w_404", Content: scriptFile("", "x")}); !errors.Is(err, ErrNotFound) {
+	if _, err := sc.Create(ctx, f.org.ID, store.ScriptInput{WorkflowPermanentID: "w_404", Content: scriptFile("", "x")}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("create for an unknown version id: %v", err)
 	}
-	if _, err := sc.Create(ctx, f.org.ID, ScriptInput{}); !errors.Is(err, ErrInvalid) {
+	if _, err := sc.Create(ctx, f.org.ID, store.ScriptInput{}); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("create without content: %v", err)
 	}
 
@@ -114,13 +116,13 @@ func TestScriptsVersionsAndIndex(t *testing.T) {
 
 	// Another organization: nothing is found, nothing is listed.
 	other := f.newOrg("other")
-	if _, err := sc.Get(ctx, other.ID, first.ScriptID); !errors.Is(err, ErrNotFound) {
+	if _, err := sc.Get(ctx, other.ID, first.ScriptID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("another organization's script: %v", err)
 	}
-	if _, err := sc.Deploy(ctx, other.ID, first.ScriptID, scriptFile(wpid, "x"), ""); !errors.Is(err, ErrNotFound) {
+	if _, err := sc.Deploy(ctx, other.ID, first.ScriptID, scriptFile(wpid, "x"), ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("deploy to another organization's script: %v", err)
 	}
-	if _, err := sc.Create(ctx, other.ID, ScriptInput{WorkflowPermanentID: wpid, Content: scriptFile(wpid, "x")}); !errors.Is(err, ErrNotFound) {
+	if _, err := sc.Create(ctx, other.ID, store.ScriptInput{WorkflowPermanentID: wpid, Content: scriptFile(wpid, "x")}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("create for another organization's agent: %v", err)
 	}
 	if list, err := sc.List(ctx, other.ID, 1, 10, ""); err != nil || len(list) != 0 {
@@ -142,10 +144,10 @@ func TestScriptRecord(t *testing.T) {
 	wpid := f.create(f.org.ID, agentDef("Search")).WorkflowPermanentID
 
 	rev, created, err := sc.Record(ctx, f.org.ID, wpid, "", "wr_1", scriptFile(wpid, "a"))
-	if err != nil || !created || rev.Version != 1 || rev.RunID != "wr_1" || rev.CacheKey != DefaultCacheKey {
+	if err != nil || !created || rev.Version != 1 || rev.RunID != "wr_1" || rev.CacheKey != store.DefaultCacheKey {
 		t.Fatalf("first recording: %+v %v %v", rev, created, err)
 	}
-	same, created, err := sc.Record(ctx, f.org.ID, wpid, DefaultCacheKey, "wr_2", scriptFile(wpid, "a"))
+	same, created, err := sc.Record(ctx, f.org.ID, wpid, store.DefaultCacheKey, "wr_2", scriptFile(wpid, "a"))
 	if err != nil || created || same.Version != 1 || same.RevisionID != rev.RevisionID || same.RunID != "wr_1" {
 		t.Fatalf("the same recording: %+v %v %v", same, created, err)
 	}
@@ -168,11 +170,11 @@ func TestScriptRecord(t *testing.T) {
 	if got, created, err := sc.Record(ctx, f.org.ID, wpid, "", "wr_5", scriptFile(wpid, "edited")); err != nil || created || got.Version != 3 {
 		t.Errorf("recording what was deployed: %+v %v %v", got, created, err)
 	}
-	if _, _, err := sc.Record(ctx, f.org.ID, "wpid_404", "", "wr_6", scriptFile("", "x")); !errors.Is(err, ErrNotFound) {
+	if _, _, err := sc.Record(ctx, f.org.ID, "wpid_404", "", "wr_6", scriptFile("", "x")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("recording for an unknown agent: %v", err)
 	}
 	other := f.newOrg("other")
-	if _, _, err := sc.Record(ctx, other.ID, wpid, "", "wr_7", scriptFile(wpid, "x")); !errors.Is(err, ErrNotFound) {
+	if _, _, err := sc.Record(ctx, other.ID, wpid, "", "wr_7", scriptFile(wpid, "x")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("recording for another organization's agent: %v", err)
 	}
 }
@@ -204,7 +206,7 @@ func TestScriptsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err := Open(f.path, Options{Now: f.clock.Now, RunViews: testViews{}})
+	s, err := Open(f.path, store.Options{Now: f.clock.Now, RunViews: testViews{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +232,7 @@ func TestScriptVersionBuckets(t *testing.T) {
 	f := newFixture(t)
 	sc := f.Scripts()
 	one, two := scriptFile("", "one"), scriptFile("", "two")
-	first, err := sc.Create(ctx, f.org.ID, ScriptInput{Content: one})
+	first, err := sc.Create(ctx, f.org.ID, store.ScriptInput{Content: one})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,4 @@
-package store
-
-// The run write path. Every move of a run (queued, running, each step, each
-// screenshot, the end, the webhook's delivery) is one Runs.Update, a
-// durable commit; these benchmarks show what a write costs beside a commit
-// of the same size that does nothing else, measured in the same run:
-//
-//	go test ./daemon/store -run '^$' -bench 'RunWrite|RunCommitCeiling|PutRun' -count 5
-//
-// BenchmarkPutRun leaves the commit (the fsync) out: the CPU the store
-// spends on a write (the record encoded, the indexes kept), which a
-// commit's time hides. The runs here have no views: what the daemon's cost
-// to make (package daemon/runview) is measured there, BenchmarkEncode.
+package boltstore
 
 import (
 	"encoding/json"
@@ -22,15 +10,16 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 const benchRuns = 200
 
 // benchRunStore opens a store in b.TempDir() with benchRuns running task
 // runs whose requests look like real ones.
-func benchRunStore(b *testing.B) (*Store, string, []*RunRecord) {
+func benchRunStore(b *testing.B) (*Store, string, []*store.RunRecord) {
 	b.Helper()
-	s, err := Open(filepath.Join(b.TempDir(), "abctl.db"), Options{IDs: ids.New(1)})
+	s, err := Open(filepath.Join(b.TempDir(), "abctl.db"), store.Options{IDs: ids.New(1)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,7 +28,7 @@ func benchRunStore(b *testing.B) (*Store, string, []*RunRecord) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var recs []*RunRecord
+	var recs []*store.RunRecord
 	for i := range benchRuns {
 		req := &client.TaskRunRequest{
 			Prompt: fmt.Sprintf("Sign in to the supplier extranet, open the list of invoices, filter it to the last "+
@@ -48,13 +37,13 @@ func benchRunStore(b *testing.B) (*Store, string, []*RunRecord) {
 			Title: fmt.Sprintf("Collect invoices #%d", i),
 		}
 		echo, _ := json.Marshal(req)
-		rec := &RunRecord{ID: s.Runs().NewID(client.RunTypeTaskV1), OrgID: org.ID, Type: client.RunTypeTaskV1,
+		rec := &store.RunRecord{ID: s.Runs().NewID(client.RunTypeTaskV1), OrgID: org.ID, Type: client.RunTypeTaskV1,
 			Status: client.RunStatusQueued, RunRequest: echo, Task: req, Title: req.Title,
 			WebhookURL: "http://127.0.0.1:9/hook", BaseURL: "http://127.0.0.1:8780"}
 		if err := s.Runs().Create(ctx, rec); err != nil {
 			b.Fatal(err)
 		}
-		rec, err = s.Runs().Update(ctx, org.ID, rec.ID, func(r *RunRecord) error {
+		rec, err = s.Runs().Update(ctx, org.ID, rec.ID, func(r *store.RunRecord) error {
 			r.Status = client.RunStatusRunning
 			return nil
 		})
@@ -74,7 +63,7 @@ func BenchmarkRunWrite(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		id := recs[(i*7919)%len(recs)].ID
-		_, err := s.Runs().Update(ctx, org, id, func(r *RunRecord) error {
+		_, err := s.Runs().Update(ctx, org, id, func(r *store.RunRecord) error {
 			n := i
 			r.StepCount = &n
 			return nil
@@ -125,7 +114,7 @@ func BenchmarkPutRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.Runs().putRun(tx, o, rec); err != nil {
+		if err := s.runs.putRun(tx, o, rec); err != nil {
 			b.Fatal(err)
 		}
 		if err := tx.Rollback(); err != nil {
@@ -145,7 +134,7 @@ const benchListRuns = 10000
 
 func benchListStore(b *testing.B) (*Store, string) {
 	b.Helper()
-	s, err := Open(filepath.Join(b.TempDir(), "abctl.db"), Options{IDs: ids.New(1)})
+	s, err := Open(filepath.Join(b.TempDir(), "abctl.db"), store.Options{IDs: ids.New(1)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -160,14 +149,14 @@ func benchListStore(b *testing.B) (*Store, string) {
 			return err
 		}
 		for i := range benchListRuns {
-			rec := &RunRecord{ID: s.Runs().NewID(client.RunTypeTaskV1), OrgID: org.ID, Type: client.RunTypeTaskV1,
+			rec := &store.RunRecord{ID: s.Runs().NewID(client.RunTypeTaskV1), OrgID: org.ID, Type: client.RunTypeTaskV1,
 				Status: client.RunStatusCompleted, Title: fmt.Sprintf("Collect invoices #%d", i),
 				RunRequest: json.RawMessage(fmt.Sprintf(`{"prompt":"Collect the invoices of batch %d","url":"https://portal%d.example.com/"}`, i, i%40)),
 				CreatedAt:  s.clock(), ModifiedAt: s.clock(), StartedAt: new(s.clock()), FinishedAt: new(s.clock())}
 			if i%100 == 0 {
 				rec.Status, rec.FinishedAt = client.RunStatusRunning, nil
 			}
-			if err := s.Runs().putRun(tx, o, rec); err != nil {
+			if err := s.runs.putRun(tx, o, rec); err != nil {
 				return err
 			}
 		}
@@ -183,7 +172,7 @@ func BenchmarkListRunsFirstPage10k(b *testing.B) {
 	s, org := benchListStore(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		items, err := s.Runs().List(ctx, org, RunQuery{})
+		items, err := s.Runs().List(ctx, org, store.RunQuery{})
 		if err != nil || len(items) != 10 {
 			b.Fatalf("%d items, %v", len(items), err)
 		}
@@ -196,7 +185,7 @@ func BenchmarkListRunsScan10k(b *testing.B) {
 	s, org := benchListStore(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		items, err := s.Runs().List(ctx, org, RunQuery{PageSize: 100, Statuses: []client.RunStatus{client.RunStatusRunning}})
+		items, err := s.Runs().List(ctx, org, store.RunQuery{PageSize: 100, Statuses: []client.RunStatus{client.RunStatusRunning}})
 		if err != nil || len(items) != benchListRuns/100 {
 			b.Fatalf("%d items, %v", len(items), err)
 		}

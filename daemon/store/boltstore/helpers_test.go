@@ -1,4 +1,4 @@
-package store
+package boltstore
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/definition"
 	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 var ctx = context.Background()
@@ -46,7 +47,7 @@ type fixture struct {
 	path  string
 	clock *testClock
 	gen   *ids.Generator // the store's
-	org   Organization
+	org   store.Organization
 	key   string
 }
 
@@ -57,7 +58,7 @@ func newFixture(t *testing.T) *fixture {
 	path := filepath.Join(t.TempDir(), "data", "abctl.db")
 	clock := newClock()
 	gen := ids.NewWithClock(42, clock.Now)
-	s, err := Open(path, Options{Now: clock.Now, IDs: gen, RunViews: testViews{}})
+	s, err := Open(path, store.Options{Now: clock.Now, IDs: gen, RunViews: testViews{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +82,14 @@ func (f *fixture) reopen() {
 		f.t.Fatal(err)
 	}
 	f.gen = ids.NewWithClock(43, f.clock.Now)
-	s, err := Open(f.path, Options{Now: f.clock.Now, IDs: f.gen, RunViews: testViews{}})
+	s, err := Open(f.path, store.Options{Now: f.clock.Now, IDs: f.gen, RunViews: testViews{}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	f.Store = s
 }
 
-func (f *fixture) newOrg(name string) Organization {
+func (f *fixture) newOrg(name string) store.Organization {
 	f.t.Helper()
 	org, _, err := f.CreateOrganization(ctx, name)
 	if err != nil {
@@ -170,7 +171,7 @@ func (f *fixture) folder(orgID, title string) *client.Folder {
 	return fl
 }
 
-func (f *fixture) list(orgID string, q AgentQuery) []string {
+func (f *fixture) list(orgID string, q store.AgentQuery) []string {
 	f.t.Helper()
 	as, err := f.Agents().List(ctx, orgID, q)
 	if err != nil {
@@ -332,7 +333,7 @@ const noViewTitle = "no view"
 
 func (v testViews) Format() ([]byte, error) { return []byte("test views " + v.format), nil }
 
-func (testViews) Encode(rec *RunRecord) ([]byte, error) {
+func (testViews) Encode(rec *store.RunRecord) ([]byte, error) {
 	if rec.Title == noViewTitle {
 		return nil, errors.New("no view of this run")
 	}
@@ -341,10 +342,10 @@ func (testViews) Encode(rec *RunRecord) ([]byte, error) {
 
 // checkRunViews verifies that every run has the view that views make of
 // its record (none without views), and no view is left without a run.
-func checkRunViews(t *testing.T, o *orgTx, views RunViews) {
+func checkRunViews(t *testing.T, o *orgTx, views store.RunViews) {
 	t.Helper()
 	_ = o.runs().ForEach(func(k, v []byte) error {
-		rec := new(RunRecord)
+		rec := new(store.RunRecord)
 		if err := json.Unmarshal(v, rec); err != nil {
 			t.Errorf("run %s: %v", k, err)
 			return nil
@@ -399,8 +400,8 @@ func checkRunIndex(t *testing.T, o *orgTx) {
 		return nil
 	})
 	for id, c := range perRun {
-		if c > MaxRunSteps {
-			t.Errorf("run %s keeps %d steps, more than %d", id, c, MaxRunSteps)
+		if c > store.MaxRunSteps {
+			t.Errorf("run %s keeps %d steps, more than %d", id, c, store.MaxRunSteps)
 		}
 	}
 }

@@ -1,10 +1,11 @@
-package store
+package boltstore
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store"
 )
 
 // TestUploads: an upload's record survives a reopen, is its
@@ -13,11 +14,11 @@ import (
 func TestUploads(t *testing.T) {
 	f := newFixture(t)
 	other := f.newOrg("other")
-	up := &Upload{ID: "a_1", Dir: f.Uploads().NewDir(), Name: "invoices.csv", Size: 42, SHA256: "ab"}
+	up := &store.Upload{ID: "a_1", Dir: f.Uploads().NewDir(), Name: "invoices.csv", Size: 42, SHA256: "ab"}
 	if err := f.Uploads().Create(ctx, f.org.ID, up); err != nil {
 		t.Fatal(err)
 	}
-	if up.CreatedAt.IsZero() || len(up.Dir) < 5 || up.Dir[:4] != PrefixUploadDir+"_" {
+	if up.CreatedAt.IsZero() || len(up.Dir) < 5 || up.Dir[:4] != store.PrefixUploadDir+"_" {
 		t.Errorf("created %+v", up)
 	}
 	f.reopen()
@@ -27,8 +28,8 @@ func TestUploads(t *testing.T) {
 	}
 	for _, tc := range []struct{ org, id string }{{other.ID, "a_1"}, {f.org.ID, "a_2"}, {f.org.ID, ""}} {
 		_, err := f.Uploads().Get(ctx, tc.org, tc.id)
-		var nf *NotFoundError
-		if !errors.As(err, &nf) || nf.Record != RecordArtifact || nf.ID != tc.id {
+		var nf *store.NotFoundError
+		if !errors.As(err, &nf) || nf.Record != store.RecordArtifact || nf.ID != tc.id {
 			t.Errorf("get %s in %s: %v", tc.id, tc.org, err)
 		}
 	}
@@ -39,11 +40,11 @@ func TestUploads(t *testing.T) {
 func TestFindFile(t *testing.T) {
 	f := newFixture(t)
 	other := f.newOrg("other")
-	decoy := &RunRecord{ID: f.Runs().NewID(client.RunTypeTaskV1), OrgID: f.org.ID, Type: client.RunTypeTaskV1,
+	decoy := &store.RunRecord{ID: f.Runs().NewID(client.RunTypeTaskV1), OrgID: f.org.ID, Type: client.RunTypeTaskV1,
 		Status: client.RunStatusQueued, Title: "mentions a_7 in its title: \"a_7\""}
-	run := &RunRecord{ID: f.Runs().NewID(client.RunTypeTaskV1), OrgID: f.org.ID, Type: client.RunTypeTaskV1,
-		Status: client.RunStatusQueued, Files: []RunFile{{ID: "a_6", Name: "one.png"}, {ID: "a_7", Type: client.ArtifactDownload, Name: "report.csv"}}}
-	for _, r := range []*RunRecord{decoy, run} {
+	run := &store.RunRecord{ID: f.Runs().NewID(client.RunTypeTaskV1), OrgID: f.org.ID, Type: client.RunTypeTaskV1,
+		Status: client.RunStatusQueued, Files: []store.RunFile{{ID: "a_6", Name: "one.png"}, {ID: "a_7", Type: client.ArtifactDownload, Name: "report.csv"}}}
+	for _, r := range []*store.RunRecord{decoy, run} {
 		if err := f.Runs().Create(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestFindFile(t *testing.T) {
 		t.Fatalf("find a_7: %s %+v %v", runID, file, err)
 	}
 	for _, tc := range []struct{ org, id string }{{other.ID, "a_7"}, {f.org.ID, "a_8"}, {f.org.ID, ""}} {
-		if _, _, err := f.Runs().FindFile(ctx, tc.org, tc.id); !errors.Is(err, ErrNotFound) {
+		if _, _, err := f.Runs().FindFile(ctx, tc.org, tc.id); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("find %s in %s: %v", tc.id, tc.org, err)
 		}
 	}

@@ -1,10 +1,11 @@
-package store_test
+package boltstore_test
 
 import (
 	"path/filepath"
 	"testing"
 
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
@@ -15,23 +16,23 @@ func TestConformance(t *testing.T) {
 }
 
 // openBolt opens a store in a new file.
-func openBolt(t *testing.T, opts store.Options) *store.Store {
+func openBolt(t *testing.T, opts store.Options) store.Store {
 	t.Helper()
 	return openBoltAt(t, filepath.Join(t.TempDir(), "abctl.db"), opts)
 }
 
 // reopenBolt closes s and opens its file again.
-func reopenBolt(t *testing.T, s *store.Store, opts store.Options) *store.Store {
+func reopenBolt(t *testing.T, s store.Store, opts store.Options) store.Store {
 	t.Helper()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return openBoltAt(t, s.Path(), opts)
+	return openBoltAt(t, s.(*boltstore.Store).Path(), opts)
 }
 
-func openBoltAt(t *testing.T, path string, opts store.Options) *store.Store {
+func openBoltAt(t *testing.T, path string, opts store.Options) *boltstore.Store {
 	t.Helper()
-	s, err := store.Open(path, opts)
+	s, err := boltstore.Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
