@@ -228,6 +228,10 @@ func utcMicro(t time.Time) client.Time {
 	return client.Time{Time: time.UnixMicro(t.UnixMicro()).UTC()}
 }
 
+// recordsBatch is how many rows Records fetches at a time when match
+// decides which it keeps.
+const recordsBatch = 100
+
 // Records returns a page of the organization's runs as records, newest
 // first by created_at: the runs q keeps that match also keeps (nil keeps
 // every one). The columns filter first; only the runs they keep are
@@ -250,42 +254,73 @@ func (r *Runs) Records(ctx context.Context, orgID string, q store.RunQuery, matc
 		}
 		sql := `SELECT id, record FROM runs WHERE ` + strings.Join(f.where, " AND ") + ` ORDER BY created_at DESC, id DESC`
 		skip := offset
-		if match == nil {
-			// The database pages; otherwise the rows stream until match
-			// has kept the page.
-			sql += ` OFFSET ` + strconv.Itoa(offset) + ` LIMIT ` + strconv.Itoa(limit)
-			skip = 0
-		}
-		rows, err := tx.Query(ctx, sql, f.args...)
-		if err != nil {
-			return fmt.Errorf("store: list the runs of %s: %w", orgID, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
+		// take decodes one row and keeps it when match does and the pages
+		// before are skipped; full says the page is.
+		take := func(rows pgx.Rows) (full bool, err error) {
 			var id string
 			var data []byte
 			if err := rows.Scan(&id, &data); err != nil {
-				return fmt.Errorf("store: list the runs of %s: %w", orgID, err)
+				return false, fmt.Errorf("store: list the runs of %s: %w", orgID, err)
 			}
 			rec, err := decodeRun(id, data)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if match != nil && !match(rec) {
-				continue
+				return false, nil
 			}
 			if skip > 0 {
 				skip--
-				continue
+				return false, nil
 			}
-			if out = append(out, rec); len(out) == limit {
+			out = append(out, rec)
+			return len(out) == limit, nil
+		}
+		if match == nil {
+			// The database pages.
+			skip = 0
+			rows, err := tx.Query(ctx, sql+` OFFSET `+strconv.Itoa(offset)+` LIMIT `+strconv.Itoa(limit), f.args...)
+			if err != nil {
+				return fmt.Errorf("store: list the runs of %s: %w", orgID, err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				if _, err := take(rows); err != nil {
+					return err
+				}
+			}
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("store: list the runs of %s: %w", orgID, err)
+			}
+			return nil
+		}
+		// match decides in Go: the rows come through a cursor, a batch at a
+		// time, until the page is full or the runs end, so that the
+		// database sends no more than was read.
+		if _, err := tx.Exec(ctx, `DECLARE run_records NO SCROLL CURSOR FOR `+sql, f.args...); err != nil {
+			return fmt.Errorf("store: list the runs of %s: %w", orgID, err)
+		}
+		for {
+			rows, err := tx.Query(ctx, `FETCH `+strconv.Itoa(recordsBatch)+` FROM run_records`)
+			if err != nil {
+				return fmt.Errorf("store: list the runs of %s: %w", orgID, err)
+			}
+			n, full := 0, false
+			for !full && rows.Next() {
+				n++
+				if full, err = take(rows); err != nil {
+					rows.Close()
+					return err
+				}
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("store: list the runs of %s: %w", orgID, err)
+			}
+			if full || n < recordsBatch {
 				return nil
 			}
 		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("store: list the runs of %s: %w", orgID, err)
-		}
-		return nil
 	})
 	if err != nil {
 		return nil, err

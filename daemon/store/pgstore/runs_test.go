@@ -633,22 +633,64 @@ func TestRunViews(t *testing.T) {
 	}
 }
 
+// insertRuns writes n queued task runs tsk_1 ... tsk_<n> straight into
+// the table, all created at one time, quicker than n creates.
+func (f *runFixture) insertRuns(n int) {
+	f.t.Helper()
+	if _, err := f.st.Pool().Exec(f.t.Context(), `
+		INSERT INTO runs (org_id, id, record, status, type, trigger, title, agent_id, created_at, search, pending)
+		SELECT $1, 'tsk_' || i, convert_to('{"id":"tsk_' || i || '","status":"queued"}', 'UTF8'), 'queued', 'task_v1', '', '', '', now(), '{}', true
+		FROM generate_series(1, $2::int) AS i`, f.org.ID, n); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 // TestRunViewsRemadeInBatches: more runs than one batch of the remaking
 // all get their new view.
 func TestRunViewsRemadeInBatches(t *testing.T) {
 	f := newRunFixture(t)
-	ctx := t.Context()
-	// Rows written directly, quicker than 1200 creates.
-	if _, err := f.st.Pool().Exec(ctx, `
-		INSERT INTO runs (org_id, id, record, status, type, trigger, title, agent_id, created_at, search, pending)
-		SELECT $1, 'tsk_' || i, convert_to('{"id":"tsk_' || i || '","status":"queued"}', 'UTF8'), 'queued', 'task_v1', '', '', '', now(), '{}', true
-		FROM generate_series(1, 1200) AS i`, f.org.ID); err != nil {
-		t.Fatal(err)
-	}
+	f.insertRuns(1200)
 	newer := f.open(runViews{format: "!"}, 43)
 	var remade int
-	if err := newer.Pool().QueryRow(ctx, `SELECT count(*) FROM runs WHERE view = convert_to(id || ': queued, 0 files!', 'UTF8')`).Scan(&remade); err != nil || remade != 1200 {
+	if err := newer.Pool().QueryRow(t.Context(), `SELECT count(*) FROM runs WHERE view = convert_to(id || ': queued, 0 files!', 'UTF8')`).Scan(&remade); err != nil || remade != 1200 {
 		t.Errorf("%d views remade, want 1200 (%v)", remade, err)
+	}
+}
+
+// TestRecordsMatchAcrossBatches: Records with a match reads as many
+// batches as its page needs; runs created at one time are ordered by id,
+// byte by byte, the highest first.
+func TestRecordsMatchAcrossBatches(t *testing.T) {
+	f := newRunFixture(t)
+	f.insertRuns(700)
+	var all []string
+	for i := 1; i <= 700; i++ {
+		all = append(all, fmt.Sprint("tsk_", i))
+	}
+	slices.Sort(all)
+	slices.Reverse(all)
+	var sevens []string
+	for _, id := range all {
+		if strings.HasSuffix(id, "7") {
+			sevens = append(sevens, id)
+		}
+	}
+	recs, err := f.st.Runs().Records(t.Context(), f.org.ID, store.RunQuery{Page: 3, PageSize: 20},
+		func(r *store.RunRecord) bool { return strings.HasSuffix(r.ID, "7") })
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.ID)
+	}
+	if err != nil || !slices.Equal(got, sevens[40:60]) {
+		t.Errorf("page 3 of the sevens: %v %v, want %v", got, err, sevens[40:60])
+	}
+	recs, err = f.st.Runs().Records(t.Context(), f.org.ID, store.RunQuery{PageSize: 1000},
+		func(r *store.RunRecord) bool { return strings.HasSuffix(r.ID, "7") })
+	if err != nil || len(recs) != len(sevens) {
+		t.Errorf("all the sevens: %d %v, want %d", len(recs), err, len(sevens))
+	}
+	if got := f.ids(f.org.ID, store.RunQuery{Page: 2, PageSize: 3}, true); !slices.Equal(got, all[3:6]) {
+		t.Errorf("page 2: %v, want %v", got, all[3:6])
 	}
 }
 
