@@ -118,6 +118,9 @@ func Open(ctx context.Context, databaseURL string, opts store.Options) (*Store, 
 	if err := s.checkSecret(octx); err != nil {
 		return fail(err)
 	}
+	if err := s.refreshRunViews(ctx); err != nil { // runview.go
+		return fail(err)
+	}
 	if opts.IDs == nil {
 		// A worker number of the database's own, so that the ids of
 		// daemons sharing it never collide.
