@@ -125,7 +125,7 @@ func (f *runFixture) ids(orgID string, q store.RunQuery, withList bool) []string
 	return out
 }
 
-func wantNotFound(t *testing.T, err error, want store.NotFoundError) {
+func wantRunNotFound(t *testing.T, err error, want store.NotFoundError) {
 	t.Helper()
 	var nf *store.NotFoundError
 	if !errors.As(err, &nf) || *nf != want || !errors.Is(err, store.ErrNotFound) {
@@ -174,7 +174,7 @@ func TestRunsCreateGetUpdate(t *testing.T) {
 		t.Errorf("create running: %v", err)
 	}
 	err = f.st.Runs().Create(ctx, &store.RunRecord{ID: "tsk_9", OrgID: "o_404", Status: client.RunStatusQueued})
-	wantNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: "o_404"})
+	wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: "o_404"})
 
 	// Moves stamp their times once.
 	running := f.update(rec.ID, func(r *store.RunRecord) { r.Status = client.RunStatusRunning })
@@ -206,15 +206,15 @@ func TestRunsCreateGetUpdate(t *testing.T) {
 	}
 	for _, c := range []struct{ org, id string }{{f.org.ID, "tsk_404"}, {f.org.ID, ""}, {f.org.ID, "tsk\x00"}, {f.org.ID, "tsk_\xff"}, {other.ID, rec.ID}} {
 		_, err := f.st.Runs().Get(ctx, c.org, c.id)
-		wantNotFound(t, err, store.NotFoundError{Record: store.RecordRun, ID: c.id})
+		wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordRun, ID: c.id})
 		_, err = f.st.Runs().Update(ctx, c.org, c.id, func(*store.RunRecord) error { t.Error("change called"); return nil })
-		wantNotFound(t, err, store.NotFoundError{Record: store.RecordRun, ID: c.id})
+		wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordRun, ID: c.id})
 	}
 	for _, org := range []string{"o_404", "o\x00", ""} {
 		_, err := f.st.Runs().Get(ctx, org, rec.ID)
-		wantNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: org})
+		wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: org})
 		_, err = f.st.Runs().Update(ctx, org, rec.ID, func(*store.RunRecord) error { return nil })
-		wantNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: org})
+		wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: org})
 	}
 }
 
@@ -402,9 +402,9 @@ func TestRunsListPagedAndFiltered(t *testing.T) {
 	}
 	for _, org := range []string{"o_404", "o\x00"} {
 		_, err := f.st.Runs().List(ctx, org, store.RunQuery{})
-		wantNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: org})
+		wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: org})
 		_, err = f.st.Runs().Records(ctx, org, store.RunQuery{}, nil)
-		wantNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: org})
+		wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: org})
 	}
 }
 
@@ -544,17 +544,17 @@ func TestRunStepsAndBlocks(t *testing.T) {
 	other, _, _ := f.st.CreateOrganization(ctx, "other")
 	for _, c := range []struct{ org, id string }{{other.ID, run.ID}, {f.org.ID, "tsk_1"}, {f.org.ID, ""}, {f.org.ID, "a\x00b"}} {
 		want := store.NotFoundError{Record: store.RecordRun, ID: c.id}
-		wantNotFound(t, f.st.Runs().AddStep(ctx, c.org, c.id, &client.RunStep{Number: 1}), want)
-		wantNotFound(t, f.st.Runs().PutBlock(ctx, c.org, c.id, 1, &client.RunBlock{}), want)
+		wantRunNotFound(t, f.st.Runs().AddStep(ctx, c.org, c.id, &client.RunStep{Number: 1}), want)
+		wantRunNotFound(t, f.st.Runs().PutBlock(ctx, c.org, c.id, 1, &client.RunBlock{}), want)
 		_, err := f.st.Runs().StepsJSON(ctx, c.org, c.id)
-		wantNotFound(t, err, want)
+		wantRunNotFound(t, err, want)
 		_, err = f.st.Runs().Trace(ctx, c.org, c.id)
-		wantNotFound(t, err, want)
+		wantRunNotFound(t, err, want)
 	}
 	noOrg := store.NotFoundError{Record: store.RecordOrganization, ID: "o_404"}
-	wantNotFound(t, f.st.Runs().AddStep(ctx, "o_404", run.ID, &client.RunStep{Number: 1}), noOrg)
+	wantRunNotFound(t, f.st.Runs().AddStep(ctx, "o_404", run.ID, &client.RunStep{Number: 1}), noOrg)
 	_, err = f.st.Runs().StepsJSON(ctx, "o_404", run.ID)
-	wantNotFound(t, err, noOrg)
+	wantRunNotFound(t, err, noOrg)
 }
 
 // TestRunViews: views written with every write, none when they cannot be
@@ -592,9 +592,9 @@ func TestRunViews(t *testing.T) {
 	other, _, _ := f.st.CreateOrganization(ctx, "other")
 	for _, c := range []struct{ org, id string }{{f.org.ID, "tsk_1"}, {f.org.ID, ""}, {f.org.ID, "tsk\x00"}, {other.ID, rec.ID}} {
 		err := f.st.Runs().View(ctx, c.org, c.id, func([]byte) error { t.Error("called"); return nil })
-		wantNotFound(t, err, store.NotFoundError{Record: store.RecordRun, ID: c.id})
+		wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordRun, ID: c.id})
 	}
-	wantNotFound(t, f.st.Runs().View(ctx, "o_missing", rec.ID, func([]byte) error { return nil }),
+	wantRunNotFound(t, f.st.Runs().View(ctx, "o_missing", rec.ID, func([]byte) error { return nil }),
 		store.NotFoundError{Record: store.RecordOrganization, ID: "o_missing"})
 
 	// A daemon without views writes none and leaves the Format alone: a
@@ -709,10 +709,10 @@ func TestFindFile(t *testing.T) {
 	other, _, _ := f.st.CreateOrganization(ctx, "other")
 	for _, c := range []struct{ org, id string }{{other.ID, "a_7"}, {f.org.ID, "a_8"}, {f.org.ID, ""}, {f.org.ID, "a\x00"}} {
 		_, _, err := f.st.Runs().FindFile(ctx, c.org, c.id)
-		wantNotFound(t, err, store.NotFoundError{Record: store.RecordArtifact, ID: c.id})
+		wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordArtifact, ID: c.id})
 	}
 	_, _, err = f.st.Runs().FindFile(ctx, "o_404", "a_7")
-	wantNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: "o_404"})
+	wantRunNotFound(t, err, store.NotFoundError{Record: store.RecordOrganization, ID: "o_404"})
 }
 
 // TestRunsCanceledContext: a canceled context fails with context.Canceled.

@@ -18,11 +18,6 @@ func (s *Store) applyTags(ctx context.Context, tx pgx.Tx, orgID string, now clie
 	return nil, errors.New("stub: provided by pg1")
 }
 
-// From pg1 (contracts.md).
-func (s *Store) agentsDeleted(ctx context.Context, q querier, orgID string, wpids []string) (map[string]bool, error) {
-	return nil, errors.New("stub: provided by pg1")
-}
-
 // From pg1: not in contracts.md. agentOfVersion returns the wpid of the
 // agent one of whose version rows has workflow_id workflowID, "" when none
 // has (bbolt: the scan in agentOf, daemon/store/scripts.go). Scripts.Create
@@ -47,14 +42,4 @@ func (a *Agents) Delete(ctx context.Context, orgID, wpid string) error {
 
 func (a *Agents) Get(ctx context.Context, orgID, wpid string, version int) (*client.Agent, error) {
 	return nil, errors.New("stub: provided by pg1")
-}
-
-// From pg2 (contracts.md).
-func (s *Store) getRun(ctx context.Context, q querier, orgID, id string) (*store.RunRecord, error) {
-	return nil, errors.New("stub: provided by pg2")
-}
-
-// From pg2 (contracts.md).
-func (s *Store) insertRun(ctx context.Context, tx pgx.Tx, rec *store.RunRecord) error {
-	return errors.New("stub: provided by pg2")
 }
