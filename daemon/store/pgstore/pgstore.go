@@ -60,6 +60,7 @@ import (
 // Store is the daemon's database in PostgreSQL. It is safe for concurrent
 // use, also by several processes on one database.
 type Store struct {
+	url    string // as given to Open
 	pool   *pgxpool.Pool
 	now    func() time.Time
 	ids    *ids.Generator
@@ -102,7 +103,7 @@ func Open(ctx context.Context, databaseURL string, opts store.Options) (*Store, 
 	if err != nil {
 		return nil, fmt.Errorf("store: connect to PostgreSQL at %s: %w", Redact(databaseURL), err)
 	}
-	s := &Store{pool: pool, now: opts.Now, sealer: sl, views: opts.RunViews}
+	s := &Store{url: databaseURL, pool: pool, now: opts.Now, sealer: sl, views: opts.RunViews}
 	fail := func(err error) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("%w (PostgreSQL at %s)", err, Redact(databaseURL))
@@ -139,6 +140,10 @@ func (s *Store) Close() error {
 	s.pool.Close()
 	return nil
 }
+
+// URL is the database's URL, as given to Open (with its password: never
+// print it; Redact makes it printable).
+func (s *Store) URL() string { return s.url }
 
 // Pool is the connection pool, for the parts of the daemon that coordinate
 // daemons through the database (the run queue's notifications).
