@@ -514,7 +514,7 @@ func (a *Agents) List(ctx context.Context, orgID string, q store.AgentQuery) ([]
 // likePattern is a search term as a LIKE pattern matching it anywhere:
 // lowercased as the stored search texts are (Go's lowercasing, not the
 // database's), its '%' and '_' wildcards as the hosted service's ILIKE
-// reads them. The pattern is used with ESCAPE ”, so that a backslash is
+// reads them. The pattern is used with an empty ESCAPE clause, so that a backslash is
 // a character like any other.
 func likePattern(term string) string {
 	return "%" + pgText(strings.ToLower(term)) + "%"

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
@@ -18,23 +19,32 @@ import (
 )
 
 // validKey reports whether id can name a record: not empty, at most 512
-// bytes, no NUL (store.validID; a NUL cannot be a PostgreSQL text
-// parameter). Ids that fail it name nothing.
+// bytes (store.validID), and a text PostgreSQL can take as a parameter
+// (UTF-8 without NUL). Ids that fail it name nothing.
 func validKey(id string) bool {
-	if id == "" || len(id) > 512 {
-		return false
+	return id != "" && len(id) <= 512 && storable(id)
+}
+
+// storable reports whether every text is one a PostgreSQL text column can
+// hold: valid UTF-8 without a NUL byte.
+func storable(texts ...string) bool {
+	for _, s := range texts {
+		if strings.IndexByte(s, 0) >= 0 || !utf8.ValidString(s) {
+			return false
+		}
 	}
-	return strings.IndexByte(id, 0) < 0
+	return true
 }
 
 // pgText is s as a text column holds it: PostgreSQL's text cannot hold a
-// NUL byte, so a NUL becomes U+FFFD. Used for the caller's texts that are
-// only compared (folder ids, statuses, search texts), never answered.
+// NUL byte nor invalid UTF-8, which become U+FFFD. Used for the caller's
+// texts that are only compared (folder ids, statuses, search texts), never
+// answered.
 func pgText(s string) string {
-	if strings.IndexByte(s, 0) < 0 {
+	if storable(s) {
 		return s
 	}
-	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // agentSummary is what listing needs of an agent, derived from its latest

@@ -89,17 +89,6 @@ func tagValueNotFound(key, value string) error {
 	return &store.NotFoundError{Record: store.RecordTagValue, ID: key, Value: value}
 }
 
-// hasNUL reports whether any of the texts holds a NUL byte, which no tag
-// key or value stored can hold.
-func hasNUL(texts ...string) bool {
-	for _, s := range texts {
-		if strings.IndexByte(s, 0) >= 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // checkSubject returns a NotFoundError unless the subject exists in the
 // organization (and, for an agent, is not deleted).
 func checkSubject(ctx context.Context, q querier, orgID string, subj store.TagSubject) error {
@@ -309,8 +298,8 @@ func (t *tagWork) registerValue(ctx context.Context, key, value string, color cl
 // deleting what is absent change nothing.
 func (t *tagWork) apply(ctx context.Context, subj store.TagSubject, ch store.TagChange) error {
 	for _, s := range ch.Set {
-		if hasNUL(s.Key, s.Value) {
-			return fmt.Errorf("store: tag %q:%q of %s: a tag cannot hold a NUL byte", s.Key, s.Value, subj.ID)
+		if !storable(s.Key, s.Value) {
+			return fmt.Errorf("store: tag %q:%q of %s: a tag must be UTF-8 without NUL bytes", s.Key, s.Value, subj.ID)
 		}
 	}
 	if err := t.lock(ctx, subj.ID); err != nil {
@@ -451,7 +440,7 @@ func (tg *Tags) History(ctx context.Context, orgID string, subj store.TagSubject
 		return nil, err
 	}
 	out := []client.TagEvent{}
-	if hasNUL(q.Key) {
+	if !storable(q.Key) {
 		return out, nil // no event has such a key
 	}
 	args := []any{orgID, subj.ID, limit}
@@ -605,7 +594,7 @@ func getTagKey(ctx context.Context, q querier, orgID, key string, lock bool) (*c
 // getTagValue answers the registered pair (with its count), its row
 // locked with lock.
 func getTagValue(ctx context.Context, q querier, orgID, key, value string, lock bool) (*client.TagValue, error) {
-	if hasNUL(key, value) {
+	if !storable(key, value) {
 		return nil, tagValueNotFound(key, value)
 	}
 	sql := `SELECT v.key, v.value, v.color, ` + valueCountSQL + ` FROM tag_values v WHERE v.org_id = $1 AND v.key = $2 AND v.value = $3`
@@ -732,7 +721,7 @@ func (tg *Tags) Values(ctx context.Context, orgID, key string) ([]*client.TagVal
 		return nil, err
 	}
 	out := []*client.TagValue{}
-	if hasNUL(key) {
+	if !storable(key) {
 		return out, nil
 	}
 	sql := `SELECT v.key, v.value, v.color, ` + valueCountSQL + ` FROM tag_values v WHERE v.org_id = $1`
@@ -798,7 +787,7 @@ func (tg *Tags) RecolorValue(ctx context.Context, orgID, key, value string, colo
 		if err := needOrg(ctx, tx, orgID); err != nil {
 			return err
 		}
-		if hasNUL(key, value) {
+		if !storable(key, value) {
 			return tagValueNotFound(key, value)
 		}
 		tag, err := tx.Exec(ctx, `UPDATE tag_values SET color = $4 WHERE org_id = $1 AND key = $2 AND value = $3`,
@@ -866,8 +855,8 @@ func (tg *Tags) RenameValue(ctx context.Context, orgID, key, value, newValue, se
 		if err != nil {
 			return err
 		}
-		if hasNUL(newValue) {
-			return fmt.Errorf("store: tag value %q: a tag cannot hold a NUL byte", newValue)
+		if !storable(newValue) {
+			return fmt.Errorf("store: tag value %q: a tag must be UTF-8 without NUL bytes", newValue)
 		}
 		t := &tagWork{s: tg.s, tx: tx, orgID: orgID, now: tg.s.clock(), setBy: setBy}
 		inserted, err := t.registerValue(ctx, key, newValue, old.Color)
@@ -917,7 +906,7 @@ func tagQuerySQL(col string, q *tagquery.Query, args []any) (string, []any) {
 		conds = append(conds, `EXISTS (SELECT 1 FROM tags t WHERE t.org_id = $1 AND t.subject = `+col+` AND `+cond+`)`)
 	}
 	for _, label := range q.Labels {
-		if hasNUL(label) {
+		if !storable(label) {
 			conds = append(conds, "FALSE")
 			continue
 		}
@@ -925,7 +914,7 @@ func tagQuerySQL(col string, q *tagquery.Query, args []any) (string, []any) {
 		exists(`t.value = ` + arg(label))
 	}
 	for _, key := range q.Groups {
-		if key == "" || hasNUL(key) {
+		if key == "" || !storable(key) {
 			conds = append(conds, "FALSE")
 			continue
 		}
@@ -934,11 +923,11 @@ func tagQuerySQL(col string, q *tagquery.Query, args []any) (string, []any) {
 	for _, ex := range q.Exact {
 		var values []string
 		for _, v := range ex.Values {
-			if !hasNUL(v) {
+			if storable(v) {
 				values = append(values, v)
 			}
 		}
-		if ex.Key == "" || hasNUL(ex.Key) || len(values) == 0 {
+		if ex.Key == "" || !storable(ex.Key) || len(values) == 0 {
 			conds = append(conds, "FALSE")
 			continue
 		}

@@ -50,7 +50,7 @@ CREATE TABLE agents (
 -- The list: newest first, wpids breaking ties byte by byte.
 CREATE INDEX agents_list ON agents (org_id, created_at DESC, wpid DESC) WHERE NOT deleted;
 -- Folder filters, counts and deletes.
-CREATE INDEX agents_folder ON agents (org_id, folder_id) WHERE folder_id <> '';
+CREATE INDEX agents_folder ON agents (org_id, folder_id);
 
 CREATE TABLE agent_versions (
     org_id      text NOT NULL REFERENCES organizations (id),
