@@ -31,7 +31,7 @@ import (
 type Agents struct{ s *Store }
 
 // Agents returns the store's agents.
-func (s *Store) Agents() *Agents { return &Agents{s} }
+func (s *Store) Agents() store.Agents { return &Agents{s} }
 
 // needOrg returns a NotFoundError unless the organization exists.
 func needOrg(ctx context.Context, q querier, orgID string) error {

@@ -15,56 +15,10 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/daemon/store/pgstore"
 	"github.com/abctl/abctl/daemon/tagquery"
 	"github.com/abctl/abctl/internal/agentid"
-)
-
-// The methods of the agents, folders and tags that both backends have,
-// so that one scenario can run on each and their answers be compared.
-type agentsAPI interface {
-	Create(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (*client.Agent, bool, error)
-	CreateJSON(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (json.RawMessage, bool, error)
-	Update(ctx context.Context, orgID, wpid string, def *client.Agent) (*client.Agent, error)
-	Get(ctx context.Context, orgID, wpid string, version int) (*client.Agent, error)
-	GetJSON(ctx context.Context, orgID, wpid string, version int) (json.RawMessage, error)
-	Versions(ctx context.Context, orgID, wpid string) ([]*client.Agent, error)
-	Delete(ctx context.Context, orgID, wpid string) error
-	SetFolder(ctx context.Context, orgID, wpid, folderID string) (*client.Agent, error)
-	List(ctx context.Context, orgID string, q store.AgentQuery) ([]*client.Agent, error)
-	ListJSON(ctx context.Context, orgID string, q store.AgentQuery) ([]json.RawMessage, error)
-}
-
-type foldersAPI interface {
-	Create(ctx context.Context, orgID, title, description string) (*client.Folder, error)
-	Get(ctx context.Context, orgID, id string) (*client.Folder, error)
-	Update(ctx context.Context, orgID, id string, title, description *string) (*client.Folder, error)
-	Delete(ctx context.Context, orgID, id string, deleteAgents bool) error
-	List(ctx context.Context, orgID string, page, pageSize int, search string) ([]*client.Folder, error)
-}
-
-type tagsAPI interface {
-	Apply(ctx context.Context, orgID string, subj store.TagSubject, ch store.TagChange) ([]client.Tag, error)
-	Get(ctx context.Context, orgID string, subj store.TagSubject) ([]client.Tag, error)
-	History(ctx context.Context, orgID string, subj store.TagSubject, q store.TagHistoryQuery) ([]client.TagEvent, error)
-	Batch(ctx context.Context, orgID string, kind store.SubjectKind, idList []string) (map[string][]client.TagItem, error)
-	Keys(ctx context.Context, orgID string) ([]*client.TagKey, error)
-	UpdateKey(ctx context.Context, orgID, key string, description *string) (*client.TagKey, error)
-	DeleteKey(ctx context.Context, orgID, key, setBy string) (*client.TagKeyDeleteResponse, error)
-	Values(ctx context.Context, orgID, key string) ([]*client.TagValue, error)
-	CreateValue(ctx context.Context, orgID, key, value string, color client.TagColor) (*client.TagValue, error)
-	RecolorValue(ctx context.Context, orgID, key, value string, color client.TagColor) (*client.TagValue, error)
-	DeleteValue(ctx context.Context, orgID, key, value, setBy string) (*client.TagValueDeleteResponse, error)
-	RenameValue(ctx context.Context, orgID, key, value, newValue, setBy string) (*client.TagValueRenameResponse, error)
-}
-
-var (
-	_ agentsAPI  = (*pgstore.Agents)(nil)
-	_ agentsAPI  = (*store.Agents)(nil)
-	_ foldersAPI = (*pgstore.Folders)(nil)
-	_ foldersAPI = (*store.Folders)(nil)
-	_ tagsAPI    = (*pgstore.Tags)(nil)
-	_ tagsAPI    = (*store.Tags)(nil)
 )
 
 // stepClock is a clock that moves only when told to: both backends read
@@ -91,9 +45,9 @@ func (c *stepClock) step() {
 type side struct {
 	name    string
 	clock   *stepClock
-	agents  agentsAPI
-	folders foldersAPI
-	tags    tagsAPI
+	agents  store.Agents
+	folders store.Folders
+	tags    store.Tags
 	org     store.Organization
 	other   store.Organization
 	log     []string
@@ -106,7 +60,7 @@ func newSide(t *testing.T, name string) *side {
 	var createOrg func(ctx context.Context, name string) (store.Organization, string, error)
 	switch name {
 	case "bbolt":
-		st, err := store.Open(filepath.Join(t.TempDir(), "abctl.db"), opts)
+		st, err := boltstore.Open(filepath.Join(t.TempDir(), "abctl.db"), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

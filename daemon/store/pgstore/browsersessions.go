@@ -17,7 +17,7 @@ import (
 type BrowserSessions struct{ s *Store }
 
 // BrowserSessions returns the browser sessions of the organizations.
-func (s *Store) BrowserSessions() *BrowserSessions { return &BrowserSessions{s} }
+func (s *Store) BrowserSessions() store.BrowserSessions { return &BrowserSessions{s} }
 
 // NewID returns the id of a new browser session.
 func (b *BrowserSessions) NewID() string { return b.s.ids.Next(ids.PrefixBrowserSession) }

@@ -24,7 +24,7 @@ import (
 type Credentials struct{ s *Store }
 
 // Credentials returns the credentials of the organizations.
-func (s *Store) Credentials() *Credentials { return &Credentials{s} }
+func (s *Store) Credentials() store.Credentials { return &Credentials{s} }
 
 func (c *Credentials) seal(orgID, id string, secret []byte) ([]byte, error) {
 	if c.s.sealer == nil {

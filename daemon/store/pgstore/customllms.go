@@ -20,7 +20,7 @@ import (
 type CustomLLMs struct{ s *Store }
 
 // CustomLLMs returns the custom models of the organizations.
-func (s *Store) CustomLLMs() *CustomLLMs { return &CustomLLMs{s} }
+func (s *Store) CustomLLMs() store.CustomLLMs { return &CustomLLMs{s} }
 
 func getCustomLLM(ctx context.Context, q querier, orgID, id string, lock bool) (*customLLMRecord, error) {
 	doc, err := getDoc(ctx, q, "custom_llms", orgID, id, lock, store.RecordCustomLLM)

@@ -19,7 +19,7 @@ import (
 type Folders struct{ s *Store }
 
 // Folders returns the store's folders.
-func (s *Store) Folders() *Folders { return &Folders{s} }
+func (s *Store) Folders() store.Folders { return &Folders{s} }
 
 func folderNotFound(id string) error {
 	return &store.NotFoundError{Record: store.RecordFolder, ID: id}

@@ -78,6 +78,22 @@ type Store struct {
 	}
 }
 
+// The store's interfaces, all implemented.
+var (
+	_ store.Store           = (*Store)(nil)
+	_ store.Agents          = (*Agents)(nil)
+	_ store.Folders         = (*Folders)(nil)
+	_ store.Runs            = (*Runs)(nil)
+	_ store.Tags            = (*Tags)(nil)
+	_ store.Credentials     = (*Credentials)(nil)
+	_ store.Profiles        = (*Profiles)(nil)
+	_ store.BrowserSessions = (*BrowserSessions)(nil)
+	_ store.Schedules       = (*Schedules)(nil)
+	_ store.CustomLLMs      = (*CustomLLMs)(nil)
+	_ store.Uploads         = (*Uploads)(nil)
+	_ store.Scripts         = (*Scripts)(nil)
+)
+
 // Open connects to the PostgreSQL database at url (a postgres:// URL or a
 // libpq key=value string) and brings its schema up to date. The database
 // must exist; its tables are created by the first Open. opts.LockTimeout

@@ -22,7 +22,7 @@ import (
 type Profiles struct{ s *Store }
 
 // Profiles returns the browser profiles of the organizations.
-func (s *Store) Profiles() *Profiles { return &Profiles{s} }
+func (s *Store) Profiles() store.Profiles { return &Profiles{s} }
 
 func (p *Profiles) seal(plain, ad []byte) ([]byte, error) {
 	if p.s.sealer == nil {

@@ -30,7 +30,7 @@ import (
 type Runs struct{ s *Store }
 
 // Runs returns the store's runs.
-func (s *Store) Runs() *Runs { return &Runs{s} }
+func (s *Store) Runs() store.Runs { return &Runs{s} }
 
 // runsValidID reports whether id can name a record: the bbolt store's
 // rule (not empty, at most 512 bytes, no NUL), and valid UTF-8, which a

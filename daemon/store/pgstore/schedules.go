@@ -26,7 +26,7 @@ import (
 type Schedules struct{ s *Store }
 
 // Schedules returns the agent schedules of the organizations.
-func (s *Store) Schedules() *Schedules { return &Schedules{s} }
+func (s *Store) Schedules() store.Schedules { return &Schedules{s} }
 
 // checkLiveAgent returns the agent's NotFoundError unless it exists in the
 // organization and is not deleted.

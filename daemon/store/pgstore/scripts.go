@@ -25,7 +25,7 @@ import (
 type Scripts struct{ s *Store }
 
 // Scripts returns the recorded scripts of the organizations.
-func (s *Store) Scripts() *Scripts { return &Scripts{s} }
+func (s *Store) Scripts() store.Scripts { return &Scripts{s} }
 
 // getScript returns a script that is not deleted.
 func getScript(ctx context.Context, q querier, orgID, id string, lock bool) (*scriptRecord, error) {

@@ -31,7 +31,7 @@ import (
 type Tags struct{ s *Store }
 
 // Tags returns the store's tags.
-func (s *Store) Tags() *Tags { return &Tags{s} }
+func (s *Store) Tags() store.Tags { return &Tags{s} }
 
 // tagLockClass is the first key of the subjects' advisory locks ("tags"),
 // the second being a hash of the organization and subject: the two-key

@@ -15,7 +15,7 @@ import (
 type Uploads struct{ s *Store }
 
 // Uploads returns the organizations' uploaded files.
-func (s *Store) Uploads() *Uploads { return &Uploads{s: s} }
+func (s *Store) Uploads() store.Uploads { return &Uploads{s: s} }
 
 // NewDir returns the id of a new upload directory (upl_<snowflake>).
 func (u *Uploads) NewDir() string { return u.s.ids.Next(store.PrefixUploadDir) }
