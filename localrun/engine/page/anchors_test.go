@@ -69,7 +69,7 @@ func TestAnchors(t *testing.T) {
 	}
 	for _, c := range cases {
 		id := resolve(t, tab, p, c.sel)
-		got, err := p.Anchors(tctx(t, tab, 5*time.Second), id)
+		got, err := p.Anchors(tctx(t, tab), id)
 		if err != nil {
 			t.Fatalf("anchors of %s: %v", c.sel, err)
 		}
@@ -81,7 +81,7 @@ func TestAnchors(t *testing.T) {
 			continue
 		}
 		// The path names the same element again.
-		again, err := p.ResolveNow(tctx(t, tab, 5*time.Second), got.CSSPath)
+		again, err := p.ResolveNow(tctx(t, tab), got.CSSPath)
 		if err != nil || again != id {
 			t.Errorf("ResolveNow(%q) = %s, %v; want %s", got.CSSPath, again, err, id)
 		}
@@ -89,7 +89,7 @@ func TestAnchors(t *testing.T) {
 
 	// An element in a shadow root: its path is relative to the root.
 	buy := resolve(t, tab, p, "#buy")
-	got, err := p.Anchors(tctx(t, tab, 5*time.Second), buy)
+	got, err := p.Anchors(tctx(t, tab), buy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestAnchors(t *testing.T) {
 	// document, and Frame says which frame.
 	obs := observe(t, tab, p, ObserveOptions{})
 	inFrame := resolve(t, tab, p, "#in-frame")
-	got, err = p.Anchors(tctx(t, tab, 5*time.Second), inFrame)
+	got, err = p.Anchors(tctx(t, tab), inFrame)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +112,10 @@ func TestAnchors(t *testing.T) {
 	// Ids die with their document.
 	home := resolve(t, tab, p, "#home-link")
 	goTo(t, tab, p, base+"/other")
-	if _, err := p.Anchors(tctx(t, tab, 5*time.Second), home); !errors.Is(err, ErrStaleID) {
+	if _, err := p.Anchors(tctx(t, tab), home); !errors.Is(err, ErrStaleID) {
 		t.Errorf("anchors of an id of the previous page: %v, want ErrStaleID", err)
 	}
-	if _, err := p.Anchors(tctx(t, tab, 5*time.Second), "e999999"); !errors.Is(err, ErrStaleID) {
+	if _, err := p.Anchors(tctx(t, tab), "e999999"); !errors.Is(err, ErrStaleID) {
 		t.Errorf("anchors of an id never issued: %v, want ErrStaleID", err)
 	}
 }
@@ -160,7 +160,7 @@ func TestFindTexts(t *testing.T) {
 	for i, c := range cases {
 		wants[i] = c.want
 	}
-	got, err := p.FindTexts(tctx(t, tab, 5*time.Second), wants)
+	got, err := p.FindTexts(tctx(t, tab), wants)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestFindTexts(t *testing.T) {
 		}
 	}
 	// The selectors name the elements that show the values.
-	reads, err := p.ReadTexts(tctx(t, tab, 5*time.Second), got[:5])
+	reads, err := p.ReadTexts(tctx(t, tab), got[:5])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,10 +183,10 @@ func TestFindTexts(t *testing.T) {
 		}
 	}
 
-	if _, err := p.FindTexts(tctx(t, tab, 5*time.Second), []TextWant{{Number: num(0)}, {}}); err != nil {
+	if _, err := p.FindTexts(tctx(t, tab), []TextWant{{Number: num(0)}, {}}); err != nil {
 		t.Errorf("a want of 0: %v", err)
 	}
-	if got, err := p.FindTexts(tctx(t, tab, 5*time.Second), nil); err != nil || len(got) != 0 {
+	if got, err := p.FindTexts(tctx(t, tab), nil); err != nil || len(got) != 0 {
 		t.Errorf("no wants: %q %v", got, err)
 	}
 }
@@ -199,7 +199,7 @@ func TestFindTextsBig(t *testing.T) {
 	goTo(t, tab, p, base+"/")
 	wants := []TextWant{{Text: "Item 1500"}, {Number: num(1500)}, {Number: num(7.95)}, {Number: num(7.95)}, {Text: "Item 1999"}, {Number: num(7)}}
 	start := time.Now()
-	got, err := p.FindTexts(tctx(t, tab, 10*time.Second), wants)
+	got, err := p.FindTexts(tctx(t, tab), wants)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestReadTexts(t *testing.T) {
 		{false, ""}, // nor frames
 		{true, ""},  // a script holds no page text
 	}
-	got, err := p.ReadTexts(tctx(t, tab, 5*time.Second), sels)
+	got, err := p.ReadTexts(tctx(t, tab), sels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,8 +256,8 @@ func TestReadTexts(t *testing.T) {
 	}
 	// A value typed by the user is read, not the attribute.
 	email := resolve(t, tab, p, "#email")
-	ok(t, "type the email")(p.InputText(tctx(t, tab, 5*time.Second), email, "joe@example.test"))
-	if got, err := p.ReadTexts(tctx(t, tab, 5*time.Second), []string{"#email"}); err != nil || got[0] != (TextRead{true, "joe@example.test"}) {
+	ok(t, "type the email")(p.InputText(tctx(t, tab), email, "joe@example.test"))
+	if got, err := p.ReadTexts(tctx(t, tab), []string{"#email"}); err != nil || got[0] != (TextRead{true, "joe@example.test"}) {
 		t.Errorf("read after typing: %+v %v", got, err)
 	}
 }
@@ -269,21 +269,21 @@ func TestAnchorsHostilePage(t *testing.T) {
 	tab, p := newTab(t)
 	goTo(t, tab, p, base+"/")
 	first := resolve(t, tab, p, "#first")
-	a, err := p.Anchors(tctx(t, tab, 5*time.Second), first)
+	a, err := p.Anchors(tctx(t, tab), first)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (Anchors{DOMID: "first", TestAttr: "data-testid", TestID: "first-link", CSSPath: "#first"}); a != want {
 		t.Errorf("anchors: %+v, want %+v", a, want)
 	}
-	sels, err := p.FindTexts(tctx(t, tab, 5*time.Second), []TextWant{{Number: num(42.5)}, {Text: "First"}})
+	sels, err := p.FindTexts(tctx(t, tab), []TextWant{{Number: num(42.5)}, {Text: "First"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"#list > li:nth-of-type(2) > span", "#first"}; strings.Join(sels, "|") != strings.Join(want, "|") {
 		t.Errorf("find texts: %q, want %q", sels, want)
 	}
-	reads, err := p.ReadTexts(tctx(t, tab, 5*time.Second), []string{"#q", sels[0]})
+	reads, err := p.ReadTexts(tctx(t, tab), []string{"#q", sels[0]})
 	if err != nil {
 		t.Fatal(err)
 	}

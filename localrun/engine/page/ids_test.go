@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/abctl/abctl/internal/testsite"
 )
@@ -74,10 +73,10 @@ func TestIDsOnNumberedPage(t *testing.T) {
 		}
 	}
 	id := resolve(t, tab, p, "#button-1")
-	ok(t, "click [id]")(p.Click(tctx(t, tab, 5*time.Second), "["+id+"]"))
+	ok(t, "click [id]")(p.Click(tctx(t, tab), "["+id+"]"))
 	waitEventWith(t, site, testsite.EventBigClick, "id", "button-1")
 	id = resolve(t, tab, p, "#button-4")
-	ok(t, "click ID")(p.Click(tctx(t, tab, 5*time.Second), " "+strings.ToUpper(id)+" "))
+	ok(t, "click ID")(p.Click(tctx(t, tab), " "+strings.ToUpper(id)+" "))
 	waitEventWith(t, site, testsite.EventBigClick, "id", "button-4")
 
 	for _, c := range []struct{ id, says string }{
@@ -86,7 +85,7 @@ func TestIDsOnNumberedPage(t *testing.T) {
 		{"430", "not an element id"},
 		{"", "empty"},
 	} {
-		_, err := p.Click(tctx(t, tab, 5*time.Second), c.id)
+		_, err := p.Click(tctx(t, tab), c.id)
 		if !errors.Is(err, ErrStaleID) || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("click %q: %v, want an error that says %q", c.id, err, c.says)
 		}

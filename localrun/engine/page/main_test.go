@@ -91,8 +91,23 @@ func newTab(tb testing.TB) (context.Context, *Page) {
 	return tab, New(tab)
 }
 
-// tctx is a context for one step of a test.
-func tctx(tb testing.TB, tab context.Context, d time.Duration) context.Context {
+// hangGuard bounds one step of a test: long enough that no slow machine
+// reaches it, it only turns a hang into a failure.
+const hangGuard = 2 * time.Minute
+
+// tctx is the context of one step of a test: a guard against a hang
+// (hangGuard), never a deadline the step is expected to meet. The step's
+// own waits (action wait, load grace, option wait, ...) are the engine's.
+func tctx(tb testing.TB, tab context.Context) context.Context {
+	ctx, cancel := context.WithTimeout(tab, hangGuard)
+	tb.Cleanup(cancel)
+	return ctx
+}
+
+// expiringCtx is the context of a step whose deadline d the test means to
+// run out (a page slower than d, an element that never appears): the
+// step's result is what it does when its deadline passes.
+func expiringCtx(tb testing.TB, tab context.Context, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(tab, d)
 	tb.Cleanup(cancel)
 	return ctx

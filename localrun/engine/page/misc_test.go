@@ -4,7 +4,9 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 
 	"github.com/abctl/abctl/internal/testsite"
 )
@@ -41,9 +43,9 @@ func TestClickablesAndSandbox(t *testing.T) {
 	if card == nil || !card.Clickable || box == nil || box.Label != "Dark mode" || inner == nil || inner.Frame == "" {
 		t.Fatalf("card %+v\nbox %+v\ninner %+v", card, box, inner)
 	}
-	ok(t, "click the card")(p.Click(tctx(t, tab, 5*time.Second), card.ID))
-	ok(t, "click the hidden checkbox")(p.Click(tctx(t, tab, 5*time.Second), box.ID))
-	ok(t, "click in the sandboxed frame")(p.Click(tctx(t, tab, 5*time.Second), inner.ID))
+	ok(t, "click the card")(p.Click(tctx(t, tab), card.ID))
+	ok(t, "click the hidden checkbox")(p.Click(tctx(t, tab), box.ID))
+	ok(t, "click in the sandboxed frame")(p.Click(tctx(t, tab), inner.ID))
 	obs = observe(t, tab, p, ObserveOptions{})
 	if !strings.Contains(obs.Text, "card") {
 		t.Errorf("card click lost: %q", obs.Text)
@@ -80,39 +82,61 @@ func TestCoveredCrossOriginFrame(t *testing.T) {
 	if button == "" {
 		t.Fatalf("no frame button:\n%s", obs.Rendered)
 	}
-	res, err := p.Click(tctx(t, tab, 5*time.Second), button)
+	res, err := p.Click(tctx(t, tab), button)
 	if err != nil || res.OK || !strings.Contains(res.Reason, "div#veil") {
 		t.Fatalf("covered frame button: %+v %v", res, err)
 	}
-	ok(t, "lift the veil")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#lift")))
-	ok(t, "click the frame button")(p.Click(tctx(t, tab, 5*time.Second), button))
+	ok(t, "lift the veil")(p.Click(tctx(t, tab), resolve(t, tab, p, "#lift")))
+	ok(t, "click the frame button")(p.Click(tctx(t, tab), button))
 	waitEventWith(t, site, testsite.EventFrameClick, "", "")
 }
 
 // TestObserveAfterFailedNavigation: a navigation refused by the network
 // fails with the browser's error, and the error page Chromium shows in its
-// place can be observed at once, screenshot included. GoTo used to return
-// before that page committed, and the next observation failed "Not
-// attached to an active page".
+// place can be observed at once, screenshot included. Chromium answers
+// Page.navigate before it commits that page (in a renderer of its own);
+// until then the tab has no active page ("Not attached to an active
+// page"). GoTo waits for the commit (it used to give up after 3 s, which a
+// busy machine exceeded), and a screenshot taken in that window, after a
+// navigation GoTo did not make, waits for it too.
 func TestObserveAfterFailedNavigation(t *testing.T) {
 	site := testsite.Start(t)
 	tab, p := newTab(t)
 	goTo(t, tab, p, site.URL(testsite.PageForm))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	closed := closedPortURL(t)
+	res, err := p.GoTo(tctx(t, tab), closed)
+	if err == nil || res.OK || !strings.Contains(res.Reason, "ERR_CONNECTION_REFUSED") || !res.Navigated {
+		t.Fatalf("go to a closed port: %+v %v; want the failure, and the error page committed", res, err)
 	}
-	closed := "http://" + ln.Addr().String() + "/gone"
-	ln.Close()
-	res, err := p.GoTo(tctx(t, tab, 15*time.Second), closed)
-	if err == nil || res.OK || !strings.Contains(res.Reason, "ERR_CONNECTION_REFUSED") {
-		t.Fatalf("go to a closed port: %+v %v", res, err)
-	}
-	obs, err := p.Observe(tctx(t, tab, 15*time.Second), ObserveOptions{Screenshot: true})
+	obs, err := p.Observe(tctx(t, tab), ObserveOptions{Screenshot: true})
 	if err != nil {
 		t.Fatalf("observe the error page: %v", err)
 	}
 	if len(obs.Screenshot) == 0 || strings.Contains(obs.Rendered, "Form") {
 		t.Errorf("the error page, %d bytes of screenshot:\n%s", len(obs.Screenshot), obs.Rendered)
 	}
+
+	// The same navigation made outside the Page: the screenshot right
+	// after Page.navigate's answer finds the error page not yet attached
+	// (mostly) and waits for it.
+	goTo(t, tab, p, site.URL(testsite.PageForm))
+	nav, err := chromedp.Call(tctx(t, tab), cdppage.Navigate, cdppage.NavigateParams{URL: closedPortURL(t)})
+	if err != nil || !strings.Contains(nav.ErrorText, "ERR_CONNECTION_REFUSED") {
+		t.Fatalf("navigate to a closed port: %+v %v", nav, err)
+	}
+	if b, err := p.Screenshot(tctx(t, tab), 0); err != nil || len(b) == 0 {
+		t.Errorf("screenshot during the error page's commit: %d bytes, %v", len(b), err)
+	}
+}
+
+// closedPortURL is an address on a port nothing listens on.
+func closedPortURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + ln.Addr().String() + "/gone"
+	ln.Close()
+	return u
 }

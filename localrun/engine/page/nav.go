@@ -34,16 +34,18 @@ type navTracker struct {
 
 // navSnap is a copy of the tracker's counters.
 type navSnap struct {
-	url        string
-	requested  uint64 // renderer-initiated navigations of the main frame in this tab
-	reqURL     string
-	stopAtReq  uint64 // stopped when the last navigation was requested
-	committed  uint64 // new documents committed in the main frame
-	commitType page.NavigationType
-	loader     cdp.LoaderID // loader of the last committed document
-	sameDoc    uint64       // same-document navigations (pushState, fragments)
-	stopped    uint64       // main frame stopped loading
-	dcl, load  cdp.LoaderID // last loaders that fired DOMContentLoaded and load
+	url         string
+	requested   uint64 // renderer-initiated navigations of the main frame in this tab
+	reqURL      string
+	stopAtReq   uint64 // stopped when the last navigation was requested
+	committed   uint64 // new documents committed in the main frame
+	commitType  page.NavigationType
+	loader      cdp.LoaderID // loader of the last committed document
+	sameDoc     uint64       // same-document navigations (pushState, fragments)
+	started     uint64       // main frame started loading
+	stopped     uint64       // main frame stopped loading
+	stopAtStart uint64       // stopped when the main frame last started loading
+	dcl, load   cdp.LoaderID // last loaders that fired DOMContentLoaded and load
 }
 
 // loaded reports whether the last committed document reached
@@ -93,6 +95,13 @@ func (n *navTracker) handle(ev any) {
 		} else {
 			changed = false
 		}
+	case *page.EventFrameStartedLoading:
+		if e.FrameID == n.main {
+			n.s.started++
+			n.s.stopAtStart = n.s.stopped
+		} else {
+			changed = false
+		}
 	case *page.EventFrameStoppedLoading:
 		if e.FrameID == n.main {
 			n.s.stopped++
@@ -137,6 +146,13 @@ func (n *navTracker) handle(ev any) {
 	if newDoc && n.onNewDoc != nil {
 		n.onNewDoc()
 	}
+}
+
+// changed returns a channel closed at the tracker's next change.
+func (n *navTracker) changed() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.wake
 }
 
 func (n *navTracker) snap() navSnap {
@@ -328,14 +344,20 @@ func (p *Page) GoTo(ctx context.Context, rawURL string) (Result, error) {
 			r.Reason += " (the URL started a download)"
 		} else if nav.ErrorText != "net::ERR_ABORTED" {
 			// Chromium answers Page.navigate before it commits its error
-			// page, in a process of its own; until then the tab has no
-			// active page and the next observation would fail ("Not
-			// attached to an active page"). Wait, bounded, for that commit.
-			// ERR_ABORTED (a 204, a navigation the page cancelled) and
-			// downloads commit nothing.
-			gctx, cancel := within(ctx, errorPageGrace)
-			_, _ = p.nav.wait(gctx, func(s navSnap) bool { return s.committed > before.committed && s.loaded() })
-			cancel()
+			// page (with the failed navigation's loader, often in a
+			// process of its own); until then the tab has no active page
+			// and the next observation fails ("Not attached to an active
+			// page"). Wait for that commit and its load, or for the main
+			// frame to stop loading without it, bounded only by ctx: on a
+			// busy machine the commit can take seconds. ERR_ABORTED (a
+			// 204, a navigation the page cancelled) and downloads commit
+			// nothing.
+			_, _ = p.nav.wait(ctx, func(s navSnap) bool {
+				if s.committed > before.committed && s.loader == nav.LoaderID {
+					return s.loaded()
+				}
+				return s.started > before.started && s.stopped > s.stopAtStart
+			})
 		}
 		r.Navigated = p.nav.snap().committed > before.committed
 		return r, fmt.Errorf("%w: %s", ErrNavigation, r.Reason)
@@ -348,10 +370,6 @@ func (p *Page) GoTo(ctx context.Context, rawURL string) (Result, error) {
 	}
 	return p.nav.waitDocument(ctx, before, nav.LoaderID, u)
 }
-
-// errorPageGrace bounds the wait for Chromium's error page after a failed
-// navigation.
-const errorPageGrace = 3 * time.Second
 
 // waitDocument waits for the document of loader (or of any new commit when
 // loader is empty) after a navigation the Page started.

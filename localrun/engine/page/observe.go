@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"time"
 
 	jsonv2 "github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/chromedp/cdproto/page"
@@ -96,7 +98,7 @@ func (p *Page) Observe(ctx context.Context, o ObserveOptions) (*Observation, err
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			shot, shotErr = screenshot(ctx, o.JPEGQuality)
+			shot, shotErr = screenshot(ctx, p.nav, o.JPEGQuality)
 		}()
 	}
 
@@ -383,20 +385,49 @@ func truncUTF8(s string, n int) string {
 	return s[:n]
 }
 
-func screenshot(ctx context.Context, quality int) ([]byte, error) {
+// screenshot takes a JPEG of the viewport. While the tab has no active page
+// (Chromium swaps in the document of a navigation, such as its error page
+// after a failed one, in another renderer) it waits for the swap, bounded
+// by ctx: it tries again when the tab's main frame moves on, and at the
+// latest every notAttachedPoll.
+func screenshot(ctx context.Context, nav *navTracker, quality int) ([]byte, error) {
 	if quality <= 0 || quality > 100 {
 		quality = DefaultJPEGQuality
 	}
 	q := int64(quality)
-	res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
-		Format:           page.CaptureScreenshotFormatJpeg,
-		Quality:          &q,
-		OptimizeForSpeed: new(true),
-	})
-	if err != nil {
-		return nil, err
+	for {
+		wake := nav.changed()
+		res, err := chromedp.Call(ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
+			Format:           page.CaptureScreenshotFormatJpeg,
+			Quality:          &q,
+			OptimizeForSpeed: new(true),
+		})
+		if err == nil {
+			return res.Data, nil
+		}
+		if !notAttached(err) {
+			return nil, err
+		}
+		t := time.NewTimer(notAttachedPoll)
+		select {
+		case <-wake:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("%w (waiting for the tab's page: %v)", err, ctx.Err())
+		}
+		t.Stop()
 	}
-	return res.Data, nil
+}
+
+// notAttachedPoll is how often screenshot tries again while the tab has no
+// active page and no navigation event comes.
+const notAttachedPoll = 100 * time.Millisecond
+
+// notAttached reports the error of a command sent while the tab has no
+// active page.
+func notAttached(err error) bool {
+	return strings.Contains(err.Error(), "Not attached to an active page")
 }
 
 // Screenshot returns a JPEG of the viewport (quality 1..100, 0 for the
@@ -407,7 +438,7 @@ func (p *Page) Screenshot(ctx context.Context, quality int) ([]byte, error) {
 		return nil, err
 	}
 	defer done()
-	return screenshot(ctx, quality)
+	return screenshot(ctx, p.nav, quality)
 }
 
 // PrintPDF prints the page to PDF with the browser's defaults and

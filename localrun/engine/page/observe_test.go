@@ -29,7 +29,7 @@ func find(t *testing.T, obs *Observation, id string) *Element {
 // resolve returns the id of the element a selector names.
 func resolve(t *testing.T, tab context.Context, p *Page, sel string) string {
 	t.Helper()
-	id, err := p.Resolve(tctx(t, tab, 5*time.Second), sel)
+	id, err := p.Resolve(tctx(t, tab), sel)
 	if err != nil {
 		t.Fatalf("resolve %s: %v", sel, err)
 	}
@@ -38,7 +38,7 @@ func resolve(t *testing.T, tab context.Context, p *Page, sel string) string {
 
 func goTo(t *testing.T, tab context.Context, p *Page, url string) {
 	t.Helper()
-	res, err := p.GoTo(tctx(t, tab, 15*time.Second), url)
+	res, err := p.GoTo(tctx(t, tab), url)
 	if err != nil || !res.OK {
 		t.Fatalf("go to %s: %+v %v", url, res, err)
 	}
@@ -46,7 +46,7 @@ func goTo(t *testing.T, tab context.Context, p *Page, url string) {
 
 func observe(t *testing.T, tab context.Context, p *Page, o ObserveOptions) *Observation {
 	t.Helper()
-	obs, err := p.Observe(tctx(t, tab, 15*time.Second), o)
+	obs, err := p.Observe(tctx(t, tab), o)
 	if err != nil {
 		t.Fatalf("observe: %v", err)
 	}
@@ -71,7 +71,7 @@ func TestObserveForm(t *testing.T) {
 
 	// Give the password a value first: it must be masked.
 	pw := resolve(t, tab, p, "#password")
-	res := ok(t, "type the password")(p.InputText(tctx(t, tab, 5*time.Second), pw, "hunter2-secret"))
+	res := ok(t, "type the password")(p.InputText(tctx(t, tab), pw, "hunter2-secret"))
 	if strings.Contains(res.Detail+res.Reason, "hunter2") {
 		t.Errorf("the result echoes the password: %+v", res)
 	}
@@ -219,8 +219,8 @@ func TestObserveFrames(t *testing.T) {
 	// its own frame.
 	for i, b := range buttons {
 		value := fmt.Sprintf("value-%d", i)
-		ok(t, "type in frame")(p.InputText(tctx(t, tab, 10*time.Second), fields[i].ID, value))
-		ok(t, "click in frame")(p.Click(tctx(t, tab, 10*time.Second), b.ID))
+		ok(t, "type in frame")(p.InputText(tctx(t, tab), fields[i].ID, value))
+		ok(t, "click in frame")(p.Click(tctx(t, tab), b.ID))
 		ev := waitEventWith(t, site, testsite.EventFrameClick, "value", value)
 		wantOrigin := strings.HasPrefix(frames[b.Frame].URL, "http://localhost:")
 		if gotOther := strings.HasPrefix(ev.Form.Get("origin"), "http://localhost:"); gotOther != wantOrigin {
@@ -232,7 +232,7 @@ func TestObserveFrames(t *testing.T) {
 // waitEventWith waits for an event of kind whose form field key is value.
 func waitEventWith(t *testing.T, site *testsite.Site, kind, key, value string) testsite.Event {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(hangGuard)
 	for time.Now().Before(deadline) {
 		for _, e := range site.Events() {
 			if e.Kind == kind && (key == "" || e.Form.Get(key) == value) {
@@ -259,14 +259,14 @@ func TestObserveShadow(t *testing.T) {
 			t.Fatalf("%q is not in the observation:\n%s", k, obs.Rendered)
 		}
 	}
-	ok(t, "type in the nested shadow root")(p.InputText(tctx(t, tab, 5*time.Second), ids["Inner field"], "deep"))
-	ok(t, "click in the nested shadow root")(p.Click(tctx(t, tab, 5*time.Second), ids["Inner button"]))
+	ok(t, "type in the nested shadow root")(p.InputText(tctx(t, tab), ids["Inner field"], "deep"))
+	ok(t, "click in the nested shadow root")(p.Click(tctx(t, tab), ids["Inner button"]))
 	ev := waitEventWith(t, site, testsite.EventShadowClick, "button", "inner-button")
 	if ev.Form.Get("value") != "deep" {
 		t.Errorf("inner value %q", ev.Form.Get("value"))
 	}
-	ok(t, "type in the shadow root")(p.InputText(tctx(t, tab, 5*time.Second), ids["Shadow field"], "shallow"))
-	ok(t, "click in the shadow root")(p.Click(tctx(t, tab, 5*time.Second), ids["Shadow button"]))
+	ok(t, "type in the shadow root")(p.InputText(tctx(t, tab), ids["Shadow field"], "shallow"))
+	ok(t, "click in the shadow root")(p.Click(tctx(t, tab), ids["Shadow button"]))
 	if ev := waitEventWith(t, site, testsite.EventShadowClick, "button", "shadow-button"); ev.Form.Get("value") != "shallow" {
 		t.Errorf("shadow value %q", ev.Form.Get("value"))
 	}
@@ -308,7 +308,7 @@ func TestObserveBig(t *testing.T) {
 	}
 	// An element far below is clickable: the click scrolls it into view.
 	id := resolve(t, tab, p, "#bottom-button")
-	ok(t, "click the last button")(p.Click(tctx(t, tab, 5*time.Second), id))
+	ok(t, "click the last button")(p.Click(tctx(t, tab), id))
 	waitEventWith(t, site, testsite.EventBigClick, "id", "bottom-button")
 }
 
@@ -323,12 +323,12 @@ func TestLateSPA(t *testing.T) {
 	if e.Text != "Show details" {
 		t.Fatalf("late button: %+v", e)
 	}
-	res := ok(t, "open the detail")(p.Click(tctx(t, tab, 5*time.Second), id))
+	res := ok(t, "open the detail")(p.Click(tctx(t, tab), id))
 	if res.Navigated || !strings.HasSuffix(res.URL, "#/detail") {
 		t.Errorf("client-side route: %+v", res)
 	}
 	waitEventWith(t, site, testsite.EventSPADetail, "item", "1")
-	quiet, err := p.WaitStable(tctx(t, tab, 5*time.Second), 100*time.Millisecond)
+	quiet, err := p.WaitStable(tctx(t, tab), 100*time.Millisecond)
 	if err != nil || !quiet {
 		t.Errorf("WaitStable: %v %v", quiet, err)
 	}
@@ -348,7 +348,7 @@ func TestCoveredByBanner(t *testing.T) {
 	if !find(t, obs, cont).InViewport {
 		t.Errorf("continue button not in the viewport")
 	}
-	res, err := p.Click(tctx(t, tab, 5*time.Second), cont)
+	res, err := p.Click(tctx(t, tab), cont)
 	if err != nil || res.OK {
 		t.Fatalf("click under the banner: %+v %v", res, err)
 	}
@@ -361,9 +361,9 @@ func TestCoveredByBanner(t *testing.T) {
 			t.Fatalf("the covered click reached the page: %+v", e)
 		}
 	}
-	ok(t, "accept cookies")(p.Click(tctx(t, tab, 5*time.Second), accept))
+	ok(t, "accept cookies")(p.Click(tctx(t, tab), accept))
 	waitEventWith(t, site, testsite.EventCookieAccept, "choice", "accept")
-	ok(t, "continue")(p.Click(tctx(t, tab, 5*time.Second), cont))
+	ok(t, "continue")(p.Click(tctx(t, tab), cont))
 	waitEventWith(t, site, testsite.EventBannerContinue, "", "")
 }
 
@@ -374,9 +374,9 @@ func TestRerenderStale(t *testing.T) {
 	observe(t, tab, p, ObserveOptions{})
 	old := resolve(t, tab, p, "#select-item-1")
 	more := resolve(t, tab, p, "#load-more")
-	ok(t, "load more")(p.Click(tctx(t, tab, 5*time.Second), more))
+	ok(t, "load more")(p.Click(tctx(t, tab), more))
 
-	res, err := p.Click(tctx(t, tab, 5*time.Second), old)
+	res, err := p.Click(tctx(t, tab), old)
 	if !errors.Is(err, ErrStaleID) || res.OK || !strings.Contains(err.Error(), old) {
 		t.Fatalf("click on a re-rendered node: %+v %v", res, err)
 	}
@@ -392,11 +392,11 @@ func TestRerenderStale(t *testing.T) {
 		t.Fatalf("the new node got the old id %s", old)
 	}
 	find(t, obs, fresh)
-	ok(t, "click the new node")(p.Click(tctx(t, tab, 5*time.Second), fresh))
+	ok(t, "click the new node")(p.Click(tctx(t, tab), fresh))
 	waitEventWith(t, site, testsite.EventRerenderClick, "item", "Item 1")
 
 	// An unknown id and an id from before a navigation are stale too.
-	if _, err := p.Click(tctx(t, tab, 5*time.Second), "e99999"); !errors.Is(err, ErrStaleID) {
+	if _, err := p.Click(tctx(t, tab), "e99999"); !errors.Is(err, ErrStaleID) {
 		t.Errorf("unknown id: %v", err)
 	}
 	epoch := p.Epoch()
@@ -404,7 +404,7 @@ func TestRerenderStale(t *testing.T) {
 	if p.Epoch() == epoch {
 		t.Errorf("the epoch did not change with the navigation")
 	}
-	if _, err := p.Click(tctx(t, tab, 5*time.Second), fresh); !errors.Is(err, ErrStaleID) || !strings.Contains(err.Error(), "earlier page") {
+	if _, err := p.Click(tctx(t, tab), fresh); !errors.Is(err, ErrStaleID) || !strings.Contains(err.Error(), "earlier page") {
 		t.Errorf("id from the previous page: %v", err)
 	}
 }
@@ -501,9 +501,9 @@ func TestHostilePage(t *testing.T) {
 		t.Errorf("the prompt lacks the button:\n%s", obs.Rendered)
 	}
 
-	ok(t, "type From")(p.InputText(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#from"), "Lisbon"))
-	ok(t, "type To")(p.InputText(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#to"), "Oslo"))
-	ok(t, "click Search")(p.Click(tctx(t, tab, 5*time.Second), search))
+	ok(t, "type From")(p.InputText(tctx(t, tab), resolve(t, tab, p, "#from"), "Lisbon"))
+	ok(t, "type To")(p.InputText(tctx(t, tab), resolve(t, tab, p, "#to"), "Oslo"))
+	ok(t, "click Search")(p.Click(tctx(t, tab), search))
 	if ev := waitEventWith(t, site, testsite.EventFareSearch, "to", "Oslo"); ev.Form.Get("from") != "Lisbon" {
 		t.Errorf("the search reported from=%q", ev.Form.Get("from"))
 	}
@@ -513,7 +513,7 @@ func TestHostilePage(t *testing.T) {
 
 	// The page's own world (an evaluation without a context id) has no
 	// trace of page.js.
-	res, err := chromedp.Call(tctx(t, tab, 5*time.Second), runtime.Evaluate, runtime.EvaluateParams{
+	res, err := chromedp.Call(tctx(t, tab), runtime.Evaluate, runtime.EvaluateParams{
 		Expression:    `(() => { const s = Object.getOwnPropertySymbols(globalThis), o = []; for (let i = 0; i < s.length; i++) o.push(String(s[i])); return o.join(","); })()`,
 		ReturnByValue: new(true),
 	})
@@ -589,8 +589,8 @@ func TestObserveNestedClickables(t *testing.T) {
 		t.Errorf("the card: %+v", card)
 	}
 
-	ok(t, "open Thaddeus")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#folder-1")))
-	ok(t, "open Mallory")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#folder-2")))
+	ok(t, "open Thaddeus")(p.Click(tctx(t, tab), resolve(t, tab, p, "#folder-1")))
+	ok(t, "open Mallory")(p.Click(tctx(t, tab), resolve(t, tab, p, "#folder-2")))
 	obs = observe(t, tab, p, ObserveOptions{})
 	t.Log("\n" + obs.Rendered)
 	for _, name := range []string{"Thaddeus", "Nathalie", "Dannie", "Mallory", "Oscar", "Peggy", "Juan"} {
@@ -599,7 +599,7 @@ func TestObserveNestedClickables(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"Peggy", "Dannie", "later"} {
-		ok(t, "click "+name)(p.Click(tctx(t, tab, 5*time.Second), oneByText(t, obs, name).ID))
+		ok(t, "click "+name)(p.Click(tctx(t, tab), oneByText(t, obs, name).ID))
 		waitEventWith(t, site, "tree-click", "name", name)
 	}
 }
@@ -642,11 +642,11 @@ func TestObserveListenerBound(t *testing.T) {
 			t.Errorf("%s: %+v", sel, e)
 		}
 	}
-	ok(t, "like post 3")(p.Click(tctx(t, tab, 5*time.Second), like3.ID))
+	ok(t, "like post 3")(p.Click(tctx(t, tab), like3.ID))
 	if ev := waitEventWith(t, site, "post-action", "action", "like"); ev.Form.Get("post") != "3" {
 		t.Errorf("liked post %s", ev.Form.Get("post"))
 	}
-	ok(t, "mark all read")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#mark-read")))
+	ok(t, "mark all read")(p.Click(tctx(t, tab), resolve(t, tab, p, "#mark-read")))
 	waitEventWith(t, site, "post-bulk", "action", "read")
 }
 
@@ -689,7 +689,7 @@ func TestObserveIcons(t *testing.T) {
 	if e := find(t, obs, resolve(t, tab, p, "#dp-prev-btn")); e.Label != "Previous month" {
 		t.Errorf("the labelled Prev: %+v", e)
 	}
-	ok(t, "click next month")(p.Click(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#dp-next")))
+	ok(t, "click next month")(p.Click(tctx(t, tab), resolve(t, tab, p, "#dp-next")))
 	waitEventWith(t, site, "icon-click", "id", "dp-next")
 }
 
@@ -700,7 +700,7 @@ func TestObserveListOptions(t *testing.T) {
 	site := testsite.Start(t)
 	tab, p := newTab(t)
 	goTo(t, tab, p, site.URL(testsite.PageObserveOptions))
-	ok(t, "type")(p.InputText(tctx(t, tab, 5*time.Second), resolve(t, tab, p, "#city"), "a"))
+	ok(t, "type")(p.InputText(tctx(t, tab), resolve(t, tab, p, "#city"), "a"))
 	resolve(t, tab, p, "#suggest li") // waits for the suggestions
 	obs := observe(t, tab, p, ObserveOptions{})
 	t.Log("\n" + obs.Rendered)
@@ -718,7 +718,7 @@ func TestObserveListOptions(t *testing.T) {
 		t.Errorf("the listbox: %s", lineOf(obs, e.ID))
 	}
 	find(t, obs, resolve(t, tab, p, "#opt-green"))
-	ok(t, "pick Utica")(p.Click(tctx(t, tab, 5*time.Second), oneByText(t, obs, "Utica, NY (UCA)").ID))
+	ok(t, "pick Utica")(p.Click(tctx(t, tab), oneByText(t, obs, "Utica, NY (UCA)").ID))
 	waitEventWith(t, site, "option-pick", "value", "Utica, NY (UCA)")
 }
 
@@ -775,7 +775,7 @@ func TestObserveHoverMenus(t *testing.T) {
 	if strings.Contains(account.Text, "Deutsch") || strings.Contains(account.Text, "Profile") {
 		t.Errorf("a closed menu's name holds its hidden entries: %s", lineOf(obs, account.ID))
 	}
-	ok(t, "hover Products")(p.Hover(tctx(t, tab, 5*time.Second), products.ID))
+	ok(t, "hover Products")(p.Hover(tctx(t, tab), products.ID))
 	obs = observe(t, tab, p, ObserveOptions{})
 	teams := ""
 	for _, e := range obs.Elements {
@@ -786,6 +786,6 @@ func TestObserveHoverMenus(t *testing.T) {
 	if teams == "" {
 		t.Fatalf("the open menu's entry is not listed:\n%s", obs.Rendered)
 	}
-	ok(t, "click the entry")(p.Click(tctx(t, tab, 5*time.Second), teams))
+	ok(t, "click the entry")(p.Click(tctx(t, tab), teams))
 	waitEventWith(t, site, testsite.EvalEvent(testsite.PageEvalMenu), "item", "Teams pricing")
 }
