@@ -65,7 +65,9 @@ func TestDefaultText(t *testing.T) {
 }
 
 // TestManyVersions rewrites rows spread over many pages: delete, resurrect
-// and a folder delete each touch every version.
+// and a folder delete each touch every version. It reads the raw version
+// rows (deleted_at and folder_id on each); what the store answers is the
+// conformance suite's Agents/ManyVersions.
 func TestManyVersions(t *testing.T) {
 	f := newFixture(t)
 	fl := f.folder(f.org.ID, "Big")
