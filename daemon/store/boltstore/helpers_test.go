@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -72,21 +70,6 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	return f
-}
-
-// reopen closes the store and opens the same file again.
-func (f *fixture) reopen() {
-	f.t.Helper()
-	f.checkInvariants()
-	if err := f.Close(); err != nil {
-		f.t.Fatal(err)
-	}
-	f.gen = ids.NewWithClock(43, f.clock.Now)
-	s, err := Open(f.path, store.Options{Now: f.clock.Now, IDs: f.gen, RunViews: testViews{}})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	f.Store = s
 }
 
 func (f *fixture) newOrg(name string) store.Organization {
@@ -180,15 +163,6 @@ func (f *fixture) list(orgID string, q store.AgentQuery) []string {
 	return wpids(as)
 }
 
-func (f *fixture) count(orgID, folderID string) int {
-	f.t.Helper()
-	fl, err := f.Folders().Get(ctx, orgID, folderID)
-	if err != nil {
-		f.t.Fatalf("Folders.Get: %v", err)
-	}
-	return fl.WorkflowCount
-}
-
 func wpids(as []*client.Agent) []string {
 	out := []string{}
 	for _, a := range as {
@@ -206,33 +180,32 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func wantErr(t *testing.T, err, kind error, contains string) {
-	t.Helper()
-	if !errors.Is(err, kind) {
-		t.Fatalf("error %v, want %v", err, kind)
-	}
-	if !strings.Contains(err.Error(), contains) {
-		t.Fatalf("error %q does not contain %q", err, contains)
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
+
+// checkInvariants checks the fixture's store (checkInvariants).
+func (f *fixture) checkInvariants() {
+	f.t.Helper()
+	checkInvariants(f.t, f.Store, true)
+}
 
 // checkInvariants rebuilds, for every organization, what putSummary
 // maintains (summaries, order index, folder counters) from the version rows
-// and compares it with what is stored; and checks the tag buckets agree
-// (checkTagInvariants).
-func (f *fixture) checkInvariants() {
-	t := f.t
+// and compares it with what is stored; and checks that the tag buckets
+// (checkTagInvariants) and the run index (checkRunIndex) agree with the
+// records, and, with views, that every run has the view the store's
+// RunViews make of it (checkRunViews).
+func checkInvariants(t *testing.T, s *Store, views bool) {
 	t.Helper()
-	err := f.db.View(func(tx *bolt.Tx) error {
+	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketOrgData).ForEachBucket(func(orgID []byte) error {
 			o, err := openOrg(tx, string(orgID))
 			if err != nil {
 				return err
 			}
 			checkTagInvariants(t, o)
-			checkRunViews(t, o, f.views)
+			if views {
+				checkRunViews(t, o, s.views)
+			}
 			checkRunIndex(t, o)
 			// Group rows by wpid.
 			rows := map[string][]*client.Agent{}
@@ -315,12 +288,6 @@ func (f *fixture) checkInvariants() {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
 }
 
 // testViews stands for the daemon's run views (package daemon/runview,

@@ -17,7 +17,8 @@ import (
 func (f *fixture) now() client.Time { return client.NewTime(f.clock.Now()) }
 
 // closeAndOpen closes the store and opens the same file again with views,
-// without the invariant checks of reopen (for tests that damage the file).
+// without checking its invariants first (for tests that change the file
+// by hand).
 func (f *fixture) closeAndOpen(views store.RunViews) {
 	f.t.Helper()
 	if err := f.Close(); err != nil {
@@ -82,87 +83,6 @@ func (f *fixture) checkView(orgID, id string) {
 	}
 }
 
-// TestRunViewWrittenWithRecord: every write of a run writes the view its
-// views make of the record as written.
-func TestRunViewWrittenWithRecord(t *testing.T) {
-	f := newFixture(t)
-	rec := f.newRun(client.RunTypeTaskV1, nil)
-	f.checkView(f.org.ID, rec.ID)
-	for _, move := range []func(*store.RunRecord){
-		func(r *store.RunRecord) { r.Status = client.RunStatusQueued },
-		func(r *store.RunRecord) { r.Status = client.RunStatusRunning },
-		func(r *store.RunRecord) {
-			r.Files = append(r.Files, store.RunFile{ID: "a_1", Type: client.ArtifactScreenshot, Name: "s.jpg", CreatedAt: f.now()})
-		},
-		func(r *store.RunRecord) { r.Status = client.RunStatusCompleted },
-	} {
-		f.updateRun(rec.ID, move)
-		f.checkView(f.org.ID, rec.ID)
-	}
-}
-
-// TestRunViewNone: a run whose view cannot be made has none (its stale
-// view is removed), until a write whose view can be made.
-func TestRunViewNone(t *testing.T) {
-	f := newFixture(t)
-	rec := f.newRun(client.RunTypeTaskV1, nil)
-	f.checkView(f.org.ID, rec.ID)
-	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Title = noViewTitle })
-	err := f.Runs().View(ctx, f.org.ID, rec.ID, func([]byte) error { t.Fatal("called without a view"); return nil })
-	if !errors.Is(err, store.ErrNoRunView) {
-		t.Fatalf("View of a run without a view: %v", err)
-	}
-	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Title = "" })
-	f.checkView(f.org.ID, rec.ID)
-}
-
-func TestRunViewNotFound(t *testing.T) {
-	f := newFixture(t)
-	rec := f.newRun(client.RunTypeTaskV1, nil)
-	other := f.newOrg("other")
-	for _, c := range []struct{ org, id string }{
-		{f.org.ID, "tsk_1"}, {f.org.ID, ""}, {f.org.ID, "tsk\x00"}, {other.ID, rec.ID}, {"o_missing", rec.ID},
-	} {
-		err := f.Runs().View(ctx, c.org, c.id, func([]byte) error { t.Fatal("called"); return nil })
-		if !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("View(%q, %q): %v, want ErrNotFound", c.org, c.id, err)
-		}
-	}
-}
-
-// TestRunViewCallbackError: the error of the reader's function comes back
-// as it is.
-func TestRunViewCallbackError(t *testing.T) {
-	f := newFixture(t)
-	rec := f.newRun(client.RunTypeTaskV1, nil)
-	mine := errors.New("mine")
-	if err := f.Runs().View(ctx, f.org.ID, rec.ID, func([]byte) error { return mine }); err != mine {
-		t.Fatalf("View: %v, want the function's error", err)
-	}
-}
-
-// TestRunViewWithoutRunViews: a store opened without RunViews writes runs
-// without views, removing the stale ones; the file's format is left as it
-// is, so that a store with views opened next does not make them again: the
-// runs written meanwhile have none until their next write.
-func TestRunViewWithoutRunViews(t *testing.T) {
-	f := newFixture(t)
-	rec := f.newRun(client.RunTypeTaskV1, nil)
-	kept := f.newRun(client.RunTypeTaskV1, nil)
-	f.closeAndOpen(nil)
-	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Status = client.RunStatusQueued })
-	if v := f.storedView(f.org.ID, rec.ID); v != nil {
-		t.Fatalf("view written without RunViews: %q", v)
-	}
-	f.closeAndOpen(testViews{})
-	if v := f.storedView(f.org.ID, rec.ID); v != nil {
-		t.Fatalf("view made again under the same format: %q", v)
-	}
-	f.checkView(f.org.ID, kept.ID)
-	f.updateRun(rec.ID, func(r *store.RunRecord) { r.Status = client.RunStatusRunning })
-	f.checkView(f.org.ID, rec.ID)
-}
-
 // TestRunViewMigration opens a store of schema 3 (runs without views) and
 // finds every run's view made.
 func TestRunViewMigration(t *testing.T) {
@@ -200,37 +120,4 @@ func TestRunViewMigration(t *testing.T) {
 	for _, id := range runIDs {
 		f.checkView(f.org.ID, id)
 	}
-}
-
-// TestRunViewFormatChange: views made by RunViews of another Format are
-// made again when the store opens; under the same Format they are left
-// alone.
-func TestRunViewFormatChange(t *testing.T) {
-	f := newFixture(t)
-	rec := f.newRun(client.RunTypeWorkflowRun, nil)
-	damage := func() {
-		err := f.db.Update(func(tx *bolt.Tx) error {
-			o, _ := openOrg(tx, f.org.ID)
-			return o.runViews().Put([]byte(rec.ID), []byte("damaged"))
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	damage()
-	f.closeAndOpen(testViews{})
-	if view := f.storedView(f.org.ID, rec.ID); string(view) != "damaged" {
-		t.Fatalf("a view under the current format was made again: %q", view)
-	}
-	f.closeAndOpen(testViews{format: "2"})
-	f.checkView(f.org.ID, rec.ID)
-	_ = f.db.View(func(tx *bolt.Tx) error {
-		if got := tx.Bucket(bucketMeta).Get(keyRunViewFormat); string(got) != "test views 2" {
-			t.Errorf("format %q after the views were made again", got)
-		}
-		return nil
-	})
-	// Back to the fixture's views, whose format differs again.
-	f.closeAndOpen(testViews{})
-	f.checkView(f.org.ID, rec.ID)
 }

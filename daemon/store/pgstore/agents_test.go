@@ -69,9 +69,6 @@ func newSide(t *testing.T, name string) *side {
 	default:
 		st := open(t, newDatabase(t), opts)
 		s.agents, s.folders, s.tags, createOrg = st.Agents(), st.Folders(), st.Tags(), st.CreateOrganization
-		if _, err := st.Pool().Exec(t.Context(), runsTableForTests); err != nil {
-			t.Fatal(err)
-		}
 	}
 	var err error
 	if s.org, _, err = createOrg(t.Context(), "first"); err != nil {
@@ -83,10 +80,6 @@ func newSide(t *testing.T, name string) *side {
 	}
 	return s
 }
-
-// runsTableForTests stands for the runs table (another part's schema)
-// where it does not exist yet: the tag code reads run ids from it.
-const runsTableForTests = `CREATE TABLE IF NOT EXISTS runs (org_id text NOT NULL, id text COLLATE "C" NOT NULL, PRIMARY KEY (org_id, id))`
 
 // record notes what a step answered, as JSON, or its error.
 func (s *side) record(step string, v any, err error) {
@@ -713,87 +706,6 @@ func TestConcurrentChangesAcrossDaemons(t *testing.T) {
 	listed, err := b.Agents().List(ctx, org.ID, store.AgentQuery{FolderID: fl.FolderID, PageSize: 100})
 	if err != nil || len(listed) != got.WorkflowCount {
 		t.Fatalf("%d agents listed in the folder, %v", len(listed), err)
-	}
-}
-
-// TestRunSubjects: workflow runs carry tags; task runs and unknown runs
-// do not; the list of tagged runs is what the run list filters on.
-func TestRunSubjects(t *testing.T) {
-	url := newDatabase(t)
-	st := open(t, url, store.Options{})
-	ctx := t.Context()
-	org, _, err := st.CreateOrganization(ctx, "o")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The runs table is another part's; until it is merged, a stand-in.
-	var standIn bool
-	if err := st.Pool().QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM pg_tables WHERE tablename = 'runs')`).Scan(&standIn); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Pool().Exec(ctx, runsTableForTests); err != nil {
-		t.Fatal(err)
-	}
-	var nf *store.NotFoundError
-	_, err = st.Tags().Get(ctx, org.ID, store.TagSubject{Kind: store.RunSubject, ID: "wr_1"})
-	if !errors.As(err, &nf) || *nf != (store.NotFoundError{Record: store.RecordWorkflowRun, ID: "wr_1"}) {
-		t.Fatalf("an unknown run: %v", err)
-	}
-	if !standIn {
-		return // the runs' own tests tag runs
-	}
-	if _, err := st.Pool().Exec(ctx, `INSERT INTO runs (org_id, id) VALUES ($1, 'wr_1'), ($1, 'wr_2'), ($1, 'tsk_1')`, org.ID); err != nil {
-		t.Fatal(err)
-	}
-	ag, _, err := st.Agents().Create(ctx, org.ID, def("a"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{"wr_1", "wr_2", ag.WorkflowPermanentID} {
-		kind := store.RunSubject
-		if id == ag.WorkflowPermanentID {
-			kind = store.AgentSubject
-		}
-		if _, err := st.Tags().Apply(ctx, org.ID, store.TagSubject{Kind: kind, ID: id}, store.TagChange{
-			Set: []store.TagSet{{Key: "env", Value: "prod"}}, Colors: map[string]client.TagColor{"env": client.TagColorRed}, SetBy: org.ID,
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, err = st.Tags().Apply(ctx, org.ID, store.TagSubject{Kind: store.RunSubject, ID: "tsk_1"}, store.TagChange{Set: []store.TagSet{{Value: "x"}}})
-	if !errors.As(err, &nf) || nf.Record != store.RecordWorkflowRun {
-		t.Fatalf("tagging a task run: %v", err)
-	}
-	hist, err := st.Tags().History(ctx, org.ID, store.TagSubject{Kind: store.RunSubject, ID: "wr_1"}, store.TagHistoryQuery{})
-	if err != nil || len(hist) != 1 || !strings.HasPrefix(hist[0].TagEventID, "rtge_") {
-		t.Fatalf("run history %+v, %v", hist, err)
-	}
-	dk, err := st.Tags().DeleteKey(ctx, org.ID, "env", org.ID)
-	if err != nil || dk.RemovedFromRunCount != 2 || dk.RemovedFromWorkflowCount != 1 || dk.RemovedCount != 3 {
-		t.Fatalf("delete key: %+v, %v", dk, err)
-	}
-}
-
-// TestCanceledContext: a canceled context fails with context.Canceled.
-func TestCanceledContext(t *testing.T) {
-	st := open(t, newDatabase(t), store.Options{})
-	org, _, err := st.CreateOrganization(t.Context(), "o")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, _, err := st.Agents().Create(ctx, org.ID, def("x"), ""); !errors.Is(err, context.Canceled) {
-		t.Errorf("Create: %v", err)
-	}
-	if _, err := st.Agents().List(ctx, org.ID, store.AgentQuery{}); !errors.Is(err, context.Canceled) {
-		t.Errorf("List: %v", err)
-	}
-	if _, err := st.Folders().List(ctx, org.ID, 1, 10, ""); !errors.Is(err, context.Canceled) {
-		t.Errorf("Folders.List: %v", err)
-	}
-	if _, err := st.Tags().Keys(ctx, org.ID); !errors.Is(err, context.Canceled) {
-		t.Errorf("Tags.Keys: %v", err)
 	}
 }
 

@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"os"
 	"strings"
@@ -117,99 +116,4 @@ func TestOpenErrorsHideThePassword(t *testing.T) {
 	if strings.Contains(err.Error(), "hunter2") || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("the error: %v", err)
 	}
-}
-
-// TestOrganizationsAndKeys: organizations, their keys, signing keys and
-// the count, as the bbolt store answers them.
-func TestOrganizationsAndKeys(t *testing.T) {
-	url := newDatabase(t)
-	st := open(t, url, store.Options{Secret: bytes.Repeat([]byte{7}, store.SecretSize)})
-	ctx := t.Context()
-	if _, err := st.DefaultOrganization(ctx); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("the default organization of an empty store: %v", err)
-	}
-	a, keyA, err := st.CreateOrganization(ctx, "first")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, keyB, err := st.CreateOrganization(ctx, "second")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(keyA, store.APIKeyPrefix) || keyA == keyB {
-		t.Errorf("keys %q %q", keyA, keyB)
-	}
-	if got, err := st.Authenticate(ctx, keyB); err != nil || got != b {
-		t.Errorf("Authenticate(second's key) = %+v, %v; want %+v", got, err, b)
-	}
-	if _, err := st.Authenticate(ctx, "abk_unknown"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("an unknown key: %v", err)
-	}
-	if err := st.AddAPIKey(ctx, a.ID, "extra-key"); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.AddAPIKey(ctx, a.ID, "extra-key"); err != nil {
-		t.Errorf("adding a key twice: %v", err)
-	}
-	if err := st.AddAPIKey(ctx, b.ID, "extra-key"); !errors.Is(err, store.ErrConflict) {
-		t.Errorf("another organization's key: %v", err)
-	}
-	var nf *store.NotFoundError
-	if err := st.AddAPIKey(ctx, "o_404", "k"); !errors.As(err, &nf) || nf.Record != store.RecordOrganization {
-		t.Errorf("a key for no organization: %v", err)
-	}
-	if got, err := st.Authenticate(ctx, "extra-key"); err != nil || got.ID != a.ID {
-		t.Errorf("the added key authenticates as %+v, %v", got, err)
-	}
-	orgs, err := st.Organizations(ctx)
-	if err != nil || len(orgs) != 2 || orgs[0] != a || orgs[1] != b {
-		t.Errorf("Organizations = %+v, %v", orgs, err)
-	}
-	if def, err := st.DefaultOrganization(ctx); err != nil || def != a {
-		t.Errorf("DefaultOrganization = %+v, %v", def, err)
-	}
-	if got, err := st.Organization(ctx, b.ID); err != nil || got != b {
-		t.Errorf("Organization = %+v, %v", got, err)
-	}
-	if n := st.OrganizationCount(); n != 2 {
-		t.Errorf("OrganizationCount = %d", n)
-	}
-	for _, key := range []string{keyA, "extra-key"} {
-		sum := sha256Sum(key)
-		if got, err := st.SigningKey(ctx, sum); err != nil || got != key {
-			t.Errorf("SigningKey: %v", err)
-		}
-	}
-	if _, err := st.SigningKey(ctx, sha256Sum("never registered")); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("SigningKey of an unknown key: %v", err)
-	}
-}
-
-// TestKeysSealedLater: a key registered while the database had no secret
-// is sealed when it is next used with one, and then signs webhooks.
-func TestKeysSealedLater(t *testing.T) {
-	url := newDatabase(t)
-	plain := open(t, url, store.Options{})
-	_, key, err := plain.CreateOrganization(t.Context(), "o")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := plain.SigningKey(t.Context(), sha256Sum(key)); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("a store without a secret signs: %v", err)
-	}
-	sealed := open(t, url, store.Options{Secret: bytes.Repeat([]byte{3}, store.SecretSize)})
-	if _, err := sealed.SigningKey(t.Context(), sha256Sum(key)); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "next time the key is used") {
-		t.Errorf("before the key is used: %v", err)
-	}
-	if _, err := sealed.Authenticate(t.Context(), key); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := sealed.SigningKey(t.Context(), sha256Sum(key)); err != nil || got != key {
-		t.Errorf("after the key was used: %v", err)
-	}
-}
-
-func sha256Sum(s string) []byte {
-	sum := sha256.Sum256([]byte(s))
-	return sum[:]
 }

@@ -43,6 +43,9 @@ func testCustomLLMs(t *testing.T, o opener) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := c.Create(ctx, a.ID, first.ID, &store.CustomLLMInput{Config: cfg}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("create under a taken id: %v", err)
+	}
 	if _, err := c.Create(ctx, a.ID, "cred_1", &store.CustomLLMInput{Config: cfg}); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("create under another kind's id: %v", err)
 	}
@@ -51,7 +54,7 @@ func testCustomLLMs(t *testing.T, o opener) {
 	if err != nil || len(list) != 2 || list[0].ID != second.ID || list[1].ID != first.ID {
 		t.Fatalf("list: %+v %v", list, err)
 	}
-	if list, err := c.List(ctx, b.ID); err != nil || len(list) != 0 {
+	if list, err := c.List(ctx, b.ID); err != nil || list == nil || len(list) != 0 {
 		t.Errorf("organization B lists %+v %v", list, err)
 	}
 	ms, err := c.Models(ctx, a.ID)
@@ -114,6 +117,8 @@ func testCustomLLMs(t *testing.T, o opener) {
 	if ms, _ := c.Models(ctx, a.ID); len(ms) != 1 || ms[0].ID != second.ID {
 		t.Errorf("models after delete: %v", ms)
 	}
+	_, err = c.List(ctx, "o_404")
+	wantNotFound(t, "an unknown organization", err, store.RecordOrganization, "o_404")
 }
 
 // testCustomLLMKeyNeedsASecret: a store without a secret stores models

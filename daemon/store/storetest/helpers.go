@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -235,4 +236,28 @@ func (v testViews) Encode(rec *store.RunRecord) ([]byte, error) {
 		view = fmt.Appendf(view, " (format %s)", v.format)
 	}
 	return append(view, v.mark...), nil
+}
+
+// wantNotFound checks that err is a NotFoundError of record r and id.
+func wantNotFound(t *testing.T, what string, err error, r store.Record, id string) {
+	t.Helper()
+	var nf *store.NotFoundError
+	if !errors.As(err, &nf) || nf.Record != r || nf.ID != id || !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("%s: %v, want %s %q not found", what, err, r, id)
+	}
+}
+
+// wantNotFoundError checks that err is the NotFoundError want, every
+// field of it.
+func wantNotFoundError(t *testing.T, what string, err error, want store.NotFoundError) {
+	t.Helper()
+	var nf *store.NotFoundError
+	if !errors.As(err, &nf) || *nf != want || !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("%s: %v, want %+v", what, err, want)
+	}
+}
+
+// secretOpts are options with a secret, for the tests of sealed values.
+func secretOpts(clock *testClock, b byte) store.Options {
+	return store.Options{Now: clock.Now, IDs: ids.NewWithClock(1, clock.Now), Secret: bytes.Repeat([]byte{b}, store.SecretSize)}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"strings"
@@ -144,4 +145,58 @@ func testOrganizationCount(t *testing.T, o opener) {
 	if n := f.OrganizationCount(); n != 3 {
 		t.Fatalf("count after reopen %d, want 3", n)
 	}
+}
+
+// testSigningKeys: a store with a secret gives back the API keys it
+// registered, by their SHA-256, to sign webhooks with; a store without a
+// secret gives none; a key registered while the store had no secret is
+// sealed the next time it is used with one.
+func testSigningKeys(t *testing.T, o opener) {
+	clock := newClock()
+	s := o.open(t, store.Options{Now: clock.Now})
+	_, plainKey, err := s.CreateOrganization(ctx, "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SigningKey(ctx, sha256Sum(plainKey)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a store without a secret signs: %v", err)
+	}
+
+	opts := secretOpts(clock, 3)
+	s = o.reopen(t, s, opts)
+	if _, err := s.SigningKey(ctx, sha256Sum(plainKey)); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "next time the key is used") {
+		t.Errorf("before the key is used: %v", err)
+	}
+	if _, err := s.Authenticate(ctx, plainKey); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.SigningKey(ctx, sha256Sum(plainKey)); err != nil || got != plainKey {
+		t.Errorf("after the key was used: %v", err)
+	}
+
+	org, key, err := s.CreateOrganization(ctx, "sealed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddAPIKey(ctx, org.ID, "extra-key"); err != nil {
+		t.Fatal(err)
+	}
+	var nf *store.NotFoundError
+	if err := s.AddAPIKey(ctx, "o_404", "k"); !errors.As(err, &nf) || nf.Record != store.RecordOrganization {
+		t.Errorf("a key for no organization: %v", err)
+	}
+	s = o.reopen(t, s, opts)
+	for _, k := range []string{key, "extra-key", plainKey} {
+		if got, err := s.SigningKey(ctx, sha256Sum(k)); err != nil || got != k {
+			t.Errorf("SigningKey of %q: %q, %v", k, got, err)
+		}
+	}
+	if _, err := s.SigningKey(ctx, sha256Sum("never registered")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SigningKey of an unknown key: %v", err)
+	}
+}
+
+func sha256Sum(s string) []byte {
+	sum := sha256.Sum256([]byte(s))
+	return sum[:]
 }

@@ -1,12 +1,15 @@
 package storetest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // steps reads a run's steps, newest first, and decodes them.
@@ -41,7 +44,7 @@ func testRunSteps(t *testing.T, o opener) {
 		t.Fatalf("a run without steps: %v", steps)
 	}
 	label := "login"
-	first := &client.RunStep{Number: 1, BlockLabel: &label, WorkflowRunBlockID: "wrb_1", URL: "http://127.0.0.1:1/", Thought: "Sign in first.",
+	first := &client.RunStep{Number: 1, BlockLabel: &label, WorkflowRunBlockID: "wrb_1", URL: "http://127.0.0.1:1/?a=<b>&c", Thought: "Sign in first.",
 		Actions:   []string{`click [e5] button "Sign in": ok, loaded /account.html`, `type [e2] "me": ok`},
 		Decision:  "continue",
 		TimingsMS: client.StepTimings{Settle: 1.5, Observe: 2, Model: 812.25, Act: 95}, Tokens: client.StepTokens{Input: 1234, Output: 56}}
@@ -64,6 +67,11 @@ func testRunSteps(t *testing.T, o opener) {
 	stamped.CreatedAt = steps[1].CreatedAt
 	if mustJSON(t, steps[1]) != mustJSON(t, stamped) || steps[1].CreatedAt.IsZero() || steps[0].CreatedAt.Before(steps[1].CreatedAt.Time) {
 		t.Errorf("step 1 read back: %s, want %s", mustJSON(t, steps[1]), mustJSON(t, stamped))
+	}
+	// The bytes as the API answers them: encoded without HTML escaping.
+	rows, err := f.Runs().StepsJSON(ctx, f.org.ID, run.ID)
+	if want, _ := jsonenc.Marshal(&stamped); err != nil || !bytes.Equal(rows[1], want) {
+		t.Errorf("step 1's bytes %s, want %s (%v)", rows[1], want, err)
 	}
 	if got := numbers(f.steps(f.org.ID, neighbour.ID)); len(got) != 1 || got[0] != 7 {
 		t.Errorf("the neighbour's steps: %v", got)
@@ -108,34 +116,29 @@ func testRunStepsErrors(t *testing.T, o opener) {
 		}
 	}
 	for _, n := range []int{0, -1} {
-		if err := f.Runs().PutBlock(ctx, f.org.ID, run.ID, n, &client.RunBlock{}); !errors.Is(err, store.ErrInvalid) {
+		if err := f.Runs().PutBlock(ctx, f.org.ID, run.ID, n, &client.RunBlock{}); !errors.Is(err, store.ErrInvalid) ||
+			err.Error() != fmt.Sprintf("store: run %s: a block execution is numbered from 1, not %d", run.ID, n) {
 			t.Errorf("block %d: %v, want ErrInvalid", n, err)
 		}
 	}
 	if err := f.Runs().PutBlock(ctx, f.org.ID, run.ID, 1, nil); !errors.Is(err, store.ErrInvalid) {
 		t.Errorf("a nil block: %v, want ErrInvalid", err)
 	}
-	// Another organization's run is not found, for writing or reading.
-	if err := f.Runs().AddStep(ctx, other.ID, run.ID, &client.RunStep{Number: 1}); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("another organization's run: %v", err)
+	// Another organization's run, or no run, is not found, for writing or
+	// reading; nor is an unknown organization.
+	for _, c := range []struct{ org, id string }{{other.ID, run.ID}, {f.org.ID, "tsk_1"}, {f.org.ID, ""}, {f.org.ID, "a\x00b"}} {
+		want := store.NotFoundError{Record: store.RecordRun, ID: c.id}
+		wantNotFoundError(t, "AddStep", f.Runs().AddStep(ctx, c.org, c.id, &client.RunStep{Number: 1}), want)
+		wantNotFoundError(t, "PutBlock", f.Runs().PutBlock(ctx, c.org, c.id, 1, &client.RunBlock{}), want)
+		_, err := f.Runs().StepsJSON(ctx, c.org, c.id)
+		wantNotFoundError(t, "StepsJSON", err, want)
+		_, err = f.Runs().Trace(ctx, c.org, c.id)
+		wantNotFoundError(t, "Trace", err, want)
 	}
-	if err := f.Runs().PutBlock(ctx, other.ID, run.ID, 1, &client.RunBlock{}); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("another organization's run, a block: %v", err)
-	}
-	if _, err := f.Runs().StepsJSON(ctx, other.ID, run.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("another organization's steps: %v", err)
-	}
-	if _, err := f.Runs().Trace(ctx, other.ID, run.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("another organization's trace: %v", err)
-	}
-	for _, id := range []string{"tsk_1", "", "a\x00b"} {
-		if _, err := f.Runs().StepsJSON(ctx, f.org.ID, id); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("steps of %q: %v", id, err)
-		}
-		if err := f.Runs().AddStep(ctx, f.org.ID, id, &client.RunStep{Number: 1}); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("step of %q: %v", id, err)
-		}
-	}
+	noOrg := store.NotFoundError{Record: store.RecordOrganization, ID: "o_404"}
+	wantNotFoundError(t, "AddStep", f.Runs().AddStep(ctx, "o_404", run.ID, &client.RunStep{Number: 1}), noOrg)
+	_, err := f.Runs().StepsJSON(ctx, "o_404", run.ID)
+	wantNotFoundError(t, "StepsJSON", err, noOrg)
 }
 
 // testRunBlocks: a block execution recorded as it starts and again as it

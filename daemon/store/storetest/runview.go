@@ -118,9 +118,11 @@ func testRunViewNotFound(t *testing.T, o opener) {
 		{f.org.ID, "tsk_1"}, {f.org.ID, ""}, {f.org.ID, "tsk\x00"}, {other.ID, rec.ID}, {"o_missing", rec.ID},
 	} {
 		err := f.Runs().View(ctx, c.org, c.id, func([]byte) error { t.Fatal("called"); return nil })
-		if !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("View(%q, %q): %v, want ErrNotFound", c.org, c.id, err)
+		want := store.NotFoundError{Record: store.RecordRun, ID: c.id}
+		if c.org == "o_missing" {
+			want = store.NotFoundError{Record: store.RecordOrganization, ID: c.org}
 		}
+		wantNotFoundError(t, "View", err, want)
 	}
 }
 
@@ -158,11 +160,17 @@ func testRunViewWithoutRunViews(t *testing.T, o opener) {
 }
 
 // testRunViewFormatChange: views made by RunViews of another Format are
-// made again when the store opens; under the same Format they are left
-// alone, even by RunViews that would make other views.
+// made again, of every organization, when the store opens; under the same
+// Format they are left alone, even by RunViews that would make other
+// views.
 func testRunViewFormatChange(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	rec := f.newRun(client.RunTypeWorkflowRun, nil)
+	other := f.newOrg("other")
+	theirs := &store.RunRecord{ID: f.Runs().NewID(client.RunTypeTaskV1), OrgID: other.ID, Type: client.RunTypeTaskV1, Status: client.RunStatusCreated}
+	if err := f.Runs().Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
 	made := f.storedView(f.org.ID, rec.ID)
 	f.reopenViews(testViews{mark: " (remade)"})
 	if view := f.storedView(f.org.ID, rec.ID); !bytes.Equal(view, made) {
@@ -170,6 +178,7 @@ func testRunViewFormatChange(t *testing.T, o opener) {
 	}
 	f.reopenViews(testViews{format: "2"})
 	f.checkView(f.org.ID, rec.ID)
+	f.checkView(other.ID, theirs.ID) // every organization's
 	// Back to the fixture's views, whose format differs again.
 	f.reopenViews(testViews{})
 	f.checkView(f.org.ID, rec.ID)

@@ -29,17 +29,18 @@ func testSchedulesCRUDAndOrganizations(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	a := f.create(f.org.ID, agentDef("Invoices", workflowParam("url", "", "https://example.com")))
 	b := f.create(f.org.ID, agentDef("Reports"))
-	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	from := time.Date(2026, 1, 1, 0, 0, 0, 123456789, time.FixedZone("CET", 3600))
 	s1 := f.schedule(f.org.ID, a.WorkflowPermanentID, "0 9 * * *", from)
 	s2 := f.schedule(f.org.ID, b.WorkflowPermanentID, "@daily", from)
 
-	if got, err := f.Schedules().Get(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID); err != nil || got.Cron != "0 9 * * *" || !got.HandledThrough.Equal(from) {
+	// Times keep their nanoseconds.
+	if got, err := f.Schedules().Get(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID); err != nil || got.Cron != "0 9 * * *" ||
+		!got.HandledThrough.Equal(from) || got.HandledThrough.Nanosecond() != 123456789 {
 		t.Errorf("get: %+v %v", got, err)
 	}
 	// Through another agent, or another organization: not found.
-	if _, err := f.Schedules().Get(ctx, f.org.ID, b.WorkflowPermanentID, s1.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("through another agent: %v", err)
-	}
+	_, err := f.Schedules().Get(ctx, f.org.ID, b.WorkflowPermanentID, s1.ID)
+	wantNotFound(t, "through another agent", err, store.RecordSchedule, s1.ID)
 	other := f.newOrg("other")
 	if _, err := f.Schedules().Get(ctx, other.ID, a.WorkflowPermanentID, s1.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("from another organization: %v", err)
@@ -57,6 +58,12 @@ func testSchedulesCRUDAndOrganizations(t *testing.T, o opener) {
 	if items, total, _ := f.Schedules().ListAll(ctx, f.org.ID, store.ScheduleQuery{Page: 1, PageSize: 10, Search: "invo"}); total != 1 || items[0].ID != s1.ID {
 		t.Errorf("search: %+v", items)
 	}
+	if items, total, err := f.Schedules().ListAll(ctx, f.org.ID, store.ScheduleQuery{Page: 1 << 20, PageSize: 100}); err != nil || total != 2 || items == nil || len(items) != 0 {
+		t.Errorf("a page past the end: %v %d %v", items, total, err)
+	}
+	if list, err := f.Schedules().List(ctx, f.org.ID, a.WorkflowPermanentID); err != nil || len(list) != 1 || list[0].ID != s1.ID {
+		t.Errorf("the agent's schedules: %+v %v", list, err)
+	}
 
 	// Enabling after a pause moves the mark: the pause is not caught up.
 	later := from.Add(48 * time.Hour)
@@ -66,9 +73,16 @@ func testSchedulesCRUDAndOrganizations(t *testing.T, o opener) {
 	if en, _ := f.Schedules().Enabled(ctx); len(en) != 1 || en[0].ID != s2.ID {
 		t.Errorf("enabled schedules: %+v", en)
 	}
+	if off, _, _ := f.Schedules().ListAll(ctx, f.org.ID, store.ScheduleQuery{Page: 1, PageSize: 10, Enabled: ptr(false)}); len(off) != 1 || off[0].ID != s1.ID {
+		t.Errorf("the disabled: %+v", off)
+	}
 	on, err := f.Schedules().SetEnabled(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID, true, later)
 	if err != nil || !on.HandledThrough.Equal(later) {
 		t.Errorf("enabled again: %+v %v", on, err)
+	}
+	up, err := f.Schedules().Update(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID, &store.ScheduleInput{Cron: "0 10 * * *", Timezone: "UTC", Enabled: true, From: later.Add(time.Hour)})
+	if err != nil || up.Cron != "0 10 * * *" || !up.HandledThrough.Equal(later.Add(time.Hour)) {
+		t.Errorf("update: %+v %v", up, err)
 	}
 
 	// A deleted agent's schedules are out of sight and never fire.
@@ -78,15 +92,19 @@ func testSchedulesCRUDAndOrganizations(t *testing.T, o opener) {
 	if en, _ := f.Schedules().Enabled(ctx); len(en) != 1 || en[0].ID != s1.ID {
 		t.Errorf("enabled schedules after the agent's deletion: %+v", en)
 	}
+	if _, total, _ := f.Schedules().ListAll(ctx, f.org.ID, store.ScheduleQuery{Page: 1, PageSize: 10}); total != 1 {
+		t.Errorf("the list shows a deleted agent's schedule: %d", total)
+	}
 	if _, err := f.Schedules().Fire(ctx, f.org.ID, s2.ID, later, later, store.Missed{}, f.scheduledRun(f.org.ID, b.WorkflowPermanentID, s2.ID)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("fire of a deleted agent's schedule: %v", err)
 	}
 	if err := f.Schedules().Delete(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Schedules().Get(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("deleted: %v", err)
-	}
+	_, err = f.Schedules().Get(ctx, f.org.ID, a.WorkflowPermanentID, s1.ID)
+	wantNotFound(t, "deleted", err, store.RecordSchedule, s1.ID)
+	_, _, err = f.Schedules().ListAll(ctx, "o_404", store.ScheduleQuery{})
+	wantNotFound(t, "an unknown organization", err, store.RecordOrganization, "o_404")
 }
 
 // testFireIsAtomicAndOnce: the run, its tag and the schedule's mark are
@@ -106,11 +124,14 @@ func testFireIsAtomicAndOnce(t *testing.T, o opener) {
 	}
 	dup := f.scheduledRun(f.org.ID, wpid, s.ID)
 	dup.ID = taken.ID
-	if _, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at, store.Missed{}, dup); !errors.Is(err, store.ErrConflict) {
+	if _, err := f.Schedules().Fire(ctx, f.org.ID, s.ID, at, at, store.Missed{Count: 1, Latest: at}, dup); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("fire with a taken id: %v", err)
 	}
-	if rec, _ := f.Schedules().Get(ctx, f.org.ID, wpid, s.ID); !rec.HandledThrough.Equal(from) || rec.LastRunID != "" {
-		t.Fatalf("a failed fire moved the mark: %+v", rec)
+	if rec, _ := f.Schedules().Get(ctx, f.org.ID, wpid, s.ID); !rec.HandledThrough.Equal(from) || rec.LastRunID != "" || rec.MissedFires != 0 {
+		t.Fatalf("a failed fire changed the schedule: %+v", rec)
+	}
+	if dup.QueuedAt != nil || dup.ScheduledFor != nil {
+		t.Errorf("a failed fire stamped its run: %+v", dup)
 	}
 
 	run := f.scheduledRun(f.org.ID, wpid, s.ID)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -167,6 +168,13 @@ func testScriptRecord(t *testing.T, o opener) {
 	if got, err := sc.ForAgent(ctx, f.org.ID, wpid, "eu"); err != nil || got.ScriptID != eu.ScriptID {
 		t.Errorf("for the other cache key: %+v %v", got, err)
 	}
+	odd, created, err := sc.Record(ctx, f.org.ID, wpid, "eu\x00odd", "wr_4", scriptFile(wpid, "b"))
+	if err != nil || !created || odd.ScriptID == eu.ScriptID || odd.CacheKey != "eu\x00odd" {
+		t.Fatalf("an odd cache key: %+v %v %v", odd, created, err)
+	}
+	if got, err := sc.ForAgent(ctx, f.org.ID, wpid, "eu\x00odd"); err != nil || got.ScriptID != odd.ScriptID {
+		t.Errorf("for the odd cache key: %+v %v", got, err)
+	}
 	// A deploy of the agent's script is what the next recording compares
 	// with.
 	if _, err := sc.Deploy(ctx, f.org.ID, rev.ScriptID, scriptFile(wpid, "edited"), ""); err != nil {
@@ -182,4 +190,52 @@ func testScriptRecord(t *testing.T, o opener) {
 	if _, _, err := sc.Record(ctx, other.ID, wpid, "", "wr_7", scriptFile(wpid, "x")); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("recording for another organization's agent: %v", err)
 	}
+}
+
+// testScriptsOfNoAgent: scripts that belong to no agent: made, deployed,
+// read by version, listed in pages; what is not there is a NotFoundError
+// that names it.
+func testScriptsOfNoAgent(t *testing.T, o opener) {
+	f := newFixture(t, o)
+	other := f.newOrg("other")
+	sc := f.Scripts()
+	file := func(note string) []byte { return scriptFile("", note) }
+	first, err := sc.Create(ctx, f.org.ID, store.ScriptInput{RunID: "wr_1", Content: file("one")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(first.ScriptID, "s_") || !strings.HasPrefix(first.RevisionID, "sr_") || first.Version != 1 ||
+		first.CacheKey != store.DefaultCacheKey || first.OrgID != f.org.ID || !first.ModifiedAt.Equal(first.CreatedAt.Time) {
+		t.Fatalf("created %+v", first)
+	}
+	latest, err := sc.Deploy(ctx, f.org.ID, first.ScriptID, file("two"), "")
+	if err != nil || latest.Version != 2 {
+		t.Fatalf("deploy %+v %v", latest, err)
+	}
+	v1, err := sc.Version(ctx, f.org.ID, first.ScriptID, 1)
+	if err != nil || !bytes.Equal(v1.Content, file("one")) || v1.RevisionID != first.RevisionID || v1.RunID != "wr_1" ||
+		!v1.CreatedAt.Equal(first.CreatedAt.Time) || !v1.ModifiedAt.Equal(latest.CreatedAt.Time) {
+		t.Fatalf("version 1 %+v %v", v1, err)
+	}
+	for _, v := range []int{3, -1, 1 << 40} {
+		_, err := sc.Version(ctx, f.org.ID, first.ScriptID, v)
+		var nf *store.NotFoundError
+		if !errors.As(err, &nf) || nf.Version != v || !strings.Contains(err.Error(), fmt.Sprintf("version %d of script", v)) {
+			t.Errorf("version %d: %v", v, err)
+		}
+	}
+	_, err = sc.Get(ctx, f.org.ID, "s_404")
+	wantNotFound(t, "an unknown script", err, store.RecordScript, "s_404")
+	if list, err := sc.List(ctx, f.org.ID, 1, 10, "wpid_404"); err != nil || list == nil || len(list) != 0 {
+		t.Errorf("list of an agent without scripts %v %v", list, err)
+	}
+	_, err = sc.Get(ctx, other.ID, first.ScriptID)
+	wantNotFound(t, "another organization's script", err, store.RecordScript, first.ScriptID)
+	_, err = sc.Deploy(ctx, other.ID, first.ScriptID, file("x"), "")
+	wantNotFound(t, "deploy to another organization's", err, store.RecordScript, first.ScriptID)
+	if _, err := sc.ForAgent(ctx, f.org.ID, "", ""); !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), "(cache key default)") {
+		t.Errorf("the script of no agent: %v", err)
+	}
+	_, err = sc.List(ctx, "o_404", 1, 10, "")
+	wantNotFound(t, "an unknown organization", err, store.RecordOrganization, "o_404")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
 )
 
@@ -61,5 +62,23 @@ func testCanceledContext(t *testing.T, o opener) {
 	}
 	if _, err := f.Agents().List(cctx, f.org.ID, store.AgentQuery{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("ListAgents: %v", err)
+	}
+	rec := f.newRun(client.RunTypeTaskV1, nil)
+	for name, call := range map[string]func() error{
+		"Folders.List":      func() error { _, err := f.Folders().List(cctx, f.org.ID, 1, 10, ""); return err },
+		"Tags.Keys":         func() error { _, err := f.Tags().Keys(cctx, f.org.ID); return err },
+		"Credentials.List":  func() error { _, err := f.Credentials().List(cctx, f.org.ID, store.CredentialQuery{}); return err },
+		"Schedules.Enabled": func() error { _, err := f.Schedules().Enabled(cctx); return err },
+		"Uploads.Create":    func() error { return f.Uploads().Create(cctx, f.org.ID, &store.Upload{ID: "a_1"}) },
+		"Runs.List":         func() error { _, err := f.Runs().List(cctx, f.org.ID, store.RunQuery{}); return err },
+		"Runs.Get":          func() error { _, err := f.Runs().Get(cctx, f.org.ID, rec.ID); return err },
+		"Runs.Update": func() error {
+			_, err := f.Runs().Update(cctx, f.org.ID, rec.ID, func(*store.RunRecord) error { return nil })
+			return err
+		},
+	} {
+		if err := call(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

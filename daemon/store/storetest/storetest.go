@@ -85,6 +85,7 @@ func areas() []area {
 			{"OrganizationsOrder", testOrganizationsOrder},
 			{"DefaultOrganizationNone", testDefaultOrganizationNone},
 			{"OrganizationCount", testOrganizationCount},
+			{"SigningKeys", testSigningKeys},
 		}},
 		{name: "Agents", tests: []testCase{
 			{"CreateAgentAssignsIDs", testCreateAgentAssignsIDs},
@@ -119,8 +120,12 @@ func areas() []area {
 			{"TagRegistry", testTagRegistry},
 			{"ListAgentsByTags", testListAgentsByTags},
 			{"SearchWildcards", testSearchWildcards},
+			{"TagRunSubjects", testTagRunSubjects},
 		}},
 		{name: "Runs", tests: []testCase{
+			{"RunsCreateGetUpdate", testRunsCreateGetUpdate},
+			{"RunsPending", testRunsPending},
+			{"ListRunsOddQueries", testListRunsOddQueries},
 			{"ListRunsNewestFirstAndPaged", testListRunsNewestFirstAndPaged},
 			{"ListRunsItem", testListRunsItem},
 			{"ListRunsFilters", testListRunsFilters},
@@ -138,6 +143,13 @@ func areas() []area {
 			{"RunViewFormatChange", testRunViewFormatChange},
 			{"FindFile", testFindFile},
 		}},
+		{name: "Credentials", tests: []testCase{
+			{"Credentials", testCredentials},
+			{"TOTPCodes", testTOTPCodes},
+		}},
+		{name: "BrowserSessions", tests: []testCase{
+			{"BrowserSessions", testBrowserSessions},
+		}},
 		{name: "Uploads", tests: []testCase{
 			{"Uploads", testUploads},
 		}},
@@ -148,6 +160,7 @@ func areas() []area {
 		{name: "Scripts", tests: []testCase{
 			{"ScriptsVersionsAndIndex", testScriptsVersionsAndIndex},
 			{"ScriptRecord", testScriptRecord},
+			{"ScriptsOfNoAgent", testScriptsOfNoAgent},
 		}},
 		{name: "CustomLLMs", tests: []testCase{
 			{"CustomLLMs", testCustomLLMs},

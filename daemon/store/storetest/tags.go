@@ -478,3 +478,32 @@ func testSearchWildcards(t *testing.T, o opener) {
 		t.Errorf("folder search with a wildcard: %d, %v", len(folders), err)
 	}
 }
+
+// testTagRunSubjects: workflow runs carry tags, with events of their own
+// kind; task runs and unknown runs are not found; deleting a key counts
+// what it removed from runs and from agents.
+func testTagRunSubjects(t *testing.T, o opener) {
+	f := newFixture(t, o)
+	_, err := f.Tags().Get(ctx, f.org.ID, store.TagSubject{Kind: store.RunSubject, ID: "wr_1"})
+	wantNotFoundError(t, "an unknown run", err, store.NotFoundError{Record: store.RecordWorkflowRun, ID: "wr_1"})
+	r1 := f.newRun(client.RunTypeWorkflowRun, nil)
+	r2 := f.newRun(client.RunTypeWorkflowRun, nil)
+	task := f.newRun(client.RunTypeTaskV1, nil)
+	ag := f.create(f.org.ID, agentDef("a"))
+	change := store.TagChange{Set: set("env:prod"), Colors: map[string]client.TagColor{"env": client.TagColorRed}, SetBy: f.org.ID}
+	for _, sj := range []store.TagSubject{{Kind: store.RunSubject, ID: r1.ID}, {Kind: store.RunSubject, ID: r2.ID}, agentSubj(ag.WorkflowPermanentID)} {
+		if _, err := f.Tags().Apply(ctx, f.org.ID, sj, change); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = f.Tags().Apply(ctx, f.org.ID, store.TagSubject{Kind: store.RunSubject, ID: task.ID}, store.TagChange{Set: set("x")})
+	wantNotFound(t, "tagging a task run", err, store.RecordWorkflowRun, task.ID)
+	hist, err := f.Tags().History(ctx, f.org.ID, store.TagSubject{Kind: store.RunSubject, ID: r1.ID}, store.TagHistoryQuery{})
+	if err != nil || len(hist) != 1 || !strings.HasPrefix(hist[0].TagEventID, "rtge_") {
+		t.Fatalf("run history %+v, %v", hist, err)
+	}
+	dk, err := f.Tags().DeleteKey(ctx, f.org.ID, "env", f.org.ID)
+	if err != nil || dk.RemovedFromRunCount != 2 || dk.RemovedFromWorkflowCount != 1 || dk.RemovedCount != 3 {
+		t.Fatalf("delete key: %+v, %v", dk, err)
+	}
+}

@@ -23,15 +23,21 @@ func testUploads(t *testing.T, o opener) {
 	}
 	f.reopen()
 	got, err := f.Uploads().Get(ctx, f.org.ID, "a_1")
-	if err != nil || got.Name != "invoices.csv" || got.Size != 42 || got.Dir != up.Dir {
+	if err != nil || *got != *up {
 		t.Fatalf("get: %+v %v", got, err)
 	}
-	for _, tc := range []struct{ org, id string }{{other.ID, "a_1"}, {f.org.ID, "a_2"}, {f.org.ID, ""}} {
+	for _, tc := range []struct{ org, id string }{{other.ID, "a_1"}, {f.org.ID, "a_2"}, {f.org.ID, ""}, {f.org.ID, "a\x00"}} {
 		_, err := f.Uploads().Get(ctx, tc.org, tc.id)
 		var nf *store.NotFoundError
 		if !errors.As(err, &nf) || nf.Record != store.RecordArtifact || nf.ID != tc.id {
 			t.Errorf("get %s in %s: %v", tc.id, tc.org, err)
 		}
+	}
+	if err := f.Uploads().Create(ctx, f.org.ID, &store.Upload{ID: ""}); err == nil {
+		t.Error("an upload without an id was stored")
+	}
+	if err := f.Uploads().Create(ctx, "o_404", &store.Upload{ID: "a_3"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an upload of an unknown organization: %v", err)
 	}
 }
 
@@ -53,9 +59,10 @@ func testFindFile(t *testing.T, o opener) {
 	if err != nil || runID != run.ID || file.Name != "report.csv" || file.Type != client.ArtifactDownload {
 		t.Fatalf("find a_7: %s %+v %v", runID, file, err)
 	}
-	for _, tc := range []struct{ org, id string }{{other.ID, "a_7"}, {f.org.ID, "a_8"}, {f.org.ID, ""}} {
-		if _, _, err := f.Runs().FindFile(ctx, tc.org, tc.id); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("find %s in %s: %v", tc.id, tc.org, err)
-		}
+	for _, tc := range []struct{ org, id string }{{other.ID, "a_7"}, {f.org.ID, "a_8"}, {f.org.ID, ""}, {f.org.ID, "a\x00"}} {
+		_, _, err := f.Runs().FindFile(ctx, tc.org, tc.id)
+		wantNotFoundError(t, "find "+tc.id+" in "+tc.org, err, store.NotFoundError{Record: store.RecordArtifact, ID: tc.id})
 	}
+	_, _, err = f.Runs().FindFile(ctx, "o_404", "a_7")
+	wantNotFoundError(t, "find in an unknown organization", err, store.NotFoundError{Record: store.RecordOrganization, ID: "o_404"})
 }
