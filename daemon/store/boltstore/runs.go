@@ -14,13 +14,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
@@ -158,16 +158,7 @@ func (r *Runs) Update(ctx context.Context, orgID, id string, change func(rec *st
 			}
 			return err
 		}
-		now := r.s.clock()
-		rec.ModifiedAt = now
-		switch {
-		case rec.Status == client.RunStatusQueued && rec.QueuedAt == nil:
-			rec.QueuedAt = &now
-		case rec.Status == client.RunStatusRunning && rec.StartedAt == nil:
-			rec.StartedAt = &now
-		case rec.Terminal() && rec.FinishedAt == nil:
-			rec.FinishedAt = &now
-		}
+		records.StampChange(rec, r.s.clock())
 		out = rec
 		return r.putRun(tx, o, rec)
 	})
@@ -195,20 +186,6 @@ func (r *Runs) Pending(ctx context.Context) ([]store.RunRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b store.RunRef) int { return compareRunIDs(a.RunID, b.RunID) })
+	slices.SortFunc(out, func(a, b store.RunRef) int { return records.CompareRunIDs(a.RunID, b.RunID) })
 	return out, nil
-}
-
-// compareRunIDs orders run ids by their snowflake (creation time), whatever
-// their prefix.
-func compareRunIDs(a, b string) int {
-	_, na, oka := ids.Parse(a)
-	_, nb, okb := ids.Parse(b)
-	if oka && okb && na != nb {
-		if na < nb {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a, b)
 }

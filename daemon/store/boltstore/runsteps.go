@@ -28,6 +28,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
@@ -96,7 +97,7 @@ func eachRunItem(b *bolt.Bucket, runID string, backwards bool, fn func(v []byte)
 // CreatedAt. ErrNotFound when there is no such run.
 func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.RunStep) error {
 	if step == nil || step.Number < 1 || step.Number > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, stepNumber(step))
+		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, records.StepNumber(step))
 	}
 	return r.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if !validID(runID) || o.runs().Get([]byte(runID)) == nil {
@@ -110,13 +111,6 @@ func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.Ru
 		}
 		return putRunItem(o.runSteps(), runID, step.Number, data, store.MaxRunSteps)
 	})
-}
-
-func stepNumber(step *client.RunStep) any {
-	if step == nil {
-		return "nil"
-	}
-	return step.Number
 }
 
 // PutBlock records block execution n of a run of the organization (n from
