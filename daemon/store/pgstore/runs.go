@@ -23,6 +23,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
@@ -293,16 +294,7 @@ func (r *Runs) Update(ctx context.Context, orgID, id string, change func(rec *st
 			}
 			return err
 		}
-		now := r.s.clock()
-		rec.ModifiedAt = now
-		switch {
-		case rec.Status == client.RunStatusQueued && rec.QueuedAt == nil:
-			rec.QueuedAt = &now
-		case rec.Status == client.RunStatusRunning && rec.StartedAt == nil:
-			rec.StartedAt = &now
-		case rec.Terminal() && rec.FinishedAt == nil:
-			rec.FinishedAt = &now
-		}
+		records.StampChange(rec, r.s.clock())
 		out = rec
 		return r.s.updateRun(ctx, tx, orgID, rec)
 	})
@@ -331,7 +323,7 @@ func (r *Runs) Pending(ctx context.Context) ([]store.RunRef, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: the pending runs: %w", err)
 	}
-	slices.SortFunc(out, func(a, b store.RunRef) int { return compareRunIDs(a.RunID, b.RunID) })
+	slices.SortFunc(out, func(a, b store.RunRef) int { return records.CompareRunIDs(a.RunID, b.RunID) })
 	return out, nil
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
@@ -86,7 +87,7 @@ func (t runItemTable) each(ctx context.Context, q querier, orgID, runID string, 
 // CreatedAt. ErrNotFound when there is no such run.
 func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.RunStep) error {
 	if step == nil || step.Number < 1 || step.Number > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, stepNumber(step))
+		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, records.StepNumber(step))
 	}
 	return r.s.tx(ctx, func(tx pgx.Tx) error {
 		if !runsValidID(orgID) || !runsValidID(runID) {
