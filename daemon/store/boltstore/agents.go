@@ -592,15 +592,7 @@ func (a *Agents) List(ctx context.Context, orgID string, q store.AgentQuery) ([]
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*client.Agent, 0, len(rows))
-	for _, raw := range rows {
-		ag, err := decodeAgent(raw)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ag)
-	}
-	return out, nil
+	return records.DecodeAgents(rows)
 }
 
 // ListJSON is List returning the rows as the API answers them.

@@ -36,13 +36,7 @@ func pendingKey(orgID, runID string) []byte {
 // NewID returns a new id for a run of the given type: wr_ for agent runs,
 // tsk_v2_ for task v2, tsk_ for the other task engines.
 func (r *Runs) NewID(t client.RunType) string {
-	switch t {
-	case client.RunTypeWorkflowRun:
-		return r.s.ids.Next(ids.PrefixWorkflowRun)
-	case client.RunTypeTaskV2:
-		return r.s.ids.Next(ids.PrefixTaskV2)
-	}
-	return r.s.ids.Next(ids.PrefixTask)
+	return records.NewRunID(r.s.ids, t)
 }
 
 // NewBlockID returns a new id for a block execution of a run (wrb_).

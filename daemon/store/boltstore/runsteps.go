@@ -177,23 +177,17 @@ func (r *Runs) Trace(ctx context.Context, orgID, runID string) (*store.RunTrace,
 		}
 		t.Record = rec
 		err = eachRunItem(o.runBlocks(), runID, false, func(v []byte) error {
-			b := new(client.RunBlock)
-			if err := json.Unmarshal(v, b); err != nil {
-				return store.Errorf(store.ErrInvalid, "store: run %s: a block record does not decode: %v", runID, err)
-			}
+			b, err := records.DecodeRunBlock(runID, v)
 			t.Blocks = append(t.Blocks, b)
-			return nil
+			return err
 		})
 		if err != nil {
 			return err
 		}
 		return eachRunItem(o.runSteps(), runID, false, func(v []byte) error {
-			s := new(client.RunStep)
-			if err := json.Unmarshal(v, s); err != nil {
-				return store.Errorf(store.ErrInvalid, "store: run %s: a step record does not decode: %v", runID, err)
-			}
+			s, err := records.DecodeRunStep(runID, v)
 			t.Steps = append(t.Steps, s)
-			return nil
+			return err
 		})
 	})
 	if err != nil {

@@ -147,8 +147,7 @@ func (sc *Schedules) ListAll(ctx context.Context, orgID string, q store.Schedule
 			if title == nil {
 				return
 			}
-			if term != "" && !strings.Contains(strings.ToLower(*title), term) &&
-				(rec.Name == nil || !strings.Contains(strings.ToLower(*rec.Name), term)) {
+			if !records.ScheduleMatches(rec, *title, term) {
 				return
 			}
 			all = append(all, store.ScheduleListItem{ScheduleRecord: rec, AgentTitle: *title})

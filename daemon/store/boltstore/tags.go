@@ -530,18 +530,7 @@ func (tg *Tags) UpdateKey(ctx context.Context, orgID, key string, description *s
 // the index prefix, with a DELETE event each, and counts the agents
 // (deleted ones too: their tags changed) and the runs affected.
 func (t *tagTx) removeFromCarriers(prefix []byte, key string) (agents, runs int, err error) {
-	for _, id := range carriers(t.o, prefix) {
-		subj := records.SubjectOf(id)
-		if err := t.apply(subj, store.TagChange{Delete: []store.TagDelete{{Key: key}}}); err != nil {
-			return 0, 0, err
-		}
-		if subj.Kind == store.AgentSubject {
-			agents++
-		} else {
-			runs++
-		}
-	}
-	return agents, runs, nil
+	return records.RemoveKey(carriers(t.o, prefix), key, t.apply)
 }
 
 // DeleteKey removes a key from the registry, with its values, and the tag

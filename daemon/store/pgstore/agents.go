@@ -471,15 +471,7 @@ func (a *Agents) List(ctx context.Context, orgID string, q store.AgentQuery) ([]
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*client.Agent, 0, len(rows))
-	for _, raw := range rows {
-		ag, err := records.DecodeAgent(raw)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ag)
-	}
-	return out, nil
+	return records.DecodeAgents(rows)
 }
 
 // likePattern is a search term as a LIKE pattern matching it anywhere:

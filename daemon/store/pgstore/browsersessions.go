@@ -102,14 +102,14 @@ func (b *BrowserSessions) Update(ctx context.Context, orgID, id string, fn func(
 		if err != nil {
 			return err
 		}
-		if err := fn(bs); err == store.ErrUnchanged {
-			out = bs
-			return nil
-		} else if err != nil {
+		changed, err := records.ChangeSession(bs, fn, b.s.clock)
+		if err != nil {
 			return err
 		}
-		bs.ModifiedAt = b.s.clock()
 		out = bs
+		if !changed {
+			return nil
+		}
 		return putSession(ctx, tx, orgID, bs)
 	})
 	return out, err

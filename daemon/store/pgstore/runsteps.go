@@ -90,7 +90,7 @@ func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.Ru
 		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, records.StepNumber(step))
 	}
 	return r.s.tx(ctx, func(tx pgx.Tx) error {
-		if !runsValidID(orgID) || !runsValidID(runID) {
+		if !validKey(orgID) || !validKey(runID) {
 			return runMissing(ctx, tx, orgID, runID)
 		}
 		stamped := *step
@@ -118,7 +118,7 @@ func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *
 		return store.Errorf(store.ErrInvalid, "store: run %s: a block execution is numbered from 1, not %d", runID, n)
 	}
 	return r.s.tx(ctx, func(tx pgx.Tx) error {
-		if !runsValidID(orgID) || !runsValidID(runID) {
+		if !validKey(orgID) || !validKey(runID) {
 			return runMissing(ctx, tx, orgID, runID)
 		}
 		stamped := *block
@@ -157,7 +157,7 @@ func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *
 // client.RunStep. ErrNotFound when there is no such run; a run without
 // steps has an empty (non-nil) list.
 func (r *Runs) StepsJSON(ctx context.Context, orgID, runID string) ([]json.RawMessage, error) {
-	if !runsValidID(orgID) || !runsValidID(runID) {
+	if !validKey(orgID) || !validKey(runID) {
 		return nil, runMissing(ctx, r.s.pool, orgID, runID)
 	}
 	// One statement: the run's row, joined to its steps (none: one row
@@ -207,23 +207,17 @@ func (r *Runs) Trace(ctx context.Context, orgID, runID string) (*store.RunTrace,
 		}
 		t.Record = rec
 		err = runBlocksTable.each(ctx, tx, orgID, runID, false, func(v []byte) error {
-			b := new(client.RunBlock)
-			if err := json.Unmarshal(v, b); err != nil {
-				return store.Errorf(store.ErrInvalid, "store: run %s: a block record does not decode: %v", runID, err)
-			}
+			b, err := records.DecodeRunBlock(runID, v)
 			t.Blocks = append(t.Blocks, b)
-			return nil
+			return err
 		})
 		if err != nil {
 			return err
 		}
 		return runStepsTable.each(ctx, tx, orgID, runID, false, func(v []byte) error {
-			s := new(client.RunStep)
-			if err := json.Unmarshal(v, s); err != nil {
-				return store.Errorf(store.ErrInvalid, "store: run %s: a step record does not decode: %v", runID, err)
-			}
+			s, err := records.DecodeRunStep(runID, v)
 			t.Steps = append(t.Steps, s)
-			return nil
+			return err
 		})
 	})
 	if err != nil {

@@ -231,8 +231,7 @@ func (sc *Schedules) ListAll(ctx context.Context, orgID string, q store.Schedule
 		if title == nil {
 			continue
 		}
-		if term != "" && !strings.Contains(strings.ToLower(*title), term) &&
-			(rec.Name == nil || !strings.Contains(strings.ToLower(*rec.Name), term)) {
+		if !records.ScheduleMatches(rec, *title, term) {
 			continue
 		}
 		all = append(all, store.ScheduleListItem{ScheduleRecord: rec, AgentTitle: *title})

@@ -621,18 +621,9 @@ func carriers(ctx context.Context, q querier, orgID, key string, value *string) 
 // subjects, with a DELETE event each, and counts the agents (deleted ones
 // too: their tags changed) and the runs affected.
 func (t *tagWork) removeFromCarriers(ctx context.Context, subjects []string, key string) (agents, runs int, err error) {
-	for _, id := range subjects {
-		subj := records.SubjectOf(id)
-		if err := t.apply(ctx, subj, store.TagChange{Delete: []store.TagDelete{{Key: key}}}); err != nil {
-			return 0, 0, err
-		}
-		if subj.Kind == store.AgentSubject {
-			agents++
-		} else {
-			runs++
-		}
-	}
-	return agents, runs, nil
+	return records.RemoveKey(subjects, key, func(subj store.TagSubject, ch store.TagChange) error {
+		return t.apply(ctx, subj, ch)
+	})
 }
 
 // DeleteKey removes a key from the registry, with its values, and the tag

@@ -164,3 +164,16 @@ func NewAgent(orgID string, def *client.Agent, idempotencyKey string, g *ids.Gen
 	}
 	return ag, row, SummaryOf(ag), nil
 }
+
+// DecodeAgents decodes stored version rows, in their order.
+func DecodeAgents(rows []json.RawMessage) ([]*client.Agent, error) {
+	out := make([]*client.Agent, 0, len(rows))
+	for _, raw := range rows {
+		ag, err := DecodeAgent(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ag)
+	}
+	return out, nil
+}

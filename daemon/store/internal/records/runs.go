@@ -1,6 +1,8 @@
 package records
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/abctl/abctl/client"
@@ -43,4 +45,58 @@ func StampChange(rec *store.RunRecord, now client.Time) {
 	case rec.Terminal() && rec.FinishedAt == nil:
 		rec.FinishedAt = &now
 	}
+}
+
+// NewRunID returns a new id for a run of type t: wr_ for agent runs,
+// tsk_v2_ for task v2, tsk_ for the other task engines.
+func NewRunID(g *ids.Generator, t client.RunType) string {
+	switch t {
+	case client.RunTypeWorkflowRun:
+		return g.Next(ids.PrefixWorkflowRun)
+	case client.RunTypeTaskV2:
+		return g.Next(ids.PrefixTaskV2)
+	}
+	return g.Next(ids.PrefixTask)
+}
+
+// DecodeRunBlock decodes a stored block execution of run runID.
+func DecodeRunBlock(runID string, v []byte) (*client.RunBlock, error) {
+	b := new(client.RunBlock)
+	if err := json.Unmarshal(v, b); err != nil {
+		return nil, store.Errorf(store.ErrInvalid, "store: run %s: a block record does not decode: %v", runID, err)
+	}
+	return b, nil
+}
+
+// DecodeRunStep decodes a stored step of run runID.
+func DecodeRunStep(runID string, v []byte) (*client.RunStep, error) {
+	s := new(client.RunStep)
+	if err := json.Unmarshal(v, s); err != nil {
+		return nil, store.Errorf(store.ErrInvalid, "store: run %s: a step record does not decode: %v", runID, err)
+	}
+	return s, nil
+}
+
+// FileNeedle is what a stored run record that lists file id contains: the
+// id as a JSON string. A record without it need not be decoded.
+func FileNeedle(id string) []byte {
+	needle, _ := json.Marshal(id)
+	return needle
+}
+
+// FileOf returns file id from the stored record of run runID, and whether
+// the run has it.
+func FileOf(runID string, record []byte, id string) (store.RunFile, bool, error) {
+	var rec struct {
+		Files []store.RunFile `json:"files"`
+	}
+	if err := json.Unmarshal(record, &rec); err != nil {
+		return store.RunFile{}, false, fmt.Errorf("store: run %s: %w", runID, err)
+	}
+	for _, f := range rec.Files {
+		if f.ID == id {
+			return f, true, nil
+		}
+	}
+	return store.RunFile{}, false, nil
 }

@@ -2,6 +2,7 @@ package records
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/abctl/abctl/client"
@@ -86,4 +87,12 @@ func LaterOf(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// ScheduleMatches reports whether a schedule of the agent titled title
+// matches term (lowercased; "" matches all): in the agent's title or the
+// schedule's name.
+func ScheduleMatches(rec *store.ScheduleRecord, title, term string) bool {
+	return term == "" || strings.Contains(strings.ToLower(title), term) ||
+		rec.Name != nil && strings.Contains(strings.ToLower(*rec.Name), term)
 }

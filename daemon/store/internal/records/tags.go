@@ -100,3 +100,21 @@ func PlanTagChange[R any](subj store.TagSubject, rows []R, slot func(*R) (key, v
 	}
 	return deletes, sets, nil
 }
+
+// RemoveKey removes the grouped tag key from each subject of ids with
+// apply (the backend's change of one subject's tags, in its transaction),
+// and counts the agents and the runs it was removed from.
+func RemoveKey(ids []string, key string, apply func(store.TagSubject, store.TagChange) error) (agents, runs int, err error) {
+	for _, id := range ids {
+		subj := SubjectOf(id)
+		if err := apply(subj, store.TagChange{Delete: []store.TagDelete{{Key: key}}}); err != nil {
+			return 0, 0, err
+		}
+		if subj.Kind == store.AgentSubject {
+			agents++
+		} else {
+			runs++
+		}
+	}
+	return agents, runs, nil
+}
