@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -145,15 +144,14 @@ func (r *Runs) Update(ctx context.Context, orgID, id string, change func(rec *st
 		if err != nil {
 			return err
 		}
-		if err := change(rec); err != nil {
-			if errors.Is(err, store.ErrUnchanged) {
-				out = rec
-				return nil
-			}
+		changed, err := records.ApplyRunChange(rec, change, r.s.clock)
+		if err != nil {
 			return err
 		}
-		records.StampChange(rec, r.s.clock())
 		out = rec
+		if !changed {
+			return nil
+		}
 		return r.putRun(tx, o, rec)
 	})
 	if err != nil {

@@ -22,7 +22,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"math"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -96,16 +95,14 @@ func eachRunItem(b *bolt.Bucket, runID string, backwards bool, fn func(v []byte)
 // forgets the steps MaxRunSteps or more numbers older. The store stamps its
 // CreatedAt. ErrNotFound when there is no such run.
 func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.RunStep) error {
-	if step == nil || step.Number < 1 || step.Number > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, records.StepNumber(step))
+	if err := records.CheckStep(runID, step); err != nil {
+		return err
 	}
 	return r.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if !validID(runID) || o.runs().Get([]byte(runID)) == nil {
 			return runNotFound(runID)
 		}
-		stamped := *step
-		stamped.CreatedAt = r.s.clock()
-		data, err := jsonenc.Marshal(&stamped)
+		data, err := records.EncodeStep(step, r.s.clock())
 		if err != nil {
 			return err
 		}
@@ -120,25 +117,14 @@ func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.Ru
 // MaxRunBlocks or more numbers older are forgotten. ErrNotFound when there
 // is no such run.
 func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *client.RunBlock) error {
-	if block == nil || n < 1 || n > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a block execution is numbered from 1, not %d", runID, n)
+	if err := records.CheckBlock(runID, n, block); err != nil {
+		return err
 	}
 	return r.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if !validID(runID) || o.runs().Get([]byte(runID)) == nil {
 			return runNotFound(runID)
 		}
-		stamped := *block
-		now := r.s.clock()
-		stamped.CreatedAt, stamped.ModifiedAt = now, now
-		if old := o.runBlocks().Get(runItemKey(runID, n)); old != nil {
-			var prev struct {
-				CreatedAt client.Time `json:"created_at"`
-			}
-			if err := json.Unmarshal(old, &prev); err == nil && !prev.CreatedAt.IsZero() {
-				stamped.CreatedAt = prev.CreatedAt
-			}
-		}
-		data, err := jsonenc.Marshal(&stamped)
+		data, err := records.EncodeBlock(block, o.runBlocks().Get(runItemKey(runID, n)), r.s.clock())
 		if err != nil {
 			return err
 		}

@@ -11,14 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/store/internal/records"
-	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // runItemTable is one of the tables of a run's numbered items.
@@ -86,16 +84,14 @@ func (t runItemTable) each(ctx context.Context, q querier, orgID, runID string, 
 // forgets the steps MaxRunSteps or more numbers older. The store stamps its
 // CreatedAt. ErrNotFound when there is no such run.
 func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.RunStep) error {
-	if step == nil || step.Number < 1 || step.Number > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, records.StepNumber(step))
+	if err := records.CheckStep(runID, step); err != nil {
+		return err
 	}
 	return r.s.tx(ctx, func(tx pgx.Tx) error {
 		if !validKey(orgID) || !validKey(runID) {
 			return runMissing(ctx, tx, orgID, runID)
 		}
-		stamped := *step
-		stamped.CreatedAt = r.s.clock()
-		data, err := jsonenc.Marshal(&stamped)
+		data, err := records.EncodeStep(step, r.s.clock())
 		if err != nil {
 			return err
 		}
@@ -114,16 +110,14 @@ func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.Ru
 // MaxRunBlocks or more numbers older are forgotten. ErrNotFound when there
 // is no such run.
 func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *client.RunBlock) error {
-	if block == nil || n < 1 || n > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a block execution is numbered from 1, not %d", runID, n)
+	if err := records.CheckBlock(runID, n, block); err != nil {
+		return err
 	}
 	return r.s.tx(ctx, func(tx pgx.Tx) error {
 		if !validKey(orgID) || !validKey(runID) {
 			return runMissing(ctx, tx, orgID, runID)
 		}
-		stamped := *block
 		now := r.s.clock()
-		stamped.CreatedAt, stamped.ModifiedAt = now, now
 		// The block as recorded before, held until this transaction ends
 		// so that a concurrent write of it keeps the same created_at.
 		var old []byte
@@ -132,15 +126,7 @@ func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("store: run %s: %w", runID, err)
 		}
-		if old != nil {
-			var prev struct {
-				CreatedAt client.Time `json:"created_at"`
-			}
-			if err := json.Unmarshal(old, &prev); err == nil && !prev.CreatedAt.IsZero() {
-				stamped.CreatedAt = prev.CreatedAt
-			}
-		}
-		data, err := jsonenc.Marshal(&stamped)
+		data, err := records.EncodeBlock(block, old, now)
 		if err != nil {
 			return err
 		}

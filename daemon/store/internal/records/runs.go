@@ -2,12 +2,15 @@ package records
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/internal/jsonenc"
 )
 
 // CompareRunIDs orders run ids by their snowflake (creation time),
@@ -99,4 +102,61 @@ func FileOf(runID string, record []byte, id string) (store.RunFile, bool, error)
 		}
 	}
 	return store.RunFile{}, false, nil
+}
+
+// ApplyRunChange applies change, a caller's change of a run read for
+// Runs.Update, and stamps the run (StampChange) with clock's time when it
+// changed it; changed is false when change returned store.ErrUnchanged,
+// and nothing is to be written.
+func ApplyRunChange(rec *store.RunRecord, change func(*store.RunRecord) error, clock func() client.Time) (changed bool, err error) {
+	if err := change(rec); err != nil {
+		if errors.Is(err, store.ErrUnchanged) {
+			return false, nil
+		}
+		return false, err
+	}
+	StampChange(rec, clock())
+	return true, nil
+}
+
+// CheckStep refuses a step AddStep cannot record for run runID.
+func CheckStep(runID string, step *client.RunStep) error {
+	if step == nil || step.Number < 1 || step.Number > math.MaxUint32 {
+		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, StepNumber(step))
+	}
+	return nil
+}
+
+// CheckBlock refuses a block execution PutBlock cannot record as number n
+// of run runID.
+func CheckBlock(runID string, n int, block *client.RunBlock) error {
+	if block == nil || n < 1 || n > math.MaxUint32 {
+		return store.Errorf(store.ErrInvalid, "store: run %s: a block execution is numbered from 1, not %d", runID, n)
+	}
+	return nil
+}
+
+// EncodeStep is the stored form of a step recorded at now: the step as
+// the API answers it, its created_at the store's.
+func EncodeStep(step *client.RunStep, now client.Time) ([]byte, error) {
+	stamped := *step
+	stamped.CreatedAt = now
+	return jsonenc.Marshal(&stamped)
+}
+
+// EncodeBlock is the stored form of a block execution written at now:
+// created_at and modified_at now, but created_at kept from old, the block
+// as recorded before (nil for none), when it has one.
+func EncodeBlock(block *client.RunBlock, old []byte, now client.Time) ([]byte, error) {
+	stamped := *block
+	stamped.CreatedAt, stamped.ModifiedAt = now, now
+	if old != nil {
+		var prev struct {
+			CreatedAt client.Time `json:"created_at"`
+		}
+		if err := json.Unmarshal(old, &prev); err == nil && !prev.CreatedAt.IsZero() {
+			stamped.CreatedAt = prev.CreatedAt
+		}
+	}
+	return jsonenc.Marshal(&stamped)
 }
