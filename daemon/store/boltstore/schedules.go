@@ -121,43 +121,36 @@ func (sc *Schedules) List(ctx context.Context, orgID, wpid string) ([]*store.Sch
 // of deleted agents are not listed.
 func (sc *Schedules) ListAll(ctx context.Context, orgID string, q store.ScheduleQuery) ([]store.ScheduleListItem, int, error) {
 	var all []store.ScheduleListItem
-	term := strings.ToLower(q.Search)
 	err := sc.s.viewOrg(ctx, orgID, func(o *orgTx) error {
-		all = nil
-		titles := map[string]*string{} // nil: the agent is gone
-		var failed error
+		var recs []*store.ScheduleRecord
 		err := eachSchedule(o, func(rec *store.ScheduleRecord) {
-			if q.Enabled != nil && rec.Enabled != *q.Enabled {
-				return
+			if q.Enabled == nil || rec.Enabled == *q.Enabled {
+				recs = append(recs, rec)
 			}
-			title, seen := titles[rec.AgentID]
-			if !seen {
-				if liveAgent(o, rec.AgentID) {
-					if raw := latestRowBytes(o, rec.AgentID); raw != nil {
-						a, err := decodeAgent(raw)
-						if err != nil {
-							failed = err
-							return
-						}
-						title = &a.Title
-					}
-				}
-				titles[rec.AgentID] = title
-			}
-			if title == nil {
-				return
-			}
-			if !records.ScheduleMatches(rec, *title, term) {
-				return
-			}
-			all = append(all, store.ScheduleListItem{ScheduleRecord: rec, AgentTitle: *title})
 		})
-		return cmp.Or(failed, err)
+		if err != nil {
+			return err
+		}
+		sortSchedules(recs)
+		all, err = records.ScheduleItems(recs, q.Search, func(wpid string) (*string, error) {
+			if !liveAgent(o, wpid) {
+				return nil, nil
+			}
+			raw := latestRowBytes(o, wpid)
+			if raw == nil {
+				return nil, nil
+			}
+			a, err := decodeAgent(raw)
+			if err != nil {
+				return nil, err
+			}
+			return &a.Title, nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	slices.SortFunc(all, func(a, b store.ScheduleListItem) int { return compareSchedules(a.ScheduleRecord, b.ScheduleRecord) })
 	size := max(q.PageSize, 1)
 	start := (max(q.Page, 1) - 1) * size
 	if start >= len(all) {

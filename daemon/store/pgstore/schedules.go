@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -211,30 +210,21 @@ func (sc *Schedules) ListAll(ctx context.Context, orgID string, q store.Schedule
 	if err != nil {
 		return nil, 0, err
 	}
-	titles := map[string]*string{} // nil: the agent is gone
-	term := strings.ToLower(q.Search)
-	var all []store.ScheduleListItem
-	for _, rec := range recs {
-		title, seen := titles[rec.AgentID]
-		if !seen {
-			if live[rec.AgentID] {
-				a, err := sc.s.Agents().Get(ctx, orgID, rec.AgentID, 0)
-				switch {
-				case err == nil:
-					title = &a.Title
-				case !errors.Is(err, store.ErrNotFound): // deleted since: not listed
-					return nil, 0, err
-				}
-			}
-			titles[rec.AgentID] = title
+	all, err := records.ScheduleItems(recs, q.Search, func(wpid string) (*string, error) {
+		if !live[wpid] {
+			return nil, nil
 		}
-		if title == nil {
-			continue
+		a, err := sc.s.Agents().Get(ctx, orgID, wpid, 0)
+		switch {
+		case err == nil:
+			return &a.Title, nil
+		case errors.Is(err, store.ErrNotFound): // deleted since: not listed
+			return nil, nil
 		}
-		if !records.ScheduleMatches(rec, *title, term) {
-			continue
-		}
-		all = append(all, store.ScheduleListItem{ScheduleRecord: rec, AgentTitle: *title})
+		return nil, err
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	offset, limit, ok := resPage(q.Page, q.PageSize)
 	if !ok || offset >= int64(len(all)) {

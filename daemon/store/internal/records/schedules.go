@@ -96,3 +96,27 @@ func ScheduleMatches(rec *store.ScheduleRecord, title, term string) bool {
 	return term == "" || strings.Contains(strings.ToLower(title), term) ||
 		rec.Name != nil && strings.Contains(strings.ToLower(*rec.Name), term)
 }
+
+// ScheduleItems lists recs, in their order, with the titles of their
+// agents, keeping those whose agent is live (titleOf answers nil for an
+// agent that is gone; it is asked once per agent) and that match search
+// (ScheduleMatches, without regard to case).
+func ScheduleItems(recs []*store.ScheduleRecord, search string, titleOf func(wpid string) (*string, error)) ([]store.ScheduleListItem, error) {
+	term := strings.ToLower(search)
+	titles := map[string]*string{} // nil: the agent is gone
+	var all []store.ScheduleListItem
+	for _, rec := range recs {
+		title, seen := titles[rec.AgentID]
+		if !seen {
+			var err error
+			if title, err = titleOf(rec.AgentID); err != nil {
+				return nil, err
+			}
+			titles[rec.AgentID] = title
+		}
+		if title != nil && ScheduleMatches(rec, *title, term) {
+			all = append(all, store.ScheduleListItem{ScheduleRecord: rec, AgentTitle: *title})
+		}
+	}
+	return all, nil
+}
