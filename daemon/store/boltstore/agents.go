@@ -13,9 +13,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/internal/agentid"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
@@ -32,11 +31,10 @@ import (
 // it with Store.Agents.
 type Agents struct{ s *Store }
 
-func agentNotFound(wpid string) error { return notFound(store.RecordAgent, wpid) }
-
-func agentVersionNotFound(wpid string, version int) error {
-	return &store.NotFoundError{Record: store.RecordAgent, ID: wpid, Version: version}
-}
+var (
+	agentNotFound        = records.AgentNotFound
+	agentVersionNotFound = records.AgentVersionNotFound
+)
 
 // agentKey is the key of one version row: wpid, 0x00, version (uint32 BE).
 func agentKey(wpid string, version int) []byte {
@@ -55,71 +53,17 @@ func orderKey(createdNanos int64, wpid string) []byte {
 	return append(k, wpid...)
 }
 
-// agentSummary is what listing needs of an agent, derived from its latest
-// version row. The first four fields are written first and in this order,
-// which readHead relies on to filter without a full decode.
-type agentSummary struct {
-	Folder    string             `json:"f"` // folder_id of the latest version, "" for none
-	Status    client.AgentStatus `json:"s"`
-	SavedTask bool               `json:"t"`
-	Deleted   bool               `json:"d"`
-	WPID      string             `json:"w"`
-	Version   int                `json:"v"` // the latest version, counting deleted ones
-	Created   int64              `json:"c"` // created_at of the latest version, unix ns: its order key
-	// Search holds the lowercased texts a search_key matches besides the
-	// wpid and the folder title: the title, then each parameter's key,
-	// description and (workflow parameters) default value.
-	Search []string `json:"q,omitempty"`
-}
+// agentSummary is the summary both backends derive from an agent's latest
+// version row (records.AgentSummary); this store keeps it as JSON under
+// summaries/<wpid>, written by encodeSummary.
+type agentSummary = records.AgentSummary
 
-func summaryOf(a *client.Agent) *agentSummary {
-	s := &agentSummary{
-		Status:    a.Status,
-		SavedTask: a.IsSavedTask,
-		Deleted:   a.DeletedAt != nil,
-		WPID:      a.WorkflowPermanentID,
-		Version:   a.Version,
-		Created:   a.CreatedAt.UnixNano(),
-	}
-	if a.FolderID != nil {
-		s.Folder = *a.FolderID
-	}
-	add := func(text string) {
-		if text != "" {
-			s.Search = append(s.Search, strings.ToLower(text))
-		}
-	}
-	add(a.Title)
-	for i := range a.WorkflowDefinition.Parameters {
-		p := &a.WorkflowDefinition.Parameters[i]
-		if p.DeletedAt != nil {
-			continue
-		}
-		add(p.Key)
-		add(p.Description)
-		if p.ParameterType == client.ParameterTypeWorkflow {
-			add(defaultText(p.DefaultValue))
-		}
-	}
-	return s
-}
-
-// defaultText is a default value as the hosted service stores it: a
-// string's text without quotes, any other JSON value as written, null as
-// nothing.
-func defaultText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-	}
-	return string(raw)
-}
+// Shared rules (records), under the names this package's tests use.
+var (
+	summaryOf   = records.SummaryOf
+	defaultText = records.DefaultText
+	decodeAgent = records.DecodeAgent
+)
 
 // encodeSummary writes s without HTML escaping, so that every search text
 // without quotes, backslashes or control characters appears verbatim in
@@ -270,31 +214,12 @@ func folderCount(o *orgTx, folderID string) int {
 	return int(binary.BigEndian.Uint64(v))
 }
 
-func decodeAgent(raw []byte) (*client.Agent, error) {
-	a := new(client.Agent)
-	if err := json.Unmarshal(raw, a); err != nil {
-		return nil, fmt.Errorf("store: agent: %w", err)
-	}
-	return a, nil
-}
-
 func putAgent(o *orgTx, a *client.Agent) error {
-	row, err := encodeRow(a)
+	row, err := records.EncodeRow(a)
 	if err != nil {
 		return err
 	}
 	return o.agents().Put(agentKey(a.WorkflowPermanentID, a.Version), row)
-}
-
-// encodeRow encodes a version row exactly as the API answers it (compact,
-// without HTML escaping), so that reads can send the stored bytes as they
-// are.
-func encodeRow(a *client.Agent) ([]byte, error) {
-	b, err := jsonenc.Marshal(a)
-	if err != nil {
-		return nil, fmt.Errorf("store: encode agent %s: %w", a.WorkflowPermanentID, err)
-	}
-	return b, nil
 }
 
 // getRow returns one version row, nil if there is none.
@@ -349,35 +274,8 @@ func agentRows(o *orgTx, wpid string) ([]*client.Agent, error) {
 	return rows, nil
 }
 
-// copyAgent returns a copy of a for stampVersion to fill: stampVersion
-// sets top-level fields only, so a shallow copy leaves the caller's agent
-// as it was, and the copy shares the caller's definition (which neither
-// the store nor its callers change once it is handed over).
-func copyAgent(a *client.Agent) *client.Agent {
-	c := *a
-	return &c
-}
-
-// stampVersion fills what the store owns in a new version row: its place
-// (organization, wpid, version) and its state. The version's identity and
-// time are the caller's when given (workflow_id, created_at), because the
-// definition's parameter records repeat them; the store makes them
-// otherwise.
 func (a *Agents) stampVersion(ag *client.Agent, orgID, wpid string, version int) {
-	if ag.WorkflowID == "" {
-		ag.WorkflowID = a.s.ids.Next(ids.PrefixAgentVersion)
-	}
-	if ag.CreatedAt.IsZero() {
-		ag.CreatedAt = a.s.clock()
-	}
-	ag.OrganizationID = orgID
-	ag.WorkflowPermanentID = wpid
-	ag.AgentID = wpid
-	ag.Version = version
-	ag.ModifiedAt, ag.DeletedAt = ag.CreatedAt, nil
-	if ag.Status == "" {
-		ag.Status = client.AgentStatusPublished
-	}
+	records.StampVersion(ag, orgID, wpid, version, a.s.ids, a.s.clock)
 }
 
 // Create creates version 1 of a new agent from def, which it stores as
@@ -439,25 +337,13 @@ type preparedAgent struct {
 }
 
 func (a *Agents) prepare(orgID string, def *client.Agent, idempotencyKey string) (*preparedAgent, error) {
-	if def == nil {
-		return nil, fmt.Errorf("store: Agents.Create: nil definition")
-	}
-	ag := copyAgent(def)
-	var wpid string
-	if idempotencyKey != "" {
-		wpid = agentid.FromKey(orgID, idempotencyKey)
-	} else {
-		wpid = a.s.ids.Next(ids.PrefixAgent)
-	}
-	a.stampVersion(ag, orgID, wpid, 1)
-	row, err := encodeRow(ag)
+	ag, row, sum, err := records.NewAgent(orgID, def, idempotencyKey, a.s.ids, a.s.clock)
 	if err != nil {
 		return nil, err
 	}
-	sum := summaryOf(ag)
 	sumData, err := encodeSummary(sum)
 	if err != nil {
-		return nil, fmt.Errorf("store: agent %s summary: %w", wpid, err)
+		return nil, fmt.Errorf("store: agent %s summary: %w", ag.WorkflowPermanentID, err)
 	}
 	return &preparedAgent{agent: ag, row: row, summary: sum, sumData: sumData, idempotent: idempotencyKey != ""}, nil
 }
@@ -494,7 +380,7 @@ func (a *Agents) Update(ctx context.Context, orgID, wpid string, def *client.Age
 	if def == nil {
 		return nil, fmt.Errorf("store: Agents.Update: nil definition")
 	}
-	ag := copyAgent(def)
+	ag := records.CopyAgent(def)
 	err := a.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		prevSum, err := getSummary(o, wpid)
 		if err != nil {
@@ -706,15 +592,7 @@ func (a *Agents) List(ctx context.Context, orgID string, q store.AgentQuery) ([]
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*client.Agent, 0, len(rows))
-	for _, raw := range rows {
-		ag, err := decodeAgent(raw)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ag)
-	}
-	return out, nil
+	return records.DecodeAgents(rows)
 }
 
 // ListJSON is List returning the rows as the API answers them.
@@ -819,7 +697,7 @@ func (a *Agents) ListJSON(ctx context.Context, orgID string, q store.AgentQuery)
 					if err := decode(); err != nil {
 						return err
 					}
-					if !sum.matches(like) {
+					if !summaryMatches(sum, like) {
 						continue
 					}
 				}
@@ -854,10 +732,10 @@ func (a *Agents) ListJSON(ctx context.Context, orgID string, q store.AgentQuery)
 	return out, nil
 }
 
-// matches reports whether the summary's own texts (not the folder title)
+// summaryMatches reports whether the summary's own texts (not the folder title)
 // match the term: the wpid as a plain substring (the one field the hosted
 // service escapes), the others with LIKE wildcards.
-func (s *agentSummary) matches(t likeTerm) bool {
+func summaryMatches(s *agentSummary, t likeTerm) bool {
 	if strings.Contains(strings.ToLower(s.WPID), t.term) {
 		return true
 	}

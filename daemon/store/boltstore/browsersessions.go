@@ -13,6 +13,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // BrowserSessions are the organizations' browser sessions: the record of
@@ -75,14 +76,14 @@ func (b *BrowserSessions) Update(ctx context.Context, orgID, id string, fn func(
 		if err != nil {
 			return err
 		}
-		if err := fn(bs); err == store.ErrUnchanged {
-			out = bs
-			return nil
-		} else if err != nil {
+		changed, err := records.ChangeSession(bs, fn, b.s.clock)
+		if err != nil {
 			return err
 		}
-		bs.ModifiedAt = b.s.clock()
 		out = bs
+		if !changed {
+			return nil
+		}
 		return putJSON(o.browserSessions(), []byte(id), bs)
 	})
 	return out, err

@@ -16,6 +16,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/localrun/executor"
 )
 
@@ -30,48 +31,15 @@ import (
 // page; everything else the store answers is what the API shows.
 type Credentials struct{ s *Store }
 
-// credentialRecord is the stored form of a credential.
-type credentialRecord struct {
-	ID         string                `json:"credential_id"`
-	Name       string                `json:"name"`
-	Type       client.CredentialType `json:"credential_type"`
-	Info       credentialInfo        `json:"info"`
-	CreatedAt  client.Time           `json:"created_at"`
-	ModifiedAt client.Time           `json:"modified_at"`
-	Sealed     []byte                `json:"sealed"`
-}
-
-// credentialInfo is client.CredentialInfo with plain JSON (the client type
-// writes the answer's shape, which drops fields of other types).
-type credentialInfo struct {
-	Username       string          `json:"username,omitempty"`
-	TOTPType       client.TOTPType `json:"totp_type,omitempty"`
-	TOTPIdentifier *string         `json:"totp_identifier,omitempty"`
-	LastFour       string          `json:"last_four,omitempty"`
-	Brand          string          `json:"brand,omitempty"`
-	SecretLabel    *string         `json:"secret_label,omitempty"`
-}
-
-func (rec *credentialRecord) result() *client.Credential {
-	vault := client.CredentialVaultSkyvern
-	return &client.Credential{
-		CredentialID:   rec.ID,
-		Name:           rec.Name,
-		CredentialType: rec.Type,
-		VaultType:      &vault,
-		Credential:     client.CredentialInfo(rec.Info),
-	}
-}
+// credentialRecord is the stored form of a credential (records.Credential).
+type credentialRecord = records.Credential
 
 func getCredential(o *orgTx, id string) (*credentialRecord, error) {
 	return getJSON[credentialRecord](o.credentials(), store.RecordCredential, id)
 }
 
 func (c *Credentials) seal(orgID, id string, secret []byte) ([]byte, error) {
-	if c.s.sealer == nil {
-		return nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to seal credentials with")
-	}
-	return c.s.sealer.Seal(secret, store.CredentialAD(orgID, id))
+	return records.SealCredential(c.s.sealer, orgID, id, secret)
 }
 
 // Create stores a new credential.
@@ -82,14 +50,14 @@ func (c *Credentials) Create(ctx context.Context, orgID string, in *store.Creden
 		return nil, err
 	}
 	now := c.s.clock()
-	rec := &credentialRecord{ID: id, Name: in.Name, Type: in.Type, Info: credentialInfo(in.Info), CreatedAt: now, ModifiedAt: now, Sealed: sealed}
+	rec := records.NewCredential(id, in, sealed, now)
 	err = c.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		return putJSON(o.credentials(), []byte(id), rec)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(), nil
+	return rec.Result(), nil
 }
 
 // Update replaces a credential's name and data, keeping its id. Its type
@@ -105,16 +73,15 @@ func (c *Credentials) Update(ctx context.Context, orgID, id string, in *store.Cr
 		if rec, err = getCredential(o, id); err != nil {
 			return err
 		}
-		if rec.Type != in.Type {
-			return store.Errorf(store.ErrInvalid, "credential %s is a %s credential; its type cannot change to %s (create a new credential instead)", id, rec.Type, in.Type)
+		if err := rec.Update(in, sealed, c.s.clock()); err != nil {
+			return err
 		}
-		rec.Name, rec.Info, rec.Sealed, rec.ModifiedAt = in.Name, credentialInfo(in.Info), sealed, c.s.clock()
 		return putJSON(o.credentials(), []byte(id), rec)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(), nil
+	return rec.Result(), nil
 }
 
 // Get returns a credential as answers show it.
@@ -123,7 +90,7 @@ func (c *Credentials) Get(ctx context.Context, orgID, id string) (*client.Creden
 	err := c.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		rec, err := getCredential(o, id)
 		if err == nil {
-			out = rec.result()
+			out = rec.Result()
 		}
 		return err
 	})
@@ -143,12 +110,9 @@ func (c *Credentials) Secret(ctx context.Context, orgID, id string) (client.Cred
 	if err != nil {
 		return "", nil, err
 	}
-	if c.s.sealer == nil {
-		return "", nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to open credentials with")
-	}
-	plain, err := c.s.sealer.Open(rec.Sealed, store.CredentialAD(orgID, id))
+	plain, err := records.OpenCredential(c.s.sealer, orgID, rec)
 	if err != nil {
-		return "", nil, fmt.Errorf("store: credential %s cannot be opened with this daemon's secret", id)
+		return "", nil, err
 	}
 	return rec.Type, plain, nil
 }
@@ -187,7 +151,7 @@ func (c *Credentials) List(ctx context.Context, orgID string, q store.Credential
 	}
 	out := make([]*client.Credential, 0, min(size, len(recs)-start))
 	for _, rec := range recs[start:min(start+size, len(recs))] {
-		out = append(out, rec.result())
+		out = append(out, rec.Result())
 	}
 	return out, nil
 }
@@ -253,7 +217,7 @@ func (c *Credentials) TakeTOTPCode(ctx context.Context, orgID, identifier string
 			if code.CreatedAt.Before(f.Since) {
 				return nil
 			}
-			if !admits(f, code) {
+			if !records.Admits(f, code) {
 				continue
 			}
 			out = code
@@ -262,13 +226,6 @@ func (c *Credentials) TakeTOTPCode(ctx context.Context, orgID, identifier string
 		return nil
 	})
 	return out, err
-}
-
-// admits reports whether a code may go to the run f describes: one tied to
-// another run, task or agent may not.
-func admits(f executor.CodeFilter, code *client.TOTPCode) bool {
-	other := func(tied *string, own string) bool { return tied != nil && *tied != "" && *tied != own }
-	return !other(code.WorkflowRunID, f.RunID) && !other(code.TaskID, f.RunID) && !other(code.WorkflowID, f.AgentID)
 }
 
 // dropExpired deletes the identifier's codes whose ExpiredAt has passed.

@@ -11,6 +11,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/localrun/executor"
 )
 
@@ -25,40 +26,11 @@ import (
 // everything else answers the configuration without it.
 type CustomLLMs struct{ s *Store }
 
-// customLLMRecord is the stored form of a custom model.
-type customLLMRecord struct {
-	ID string `json:"id"`
-	// Config is the configuration as answers show it: APIKey is always
-	// nil here.
-	Config     client.CustomLLMConfig `json:"config"`
-	CreatedAt  client.Time            `json:"created_at"`
-	ModifiedAt client.Time            `json:"modified_at"`
-	Valid      bool                   `json:"valid"`
-	// SealedKey is the API key sealed (customLLMAD); nil when the model
-	// has no key.
-	SealedKey []byte `json:"sealed_key,omitempty"`
-}
-
-func (rec *customLLMRecord) result(orgID string) *client.CustomLLM {
-	cfg := rec.Config
-	cfg.APIKey = nil
-	return &client.CustomLLM{ID: rec.ID, OrganizationID: orgID, Config: cfg,
-		CreatedAt: rec.CreatedAt, ModifiedAt: rec.ModifiedAt, Valid: rec.Valid}
-}
+// customLLMRecord is the stored form of a custom model (records.CustomLLM).
+type customLLMRecord = records.CustomLLM
 
 func getCustomLLM(o *orgTx, id string) (*customLLMRecord, error) {
 	return getJSON[customLLMRecord](o.customLLMs(), store.RecordCustomLLM, id)
-}
-
-// sealKey seals key for the model id of orgID; nil for no key.
-func (c *CustomLLMs) sealKey(orgID, id, key string) ([]byte, error) {
-	if key == "" {
-		return nil, nil
-	}
-	if c.s.sealer == nil {
-		return nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to seal the API keys of custom models with")
-	}
-	return c.s.sealer.Seal([]byte(key), store.CustomLLMAD(orgID, id))
 }
 
 // NewID returns an id for a custom model not yet stored.
@@ -73,13 +45,12 @@ func (c *CustomLLMs) Create(ctx context.Context, orgID, id string, in *store.Cus
 	if in.Key != nil {
 		key = *in.Key
 	}
-	sealed, err := c.sealKey(orgID, id, key)
+	sealed, err := records.SealCustomLLMKey(c.s.sealer, orgID, id, key)
 	if err != nil {
 		return nil, err
 	}
 	now := c.s.clock()
-	rec := &customLLMRecord{ID: id, Config: in.Config, CreatedAt: now, ModifiedAt: now, Valid: in.Valid, SealedKey: sealed}
-	rec.Config.APIKey = nil
+	rec := records.NewCustomLLM(id, in, sealed, now)
 	err = c.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if o.customLLMs().Get([]byte(id)) != nil {
 			return &store.ConflictError{Record: store.RecordCustomLLM, ID: id}
@@ -89,7 +60,7 @@ func (c *CustomLLMs) Create(ctx context.Context, orgID, id string, in *store.Cus
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(orgID), nil
+	return rec.Result(orgID), nil
 }
 
 // Update replaces a custom model's configuration, keeping its id, and
@@ -98,7 +69,7 @@ func (c *CustomLLMs) Update(ctx context.Context, orgID, id string, in *store.Cus
 	var sealed []byte
 	if in.Key != nil {
 		var err error
-		if sealed, err = c.sealKey(orgID, id, *in.Key); err != nil {
+		if sealed, err = records.SealCustomLLMKey(c.s.sealer, orgID, id, *in.Key); err != nil {
 			return nil, err
 		}
 	}
@@ -108,17 +79,13 @@ func (c *CustomLLMs) Update(ctx context.Context, orgID, id string, in *store.Cus
 		if rec, err = getCustomLLM(o, id); err != nil {
 			return err
 		}
-		rec.Config, rec.Valid, rec.ModifiedAt = in.Config, in.Valid, c.s.clock()
-		rec.Config.APIKey = nil
-		if in.Key != nil {
-			rec.SealedKey = sealed
-		}
+		rec.Update(in, sealed, c.s.clock())
 		return putJSON(o.customLLMs(), []byte(id), rec)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(orgID), nil
+	return rec.Result(orgID), nil
 }
 
 // Get returns a custom model as answers show it.
@@ -127,7 +94,7 @@ func (c *CustomLLMs) Get(ctx context.Context, orgID, id string) (*client.CustomL
 	err := c.s.viewOrg(ctx, orgID, func(o *orgTx) error {
 		rec, err := getCustomLLM(o, id)
 		if err == nil {
-			out = rec.result(orgID)
+			out = rec.Result(orgID)
 		}
 		return err
 	})
@@ -164,11 +131,7 @@ func (c *CustomLLMs) List(ctx context.Context, orgID string) ([]*client.CustomLL
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*client.CustomLLM, 0, len(recs))
-	for _, rec := range recs {
-		out = append(out, rec.result(orgID))
-	}
-	return out, nil
+	return records.Results(recs, orgID), nil
 }
 
 // Delete deletes a custom model; its sealed key goes with it.
@@ -193,7 +156,7 @@ func (c *CustomLLMs) Model(ctx context.Context, orgID, id string) (executor.Cust
 	if err != nil {
 		return executor.CustomModel{}, err
 	}
-	return c.unseal(orgID, rec)
+	return rec.Model(c.s.sealer, orgID)
 }
 
 // Models returns the organization's custom models with their keys
@@ -203,30 +166,7 @@ func (c *CustomLLMs) Models(ctx context.Context, orgID string) ([]executor.Custo
 	if err != nil {
 		return nil, err
 	}
-	var out []executor.CustomModel
-	for _, rec := range recs {
-		m, err := c.unseal(orgID, rec)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-func (c *CustomLLMs) unseal(orgID string, rec *customLLMRecord) (executor.CustomModel, error) {
-	m := store.CustomModelOf(rec.ID, rec.Config)
-	if rec.SealedKey != nil {
-		if c.s.sealer == nil {
-			return executor.CustomModel{}, store.Errorf(store.ErrInvalid, "this daemon has no secret to open the API key of custom LLM %s with", rec.ID)
-		}
-		key, err := c.s.sealer.Open(rec.SealedKey, store.CustomLLMAD(orgID, rec.ID))
-		if err != nil {
-			return executor.CustomModel{}, fmt.Errorf("store: the API key of custom LLM %s cannot be opened with this daemon's secret", rec.ID)
-		}
-		m.APIKey = string(key)
-	}
-	return m, nil
+	return records.Models(c.s.sealer, recs, orgID)
 }
 
 // CustomLLMs returns the custom models of the organizations.

@@ -15,17 +15,15 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Folders are the folders of the organizations. Get it with Store.Folders.
 type Folders struct{ s *Store }
 
-// folderRecord is the stored form of a folder. WorkflowCount is not stored
-// (it is always 0 in the record): it is read from folder_counts.
-type folderRecord struct {
-	client.Folder
-	DeletedAt *client.Time `json:"deleted_at,omitempty"`
-}
+// folderRecord is the stored form of a folder (records.Folder); its
+// WorkflowCount is read from folder_counts.
+type folderRecord = records.Folder
 
 // getFolder returns a folder that is not deleted, or ErrNotFound.
 func getFolder(o *orgTx, id string) (*folderRecord, error) {
@@ -39,21 +37,15 @@ func getFolder(o *orgTx, id string) (*folderRecord, error) {
 	return rec, nil
 }
 
-func decodeFolder(raw []byte) (*folderRecord, error) {
-	rec := new(folderRecord)
-	if err := json.Unmarshal(raw, rec); err != nil {
-		return nil, fmt.Errorf("store: folder: %w", err)
-	}
-	return rec, nil
-}
+var decodeFolder = records.DecodeFolder
 
 func putFolder(o *orgTx, rec *folderRecord) error {
 	rec.WorkflowCount = 0
 	return putJSON(o.folders(), []byte(rec.FolderID), rec)
 }
 
-// result returns the API form of the record, with its agent count.
-func (rec *folderRecord) result(o *orgTx) *client.Folder {
+// folderResult returns the API form of the record, with its agent count.
+func folderResult(o *orgTx, rec *folderRecord) *client.Folder {
 	f := rec.Folder
 	f.WorkflowCount = folderCount(o, f.FolderID)
 	return &f
@@ -64,20 +56,11 @@ func (fs *Folders) Create(ctx context.Context, orgID, title, description string)
 	var f *client.Folder
 	err := fs.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		now := fs.s.clock()
-		rec := &folderRecord{Folder: client.Folder{
-			Title:          title,
-			FolderID:       fs.s.ids.Next(ids.PrefixFolder),
-			OrganizationID: orgID,
-			CreatedAt:      now,
-			ModifiedAt:     now,
-		}}
-		if description != "" {
-			rec.Description = &description
-		}
+		rec := records.NewFolder(fs.s.ids.Next(ids.PrefixFolder), orgID, title, description, now)
 		if err := putFolder(o, rec); err != nil {
 			return err
 		}
-		f = rec.result(o)
+		f = folderResult(o, rec)
 		return nil
 	})
 	return f, err
@@ -91,7 +74,7 @@ func (fs *Folders) Get(ctx context.Context, orgID, id string) (*client.Folder, e
 		if err != nil {
 			return err
 		}
-		f = rec.result(o)
+		f = folderResult(o, rec)
 		return nil
 	})
 	return f, err
@@ -106,18 +89,11 @@ func (fs *Folders) Update(ctx context.Context, orgID, id string, title, descript
 		if err != nil {
 			return err
 		}
-		if title != nil {
-			rec.Title = *title
-		}
-		if description != nil {
-			d := *description
-			rec.Description = &d
-		}
-		rec.ModifiedAt = fs.s.clock()
+		rec.Update(title, description, fs.s.clock())
 		if err := putFolder(o, rec); err != nil {
 			return err
 		}
-		f = rec.result(o)
+		f = folderResult(o, rec)
 		return nil
 	})
 	return f, err
@@ -278,7 +254,7 @@ func (fs *Folders) List(ctx context.Context, orgID string, page, pageSize int, s
 			recs = recs[:pageSize]
 		}
 		for _, rec := range recs {
-			out = append(out, rec.result(o))
+			out = append(out, folderResult(o, rec))
 		}
 		return nil
 	})

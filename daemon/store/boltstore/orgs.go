@@ -16,6 +16,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // orgRecord is the stored form of an Organization.
@@ -227,10 +228,7 @@ func (s *Store) DefaultOrganization(ctx context.Context) (store.Organization, er
 	if err != nil {
 		return store.Organization{}, err
 	}
-	if len(orgs) == 0 {
-		return store.Organization{}, store.Errorf(store.ErrNotFound, "no organization")
-	}
-	return orgs[0], nil
+	return records.DefaultOrganization(orgs)
 }
 
 // compareIDs orders snowflake ids of one prefix numerically: a shorter

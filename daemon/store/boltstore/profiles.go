@@ -11,6 +11,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Profiles are the organizations' browser profiles and the browser states
@@ -23,35 +24,15 @@ import (
 // it back.
 type Profiles struct{ s *Store }
 
-// profileRecord is the stored form of a profile.
-type profileRecord struct {
-	client.BrowserProfile
-	Sealed []byte `json:"sealed,omitempty"` // nil: an empty profile
-}
-
-func stateKey(kind byte, id string) []byte { return append([]byte{kind, 0}, id...) }
-
-// stateAD is the BrowserStateAD of the state kept under key (a stateKey).
-func stateAD(orgID string, key []byte) []byte {
-	return store.BrowserStateAD(orgID, key[0], string(key[2:]))
-}
+// profileRecord is the stored form of a profile (records.Profile).
+type profileRecord = records.Profile
 
 func (p *Profiles) seal(plain, ad []byte) ([]byte, error) {
-	if p.s.sealer == nil {
-		return nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to seal browser states with")
-	}
-	return p.s.sealer.Seal(plain, ad)
+	return records.SealState(p.s.sealer, plain, ad)
 }
 
 func (p *Profiles) open(sealed, ad []byte) ([]byte, error) {
-	if p.s.sealer == nil {
-		return nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to open browser states with")
-	}
-	plain, err := p.s.sealer.Open(sealed, ad)
-	if err != nil {
-		return nil, fmt.Errorf("store: a browser state cannot be opened with this daemon's secret")
-	}
-	return plain, nil
+	return records.OpenState(p.s.sealer, sealed, ad)
 }
 
 func getProfile(o *orgTx, id string, withDeleted bool) (*profileRecord, error) {
@@ -71,15 +52,7 @@ func getProfile(o *orgTx, id string, withDeleted bool) (*profileRecord, error) {
 func (p *Profiles) Create(ctx context.Context, orgID, name, description string, state []byte, wpid string) (*client.BrowserProfile, error) {
 	id := p.s.ids.Next(ids.PrefixBrowserProfile)
 	now := p.s.clock()
-	rec := &profileRecord{BrowserProfile: client.BrowserProfile{
-		BrowserProfileID: id, OrganizationID: orgID, Name: name, CreatedAt: now, ModifiedAt: now,
-	}}
-	if description != "" {
-		rec.Description = &description
-	}
-	if wpid != "" {
-		rec.WorkflowPermanentID = &wpid
-	}
+	rec := records.NewProfile(id, orgID, name, description, wpid, now)
 	if state != nil {
 		sealed, err := p.seal(state, store.ProfileAD(orgID, id))
 		if err != nil {
@@ -207,15 +180,15 @@ func (p *Profiles) Delete(ctx context.Context, orgID, id string) error {
 // (for a profile made from it later) and, when wpid is given, as the state
 // the agent's next run starts from.
 func (p *Profiles) KeepRunState(ctx context.Context, orgID, runID, wpid string, state []byte) error {
-	runKey := stateKey(store.StateOfRun, runID)
-	forRun, err := p.seal(state, stateAD(orgID, runKey))
+	runKey := records.StateKey(store.StateOfRun, runID)
+	forRun, err := p.seal(state, records.StateAD(orgID, runKey))
 	if err != nil {
 		return err
 	}
 	var agentKey, forAgent []byte
 	if wpid != "" {
-		agentKey = stateKey(store.StateOfAgent, wpid)
-		if forAgent, err = p.seal(state, stateAD(orgID, agentKey)); err != nil {
+		agentKey = records.StateKey(store.StateOfAgent, wpid)
+		if forAgent, err = p.seal(state, records.StateAD(orgID, agentKey)); err != nil {
 			return err
 		}
 	}
@@ -241,14 +214,14 @@ func (p *Profiles) kept(ctx context.Context, orgID string, key []byte) ([]byte, 
 	if err != nil || sealed == nil {
 		return nil, err
 	}
-	return p.open(sealed, stateAD(orgID, key))
+	return p.open(sealed, records.StateAD(orgID, key))
 }
 
 // KeepSessionState stores the browser state a browser session closed
 // with, for a profile made from it.
 func (p *Profiles) KeepSessionState(ctx context.Context, orgID, sessionID string, state []byte) error {
-	key := stateKey(store.StateOfSession, sessionID)
-	sealed, err := p.seal(state, stateAD(orgID, key))
+	key := records.StateKey(store.StateOfSession, sessionID)
+	sealed, err := p.seal(state, records.StateAD(orgID, key))
 	if err != nil {
 		return err
 	}
@@ -258,24 +231,24 @@ func (p *Profiles) KeepSessionState(ctx context.Context, orgID, sessionID string
 // SessionState returns the browser state a browser session closed with,
 // nil when it kept none.
 func (p *Profiles) SessionState(ctx context.Context, orgID, sessionID string) ([]byte, error) {
-	return p.kept(ctx, orgID, stateKey(store.StateOfSession, sessionID))
+	return p.kept(ctx, orgID, records.StateKey(store.StateOfSession, sessionID))
 }
 
 // RunState returns the browser state a run kept, nil when it kept none.
 func (p *Profiles) RunState(ctx context.Context, orgID, runID string) ([]byte, error) {
-	return p.kept(ctx, orgID, stateKey(store.StateOfRun, runID))
+	return p.kept(ctx, orgID, records.StateKey(store.StateOfRun, runID))
 }
 
 // AgentState returns the browser state an agent's next run starts from,
 // nil when there is none.
 func (p *Profiles) AgentState(ctx context.Context, orgID, wpid string) ([]byte, error) {
-	return p.kept(ctx, orgID, stateKey(store.StateOfAgent, wpid))
+	return p.kept(ctx, orgID, records.StateKey(store.StateOfAgent, wpid))
 }
 
 // ResetAgentState forgets the browser state of an agent, so that its next
 // run starts signed out.
 func (p *Profiles) ResetAgentState(ctx context.Context, orgID, wpid string) error {
 	return p.s.updateOrg(ctx, orgID, func(o *orgTx) error {
-		return o.browserStates().Delete(stateKey(store.StateOfAgent, wpid))
+		return o.browserStates().Delete(records.StateKey(store.StateOfAgent, wpid))
 	})
 }

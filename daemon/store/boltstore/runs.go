@@ -11,16 +11,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
@@ -36,13 +35,7 @@ func pendingKey(orgID, runID string) []byte {
 // NewID returns a new id for a run of the given type: wr_ for agent runs,
 // tsk_v2_ for task v2, tsk_ for the other task engines.
 func (r *Runs) NewID(t client.RunType) string {
-	switch t {
-	case client.RunTypeWorkflowRun:
-		return r.s.ids.Next(ids.PrefixWorkflowRun)
-	case client.RunTypeTaskV2:
-		return r.s.ids.Next(ids.PrefixTaskV2)
-	}
-	return r.s.ids.Next(ids.PrefixTask)
+	return records.NewRunID(r.s.ids, t)
 }
 
 // NewBlockID returns a new id for a block execution of a run (wrb_).
@@ -151,24 +144,14 @@ func (r *Runs) Update(ctx context.Context, orgID, id string, change func(rec *st
 		if err != nil {
 			return err
 		}
-		if err := change(rec); err != nil {
-			if errors.Is(err, store.ErrUnchanged) {
-				out = rec
-				return nil
-			}
+		changed, err := records.ApplyRunChange(rec, change, r.s.clock)
+		if err != nil {
 			return err
 		}
-		now := r.s.clock()
-		rec.ModifiedAt = now
-		switch {
-		case rec.Status == client.RunStatusQueued && rec.QueuedAt == nil:
-			rec.QueuedAt = &now
-		case rec.Status == client.RunStatusRunning && rec.StartedAt == nil:
-			rec.StartedAt = &now
-		case rec.Terminal() && rec.FinishedAt == nil:
-			rec.FinishedAt = &now
-		}
 		out = rec
+		if !changed {
+			return nil
+		}
 		return r.putRun(tx, o, rec)
 	})
 	if err != nil {
@@ -195,20 +178,6 @@ func (r *Runs) Pending(ctx context.Context) ([]store.RunRef, error) {
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b store.RunRef) int { return compareRunIDs(a.RunID, b.RunID) })
+	slices.SortFunc(out, func(a, b store.RunRef) int { return records.CompareRunIDs(a.RunID, b.RunID) })
 	return out, nil
-}
-
-// compareRunIDs orders run ids by their snowflake (creation time), whatever
-// their prefix.
-func compareRunIDs(a, b string) int {
-	_, na, oka := ids.Parse(a)
-	_, nb, okb := ids.Parse(b)
-	if oka && okb && na != nb {
-		if na < nb {
-			return -1
-		}
-		return 1
-	}
-	return strings.Compare(a, b)
 }

@@ -22,12 +22,12 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"math"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
@@ -95,28 +95,19 @@ func eachRunItem(b *bolt.Bucket, runID string, backwards bool, fn func(v []byte)
 // forgets the steps MaxRunSteps or more numbers older. The store stamps its
 // CreatedAt. ErrNotFound when there is no such run.
 func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.RunStep) error {
-	if step == nil || step.Number < 1 || step.Number > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, stepNumber(step))
+	if err := records.CheckStep(runID, step); err != nil {
+		return err
 	}
 	return r.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if !validID(runID) || o.runs().Get([]byte(runID)) == nil {
 			return runNotFound(runID)
 		}
-		stamped := *step
-		stamped.CreatedAt = r.s.clock()
-		data, err := jsonenc.Marshal(&stamped)
+		data, err := records.EncodeStep(step, r.s.clock())
 		if err != nil {
 			return err
 		}
 		return putRunItem(o.runSteps(), runID, step.Number, data, store.MaxRunSteps)
 	})
-}
-
-func stepNumber(step *client.RunStep) any {
-	if step == nil {
-		return "nil"
-	}
-	return step.Number
 }
 
 // PutBlock records block execution n of a run of the organization (n from
@@ -126,25 +117,14 @@ func stepNumber(step *client.RunStep) any {
 // MaxRunBlocks or more numbers older are forgotten. ErrNotFound when there
 // is no such run.
 func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *client.RunBlock) error {
-	if block == nil || n < 1 || n > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a block execution is numbered from 1, not %d", runID, n)
+	if err := records.CheckBlock(runID, n, block); err != nil {
+		return err
 	}
 	return r.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if !validID(runID) || o.runs().Get([]byte(runID)) == nil {
 			return runNotFound(runID)
 		}
-		stamped := *block
-		now := r.s.clock()
-		stamped.CreatedAt, stamped.ModifiedAt = now, now
-		if old := o.runBlocks().Get(runItemKey(runID, n)); old != nil {
-			var prev struct {
-				CreatedAt client.Time `json:"created_at"`
-			}
-			if err := json.Unmarshal(old, &prev); err == nil && !prev.CreatedAt.IsZero() {
-				stamped.CreatedAt = prev.CreatedAt
-			}
-		}
-		data, err := jsonenc.Marshal(&stamped)
+		data, err := records.EncodeBlock(block, o.runBlocks().Get(runItemKey(runID, n)), r.s.clock())
 		if err != nil {
 			return err
 		}
@@ -183,23 +163,17 @@ func (r *Runs) Trace(ctx context.Context, orgID, runID string) (*store.RunTrace,
 		}
 		t.Record = rec
 		err = eachRunItem(o.runBlocks(), runID, false, func(v []byte) error {
-			b := new(client.RunBlock)
-			if err := json.Unmarshal(v, b); err != nil {
-				return store.Errorf(store.ErrInvalid, "store: run %s: a block record does not decode: %v", runID, err)
-			}
+			b, err := records.DecodeRunBlock(runID, v)
 			t.Blocks = append(t.Blocks, b)
-			return nil
+			return err
 		})
 		if err != nil {
 			return err
 		}
 		return eachRunItem(o.runSteps(), runID, false, func(v []byte) error {
-			s := new(client.RunStep)
-			if err := json.Unmarshal(v, s); err != nil {
-				return store.Errorf(store.ErrInvalid, "store: run %s: a step record does not decode: %v", runID, err)
-			}
+			s, err := records.DecodeRunStep(runID, v)
 			t.Steps = append(t.Steps, s)
-			return nil
+			return err
 		})
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Schedules are the organizations' agent schedules: a cron expression in a
@@ -27,9 +28,6 @@ type Schedules struct{ s *Store }
 
 // Schedules returns the agent schedules of the organizations.
 func (s *Store) Schedules() store.Schedules { return &Schedules{s} }
-
-// schedulePrefix is the prefix of schedule ids (wfs_<number>).
-const schedulePrefix = "wfs"
 
 // getSchedule returns schedule id, of whichever agent, or its
 // NotFoundError.
@@ -71,14 +69,9 @@ func putSchedule(o *orgTx, rec *store.ScheduleRecord) error {
 // Create stores a new schedule of agent wpid (ErrNotFound when the agent
 // does not exist or is deleted).
 func (sc *Schedules) Create(ctx context.Context, orgID, wpid string, in *store.ScheduleInput) (*store.ScheduleRecord, error) {
-	id := sc.s.ids.Next(schedulePrefix)
+	id := sc.s.ids.Next(records.SchedulePrefix)
 	now := sc.s.clock()
-	rec := &store.ScheduleRecord{
-		ID: id, OrgID: orgID, AgentID: wpid, Cron: in.Cron, Timezone: in.Timezone, Enabled: in.Enabled,
-		Parameters: in.Parameters, Name: in.Name, Description: in.Description,
-		CreatedAt: now, ModifiedAt: now, HandledThrough: in.From.UTC(),
-		KeyHash: in.KeyHash, BaseURL: in.BaseURL,
-	}
+	rec := records.NewSchedule(id, orgID, wpid, in, now)
 	err := sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		if err := checkLiveAgent(o, wpid); err != nil {
 			return err
@@ -128,44 +121,36 @@ func (sc *Schedules) List(ctx context.Context, orgID, wpid string) ([]*store.Sch
 // of deleted agents are not listed.
 func (sc *Schedules) ListAll(ctx context.Context, orgID string, q store.ScheduleQuery) ([]store.ScheduleListItem, int, error) {
 	var all []store.ScheduleListItem
-	term := strings.ToLower(q.Search)
 	err := sc.s.viewOrg(ctx, orgID, func(o *orgTx) error {
-		all = nil
-		titles := map[string]*string{} // nil: the agent is gone
-		var failed error
+		var recs []*store.ScheduleRecord
 		err := eachSchedule(o, func(rec *store.ScheduleRecord) {
-			if q.Enabled != nil && rec.Enabled != *q.Enabled {
-				return
+			if q.Enabled == nil || rec.Enabled == *q.Enabled {
+				recs = append(recs, rec)
 			}
-			title, seen := titles[rec.AgentID]
-			if !seen {
-				if liveAgent(o, rec.AgentID) {
-					if raw := latestRowBytes(o, rec.AgentID); raw != nil {
-						a, err := decodeAgent(raw)
-						if err != nil {
-							failed = err
-							return
-						}
-						title = &a.Title
-					}
-				}
-				titles[rec.AgentID] = title
-			}
-			if title == nil {
-				return
-			}
-			if term != "" && !strings.Contains(strings.ToLower(*title), term) &&
-				(rec.Name == nil || !strings.Contains(strings.ToLower(*rec.Name), term)) {
-				return
-			}
-			all = append(all, store.ScheduleListItem{ScheduleRecord: rec, AgentTitle: *title})
 		})
-		return cmp.Or(failed, err)
+		if err != nil {
+			return err
+		}
+		sortSchedules(recs)
+		all, err = records.ScheduleItems(recs, q.Search, func(wpid string) (*string, error) {
+			if !liveAgent(o, wpid) {
+				return nil, nil
+			}
+			raw := latestRowBytes(o, wpid)
+			if raw == nil {
+				return nil, nil
+			}
+			a, err := decodeAgent(raw)
+			if err != nil {
+				return nil, err
+			}
+			return &a.Title, nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	slices.SortFunc(all, func(a, b store.ScheduleListItem) int { return compareSchedules(a.ScheduleRecord, b.ScheduleRecord) })
 	size := max(q.PageSize, 1)
 	start := (max(q.Page, 1) - 1) * size
 	if start >= len(all) {
@@ -184,13 +169,7 @@ func (sc *Schedules) Update(ctx context.Context, orgID, wpid, id string, in *sto
 		if rec, err = getAgentSchedule(o, wpid, id); err != nil {
 			return err
 		}
-		if rec.Cron != in.Cron || rec.Timezone != in.Timezone || (in.Enabled && !rec.Enabled) {
-			rec.HandledThrough = laterOf(rec.HandledThrough, in.From.UTC())
-		}
-		rec.Cron, rec.Timezone, rec.Enabled = in.Cron, in.Timezone, in.Enabled
-		rec.Parameters, rec.Name, rec.Description = in.Parameters, in.Name, in.Description
-		rec.KeyHash, rec.BaseURL = in.KeyHash, in.BaseURL
-		rec.ModifiedAt = sc.s.clock()
+		records.UpdateSchedule(rec, in, sc.s.clock())
 		return putSchedule(o, rec)
 	})
 	if err != nil {
@@ -209,13 +188,9 @@ func (sc *Schedules) SetEnabled(ctx context.Context, orgID, wpid, id string, ena
 		if rec, err = getAgentSchedule(o, wpid, id); err != nil {
 			return err
 		}
-		if rec.Enabled == enabled {
+		if !records.SetScheduleEnabled(rec, enabled, from, sc.s.clock) {
 			return nil
 		}
-		if enabled {
-			rec.HandledThrough = laterOf(rec.HandledThrough, from.UTC())
-		}
-		rec.Enabled, rec.ModifiedAt = enabled, sc.s.clock()
 		return putSchedule(o, rec)
 	})
 	if err != nil {
@@ -271,13 +246,10 @@ func (sc *Schedules) Enabled(ctx context.Context) ([]*store.ScheduleRecord, erro
 // same transaction. A schedule whose agent is deleted answers ErrNotFound
 // and writes nothing.
 func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Time, missed store.Missed, run *store.RunRecord) (store.FireOutcome, error) {
-	if run == nil || run.OrgID != orgID || !validID(run.ID) {
-		return 0, fmt.Errorf("store: Schedules.Fire: the run needs an id from NewID and organization %s", orgID)
+	if err := records.CheckFireRun(orgID, run); err != nil {
+		return 0, err
 	}
-	if run.Status != client.RunStatusQueued {
-		return 0, fmt.Errorf("store: Schedules.Fire: a new run is queued, not %q", run.Status)
-	}
-	at, now = at.UTC(), laterOf(at.UTC(), now.UTC())
+	at, now = records.FireTimes(at, now)
 	var outcome store.FireOutcome
 	err := sc.s.update(ctx, func(tx *bolt.Tx) error {
 		o, err := openOrg(tx, orgID)
@@ -335,20 +307,17 @@ func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Ti
 // (reason, for people), moving the schedule's mark to now and counting
 // missed as Fire does; FireAlreadyHandled when at was handled already.
 func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Time, missed store.Missed, reason string) (store.FireOutcome, error) {
-	at, now = at.UTC(), laterOf(at.UTC(), now.UTC())
+	at, now = records.FireTimes(at, now)
 	var outcome store.FireOutcome
 	err := sc.s.updateOrg(ctx, orgID, func(o *orgTx) error {
 		rec, err := getSchedule(o, id)
 		if err != nil {
 			return err
 		}
-		if why, due := rec.Due(at); !due {
-			outcome = why
+		var write bool
+		if outcome, write = records.Miss(rec, at, now, missed, reason); !write {
 			return nil
 		}
-		outcome = store.FireSkipped
-		rec.HandledThrough, rec.LastError = now, reason
-		rec.AddMissed(missed)
 		return putSchedule(o, rec)
 	})
 	return outcome, err
@@ -370,13 +339,6 @@ func compareSchedules(a, b *store.ScheduleRecord) int {
 }
 
 func sortSchedules(recs []*store.ScheduleRecord) { slices.SortFunc(recs, compareSchedules) }
-
-func laterOf(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
 
 func isNotFound(err error) bool {
 	_, ok := err.(*store.NotFoundError)

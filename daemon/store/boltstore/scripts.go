@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Scripts are the organizations' recorded scripts (package script): a
@@ -33,28 +32,18 @@ type Scripts struct{ s *Store }
 // Scripts returns the recorded scripts of the organizations.
 func (s *Store) Scripts() store.Scripts { return &Scripts{s} }
 
-// scriptRecord is the stored form of a script, across its versions.
-type scriptRecord struct {
-	ID         string       `json:"id"`
-	AgentID    string       `json:"workflow_permanent_id"`
-	CacheKey   string       `json:"cache_key"`
-	CreatedAt  client.Time  `json:"created_at"`
-	ModifiedAt client.Time  `json:"modified_at"`
-	Latest     int          `json:"latest"`
-	DeletedAt  *client.Time `json:"deleted_at,omitempty"`
-}
+// scriptRecord and scriptVersionRecord are the stored forms of a script
+// and of one of its versions (records.Script, records.ScriptVersion).
+// Content is in a version's record only in versions written before the
+// version buckets (below); a version bucket keeps it apart, as it is.
+type (
+	scriptRecord        = records.Script
+	scriptVersionRecord = records.ScriptVersion
+)
 
-// scriptVersionRecord is the stored form of one version of a script.
-// Content is in the record only in versions written before the version
-// buckets (below); a version bucket keeps it apart, as it is.
-type scriptVersionRecord struct {
-	RevisionID string      `json:"revision_id"`
-	Version    int         `json:"version"`
-	RunID      string      `json:"run_id,omitempty"`
-	CreatedAt  client.Time `json:"created_at"`
-	Content    []byte      `json:"content,omitempty"`
-	SHA256     string      `json:"sha256"`
-}
+// scriptDigest is records.ScriptDigest, under the name this package's
+// tests use.
+var scriptDigest = records.ScriptDigest
 
 // A version of a script is a bucket of its own under its key in
 // script_versions, holding its record without the content
@@ -86,20 +75,6 @@ func scriptIndexKey(wpid, cacheKey string) []byte {
 	k = append(k, wpid...)
 	k = append(k, 0)
 	return append(k, cacheKey...)
-}
-
-func scriptDigest(content []byte) string {
-	sum := sha256.Sum256(content)
-	return hex.EncodeToString(sum[:])
-}
-
-func (rec *scriptRecord) revision(orgID string, v *scriptVersionRecord) *store.ScriptRevision {
-	return &store.ScriptRevision{
-		ScriptID: rec.ID, RevisionID: v.RevisionID, OrgID: orgID,
-		WorkflowPermanentID: rec.AgentID, CacheKey: rec.CacheKey, RunID: v.RunID,
-		Version: v.Version, Content: v.Content, SHA256: v.SHA256,
-		CreatedAt: v.CreatedAt, ModifiedAt: rec.ModifiedAt,
-	}
 }
 
 // getScript returns a script that is not deleted.
@@ -143,15 +118,12 @@ func getScriptVersion(o *orgTx, id string, version int) (*scriptVersionRecord, e
 // putScriptVersion stores version rec.Latest+1 of the script made now
 // with content, and the script record that says so.
 func (sc *Scripts) putScriptVersion(o *orgTx, rec *scriptRecord, revisionID, runID string, content []byte, now client.Time) (*scriptVersionRecord, error) {
-	v := &scriptVersionRecord{RevisionID: revisionID, Version: rec.Latest + 1, RunID: runID, CreatedAt: now,
-		Content: bytes.Clone(content), SHA256: scriptDigest(content)}
+	v := rec.NextVersion(revisionID, runID, content, now)
 	b, err := o.scriptVersions().CreateBucket(scriptVersionKey(rec.ID, v.Version))
 	if err != nil {
 		return nil, fmt.Errorf("store: version %d of script %s: %w", v.Version, rec.ID, err)
 	}
-	record := *v
-	record.Content = nil
-	if err := putJSON(b, versionRecordKey, &record); err != nil {
+	if err := putJSON(b, versionRecordKey, v.WithoutContent()); err != nil {
 		return nil, err
 	}
 	if err := b.Put(versionContentKey, v.Content); err != nil {
@@ -215,14 +187,7 @@ func (sc *Scripts) newScript(o *orgTx, scriptID, revisionID, wpid, cacheKey, run
 			return nil, err
 		}
 	}
-	return rec.revision(o.id, v), nil
-}
-
-func checkScriptContent(content []byte) error {
-	if len(content) == 0 {
-		return store.Errorf(store.ErrInvalid, "a script needs the content of its file, and it is empty")
-	}
-	return nil
+	return rec.Revision(o.id, v), nil
 }
 
 // Create stores a new script, version 1. When in names an agent, the agent
@@ -231,7 +196,7 @@ func checkScriptContent(content []byte) error {
 // replacing any earlier script of that pair for the runs to come (the
 // earlier one stays, and can still be read and run by id).
 func (sc *Scripts) Create(ctx context.Context, orgID string, in store.ScriptInput) (*store.ScriptRevision, error) {
-	if err := checkScriptContent(in.Content); err != nil {
+	if err := records.CheckScriptContent(in.Content); err != nil {
 		return nil, err
 	}
 	cacheKey := cmp.Or(in.CacheKey, store.DefaultCacheKey)
@@ -259,7 +224,7 @@ func (sc *Scripts) Create(ctx context.Context, orgID string, in store.ScriptInpu
 // even when it equals the latest: a deploy is a deliberate act, and its
 // version number is what the caller is told.
 func (sc *Scripts) Deploy(ctx context.Context, orgID, scriptID string, content []byte, runID string) (*store.ScriptRevision, error) {
-	if err := checkScriptContent(content); err != nil {
+	if err := records.CheckScriptContent(content); err != nil {
 		return nil, err
 	}
 	revisionID := sc.s.ids.Next(ids.PrefixScriptRevision)
@@ -273,7 +238,7 @@ func (sc *Scripts) Deploy(ctx context.Context, orgID, scriptID string, content [
 		if err != nil {
 			return err
 		}
-		out = rec.revision(orgID, v)
+		out = rec.Revision(orgID, v)
 		return nil
 	})
 	if err != nil {
@@ -289,7 +254,7 @@ func (sc *Scripts) Deploy(ctx context.Context, orgID, scriptID string, content [
 // with created false and writes nothing. The agent must be the
 // organization's and not deleted (ErrNotFound otherwise).
 func (sc *Scripts) Record(ctx context.Context, orgID, wpid, cacheKey, runID string, content []byte) (rev *store.ScriptRevision, created bool, err error) {
-	if err := checkScriptContent(content); err != nil {
+	if err := records.CheckScriptContent(content); err != nil {
 		return nil, false, err
 	}
 	cacheKey = cmp.Or(cacheKey, store.DefaultCacheKey)
@@ -314,14 +279,14 @@ func (sc *Scripts) Record(ctx context.Context, orgID, wpid, cacheKey, runID stri
 			return err
 		}
 		if latest.SHA256 == digest && bytes.Equal(latest.Content, content) {
-			rev = rec.revision(orgID, latest)
+			rev = rec.Revision(orgID, latest)
 			return nil
 		}
 		v, err := sc.putScriptVersion(o, rec, revisionID, runID, content, sc.s.clock())
 		if err != nil {
 			return err
 		}
-		created, rev = true, rec.revision(orgID, v)
+		created, rev = true, rec.Revision(orgID, v)
 		return nil
 	})
 	if err != nil {
@@ -371,7 +336,7 @@ func (sc *Scripts) Version(ctx context.Context, orgID, scriptID string, version 
 		if err != nil {
 			return err
 		}
-		out = rec.revision(orgID, v)
+		out = rec.Revision(orgID, v)
 		return nil
 	})
 	return out, err
@@ -395,7 +360,7 @@ func (sc *Scripts) ForAgent(ctx context.Context, orgID, wpid, cacheKey string) (
 		if err != nil {
 			return err
 		}
-		out = rec.revision(orgID, v)
+		out = rec.Revision(orgID, v)
 		return nil
 	})
 	return out, err
@@ -436,7 +401,7 @@ func (sc *Scripts) List(ctx context.Context, orgID string, page, pageSize int, w
 			if err != nil {
 				return err
 			}
-			out = append(out, rec.revision(orgID, v))
+			out = append(out, rec.Revision(orgID, v))
 		}
 		return nil
 	})

@@ -171,7 +171,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -186,6 +185,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Bucket names. See the package comment for the tree.
@@ -573,18 +573,14 @@ func getJSON[T any](b *bolt.Bucket, r store.Record, id string) (*T, error) {
 	if v == nil {
 		return nil, notFound(r, id)
 	}
-	rec := new(T)
-	if err := json.Unmarshal(v, rec); err != nil {
-		return nil, fmt.Errorf("store: %s %s: %w", r, id, err)
-	}
-	return rec, nil
+	return records.Decode[T](v, r, id)
 }
 
 // putJSON stores v, encoded as JSON, under key in b.
 func putJSON(b *bolt.Bucket, key []byte, v any) error {
-	data, err := json.Marshal(v)
+	data, err := records.Encode(key, v)
 	if err != nil {
-		return fmt.Errorf("store: encode %s: %w", key, err)
+		return err
 	}
 	return b.Put(key, data)
 }
@@ -730,16 +726,7 @@ func (s *Store) updateOrg(ctx context.Context, orgID string, fn func(o *orgTx) e
 	})
 }
 
-// validID reports whether id can be a key: ids the store makes are
-// printable ASCII; a NUL byte would break the composite agent keys.
-func validID(id string) bool {
-	if id == "" || len(id) > 512 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if id[i] == 0 {
-			return false
-		}
-	}
-	return true
-}
+// validID reports whether id can be a key (records.ValidID): ids the store
+// makes are printable ASCII; a NUL byte would break the composite agent
+// keys.
+func validID(id string) bool { return records.ValidID(id) }

@@ -35,18 +35,13 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/daemon/tagquery"
 )
 
 // Tags are the tags of agents and runs, and the organizations' tag
 // registries. Get it with Store.Tags.
 type Tags struct{ s *Store }
-
-// Prefixes of tag event ids, as the hosted service makes them.
-const (
-	prefixAgentTagEvent = "tge"
-	prefixRunTagEvent   = "rtge"
-)
 
 // tagRow is a current tag of a subject.
 type tagRow struct {
@@ -145,15 +140,6 @@ func carriers(o *orgTx, prefix []byte) []string {
 	return out
 }
 
-// subjectOf tells the kind of a subject from its id: the store makes agent
-// ids with the wpid_ prefix, and only those.
-func subjectOf(id string) store.TagSubject {
-	if strings.HasPrefix(id, ids.PrefixAgent+"_") {
-		return store.TagSubject{Kind: store.AgentSubject, ID: id}
-	}
-	return store.TagSubject{Kind: store.RunSubject, ID: id}
-}
-
 // checkSubject returns a NotFoundError unless the subject exists (and, for
 // an agent, is not deleted).
 func checkSubject(o *orgTx, subj store.TagSubject) error {
@@ -214,9 +200,9 @@ type tagTx struct {
 
 func (t *tagTx) newEvent(subj store.TagSubject, ev client.TagEvent) ([]byte, error) {
 	n := t.s.ids.NextInt()
-	prefix := prefixAgentTagEvent
+	prefix := records.PrefixAgentTagEvent
 	if subj.Kind == store.RunSubject {
-		prefix = prefixRunTagEvent
+		prefix = records.PrefixRunTagEvent
 	}
 	ev.TagEventID = prefix + "_" + strconv.FormatInt(n, 10)
 	ev.Source = client.TagSourceManual
@@ -241,14 +227,6 @@ func (t *tagTx) supersede(key []byte) error {
 	return putJSON(t.o.tagEvents(), key, ev)
 }
 
-// strPtr is nil for "", as the API answers an unset key or value.
-func strPtr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
 // set puts a tag on the subject, replacing the value of a grouped tag.
 func (t *tagTx) set(subj store.TagSubject, key, value string, prev *tagRow) error {
 	if prev != nil {
@@ -256,7 +234,7 @@ func (t *tagTx) set(subj store.TagSubject, key, value string, prev *tagRow) erro
 			return err
 		}
 	}
-	ev, err := t.newEvent(subj, client.TagEvent{Key: strPtr(key), Value: &value, EventType: client.TagEventSet})
+	ev, err := t.newEvent(subj, client.TagEvent{Key: records.StrPtr(key), Value: &value, EventType: client.TagEventSet})
 	if err != nil {
 		return err
 	}
@@ -297,9 +275,9 @@ func (t *tagTx) remove(subj store.TagSubject, row *tagRow) error {
 	}
 	ev := client.TagEvent{EventType: client.TagEventDelete}
 	if row.Key != "" {
-		ev.Key = strPtr(row.Key)
+		ev.Key = records.StrPtr(row.Key)
 	} else {
-		ev.Value = strPtr(row.Value)
+		ev.Value = records.StrPtr(row.Value)
 	}
 	_, err := t.newEvent(subj, ev)
 	return err
@@ -332,70 +310,24 @@ func (t *tagTx) apply(subj store.TagSubject, ch store.TagChange) error {
 	if err != nil {
 		return err
 	}
-	type slot struct{ key, value string } // key "" for a label slot (value names it)
-	slotOf := func(key, value string) slot {
-		if key != "" {
-			return slot{key: key}
-		}
-		return slot{value: value}
+	deletes, sets, err := records.PlanTagChange(subj, rows, func(r *tagRow) (string, string) { return r.Key, r.Value }, ch)
+	if err != nil {
+		return err
 	}
-	current := make(map[slot]*tagRow, len(rows))
-	for i := range rows {
-		current[slotOf(rows[i].Key, rows[i].Value)] = &rows[i]
-	}
-
-	// Resolve the change: sets by slot in first-seen order, the last value
-	// of a key winning; deletes of slots that are present and not set.
-	var order []slot
-	sets := map[slot]string{}
-	for _, s := range ch.Set {
-		sl := slotOf(s.Key, s.Value)
-		if _, seen := sets[sl]; !seen {
-			order = append(order, sl)
-		}
-		sets[sl] = s.Value
-	}
-	var deletes []*tagRow
-	deleted := map[slot]bool{}
-	for _, d := range ch.Delete {
-		sl := slotOf(d.Key, d.Value)
-		if _, isSet := sets[sl]; isSet || deleted[sl] {
-			continue
-		}
-		if row := current[sl]; row != nil {
-			deleted[sl] = true
-			deletes = append(deletes, row)
-		}
-	}
-	total := len(rows) - len(deletes)
-	for _, sl := range order {
-		if current[sl] == nil {
-			total++
-		}
-	}
-	if total > store.MaxTagsPerSubject && total > len(rows) {
-		return &store.TooManyTagsError{Subject: subj, Tags: total, Max: store.MaxTagsPerSubject}
-	}
-
 	for _, row := range deletes {
 		if err := t.remove(subj, row); err != nil {
 			return err
 		}
 	}
-	for _, sl := range order {
-		value := sets[sl]
-		prev := current[sl]
-		if prev != nil && prev.Value == value {
-			continue
-		}
-		if err := t.set(subj, sl.key, value, prev); err != nil {
+	for _, st := range sets {
+		if err := t.set(subj, st.Key, st.Value, st.Prev); err != nil {
 			return err
 		}
-		if sl.key != "" {
-			if err := t.registerKey(sl.key); err != nil {
+		if st.Key != "" {
+			if err := t.registerKey(st.Key); err != nil {
 				return err
 			}
-			if err := t.registerValue(sl.key, value, ch.Colors[sl.key]); err != nil {
+			if err := t.registerValue(st.Key, st.Value, ch.Colors[st.Key]); err != nil {
 				return err
 			}
 		}
@@ -498,7 +430,7 @@ func (tg *Tags) Batch(ctx context.Context, orgID string, kind store.SubjectKind,
 					return err
 				}
 				for _, r := range rows {
-					items = append(items, client.TagItem{Key: strPtr(r.Key), Value: r.Value})
+					items = append(items, client.TagItem{Key: records.StrPtr(r.Key), Value: r.Value})
 				}
 			}
 			out[id] = items
@@ -515,7 +447,7 @@ func (tg *Tags) Batch(ctx context.Context, orgID string, kind store.SubjectKind,
 func countLiveAgents(o *orgTx, subjects []string) int {
 	n := 0
 	for _, id := range subjects {
-		if subjectOf(id).Kind == store.AgentSubject && liveAgent(o, id) {
+		if records.SubjectOf(id).Kind == store.AgentSubject && liveAgent(o, id) {
 			n++
 		}
 	}
@@ -598,18 +530,7 @@ func (tg *Tags) UpdateKey(ctx context.Context, orgID, key string, description *s
 // the index prefix, with a DELETE event each, and counts the agents
 // (deleted ones too: their tags changed) and the runs affected.
 func (t *tagTx) removeFromCarriers(prefix []byte, key string) (agents, runs int, err error) {
-	for _, id := range carriers(t.o, prefix) {
-		subj := subjectOf(id)
-		if err := t.apply(subj, store.TagChange{Delete: []store.TagDelete{{Key: key}}}); err != nil {
-			return 0, 0, err
-		}
-		if subj.Kind == store.AgentSubject {
-			agents++
-		} else {
-			runs++
-		}
-	}
-	return agents, runs, nil
+	return records.RemoveKey(carriers(t.o, prefix), key, t.apply)
 }
 
 // DeleteKey removes a key from the registry, with its values, and the tag
@@ -760,7 +681,7 @@ func (tg *Tags) RenameValue(ctx context.Context, orgID, key, value, newValue, se
 		}
 		renamed := 0
 		for _, id := range carriers(o, pairCarriersPrefix(key, value)) {
-			subj := subjectOf(id)
+			subj := records.SubjectOf(id)
 			if err := t.apply(subj, store.TagChange{Set: []store.TagSet{{Key: key, Value: newValue}}}); err != nil {
 				return err
 			}
@@ -800,7 +721,7 @@ func subjectsMatching(o *orgTx, q *tagquery.Query, kind store.SubjectKind) map[s
 	}
 	collect := func(set map[string]bool, prefix []byte) {
 		for _, id := range carriers(o, prefix) {
-			if subjectOf(id).Kind == kind {
+			if records.SubjectOf(id).Kind == kind {
 				set[id] = true
 			}
 		}

@@ -3,10 +3,10 @@ package boltstore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Uploads are the files organizations uploaded with POST /v1/upload_file:
@@ -64,23 +64,19 @@ func (r *Runs) FindFile(ctx context.Context, orgID, id string) (string, store.Ru
 		if !validID(id) {
 			return notFound(store.RecordArtifact, id)
 		}
-		needle, _ := json.Marshal(id)
+		needle := records.FileNeedle(id)
 		c := o.runs().Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if !bytes.Contains(v, needle) {
 				continue
 			}
-			var rec struct {
-				Files []store.RunFile `json:"files"`
+			f, ok, err := records.FileOf(string(k), v, id)
+			if err != nil {
+				return err
 			}
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("store: run %s: %w", k, err)
-			}
-			for _, f := range rec.Files {
-				if f.ID == id {
-					runID, file = string(k), f
-					return nil
-				}
+			if ok {
+				runID, file = string(k), f
+				return nil
 			}
 		}
 		return notFound(store.RecordArtifact, id)

@@ -17,13 +17,13 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/abctl/abctl/client"
-	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/internal/agentid"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Agents are the agents of the organizations, every version of each. Get
@@ -55,7 +55,7 @@ func orgOr(ctx context.Context, q querier, orgID string, err error) error {
 // getSummary reads an agent's summary, nil when there is none. lock takes
 // the agent's row for the transaction (FOR UPDATE), so that changes of one
 // agent, from any daemon, happen one after another.
-func getSummary(ctx context.Context, q querier, orgID, wpid string, lock bool) (*agentSummary, error) {
+func getSummary(ctx context.Context, q querier, orgID, wpid string, lock bool) (*records.AgentSummary, error) {
 	if !validKey(wpid) {
 		return nil, nil
 	}
@@ -63,21 +63,22 @@ func getSummary(ctx context.Context, q querier, orgID, wpid string, lock bool) (
 	if lock {
 		sql += ` FOR UPDATE`
 	}
-	sum := &agentSummary{WPID: wpid}
+	sum := &records.AgentSummary{WPID: wpid}
 	var status string
-	err := q.QueryRow(ctx, sql, orgID, wpid).Scan(&sum.Version, &sum.Created, &sum.Folder, &status, &sum.SavedTask, &sum.Deleted)
+	var created time.Time
+	err := q.QueryRow(ctx, sql, orgID, wpid).Scan(&sum.Version, &created, &sum.Folder, &status, &sum.SavedTask, &sum.Deleted)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: agent %s: %w", wpid, err)
 	}
-	sum.Status = client.AgentStatus(status)
+	sum.Status, sum.Created = client.AgentStatus(status), created.UnixNano()
 	return sum, nil
 }
 
 // putSummary stores the summary of an agent, derived from its latest row.
-func putSummary(ctx context.Context, q querier, orgID string, sum *agentSummary) error {
+func putSummary(ctx context.Context, q querier, orgID string, sum *records.AgentSummary) error {
 	search := make([]string, len(sum.Search))
 	for i, s := range sum.Search {
 		search[i] = pgText(s)
@@ -88,7 +89,7 @@ func putSummary(ctx context.Context, q querier, orgID string, sum *agentSummary)
 		ON CONFLICT (org_id, wpid) DO UPDATE SET version = excluded.version, created_at = excluded.created_at,
 			folder_id = excluded.folder_id, status = excluded.status, saved_task = excluded.saved_task,
 			deleted = excluded.deleted, search = excluded.search`,
-		orgID, sum.WPID, sum.Version, sum.Created, pgText(sum.Folder), pgText(string(sum.Status)), sum.SavedTask, sum.Deleted, search)
+		orgID, sum.WPID, sum.Version, time.Unix(0, sum.Created).UTC(), pgText(sum.Folder), pgText(string(sum.Status)), sum.SavedTask, sum.Deleted, search)
 	if err != nil {
 		return fmt.Errorf("store: agent %s summary: %w", sum.WPID, err)
 	}
@@ -129,7 +130,7 @@ func rewriteRows(ctx context.Context, q querier, orgID string, rows []*client.Ag
 	folders := make([]*string, len(rows))
 	data := make([][]byte, len(rows))
 	for i, a := range rows {
-		b, err := encodeRow(a)
+		b, err := records.EncodeRow(a)
 		if err != nil {
 			return err
 		}
@@ -160,7 +161,7 @@ func agentRows(ctx context.Context, q querier, orgID, wpid string) ([]*client.Ag
 		if err := r.Scan(&raw); err != nil {
 			return nil, err
 		}
-		return decodeAgent(raw)
+		return records.DecodeAgent(raw)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: agent %s: %w", wpid, err)
@@ -181,26 +182,7 @@ func getRow(ctx context.Context, q querier, orgID, wpid string, version int) (*c
 	if err != nil {
 		return nil, fmt.Errorf("store: agent %s version %d: %w", wpid, version, err)
 	}
-	return decodeAgent(raw)
-}
-
-// stampVersion fills what the store owns in a new version row (see
-// store.Agents.stampVersion).
-func (a *Agents) stampVersion(ag *client.Agent, orgID, wpid string, version int) {
-	if ag.WorkflowID == "" {
-		ag.WorkflowID = a.s.ids.Next(ids.PrefixAgentVersion)
-	}
-	if ag.CreatedAt.IsZero() {
-		ag.CreatedAt = a.s.clock()
-	}
-	ag.OrganizationID = orgID
-	ag.WorkflowPermanentID = wpid
-	ag.AgentID = wpid
-	ag.Version = version
-	ag.ModifiedAt, ag.DeletedAt = ag.CreatedAt, nil
-	if ag.Status == "" {
-		ag.Status = client.AgentStatusPublished
-	}
+	return records.DecodeAgent(raw)
 }
 
 // Create creates version 1 of a new agent from def, which it stores as
@@ -215,28 +197,17 @@ func (a *Agents) Create(ctx context.Context, orgID string, def *client.Agent, id
 	if err != nil {
 		return nil, false, err
 	}
-	agent, err = decodeAgent(raw)
+	agent, err = records.DecodeAgent(raw)
 	return agent, created, err
 }
 
 // CreateJSON is Create returning the row as the API answers it.
 func (a *Agents) CreateJSON(ctx context.Context, orgID string, def *client.Agent, idempotencyKey string) (json.RawMessage, bool, error) {
-	if def == nil {
-		return nil, false, fmt.Errorf("store: Agents.Create: nil definition")
-	}
-	ag := copyAgent(def)
-	var wpid string
-	if idempotencyKey != "" {
-		wpid = agentid.FromKey(orgID, idempotencyKey)
-	} else {
-		wpid = a.s.ids.Next(ids.PrefixAgent)
-	}
-	a.stampVersion(ag, orgID, wpid, 1)
-	row, err := encodeRow(ag)
+	ag, row, sum, err := records.NewAgent(orgID, def, idempotencyKey, a.s.ids, a.s.clock)
 	if err != nil {
 		return nil, false, err
 	}
-	sum := summaryOf(ag)
+	wpid := ag.WorkflowPermanentID
 	var out json.RawMessage
 	created := false
 	err = a.s.tx(ctx, func(tx pgx.Tx) error {
@@ -281,7 +252,7 @@ func (a *Agents) Update(ctx context.Context, orgID, wpid string, def *client.Age
 	}
 	var ag *client.Agent
 	err := a.s.tx(ctx, func(tx pgx.Tx) error {
-		ag = copyAgent(def)
+		ag = records.CopyAgent(def)
 		if err := needOrg(ctx, tx, orgID); err != nil {
 			return err
 		}
@@ -290,7 +261,7 @@ func (a *Agents) Update(ctx context.Context, orgID, wpid string, def *client.Age
 			return err
 		}
 		if prev == nil {
-			return agentNotFound(wpid)
+			return records.AgentNotFound(wpid)
 		}
 		if prev.Deleted {
 			rows, err := agentRows(ctx, tx, orgID, wpid)
@@ -304,7 +275,7 @@ func (a *Agents) Update(ctx context.Context, orgID, wpid string, def *client.Age
 				return err
 			}
 		}
-		a.stampVersion(ag, orgID, wpid, prev.Version+1)
+		records.StampVersion(ag, orgID, wpid, prev.Version+1, a.s.ids, a.s.clock)
 		ag.FolderID = nil // inherited from the previous version, which the summary describes
 		if prev.Folder != "" {
 			folder := prev.Folder
@@ -321,14 +292,14 @@ func (a *Agents) Update(ctx context.Context, orgID, wpid string, def *client.Age
 			}
 			ag.FolderID = &folder
 		}
-		row, err := encodeRow(ag)
+		row, err := records.EncodeRow(ag)
 		if err != nil {
 			return err
 		}
 		if _, err := insertRow(ctx, tx, ag, row, false); err != nil {
 			return err
 		}
-		return putSummary(ctx, tx, orgID, summaryOf(ag))
+		return putSummary(ctx, tx, orgID, records.SummaryOf(ag))
 	})
 	if err != nil {
 		return nil, err
@@ -343,7 +314,7 @@ func (a *Agents) Get(ctx context.Context, orgID, wpid string, version int) (*cli
 	if err != nil {
 		return nil, err
 	}
-	return decodeAgent(raw)
+	return records.DecodeAgent(raw)
 }
 
 // GetJSON is Get returning the row as the API answers it, its stored
@@ -357,9 +328,9 @@ func (a *Agents) GetJSON(ctx context.Context, orgID, wpid string, version int) (
 func (a *Agents) AppendJSON(ctx context.Context, dst []byte, orgID, wpid string, version int) ([]byte, error) {
 	notFound := func() error {
 		if version != 0 {
-			return agentVersionNotFound(wpid, version)
+			return records.AgentVersionNotFound(wpid, version)
 		}
-		return agentNotFound(wpid)
+		return records.AgentNotFound(wpid)
 	}
 	if !validKey(orgID) || !validKey(wpid) || version < 0 || version > math.MaxInt32 {
 		return dst, orgOr(ctx, a.s.pool, orgID, notFound())
@@ -394,10 +365,10 @@ func (a *Agents) Versions(ctx context.Context, orgID, wpid string) ([]*client.Ag
 		}
 	}
 	if len(out) == 0 {
-		return nil, orgOr(ctx, a.s.pool, orgID, agentNotFound(wpid))
+		return nil, orgOr(ctx, a.s.pool, orgID, records.AgentNotFound(wpid))
 	}
 	if out[len(out)-1].DeletedAt != nil {
-		return nil, agentNotFound(wpid)
+		return nil, records.AgentNotFound(wpid)
 	}
 	return out, nil
 }
@@ -419,7 +390,7 @@ func (a *Agents) Delete(ctx context.Context, orgID, wpid string) error {
 
 // deleteAgentTx soft-deletes the agent prev summarises, whose row the
 // transaction holds.
-func deleteAgentTx(ctx context.Context, q querier, orgID string, prev *agentSummary, now client.Time) error {
+func deleteAgentTx(ctx context.Context, q querier, orgID string, prev *records.AgentSummary, now client.Time) error {
 	rows, err := agentRows(ctx, q, orgID, prev.WPID)
 	if err != nil {
 		return err
@@ -433,7 +404,7 @@ func deleteAgentTx(ctx context.Context, q querier, orgID string, prev *agentSumm
 	if err := rewriteRows(ctx, q, orgID, rows); err != nil {
 		return err
 	}
-	return putSummary(ctx, q, orgID, summaryOf(rows[len(rows)-1]))
+	return putSummary(ctx, q, orgID, records.SummaryOf(rows[len(rows)-1]))
 }
 
 // SetFolder puts an agent in a folder ("" takes it out of any). It
@@ -462,7 +433,7 @@ func (a *Agents) SetFolder(ctx context.Context, orgID, wpid, folderID string) (*
 			return err
 		}
 		if prev == nil || prev.Deleted {
-			return agentNotFound(wpid)
+			return records.AgentNotFound(wpid)
 		}
 		if folderErr != nil {
 			return folderErr
@@ -484,7 +455,7 @@ func (a *Agents) SetFolder(ctx context.Context, orgID, wpid, folderID string) (*
 		if err := rewriteRows(ctx, tx, orgID, []*client.Agent{ag}); err != nil {
 			return err
 		}
-		return putSummary(ctx, tx, orgID, summaryOf(ag))
+		return putSummary(ctx, tx, orgID, records.SummaryOf(ag))
 	})
 	if err != nil {
 		return nil, err
@@ -500,15 +471,7 @@ func (a *Agents) List(ctx context.Context, orgID string, q store.AgentQuery) ([]
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*client.Agent, 0, len(rows))
-	for _, raw := range rows {
-		ag, err := decodeAgent(raw)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ag)
-	}
-	return out, nil
+	return records.DecodeAgents(rows)
 }
 
 // likePattern is a search term as a LIKE pattern matching it anywhere:

@@ -10,6 +10,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // BrowserSessions are the organizations' browser sessions: the record of
@@ -51,7 +52,7 @@ func putSession(ctx context.Context, q querier, orgID string, bs *client.Browser
 func (b *BrowserSessions) Create(ctx context.Context, orgID string, bs *client.BrowserSession) error {
 	now := b.s.clock()
 	bs.OrganizationID, bs.CreatedAt, bs.ModifiedAt = orgID, now, now
-	if !validID(bs.BrowserSessionID) {
+	if !records.ValidID(bs.BrowserSessionID) {
 		return fmt.Errorf("store: browser session id %q is not a valid key", bs.BrowserSessionID)
 	}
 	return b.s.tx(ctx, func(tx pgx.Tx) error {
@@ -101,14 +102,14 @@ func (b *BrowserSessions) Update(ctx context.Context, orgID, id string, fn func(
 		if err != nil {
 			return err
 		}
-		if err := fn(bs); err == store.ErrUnchanged {
-			out = bs
-			return nil
-		} else if err != nil {
+		changed, err := records.ChangeSession(bs, fn, b.s.clock)
+		if err != nil {
 			return err
 		}
-		bs.ModifiedAt = b.s.clock()
 		out = bs
+		if !changed {
+			return nil
+		}
 		return putSession(ctx, tx, orgID, bs)
 	})
 	return out, err

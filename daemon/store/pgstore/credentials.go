@@ -14,6 +14,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/localrun/executor"
 )
 
@@ -27,22 +28,19 @@ type Credentials struct{ s *Store }
 func (s *Store) Credentials() store.Credentials { return &Credentials{s} }
 
 func (c *Credentials) seal(orgID, id string, secret []byte) ([]byte, error) {
-	if c.s.sealer == nil {
-		return nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to seal credentials with")
-	}
-	return c.s.sealer.Seal(secret, store.CredentialAD(orgID, id))
+	return records.SealCredential(c.s.sealer, orgID, id, secret)
 }
 
-func getCredential(ctx context.Context, q querier, orgID, id string, lock bool) (*credentialRecord, error) {
+func getCredential(ctx context.Context, q querier, orgID, id string, lock bool) (*records.Credential, error) {
 	doc, err := getDoc(ctx, q, "credentials", orgID, id, lock, store.RecordCredential)
 	if err != nil {
 		return nil, err
 	}
-	return decodeDoc[credentialRecord](doc, store.RecordCredential, id)
+	return decodeDoc[records.Credential](doc, store.RecordCredential, id)
 }
 
 // putCredential writes rec (insert or replace).
-func putCredential(ctx context.Context, q querier, orgID string, rec *credentialRecord) error {
+func putCredential(ctx context.Context, q querier, orgID string, rec *records.Credential) error {
 	doc, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", rec.ID, err)
@@ -67,7 +65,7 @@ func (c *Credentials) Create(ctx context.Context, orgID string, in *store.Creden
 		return nil, err
 	}
 	now := c.s.clock()
-	rec := &credentialRecord{ID: id, Name: in.Name, Type: in.Type, Info: credentialInfo(in.Info), CreatedAt: now, ModifiedAt: now, Sealed: sealed}
+	rec := records.NewCredential(id, in, sealed, now)
 	err = c.s.tx(ctx, func(tx pgx.Tx) error {
 		if err := resOrg(ctx, tx, orgID); err != nil {
 			return err
@@ -77,7 +75,7 @@ func (c *Credentials) Create(ctx context.Context, orgID string, in *store.Creden
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(), nil
+	return rec.Result(), nil
 }
 
 // Update replaces a credential's name and data, keeping its id. Its type
@@ -87,22 +85,21 @@ func (c *Credentials) Update(ctx context.Context, orgID, id string, in *store.Cr
 	if err != nil {
 		return nil, err
 	}
-	var rec *credentialRecord
+	var rec *records.Credential
 	err = c.s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if rec, err = getCredential(ctx, tx, orgID, id, true); err != nil {
 			return err
 		}
-		if rec.Type != in.Type {
-			return store.Errorf(store.ErrInvalid, "credential %s is a %s credential; its type cannot change to %s (create a new credential instead)", id, rec.Type, in.Type)
+		if err := rec.Update(in, sealed, c.s.clock()); err != nil {
+			return err
 		}
-		rec.Name, rec.Info, rec.Sealed, rec.ModifiedAt = in.Name, credentialInfo(in.Info), sealed, c.s.clock()
 		return putCredential(ctx, tx, orgID, rec)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(), nil
+	return rec.Result(), nil
 }
 
 // Get returns a credential as answers show it.
@@ -111,7 +108,7 @@ func (c *Credentials) Get(ctx context.Context, orgID, id string) (*client.Creden
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(), nil
+	return rec.Result(), nil
 }
 
 // Secret returns a credential's type and its unsealed data (the JSON the
@@ -122,12 +119,9 @@ func (c *Credentials) Secret(ctx context.Context, orgID, id string) (client.Cred
 	if err != nil {
 		return "", nil, err
 	}
-	if c.s.sealer == nil {
-		return "", nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to open credentials with")
-	}
-	plain, err := c.s.sealer.Open(rec.Sealed, store.CredentialAD(orgID, id))
+	plain, err := records.OpenCredential(c.s.sealer, orgID, rec)
 	if err != nil {
-		return "", nil, fmt.Errorf("store: credential %s cannot be opened with this daemon's secret", id)
+		return "", nil, err
 	}
 	return rec.Type, plain, nil
 }
@@ -156,11 +150,11 @@ func (c *Credentials) List(ctx context.Context, orgID string, q store.Credential
 	}
 	out := []*client.Credential{}
 	err = eachDoc(rows, func(id string, doc []byte) error {
-		rec, err := decodeDoc[credentialRecord](doc, store.RecordCredential, id)
+		rec, err := decodeDoc[records.Credential](doc, store.RecordCredential, id)
 		if err != nil {
 			return err
 		}
-		out = append(out, rec.result())
+		out = append(out, rec.Result())
 		return nil
 	})
 	if err != nil {
@@ -282,7 +276,7 @@ func (c *Credentials) TakeTOTPCode(ctx context.Context, orgID, identifier string
 			if sc.code.CreatedAt.Before(f.Since) {
 				return nil
 			}
-			if !admits(f, sc.code) {
+			if !records.Admits(f, sc.code) {
 				continue
 			}
 			out = sc.code
@@ -299,7 +293,7 @@ func (c *Credentials) TakeTOTPCode(ctx context.Context, orgID, identifier string
 
 // resOrg returns the organization's NotFoundError unless it exists.
 func resOrg(ctx context.Context, q querier, orgID string) error {
-	if !validID(orgID) {
+	if !records.ValidID(orgID) {
 		return &store.NotFoundError{Record: store.RecordOrganization, ID: orgID}
 	}
 	_, err := getOrg(ctx, q, orgID)
@@ -322,7 +316,7 @@ func missing(ctx context.Context, q querier, orgID string, nf error) error {
 // of kind r (or of the organization, when it is unknown).
 func getDoc(ctx context.Context, q querier, table, orgID, id string, lock bool, r store.Record) ([]byte, error) {
 	nf := &store.NotFoundError{Record: r, ID: id}
-	if !validID(orgID) || !validID(id) {
+	if !records.ValidID(orgID) || !records.ValidID(id) {
 		return nil, missing(ctx, q, orgID, nf)
 	}
 	sql := `SELECT doc FROM ` + table + ` WHERE org_id = $1 AND id = $2`
@@ -342,11 +336,7 @@ func getDoc(ctx context.Context, q querier, table, orgID, id string, lock bool, 
 
 // decodeDoc decodes a stored JSON document into a new T.
 func decodeDoc[T any](doc []byte, r store.Record, id string) (*T, error) {
-	v := new(T)
-	if err := json.Unmarshal(doc, v); err != nil {
-		return nil, fmt.Errorf("store: %s %s: %w", r, id, err)
-	}
-	return v, nil
+	return records.Decode[T](doc, r, id)
 }
 
 // eachDoc calls fn with the (id, doc) of every row, and closes rows.

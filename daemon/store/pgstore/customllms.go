@@ -11,6 +11,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/localrun/executor"
 )
 
@@ -22,23 +23,12 @@ type CustomLLMs struct{ s *Store }
 // CustomLLMs returns the custom models of the organizations.
 func (s *Store) CustomLLMs() store.CustomLLMs { return &CustomLLMs{s} }
 
-func getCustomLLM(ctx context.Context, q querier, orgID, id string, lock bool) (*customLLMRecord, error) {
+func getCustomLLM(ctx context.Context, q querier, orgID, id string, lock bool) (*records.CustomLLM, error) {
 	doc, err := getDoc(ctx, q, "custom_llms", orgID, id, lock, store.RecordCustomLLM)
 	if err != nil {
 		return nil, err
 	}
-	return decodeDoc[customLLMRecord](doc, store.RecordCustomLLM, id)
-}
-
-// sealKey seals key for the model id of orgID; nil for no key.
-func (c *CustomLLMs) sealKey(orgID, id, key string) ([]byte, error) {
-	if key == "" {
-		return nil, nil
-	}
-	if c.s.sealer == nil {
-		return nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to seal the API keys of custom models with")
-	}
-	return c.s.sealer.Seal([]byte(key), store.CustomLLMAD(orgID, id))
+	return decodeDoc[records.CustomLLM](doc, store.RecordCustomLLM, id)
 }
 
 // NewID returns an id for a custom model not yet stored.
@@ -46,20 +36,19 @@ func (c *CustomLLMs) NewID() string { return c.s.ids.Next(ids.PrefixCustomLLM) }
 
 // Create stores a new custom model under id (from NewID).
 func (c *CustomLLMs) Create(ctx context.Context, orgID, id string, in *store.CustomLLMInput) (*client.CustomLLM, error) {
-	if !strings.HasPrefix(id, ids.PrefixCustomLLM+"_") || !validID(id) {
+	if !strings.HasPrefix(id, ids.PrefixCustomLLM+"_") || !records.ValidID(id) {
 		return nil, store.Errorf(store.ErrInvalid, "%q is not a custom LLM id made by NewID", id)
 	}
 	key := ""
 	if in.Key != nil {
 		key = *in.Key
 	}
-	sealed, err := c.sealKey(orgID, id, key)
+	sealed, err := records.SealCustomLLMKey(c.s.sealer, orgID, id, key)
 	if err != nil {
 		return nil, err
 	}
 	now := c.s.clock()
-	rec := &customLLMRecord{ID: id, Config: in.Config, CreatedAt: now, ModifiedAt: now, Valid: in.Valid, SealedKey: sealed}
-	rec.Config.APIKey = nil
+	rec := records.NewCustomLLM(id, in, sealed, now)
 	doc, err := json.Marshal(rec)
 	if err != nil {
 		return nil, fmt.Errorf("store: encode %s: %w", id, err)
@@ -81,7 +70,7 @@ func (c *CustomLLMs) Create(ctx context.Context, orgID, id string, in *store.Cus
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(orgID), nil
+	return rec.Result(orgID), nil
 }
 
 // Update replaces a custom model's configuration, keeping its id, and
@@ -90,21 +79,17 @@ func (c *CustomLLMs) Update(ctx context.Context, orgID, id string, in *store.Cus
 	var sealed []byte
 	if in.Key != nil {
 		var err error
-		if sealed, err = c.sealKey(orgID, id, *in.Key); err != nil {
+		if sealed, err = records.SealCustomLLMKey(c.s.sealer, orgID, id, *in.Key); err != nil {
 			return nil, err
 		}
 	}
-	var rec *customLLMRecord
+	var rec *records.CustomLLM
 	err := c.s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
 		if rec, err = getCustomLLM(ctx, tx, orgID, id, true); err != nil {
 			return err
 		}
-		rec.Config, rec.Valid, rec.ModifiedAt = in.Config, in.Valid, c.s.clock()
-		rec.Config.APIKey = nil
-		if in.Key != nil {
-			rec.SealedKey = sealed
-		}
+		rec.Update(in, sealed, c.s.clock())
 		doc, err := json.Marshal(rec)
 		if err != nil {
 			return fmt.Errorf("store: encode %s: %w", id, err)
@@ -115,7 +100,7 @@ func (c *CustomLLMs) Update(ctx context.Context, orgID, id string, in *store.Cus
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(orgID), nil
+	return rec.Result(orgID), nil
 }
 
 // Get returns a custom model as answers show it.
@@ -124,11 +109,11 @@ func (c *CustomLLMs) Get(ctx context.Context, orgID, id string) (*client.CustomL
 	if err != nil {
 		return nil, err
 	}
-	return rec.result(orgID), nil
+	return rec.Result(orgID), nil
 }
 
 // list returns every record of the organization, newest first.
-func (c *CustomLLMs) list(ctx context.Context, orgID string) ([]*customLLMRecord, error) {
+func (c *CustomLLMs) list(ctx context.Context, orgID string) ([]*records.CustomLLM, error) {
 	if err := resOrg(ctx, c.s.pool, orgID); err != nil {
 		return nil, err
 	}
@@ -137,9 +122,9 @@ func (c *CustomLLMs) list(ctx context.Context, orgID string) ([]*customLLMRecord
 	if err != nil {
 		return nil, fmt.Errorf("store: list the custom LLMs: %w", err)
 	}
-	var recs []*customLLMRecord
+	var recs []*records.CustomLLM
 	err = eachDoc(rows, func(id string, doc []byte) error {
-		rec, err := decodeDoc[customLLMRecord](doc, store.RecordCustomLLM, id)
+		rec, err := decodeDoc[records.CustomLLM](doc, store.RecordCustomLLM, id)
 		if err == nil {
 			recs = append(recs, rec)
 		}
@@ -154,11 +139,7 @@ func (c *CustomLLMs) List(ctx context.Context, orgID string) ([]*client.CustomLL
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*client.CustomLLM, 0, len(recs))
-	for _, rec := range recs {
-		out = append(out, rec.result(orgID))
-	}
-	return out, nil
+	return records.Results(recs, orgID), nil
 }
 
 // Delete deletes a custom model; its sealed key goes with it.
@@ -179,7 +160,7 @@ func (c *CustomLLMs) Model(ctx context.Context, orgID, id string) (executor.Cust
 	if err != nil {
 		return executor.CustomModel{}, err
 	}
-	return c.unseal(orgID, rec)
+	return rec.Model(c.s.sealer, orgID)
 }
 
 // Models returns the organization's custom models with their keys
@@ -189,28 +170,5 @@ func (c *CustomLLMs) Models(ctx context.Context, orgID string) ([]executor.Custo
 	if err != nil {
 		return nil, err
 	}
-	var out []executor.CustomModel
-	for _, rec := range recs {
-		m, err := c.unseal(orgID, rec)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
-func (c *CustomLLMs) unseal(orgID string, rec *customLLMRecord) (executor.CustomModel, error) {
-	m := store.CustomModelOf(rec.ID, rec.Config)
-	if rec.SealedKey != nil {
-		if c.s.sealer == nil {
-			return executor.CustomModel{}, store.Errorf(store.ErrInvalid, "this daemon has no secret to open the API key of custom LLM %s with", rec.ID)
-		}
-		key, err := c.s.sealer.Open(rec.SealedKey, store.CustomLLMAD(orgID, rec.ID))
-		if err != nil {
-			return executor.CustomModel{}, fmt.Errorf("store: the API key of custom LLM %s cannot be opened with this daemon's secret", rec.ID)
-		}
-		m.APIKey = string(key)
-	}
-	return m, nil
+	return records.Models(c.s.sealer, recs, orgID)
 }

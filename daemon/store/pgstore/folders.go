@@ -13,6 +13,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Folders are the folders of the organizations. Get it with Store.Folders.
@@ -38,7 +39,7 @@ const (
 
 // getFolder returns a folder that is not deleted, with its agent count, or
 // a NotFoundError of the folder. lock is one of the row locks above.
-func getFolder(ctx context.Context, q querier, orgID, id string, lock string) (*folderRecord, error) {
+func getFolder(ctx context.Context, q querier, orgID, id string, lock string) (*records.Folder, error) {
 	if !validKey(id) {
 		return nil, folderNotFound(id)
 	}
@@ -52,7 +53,7 @@ func getFolder(ctx context.Context, q querier, orgID, id string, lock string) (*
 	if err != nil {
 		return nil, fmt.Errorf("store: folder %s: %w", id, err)
 	}
-	rec, err := decodeFolder(raw)
+	rec, err := records.DecodeFolder(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -60,17 +61,9 @@ func getFolder(ctx context.Context, q querier, orgID, id string, lock string) (*
 	return rec, nil
 }
 
-func decodeFolder(raw []byte) (*folderRecord, error) {
-	rec := new(folderRecord)
-	if err := json.Unmarshal(raw, rec); err != nil {
-		return nil, fmt.Errorf("store: folder: %w", err)
-	}
-	return rec, nil
-}
-
 // putFolder stores the record (its count as 0, as the bbolt store keeps
 // it) with the columns the list reads.
-func putFolder(ctx context.Context, q querier, orgID string, rec *folderRecord) error {
+func putFolder(ctx context.Context, q querier, orgID string, rec *records.Folder) error {
 	stored := *rec
 	stored.WorkflowCount = 0
 	data, err := json.Marshal(&stored)
@@ -94,8 +87,9 @@ func putFolder(ctx context.Context, q querier, orgID string, rec *folderRecord) 
 	return nil
 }
 
-// result returns the API form of the record, with its agent count.
-func (rec *folderRecord) result() *client.Folder {
+// folderResult returns the API form of the record, with its agent count
+// (which getFolder and Create set on it).
+func folderResult(rec *records.Folder) *client.Folder {
 	f := rec.Folder
 	return &f
 }
@@ -108,16 +102,7 @@ func (fs *Folders) Create(ctx context.Context, orgID, title, description string)
 			return err
 		}
 		now := fs.s.clock()
-		rec := &folderRecord{Folder: client.Folder{
-			Title:          title,
-			FolderID:       fs.s.ids.Next(ids.PrefixFolder),
-			OrganizationID: orgID,
-			CreatedAt:      now,
-			ModifiedAt:     now,
-		}}
-		if description != "" {
-			rec.Description = &description
-		}
+		rec := records.NewFolder(fs.s.ids.Next(ids.PrefixFolder), orgID, title, description, now)
 		if err := putFolder(ctx, tx, orgID, rec); err != nil {
 			return err
 		}
@@ -127,7 +112,7 @@ func (fs *Folders) Create(ctx context.Context, orgID, title, description string)
 			orgID, rec.FolderID).Scan(&rec.WorkflowCount); err != nil {
 			return fmt.Errorf("store: folder %s: %w", rec.FolderID, err)
 		}
-		f = rec.result()
+		f = folderResult(rec)
 		return nil
 	})
 	return f, err
@@ -146,7 +131,7 @@ func (fs *Folders) Get(ctx context.Context, orgID, id string) (*client.Folder, e
 		}
 		return nil, err
 	}
-	return rec.result(), nil
+	return folderResult(rec), nil
 }
 
 // Update changes a folder's title and description; nil leaves a field
@@ -161,18 +146,11 @@ func (fs *Folders) Update(ctx context.Context, orgID, id string, title, descript
 		if err != nil {
 			return err
 		}
-		if title != nil {
-			rec.Title = *title
-		}
-		if description != nil {
-			d := *description
-			rec.Description = &d
-		}
-		rec.ModifiedAt = fs.s.clock()
+		rec.Update(title, description, fs.s.clock())
 		if err := putFolder(ctx, tx, orgID, rec); err != nil {
 			return err
 		}
-		f = rec.result()
+		f = folderResult(rec)
 		return nil
 	})
 	return f, err
@@ -252,7 +230,7 @@ func clearFolderOnRows(ctx context.Context, q querier, orgID, folderID string, n
 		if err := r.Scan(&raw); err != nil {
 			return nil, err
 		}
-		return decodeAgent(raw)
+		return records.DecodeAgent(raw)
 	})
 	if err != nil {
 		return fmt.Errorf("store: folder %s: %w", folderID, err)
@@ -304,12 +282,12 @@ func (fs *Folders) List(ctx context.Context, orgID string, page, pageSize int, s
 		if err := rows.Scan(&raw, &count); err != nil {
 			return nil, fmt.Errorf("store: list the folders: %w", err)
 		}
-		rec, err := decodeFolder(raw)
+		rec, err := records.DecodeFolder(raw)
 		if err != nil {
 			return nil, err
 		}
 		rec.WorkflowCount = count
-		out = append(out, rec.result())
+		out = append(out, folderResult(rec))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list the folders: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // CreateOrganization creates an organization and a first API key for it,
@@ -221,8 +222,5 @@ func (s *Store) DefaultOrganization(ctx context.Context) (store.Organization, er
 	if err != nil {
 		return store.Organization{}, err
 	}
-	if len(orgs) == 0 {
-		return store.Organization{}, store.Errorf(store.ErrNotFound, "no organization")
-	}
-	return orgs[0], nil
+	return records.DefaultOrganization(orgs)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Profiles are the organizations' browser profiles and the browser states
@@ -25,29 +26,19 @@ type Profiles struct{ s *Store }
 func (s *Store) Profiles() store.Profiles { return &Profiles{s} }
 
 func (p *Profiles) seal(plain, ad []byte) ([]byte, error) {
-	if p.s.sealer == nil {
-		return nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to seal browser states with")
-	}
-	return p.s.sealer.Seal(plain, ad)
+	return records.SealState(p.s.sealer, plain, ad)
 }
 
 func (p *Profiles) open(sealed, ad []byte) ([]byte, error) {
-	if p.s.sealer == nil {
-		return nil, store.Errorf(store.ErrInvalid, "this daemon has no secret to open browser states with")
-	}
-	plain, err := p.s.sealer.Open(sealed, ad)
-	if err != nil {
-		return nil, fmt.Errorf("store: a browser state cannot be opened with this daemon's secret")
-	}
-	return plain, nil
+	return records.OpenState(p.s.sealer, sealed, ad)
 }
 
-func getProfile(ctx context.Context, q querier, orgID, id string, withDeleted, lock bool) (*profileRecord, error) {
+func getProfile(ctx context.Context, q querier, orgID, id string, withDeleted, lock bool) (*records.Profile, error) {
 	doc, err := getDoc(ctx, q, "browser_profiles", orgID, id, lock, store.RecordProfile)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeDoc[profileRecord](doc, store.RecordProfile, id)
+	rec, err := decodeDoc[records.Profile](doc, store.RecordProfile, id)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +49,7 @@ func getProfile(ctx context.Context, q querier, orgID, id string, withDeleted, l
 }
 
 // putProfile writes rec (insert or replace).
-func putProfile(ctx context.Context, q querier, orgID string, rec *profileRecord) error {
+func putProfile(ctx context.Context, q querier, orgID string, rec *records.Profile) error {
 	doc, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", rec.BrowserProfileID, err)
@@ -85,15 +76,7 @@ func putProfile(ctx context.Context, q querier, orgID string, rec *profileRecord
 func (p *Profiles) Create(ctx context.Context, orgID, name, description string, state []byte, wpid string) (*client.BrowserProfile, error) {
 	id := p.s.ids.Next(ids.PrefixBrowserProfile)
 	now := p.s.clock()
-	rec := &profileRecord{BrowserProfile: client.BrowserProfile{
-		BrowserProfileID: id, OrganizationID: orgID, Name: name, CreatedAt: now, ModifiedAt: now,
-	}}
-	if description != "" {
-		rec.Description = &description
-	}
-	if wpid != "" {
-		rec.WorkflowPermanentID = &wpid
-	}
+	rec := records.NewProfile(id, orgID, name, description, wpid, now)
 	if state != nil {
 		sealed, err := p.seal(state, store.ProfileAD(orgID, id))
 		if err != nil {
@@ -155,7 +138,7 @@ func (p *Profiles) List(ctx context.Context, orgID string, q store.ProfileQuery)
 	}
 	out := []*client.BrowserProfile{}
 	err = eachDoc(rows, func(id string, doc []byte) error {
-		rec, err := decodeDoc[profileRecord](doc, store.RecordProfile, id)
+		rec, err := decodeDoc[records.Profile](doc, store.RecordProfile, id)
 		if err != nil {
 			return err
 		}
@@ -226,15 +209,15 @@ func putState(ctx context.Context, q querier, orgID string, key, sealed []byte) 
 // (for a profile made from it later) and, when wpid is given, as the state
 // the agent's next run starts from.
 func (p *Profiles) KeepRunState(ctx context.Context, orgID, runID, wpid string, state []byte) error {
-	runKey := stateKey(store.StateOfRun, runID)
-	forRun, err := p.seal(state, stateAD(orgID, runKey))
+	runKey := records.StateKey(store.StateOfRun, runID)
+	forRun, err := p.seal(state, records.StateAD(orgID, runKey))
 	if err != nil {
 		return err
 	}
 	var agentKey, forAgent []byte
 	if wpid != "" {
-		agentKey = stateKey(store.StateOfAgent, wpid)
-		if forAgent, err = p.seal(state, stateAD(orgID, agentKey)); err != nil {
+		agentKey = records.StateKey(store.StateOfAgent, wpid)
+		if forAgent, err = p.seal(state, records.StateAD(orgID, agentKey)); err != nil {
 			return err
 		}
 	}
@@ -264,14 +247,14 @@ func (p *Profiles) kept(ctx context.Context, orgID string, key []byte) ([]byte, 
 	if err != nil {
 		return nil, fmt.Errorf("store: read a browser state: %w", err)
 	}
-	return p.open(sealed, stateAD(orgID, key))
+	return p.open(sealed, records.StateAD(orgID, key))
 }
 
 // KeepSessionState stores the browser state a browser session closed
 // with, for a profile made from it.
 func (p *Profiles) KeepSessionState(ctx context.Context, orgID, sessionID string, state []byte) error {
-	key := stateKey(store.StateOfSession, sessionID)
-	sealed, err := p.seal(state, stateAD(orgID, key))
+	key := records.StateKey(store.StateOfSession, sessionID)
+	sealed, err := p.seal(state, records.StateAD(orgID, key))
 	if err != nil {
 		return err
 	}
@@ -286,18 +269,18 @@ func (p *Profiles) KeepSessionState(ctx context.Context, orgID, sessionID string
 // SessionState returns the browser state a browser session closed with,
 // nil when it kept none.
 func (p *Profiles) SessionState(ctx context.Context, orgID, sessionID string) ([]byte, error) {
-	return p.kept(ctx, orgID, stateKey(store.StateOfSession, sessionID))
+	return p.kept(ctx, orgID, records.StateKey(store.StateOfSession, sessionID))
 }
 
 // RunState returns the browser state a run kept, nil when it kept none.
 func (p *Profiles) RunState(ctx context.Context, orgID, runID string) ([]byte, error) {
-	return p.kept(ctx, orgID, stateKey(store.StateOfRun, runID))
+	return p.kept(ctx, orgID, records.StateKey(store.StateOfRun, runID))
 }
 
 // AgentState returns the browser state an agent's next run starts from,
 // nil when there is none.
 func (p *Profiles) AgentState(ctx context.Context, orgID, wpid string) ([]byte, error) {
-	return p.kept(ctx, orgID, stateKey(store.StateOfAgent, wpid))
+	return p.kept(ctx, orgID, records.StateKey(store.StateOfAgent, wpid))
 }
 
 // ResetAgentState forgets the browser state of an agent, so that its next
@@ -307,7 +290,7 @@ func (p *Profiles) ResetAgentState(ctx context.Context, orgID, wpid string) erro
 		if err := resOrg(ctx, tx, orgID); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM browser_states WHERE org_id = $1 AND key = $2`, orgID, stateKey(store.StateOfAgent, wpid))
+		_, err := tx.Exec(ctx, `DELETE FROM browser_states WHERE org_id = $1 AND key = $2`, orgID, records.StateKey(store.StateOfAgent, wpid))
 		return err
 	})
 }

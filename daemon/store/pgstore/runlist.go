@@ -202,7 +202,7 @@ func (r *Runs) markDeleted(ctx context.Context, tx pgx.Tx, orgID string, wpids [
 	}
 	ask := make([]string, 0, len(wpids))
 	for _, w := range wpids {
-		if runsValidID(w) {
+		if validKey(w) {
 			ask = append(ask, w)
 		}
 	}

@@ -14,15 +14,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/internal/jsonenc"
 )
 
@@ -32,23 +31,12 @@ type Runs struct{ s *Store }
 // Runs returns the store's runs.
 func (s *Store) Runs() store.Runs { return &Runs{s} }
 
-// runsValidID reports whether id can name a record: the bbolt store's
-// rule (not empty, at most 512 bytes, no NUL), and valid UTF-8, which a
-// text parameter must be. An id that is not is not found, without asking
-// the database.
-func runsValidID(id string) bool {
-	if id == "" || len(id) > 512 || !utf8.ValidString(id) {
-		return false
-	}
-	return strings.IndexByte(id, 0) < 0
-}
-
 func runNotFound(id string) error { return &store.NotFoundError{Record: store.RecordRun, ID: id} }
 
 // checkRunsOrg returns the organization's NotFoundError when it does not
 // exist (or its id cannot be one).
 func checkRunsOrg(ctx context.Context, q querier, orgID string) error {
-	if !runsValidID(orgID) {
+	if !validKey(orgID) {
 		return &store.NotFoundError{Record: store.RecordOrganization, ID: orgID}
 	}
 	_, err := getOrg(ctx, q, orgID)
@@ -75,13 +63,7 @@ func (s *Store) readRuns(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // NewID returns a new id for a run of the given type: wr_ for agent runs,
 // tsk_v2_ for task v2, tsk_ for the other task engines.
 func (r *Runs) NewID(t client.RunType) string {
-	switch t {
-	case client.RunTypeWorkflowRun:
-		return r.s.ids.Next(ids.PrefixWorkflowRun)
-	case client.RunTypeTaskV2:
-		return r.s.ids.Next(ids.PrefixTaskV2)
-	}
-	return r.s.ids.Next(ids.PrefixTask)
+	return records.NewRunID(r.s.ids, t)
 }
 
 // NewBlockID returns a new id for a block execution of a run (wrb_).
@@ -103,7 +85,7 @@ func decodeRun(id string, v []byte) (*store.RunRecord, error) {
 // getRun reads one run; a *store.NotFoundError{Record: store.RecordRun}
 // when there is none.
 func (s *Store) getRun(ctx context.Context, q querier, orgID, id string) (*store.RunRecord, error) {
-	if !runsValidID(orgID) || !runsValidID(id) {
+	if !validKey(orgID) || !validKey(id) {
 		return nil, runNotFound(id)
 	}
 	var data []byte
@@ -174,7 +156,7 @@ func (s *Store) makeRunRow(rec *store.RunRecord) (*runRow, error) {
 // Runs.Create does inside its transaction); a
 // *store.ConflictError{Record: store.RecordRun} when the id exists.
 func (s *Store) insertRun(ctx context.Context, tx pgx.Tx, rec *store.RunRecord) error {
-	if !runsValidID(rec.OrgID) || !runsValidID(rec.ID) {
+	if !validKey(rec.OrgID) || !validKey(rec.ID) {
 		return fmt.Errorf("store: run %q of organization %q: not an id", rec.ID, rec.OrgID)
 	}
 	row, err := s.makeRunRow(rec)
@@ -219,7 +201,7 @@ func (s *Store) updateRun(ctx context.Context, tx pgx.Tx, orgID string, rec *sto
 // (created or queued) are the caller's; the store sets CreatedAt and
 // ModifiedAt, and QueuedAt when the status is queued.
 func (r *Runs) Create(ctx context.Context, rec *store.RunRecord) error {
-	if rec == nil || rec.ID == "" || !runsValidID(rec.ID) {
+	if rec == nil || rec.ID == "" || !validKey(rec.ID) {
 		return fmt.Errorf("store: Runs.Create: the run needs an id from NewID")
 	}
 	if rec.Status != client.RunStatusCreated && rec.Status != client.RunStatusQueued {
@@ -271,7 +253,7 @@ func (r *Runs) Update(ctx context.Context, orgID, id string, change func(rec *st
 	var out *store.RunRecord
 	err := r.s.tx(ctx, func(tx pgx.Tx) error {
 		out = nil
-		if !runsValidID(orgID) || !runsValidID(id) {
+		if !validKey(orgID) || !validKey(id) {
 			return runMissing(ctx, tx, orgID, id)
 		}
 		var data []byte
@@ -286,24 +268,14 @@ func (r *Runs) Update(ctx context.Context, orgID, id string, change func(rec *st
 		if err != nil {
 			return err
 		}
-		if err := change(rec); err != nil {
-			if errors.Is(err, store.ErrUnchanged) {
-				out = rec
-				return nil
-			}
+		changed, err := records.ApplyRunChange(rec, change, r.s.clock)
+		if err != nil {
 			return err
 		}
-		now := r.s.clock()
-		rec.ModifiedAt = now
-		switch {
-		case rec.Status == client.RunStatusQueued && rec.QueuedAt == nil:
-			rec.QueuedAt = &now
-		case rec.Status == client.RunStatusRunning && rec.StartedAt == nil:
-			rec.StartedAt = &now
-		case rec.Terminal() && rec.FinishedAt == nil:
-			rec.FinishedAt = &now
-		}
 		out = rec
+		if !changed {
+			return nil
+		}
 		return r.s.updateRun(ctx, tx, orgID, rec)
 	})
 	if err != nil {
@@ -331,7 +303,7 @@ func (r *Runs) Pending(ctx context.Context) ([]store.RunRef, error) {
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: the pending runs: %w", err)
 	}
-	slices.SortFunc(out, func(a, b store.RunRef) int { return compareRunIDs(a.RunID, b.RunID) })
+	slices.SortFunc(out, func(a, b store.RunRef) int { return records.CompareRunIDs(a.RunID, b.RunID) })
 	return out, nil
 }
 
@@ -351,10 +323,10 @@ func (r *Runs) FindFile(ctx context.Context, orgID, id string) (string, store.Ru
 		if err := checkRunsOrg(ctx, tx, orgID); err != nil {
 			return err
 		}
-		if !runsValidID(id) {
+		if !validKey(id) {
 			return &store.NotFoundError{Record: store.RecordArtifact, ID: id}
 		}
-		needle, _ := json.Marshal(id)
+		needle := records.FileNeedle(id)
 		rows, err := tx.Query(ctx, `SELECT id, record FROM runs WHERE org_id = $1 AND position($2::bytea IN record) > 0 ORDER BY id`, orgID, needle)
 		if err != nil {
 			return fmt.Errorf("store: find file %s: %w", id, err)
@@ -366,17 +338,13 @@ func (r *Runs) FindFile(ctx context.Context, orgID, id string) (string, store.Ru
 			if err := rows.Scan(&k, &v); err != nil {
 				return fmt.Errorf("store: find file %s: %w", id, err)
 			}
-			var rec struct {
-				Files []store.RunFile `json:"files"`
+			f, ok, err := records.FileOf(k, v, id)
+			if err != nil {
+				return err
 			}
-			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("store: run %s: %w", k, err)
-			}
-			for _, f := range rec.Files {
-				if f.ID == id {
-					runID, file = k, f
-					return nil
-				}
+			if ok {
+				runID, file = k, f
+				return nil
 			}
 		}
 		if err := rows.Err(); err != nil {

@@ -11,13 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/internal/jsonenc"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // runItemTable is one of the tables of a run's numbered items.
@@ -85,16 +84,14 @@ func (t runItemTable) each(ctx context.Context, q querier, orgID, runID string, 
 // forgets the steps MaxRunSteps or more numbers older. The store stamps its
 // CreatedAt. ErrNotFound when there is no such run.
 func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.RunStep) error {
-	if step == nil || step.Number < 1 || step.Number > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a step is numbered from 1, not %v", runID, stepNumber(step))
+	if err := records.CheckStep(runID, step); err != nil {
+		return err
 	}
 	return r.s.tx(ctx, func(tx pgx.Tx) error {
-		if !runsValidID(orgID) || !runsValidID(runID) {
+		if !validKey(orgID) || !validKey(runID) {
 			return runMissing(ctx, tx, orgID, runID)
 		}
-		stamped := *step
-		stamped.CreatedAt = r.s.clock()
-		data, err := jsonenc.Marshal(&stamped)
+		data, err := records.EncodeStep(step, r.s.clock())
 		if err != nil {
 			return err
 		}
@@ -113,16 +110,14 @@ func (r *Runs) AddStep(ctx context.Context, orgID, runID string, step *client.Ru
 // MaxRunBlocks or more numbers older are forgotten. ErrNotFound when there
 // is no such run.
 func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *client.RunBlock) error {
-	if block == nil || n < 1 || n > math.MaxUint32 {
-		return store.Errorf(store.ErrInvalid, "store: run %s: a block execution is numbered from 1, not %d", runID, n)
+	if err := records.CheckBlock(runID, n, block); err != nil {
+		return err
 	}
 	return r.s.tx(ctx, func(tx pgx.Tx) error {
-		if !runsValidID(orgID) || !runsValidID(runID) {
+		if !validKey(orgID) || !validKey(runID) {
 			return runMissing(ctx, tx, orgID, runID)
 		}
-		stamped := *block
 		now := r.s.clock()
-		stamped.CreatedAt, stamped.ModifiedAt = now, now
 		// The block as recorded before, held until this transaction ends
 		// so that a concurrent write of it keeps the same created_at.
 		var old []byte
@@ -131,15 +126,7 @@ func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("store: run %s: %w", runID, err)
 		}
-		if old != nil {
-			var prev struct {
-				CreatedAt client.Time `json:"created_at"`
-			}
-			if err := json.Unmarshal(old, &prev); err == nil && !prev.CreatedAt.IsZero() {
-				stamped.CreatedAt = prev.CreatedAt
-			}
-		}
-		data, err := jsonenc.Marshal(&stamped)
+		data, err := records.EncodeBlock(block, old, now)
 		if err != nil {
 			return err
 		}
@@ -156,7 +143,7 @@ func (r *Runs) PutBlock(ctx context.Context, orgID, runID string, n int, block *
 // client.RunStep. ErrNotFound when there is no such run; a run without
 // steps has an empty (non-nil) list.
 func (r *Runs) StepsJSON(ctx context.Context, orgID, runID string) ([]json.RawMessage, error) {
-	if !runsValidID(orgID) || !runsValidID(runID) {
+	if !validKey(orgID) || !validKey(runID) {
 		return nil, runMissing(ctx, r.s.pool, orgID, runID)
 	}
 	// One statement: the run's row, joined to its steps (none: one row
@@ -206,23 +193,17 @@ func (r *Runs) Trace(ctx context.Context, orgID, runID string) (*store.RunTrace,
 		}
 		t.Record = rec
 		err = runBlocksTable.each(ctx, tx, orgID, runID, false, func(v []byte) error {
-			b := new(client.RunBlock)
-			if err := json.Unmarshal(v, b); err != nil {
-				return store.Errorf(store.ErrInvalid, "store: run %s: a block record does not decode: %v", runID, err)
-			}
+			b, err := records.DecodeRunBlock(runID, v)
 			t.Blocks = append(t.Blocks, b)
-			return nil
+			return err
 		})
 		if err != nil {
 			return err
 		}
 		return runStepsTable.each(ctx, tx, orgID, runID, false, func(v []byte) error {
-			s := new(client.RunStep)
-			if err := json.Unmarshal(v, s); err != nil {
-				return store.Errorf(store.ErrInvalid, "store: run %s: a step record does not decode: %v", runID, err)
-			}
+			s, err := records.DecodeRunStep(runID, v)
 			t.Steps = append(t.Steps, s)
-			return nil
+			return err
 		})
 	})
 	if err != nil {

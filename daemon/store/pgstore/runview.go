@@ -27,7 +27,7 @@ import (
 // ErrNotFound when there is no such run, store.ErrNoRunView when it has no
 // view; an error of fn is returned as it is.
 func (r *Runs) View(ctx context.Context, orgID, id string, fn func(view []byte) error) error {
-	if !runsValidID(orgID) || !runsValidID(id) {
+	if !validKey(orgID) || !validKey(id) {
 		return runMissing(ctx, r.s.pool, orgID, id)
 	}
 	var has bool

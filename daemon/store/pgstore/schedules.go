@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Schedules are the organizations' agent schedules and the scheduler's
@@ -47,7 +47,7 @@ func (s *Store) liveAgents(ctx context.Context, q querier, orgID string, wpids [
 	live := map[string]bool{}
 	var ask []string
 	for _, w := range wpids {
-		if validID(w) && !slices.Contains(ask, w) {
+		if records.ValidID(w) && !slices.Contains(ask, w) {
 			ask = append(ask, w)
 		}
 	}
@@ -114,14 +114,9 @@ func putSchedule(ctx context.Context, q querier, rec *store.ScheduleRecord) erro
 // Create stores a new schedule of agent wpid (ErrNotFound when the agent
 // does not exist or is deleted).
 func (sc *Schedules) Create(ctx context.Context, orgID, wpid string, in *store.ScheduleInput) (*store.ScheduleRecord, error) {
-	id := sc.s.ids.Next(schedulePrefix)
+	id := sc.s.ids.Next(records.SchedulePrefix)
 	now := sc.s.clock()
-	rec := &store.ScheduleRecord{
-		ID: id, OrgID: orgID, AgentID: wpid, Cron: in.Cron, Timezone: in.Timezone, Enabled: in.Enabled,
-		Parameters: in.Parameters, Name: in.Name, Description: in.Description,
-		CreatedAt: now, ModifiedAt: now, HandledThrough: in.From.UTC(),
-		KeyHash: in.KeyHash, BaseURL: in.BaseURL,
-	}
+	rec := records.NewSchedule(id, orgID, wpid, in, now)
 	err := sc.s.tx(ctx, func(tx pgx.Tx) error {
 		if err := resOrg(ctx, tx, orgID); err != nil {
 			return err
@@ -215,31 +210,21 @@ func (sc *Schedules) ListAll(ctx context.Context, orgID string, q store.Schedule
 	if err != nil {
 		return nil, 0, err
 	}
-	titles := map[string]*string{} // nil: the agent is gone
-	term := strings.ToLower(q.Search)
-	var all []store.ScheduleListItem
-	for _, rec := range recs {
-		title, seen := titles[rec.AgentID]
-		if !seen {
-			if live[rec.AgentID] {
-				a, err := sc.s.Agents().Get(ctx, orgID, rec.AgentID, 0)
-				switch {
-				case err == nil:
-					title = &a.Title
-				case !errors.Is(err, store.ErrNotFound): // deleted since: not listed
-					return nil, 0, err
-				}
-			}
-			titles[rec.AgentID] = title
+	all, err := records.ScheduleItems(recs, q.Search, func(wpid string) (*string, error) {
+		if !live[wpid] {
+			return nil, nil
 		}
-		if title == nil {
-			continue
+		a, err := sc.s.Agents().Get(ctx, orgID, wpid, 0)
+		switch {
+		case err == nil:
+			return &a.Title, nil
+		case errors.Is(err, store.ErrNotFound): // deleted since: not listed
+			return nil, nil
 		}
-		if term != "" && !strings.Contains(strings.ToLower(*title), term) &&
-			(rec.Name == nil || !strings.Contains(strings.ToLower(*rec.Name), term)) {
-			continue
-		}
-		all = append(all, store.ScheduleListItem{ScheduleRecord: rec, AgentTitle: *title})
+		return nil, err
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	offset, limit, ok := resPage(q.Page, q.PageSize)
 	if !ok || offset >= int64(len(all)) {
@@ -258,13 +243,7 @@ func (sc *Schedules) Update(ctx context.Context, orgID, wpid, id string, in *sto
 		if rec, err = sc.getAgentSchedule(ctx, tx, orgID, wpid, id, true); err != nil {
 			return err
 		}
-		if rec.Cron != in.Cron || rec.Timezone != in.Timezone || (in.Enabled && !rec.Enabled) {
-			rec.HandledThrough = laterOf(rec.HandledThrough, in.From.UTC())
-		}
-		rec.Cron, rec.Timezone, rec.Enabled = in.Cron, in.Timezone, in.Enabled
-		rec.Parameters, rec.Name, rec.Description = in.Parameters, in.Name, in.Description
-		rec.KeyHash, rec.BaseURL = in.KeyHash, in.BaseURL
-		rec.ModifiedAt = sc.s.clock()
+		records.UpdateSchedule(rec, in, sc.s.clock())
 		return putSchedule(ctx, tx, rec)
 	})
 	if err != nil {
@@ -283,13 +262,9 @@ func (sc *Schedules) SetEnabled(ctx context.Context, orgID, wpid, id string, ena
 		if rec, err = sc.getAgentSchedule(ctx, tx, orgID, wpid, id, true); err != nil {
 			return err
 		}
-		if rec.Enabled == enabled {
+		if !records.SetScheduleEnabled(rec, enabled, from, sc.s.clock) {
 			return nil
 		}
-		if enabled {
-			rec.HandledThrough = laterOf(rec.HandledThrough, from.UTC())
-		}
-		rec.Enabled, rec.ModifiedAt = enabled, sc.s.clock()
 		return putSchedule(ctx, tx, rec)
 	})
 	if err != nil {
@@ -350,13 +325,10 @@ func (sc *Schedules) Enabled(ctx context.Context) ([]*store.ScheduleRecord, erro
 // schedule in the same transaction. A schedule whose agent is deleted
 // answers ErrNotFound and writes nothing.
 func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Time, missed store.Missed, run *store.RunRecord) (store.FireOutcome, error) {
-	if run == nil || run.OrgID != orgID || !validID(run.ID) {
-		return 0, fmt.Errorf("store: Schedules.Fire: the run needs an id from NewID and organization %s", orgID)
+	if err := records.CheckFireRun(orgID, run); err != nil {
+		return 0, err
 	}
-	if run.Status != client.RunStatusQueued {
-		return 0, fmt.Errorf("store: Schedules.Fire: a new run is queued, not %q", run.Status)
-	}
-	at, now = at.UTC(), laterOf(at.UTC(), now.UTC())
+	at, now = records.FireTimes(at, now)
 	// The run's stamps are set in the transaction; a fire that stores no
 	// run leaves them as they were, as bbolt's does.
 	created, modified, queued, scheduled := run.CreatedAt, run.ModifiedAt, run.QueuedAt, run.ScheduledFor
@@ -371,12 +343,12 @@ func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Ti
 		if err := sc.s.checkLiveAgent(ctx, tx, orgID, rec.AgentID); err != nil {
 			return err
 		}
-		if why, due := scheduleDue(rec, at); !due {
+		if why, due := rec.Due(at); !due {
 			outcome = why
 			return nil
 		}
 		rec.HandledThrough = now
-		addMissed(rec, missed)
+		rec.AddMissed(missed)
 		if rec.LastRunID != "" {
 			prev, err := sc.s.getRun(ctx, tx, orgID, rec.LastRunID)
 			var nf *store.NotFoundError
@@ -415,7 +387,7 @@ func (sc *Schedules) Fire(ctx context.Context, orgID, id string, at, now time.Ti
 // (reason, for people), moving the schedule's mark to now and counting
 // missed as Fire does; FireAlreadyHandled when at was handled already.
 func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Time, missed store.Missed, reason string) (store.FireOutcome, error) {
-	at, now = at.UTC(), laterOf(at.UTC(), now.UTC())
+	at, now = records.FireTimes(at, now)
 	var outcome store.FireOutcome
 	err := sc.s.tx(ctx, func(tx pgx.Tx) error {
 		outcome = 0
@@ -423,13 +395,10 @@ func (sc *Schedules) Miss(ctx context.Context, orgID, id string, at, now time.Ti
 		if err != nil {
 			return err
 		}
-		if why, due := scheduleDue(rec, at); !due {
-			outcome = why
+		var write bool
+		if outcome, write = records.Miss(rec, at, now, missed, reason); !write {
 			return nil
 		}
-		outcome = store.FireSkipped
-		rec.HandledThrough, rec.LastError = now, reason
-		addMissed(rec, missed)
 		return putSchedule(ctx, tx, rec)
 	})
 	return outcome, err

@@ -17,6 +17,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Scripts are the organizations' recorded scripts and their versions
@@ -28,12 +29,12 @@ type Scripts struct{ s *Store }
 func (s *Store) Scripts() store.Scripts { return &Scripts{s} }
 
 // getScript returns a script that is not deleted.
-func getScript(ctx context.Context, q querier, orgID, id string, lock bool) (*scriptRecord, error) {
+func getScript(ctx context.Context, q querier, orgID, id string, lock bool) (*records.Script, error) {
 	doc, err := getDoc(ctx, q, "scripts", orgID, id, lock, store.RecordScript)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeDoc[scriptRecord](doc, store.RecordScript, id)
+	rec, err := decodeDoc[records.Script](doc, store.RecordScript, id)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +46,7 @@ func getScript(ctx context.Context, q querier, orgID, id string, lock bool) (*sc
 
 // getScriptVersion returns one version of a script, with its content;
 // NotFoundError with the version when it has none such.
-func getScriptVersion(ctx context.Context, q querier, orgID, id string, version int) (*scriptVersionRecord, error) {
+func getScriptVersion(ctx context.Context, q querier, orgID, id string, version int) (*records.ScriptVersion, error) {
 	nf := &store.NotFoundError{Record: store.RecordScript, ID: id, Version: version}
 	if version <= 0 || int64(version) > math.MaxInt32 {
 		return nil, nf
@@ -59,7 +60,7 @@ func getScriptVersion(ctx context.Context, q querier, orgID, id string, version 
 	if err != nil {
 		return nil, fmt.Errorf("store: version %d of script %s: %w", version, id, err)
 	}
-	v := new(scriptVersionRecord)
+	v := new(records.ScriptVersion)
 	if err := json.Unmarshal(doc, v); err != nil {
 		return nil, fmt.Errorf("store: version %d of script %s: %w", version, id, err)
 	}
@@ -68,7 +69,7 @@ func getScriptVersion(ctx context.Context, q querier, orgID, id string, version 
 }
 
 // putScript writes the script's record (insert or replace).
-func putScript(ctx context.Context, q querier, orgID string, rec *scriptRecord) error {
+func putScript(ctx context.Context, q querier, orgID string, rec *records.Script) error {
 	doc, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("store: encode %s: %w", rec.ID, err)
@@ -88,14 +89,11 @@ func putScript(ctx context.Context, q querier, orgID string, rec *scriptRecord) 
 // with content, and the script record that says so. The caller holds the
 // script's row locked (or made it in its transaction), so that two
 // versions never take one number.
-func putScriptVersion(ctx context.Context, tx pgx.Tx, orgID string, rec *scriptRecord, revisionID, runID string, content []byte, now client.Time) (*scriptVersionRecord, error) {
-	v := &scriptVersionRecord{RevisionID: revisionID, Version: rec.Latest + 1, RunID: runID, CreatedAt: now,
-		Content: bytes.Clone(content), SHA256: scriptDigest(content)}
-	record := *v
-	record.Content = nil
-	doc, err := json.Marshal(&record)
+func putScriptVersion(ctx context.Context, tx pgx.Tx, orgID string, rec *records.Script, revisionID, runID string, content []byte, now client.Time) (*records.ScriptVersion, error) {
+	v := rec.NextVersion(revisionID, runID, content, now)
+	doc, err := records.Encode(fmt.Sprintf("version %d of script %s", v.Version, rec.ID), v.WithoutContent())
 	if err != nil {
-		return nil, fmt.Errorf("store: encode version %d of script %s: %w", v.Version, rec.ID, err)
+		return nil, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO script_versions (org_id, script_id, version, doc, content) VALUES ($1, $2, $3, $4, $5)`,
 		orgID, rec.ID, v.Version, doc, v.Content); err != nil {
@@ -113,7 +111,7 @@ func putScriptVersion(ctx context.Context, tx pgx.Tx, orgID string, rec *scriptR
 // the agent otherwise.
 func (sc *Scripts) agentOf(ctx context.Context, q querier, orgID, id string) (string, error) {
 	nf := &store.NotFoundError{Record: store.RecordAgent, ID: id}
-	if !validID(id) {
+	if !records.ValidID(id) {
 		return "", nf
 	}
 	live, err := sc.s.liveAgents(ctx, q, orgID, []string{id})
@@ -146,7 +144,7 @@ func (sc *Scripts) agentOf(ctx context.Context, q querier, orgID, id string) (st
 // of its agent's cache key at it.
 func (sc *Scripts) newScript(ctx context.Context, tx pgx.Tx, orgID, scriptID, revisionID, wpid, cacheKey, runID string, content []byte) (*store.ScriptRevision, error) {
 	now := sc.s.clock()
-	rec := &scriptRecord{ID: scriptID, AgentID: wpid, CacheKey: cacheKey, CreatedAt: now}
+	rec := &records.Script{ID: scriptID, AgentID: wpid, CacheKey: cacheKey, CreatedAt: now}
 	v, err := putScriptVersion(ctx, tx, orgID, rec, revisionID, runID, content, now)
 	if err != nil {
 		return nil, err
@@ -158,7 +156,7 @@ func (sc *Scripts) newScript(ctx context.Context, tx pgx.Tx, orgID, scriptID, re
 			return nil, fmt.Errorf("store: the script of agent %s: %w", wpid, err)
 		}
 	}
-	return rec.revision(orgID, v), nil
+	return rec.Revision(orgID, v), nil
 }
 
 // Create stores a new script, version 1. When in names an agent, the agent
@@ -166,7 +164,7 @@ func (sc *Scripts) newScript(ctx context.Context, tx pgx.Tx, orgID, scriptID, re
 // the script becomes the one of the agent's cache key in.CacheKey,
 // replacing any earlier script of that pair for the runs to come.
 func (sc *Scripts) Create(ctx context.Context, orgID string, in store.ScriptInput) (*store.ScriptRevision, error) {
-	if err := checkScriptContent(in.Content); err != nil {
+	if err := records.CheckScriptContent(in.Content); err != nil {
 		return nil, err
 	}
 	cacheKey := cmp.Or(in.CacheKey, store.DefaultCacheKey)
@@ -196,7 +194,7 @@ func (sc *Scripts) Create(ctx context.Context, orgID string, in store.ScriptInpu
 // Deploy stores content as a new version of a script (its latest + 1),
 // even when it equals the latest.
 func (sc *Scripts) Deploy(ctx context.Context, orgID, scriptID string, content []byte, runID string) (*store.ScriptRevision, error) {
-	if err := checkScriptContent(content); err != nil {
+	if err := records.CheckScriptContent(content); err != nil {
 		return nil, err
 	}
 	revisionID := sc.s.ids.Next(ids.PrefixScriptRevision)
@@ -210,7 +208,7 @@ func (sc *Scripts) Deploy(ctx context.Context, orgID, scriptID string, content [
 		if err != nil {
 			return err
 		}
-		out = rec.revision(orgID, v)
+		out = rec.Revision(orgID, v)
 		return nil
 	})
 	if err != nil {
@@ -234,11 +232,11 @@ func scriptPairLock(orgID, wpid, cacheKey string) int64 {
 // with created false and writes nothing. The agent must be the
 // organization's and not deleted (ErrNotFound otherwise).
 func (sc *Scripts) Record(ctx context.Context, orgID, wpid, cacheKey, runID string, content []byte) (rev *store.ScriptRevision, created bool, err error) {
-	if err := checkScriptContent(content); err != nil {
+	if err := records.CheckScriptContent(content); err != nil {
 		return nil, false, err
 	}
 	cacheKey = cmp.Or(cacheKey, store.DefaultCacheKey)
-	digest := scriptDigest(content)
+	digest := records.ScriptDigest(content)
 	scriptID, revisionID := sc.s.ids.Next(ids.PrefixScript), sc.s.ids.Next(ids.PrefixScriptRevision)
 	err = sc.s.tx(ctx, func(tx pgx.Tx) error {
 		rev, created = nil, false
@@ -265,14 +263,14 @@ func (sc *Scripts) Record(ctx context.Context, orgID, wpid, cacheKey, runID stri
 			return err
 		}
 		if latest.SHA256 == digest && bytes.Equal(latest.Content, content) {
-			rev = rec.revision(orgID, latest)
+			rev = rec.Revision(orgID, latest)
 			return nil
 		}
 		v, err := putScriptVersion(ctx, tx, orgID, rec, revisionID, runID, content, sc.s.clock())
 		if err != nil {
 			return err
 		}
-		created, rev = true, rec.revision(orgID, v)
+		created, rev = true, rec.Revision(orgID, v)
 		return nil
 	})
 	if err != nil {
@@ -284,8 +282,8 @@ func (sc *Scripts) Record(ctx context.Context, orgID, wpid, cacheKey, runID stri
 // indexedScript returns the script the index names for an agent's cache
 // key, nil when none (or when it was deleted); locked FOR UPDATE when lock
 // is set.
-func indexedScript(ctx context.Context, q querier, orgID, wpid, cacheKey string, lock bool) (*scriptRecord, error) {
-	if !validID(wpid) {
+func indexedScript(ctx context.Context, q querier, orgID, wpid, cacheKey string, lock bool) (*records.Script, error) {
+	if !records.ValidID(wpid) {
 		return nil, nil
 	}
 	var id string
@@ -326,7 +324,7 @@ func (sc *Scripts) Version(ctx context.Context, orgID, scriptID string, version 
 	if err != nil {
 		return nil, err
 	}
-	return rec.revision(orgID, v), nil
+	return rec.Revision(orgID, v), nil
 }
 
 // ForAgent returns the latest version of the script of agent wpid's cache
@@ -348,7 +346,7 @@ func (sc *Scripts) ForAgent(ctx context.Context, orgID, wpid, cacheKey string) (
 	if err != nil {
 		return nil, err
 	}
-	return rec.revision(orgID, v), nil
+	return rec.Revision(orgID, v), nil
 }
 
 // List returns one page (from 1) of the organization's scripts, the
@@ -379,16 +377,16 @@ func (sc *Scripts) List(ctx context.Context, orgID string, page, pageSize int, w
 		if err := rows.Scan(&id, &doc, &vdoc, &content); err != nil {
 			return nil, fmt.Errorf("store: list the scripts: %w", err)
 		}
-		rec, err := decodeDoc[scriptRecord](doc, store.RecordScript, id)
+		rec, err := decodeDoc[records.Script](doc, store.RecordScript, id)
 		if err != nil {
 			return nil, err
 		}
-		v := new(scriptVersionRecord)
+		v := new(records.ScriptVersion)
 		if err := json.Unmarshal(vdoc, v); err != nil {
 			return nil, fmt.Errorf("store: version %d of script %s: %w", rec.Latest, id, err)
 		}
 		v.Content = content
-		out = append(out, rec.revision(orgID, v))
+		out = append(out, rec.Revision(orgID, v))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list the scripts: %w", err)

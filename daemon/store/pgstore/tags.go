@@ -23,6 +23,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 	"github.com/abctl/abctl/daemon/tagquery"
 )
 
@@ -78,7 +79,7 @@ func subjectNotFound(subj store.TagSubject) error {
 	if subj.Kind == store.RunSubject {
 		return &store.NotFoundError{Record: store.RecordWorkflowRun, ID: subj.ID}
 	}
-	return agentNotFound(subj.ID)
+	return records.AgentNotFound(subj.ID)
 }
 
 func tagKeyNotFound(key string) error {
@@ -172,9 +173,9 @@ func (t *tagWork) lock(ctx context.Context, subject string) error {
 // newEvent records an event of the subject and returns its seq.
 func (t *tagWork) newEvent(ctx context.Context, subj store.TagSubject, ev client.TagEvent) (int64, error) {
 	n := t.s.ids.NextInt()
-	prefix := prefixAgentTagEvent
+	prefix := records.PrefixAgentTagEvent
 	if subj.Kind == store.RunSubject {
-		prefix = prefixRunTagEvent
+		prefix = records.PrefixRunTagEvent
 	}
 	ev.TagEventID = prefix + "_" + strconv.FormatInt(n, 10)
 	ev.Source = client.TagSourceManual
@@ -226,7 +227,7 @@ func (t *tagWork) set(ctx context.Context, subj store.TagSubject, key, value str
 			return err
 		}
 	}
-	seq, err := t.newEvent(ctx, subj, client.TagEvent{Key: strPtr(key), Value: &value, EventType: client.TagEventSet})
+	seq, err := t.newEvent(ctx, subj, client.TagEvent{Key: records.StrPtr(key), Value: &value, EventType: client.TagEventSet})
 	if err != nil {
 		return err
 	}
@@ -261,9 +262,9 @@ func (t *tagWork) remove(ctx context.Context, subj store.TagSubject, row *tagRow
 	}
 	ev := client.TagEvent{EventType: client.TagEventDelete}
 	if row.Key != "" {
-		ev.Key = strPtr(row.Key)
+		ev.Key = records.StrPtr(row.Key)
 	} else {
-		ev.Value = strPtr(row.Value)
+		ev.Value = records.StrPtr(row.Value)
 	}
 	_, err := t.newEvent(ctx, subj, ev)
 	return err
@@ -309,68 +310,24 @@ func (t *tagWork) apply(ctx context.Context, subj store.TagSubject, ch store.Tag
 	if err != nil {
 		return err
 	}
-	type slot struct{ key, value string } // key "" for a label slot (value names it)
-	slotOf := func(key, value string) slot {
-		if key != "" {
-			return slot{key: key}
-		}
-		return slot{value: value}
+	deletes, sets, err := records.PlanTagChange(subj, rows, func(r *tagRow) (string, string) { return r.Key, r.Value }, ch)
+	if err != nil {
+		return err
 	}
-	current := make(map[slot]*tagRow, len(rows))
-	for i := range rows {
-		current[slotOf(rows[i].Key, rows[i].Value)] = &rows[i]
-	}
-
-	var order []slot
-	sets := map[slot]string{}
-	for _, s := range ch.Set {
-		sl := slotOf(s.Key, s.Value)
-		if _, seen := sets[sl]; !seen {
-			order = append(order, sl)
-		}
-		sets[sl] = s.Value
-	}
-	var deletes []*tagRow
-	deleted := map[slot]bool{}
-	for _, d := range ch.Delete {
-		sl := slotOf(d.Key, d.Value)
-		if _, isSet := sets[sl]; isSet || deleted[sl] {
-			continue
-		}
-		if row := current[sl]; row != nil {
-			deleted[sl] = true
-			deletes = append(deletes, row)
-		}
-	}
-	total := len(rows) - len(deletes)
-	for _, sl := range order {
-		if current[sl] == nil {
-			total++
-		}
-	}
-	if total > store.MaxTagsPerSubject && total > len(rows) {
-		return &store.TooManyTagsError{Subject: subj, Tags: total, Max: store.MaxTagsPerSubject}
-	}
-
 	for _, row := range deletes {
 		if err := t.remove(ctx, subj, row); err != nil {
 			return err
 		}
 	}
-	for _, sl := range order {
-		value := sets[sl]
-		prev := current[sl]
-		if prev != nil && prev.Value == value {
-			continue
-		}
-		if err := t.set(ctx, subj, sl.key, value, prev); err != nil {
+	for _, st := range sets {
+		if err := t.set(ctx, subj, st.Key, st.Value, st.Prev); err != nil {
 			return err
 		}
-		if sl.key != "" {
-			if err := t.registerKey(ctx, sl.key); err != nil {
+		if st.Key != "" {
+			if err := t.registerKey(ctx, st.Key); err != nil {
 				return err
 			}
-			if _, err := t.registerValue(ctx, sl.key, value, ch.Colors[sl.key]); err != nil {
+			if _, err := t.registerValue(ctx, st.Key, st.Value, ch.Colors[st.Key]); err != nil {
 				return err
 			}
 		}
@@ -530,7 +487,7 @@ func (tg *Tags) Batch(ctx context.Context, orgID string, kind store.SubjectKind,
 		if err := rows.Scan(&subject, &key, &value); err != nil {
 			return nil, fmt.Errorf("store: tags: %w", err)
 		}
-		out[subject] = append(out[subject], client.TagItem{Key: strPtr(key), Value: value})
+		out[subject] = append(out[subject], client.TagItem{Key: records.StrPtr(key), Value: value})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: tags: %w", err)
@@ -664,18 +621,9 @@ func carriers(ctx context.Context, q querier, orgID, key string, value *string) 
 // subjects, with a DELETE event each, and counts the agents (deleted ones
 // too: their tags changed) and the runs affected.
 func (t *tagWork) removeFromCarriers(ctx context.Context, subjects []string, key string) (agents, runs int, err error) {
-	for _, id := range subjects {
-		subj := subjectOf(id)
-		if err := t.apply(ctx, subj, store.TagChange{Delete: []store.TagDelete{{Key: key}}}); err != nil {
-			return 0, 0, err
-		}
-		if subj.Kind == store.AgentSubject {
-			agents++
-		} else {
-			runs++
-		}
-	}
-	return agents, runs, nil
+	return records.RemoveKey(subjects, key, func(subj store.TagSubject, ch store.TagChange) error {
+		return t.apply(ctx, subj, ch)
+	})
 }
 
 // DeleteKey removes a key from the registry, with its values, and the tag
@@ -872,7 +820,7 @@ func (tg *Tags) RenameValue(ctx context.Context, orgID, key, value, newValue, se
 		}
 		renamed := 0
 		for _, id := range subjects {
-			subj := subjectOf(id)
+			subj := records.SubjectOf(id)
 			if err := t.apply(ctx, subj, store.TagChange{Set: []store.TagSet{{Key: key, Value: newValue}}}); err != nil {
 				return err
 			}
@@ -953,7 +901,7 @@ func (s *Store) subjectsMatching(ctx context.Context, q querier, orgID string, q
 	}
 	out := map[string]bool{}
 	for _, id := range subjects {
-		if subjectOf(id).Kind == kind {
+		if records.SubjectOf(id).Kind == kind {
 			out[id] = true
 		}
 	}

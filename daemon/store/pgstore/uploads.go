@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/internal/records"
 )
 
 // Uploads are the records of the files organizations uploaded (bbolt:
@@ -23,7 +24,7 @@ func (u *Uploads) NewDir() string { return u.s.ids.Next(store.PrefixUploadDir) }
 // Create stores the record of an uploaded file, whose bytes the caller has
 // already written, stamping its CreatedAt when unset.
 func (u *Uploads) Create(ctx context.Context, orgID string, up *store.Upload) error {
-	if !validID(up.ID) {
+	if !records.ValidID(up.ID) {
 		return fmt.Errorf("store: upload id %q is not a valid key", up.ID)
 	}
 	if up.CreatedAt.IsZero() {
