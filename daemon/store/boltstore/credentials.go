@@ -144,13 +144,9 @@ func (c *Credentials) List(ctx context.Context, orgID string, q store.Credential
 	slices.SortFunc(recs, func(a, b *credentialRecord) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt.Time), strings.Compare(b.ID, a.ID))
 	})
-	size := max(q.PageSize, 1)
-	start := (max(q.Page, 1) - 1) * size
-	if start >= len(recs) {
-		return []*client.Credential{}, nil
-	}
-	out := make([]*client.Credential, 0, min(size, len(recs)-start))
-	for _, rec := range recs[start:min(start+size, len(recs))] {
+	start, end := records.Window(len(recs), q.Page, q.PageSize)
+	out := make([]*client.Credential, 0, end-start)
+	for _, rec := range recs[start:end] {
 		out = append(out, rec.Result())
 	}
 	return out, nil

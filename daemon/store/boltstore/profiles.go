@@ -128,12 +128,8 @@ func (p *Profiles) List(ctx context.Context, orgID string, q store.ProfileQuery)
 	slices.SortFunc(all, func(a, b *client.BrowserProfile) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt.Time), strings.Compare(b.BrowserProfileID, a.BrowserProfileID))
 	})
-	size := max(q.PageSize, 1)
-	start := (max(q.Page, 1) - 1) * size
-	if start >= len(all) {
-		return []*client.BrowserProfile{}, nil
-	}
-	return all[start:min(start+size, len(all))], nil
+	start, end := records.Window(len(all), q.Page, q.PageSize)
+	return append([]*client.BrowserProfile{}, all[start:end]...), nil
 }
 
 // Update renames a profile or changes its description (nil: unchanged;

@@ -151,12 +151,8 @@ func (sc *Schedules) ListAll(ctx context.Context, orgID string, q store.Schedule
 	if err != nil {
 		return nil, 0, err
 	}
-	size := max(q.PageSize, 1)
-	start := (max(q.Page, 1) - 1) * size
-	if start >= len(all) {
-		return []store.ScheduleListItem{}, len(all), nil
-	}
-	return all[start:min(start+size, len(all))], len(all), nil
+	start, end := records.Window(len(all), q.Page, q.PageSize)
+	return append([]store.ScheduleListItem{}, all[start:end]...), len(all), nil
 }
 
 // Update replaces a schedule's settings. A change of its cron expression

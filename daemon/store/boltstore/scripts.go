@@ -389,12 +389,8 @@ func (sc *Scripts) List(ctx context.Context, orgID string, page, pageSize int, w
 		slices.SortFunc(recs, func(a, b *scriptRecord) int {
 			return cmp.Or(b.ModifiedAt.Compare(a.ModifiedAt.Time), compareIDs(b.ID, a.ID))
 		})
-		size := max(pageSize, 1)
-		start := len(recs)
-		if skip := max(page, 1) - 1; skip <= len(recs)/size {
-			start = min(skip*size, len(recs))
-		}
-		recs = recs[start:min(start+size, len(recs))]
+		start, end := records.Window(len(recs), page, pageSize)
+		recs = recs[start:end]
 		out = make([]*store.ScriptRevision, 0, len(recs))
 		for _, rec := range recs {
 			v, err := getScriptVersion(o, rec.ID, rec.Latest)

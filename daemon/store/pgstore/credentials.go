@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -131,7 +130,7 @@ func (c *Credentials) List(ctx context.Context, orgID string, q store.Credential
 	if err := resOrg(ctx, c.s.pool, orgID); err != nil {
 		return nil, err
 	}
-	offset, limit, ok := resPage(q.Page, q.PageSize)
+	offset, limit, ok := records.Offset(q.Page, q.PageSize)
 	if !ok || strings.IndexByte(string(q.Type), 0) >= 0 {
 		return []*client.Credential{}, nil
 	}
@@ -356,15 +355,4 @@ func eachDoc(rows pgx.Rows, fn func(id string, doc []byte) error) error {
 		return fmt.Errorf("store: read the rows: %w", err)
 	}
 	return nil
-}
-
-// resPage is the OFFSET and LIMIT of page (from 1; less is 1) of size
-// (less than 1 is 1); ok is false when the page starts past any table (its
-// offset would not fit in an int64).
-func resPage(page, size int) (offset, limit int64, ok bool) {
-	p, n := int64(max(page, 1)), int64(max(size, 1))
-	if p-1 > math.MaxInt64/n {
-		return 0, 0, false
-	}
-	return (p - 1) * n, n, true
 }

@@ -123,7 +123,7 @@ func (p *Profiles) List(ctx context.Context, orgID string, q store.ProfileQuery)
 		return nil, err
 	}
 	term := strings.ToLower(q.Search)
-	offset, limit, ok := resPage(q.Page, q.PageSize)
+	offset, limit, ok := records.Offset(q.Page, q.PageSize)
 	if !ok || strings.IndexByte(term, 0) >= 0 {
 		return []*client.BrowserProfile{}, nil
 	}

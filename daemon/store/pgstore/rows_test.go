@@ -131,40 +131,6 @@ func TestExpiredTOTPCodesDropped(t *testing.T) {
 	}
 }
 
-// TestPagesFarPastTheEnd: a page number and size whose product no integer
-// holds answer an empty page. (Not yet in the conformance suite: the bbolt
-// store's lists of credentials, profiles and schedules overflow on them.)
-func TestPagesFarPastTheEnd(t *testing.T) {
-	f := newRunFixture(t)
-	ctx := t.Context()
-	st, org := f.st, f.org.ID
-	f.newRun(client.RunTypeTaskV1, nil)
-	if _, err := st.Profiles().Create(ctx, org, "Blank", "", nil, ""); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Scripts().Create(ctx, org, store.ScriptInput{Content: []byte("format: abctl.script/v1\n")}); err != nil {
-		t.Fatal(err)
-	}
-	wpid := agent(t, st, org, "Invoices").WorkflowPermanentID
-	newSchedule(t, st, org, wpid, "@daily", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	const page, size = 1 << 60, 1 << 40
-	if list, err := st.Credentials().List(ctx, org, store.CredentialQuery{Page: page, PageSize: size}); err != nil || list == nil || len(list) != 0 {
-		t.Errorf("credentials %v %v", list, err)
-	}
-	if list, err := st.Profiles().List(ctx, org, store.ProfileQuery{Page: page, PageSize: size}); err != nil || list == nil || len(list) != 0 {
-		t.Errorf("profiles %v %v", list, err)
-	}
-	if list, err := st.Scripts().List(ctx, org, page, size, ""); err != nil || list == nil || len(list) != 0 {
-		t.Errorf("scripts %v %v", list, err)
-	}
-	if list, total, err := st.Schedules().ListAll(ctx, org, store.ScheduleQuery{Page: page, PageSize: size}); err != nil || total != 1 || list == nil || len(list) != 0 {
-		t.Errorf("schedules %v %d %v", list, total, err)
-	}
-	if got := f.ids(org, store.RunQuery{Page: page, PageSize: size}, true); got != nil {
-		t.Errorf("runs %v", got)
-	}
-}
-
 // TestRunTitleOfInvalidUTF8: a title that is not UTF-8 is found by its
 // bytes and listed as given. (Not in the conformance suite: the bbolt
 // store's run index keeps the title as given while its record keeps it as

@@ -226,7 +226,7 @@ func (sc *Schedules) ListAll(ctx context.Context, orgID string, q store.Schedule
 	if err != nil {
 		return nil, 0, err
 	}
-	offset, limit, ok := resPage(q.Page, q.PageSize)
+	offset, limit, ok := records.Offset(q.Page, q.PageSize)
 	if !ok || offset >= int64(len(all)) {
 		return []store.ScheduleListItem{}, len(all), nil
 	}

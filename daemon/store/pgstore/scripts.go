@@ -357,7 +357,7 @@ func (sc *Scripts) List(ctx context.Context, orgID string, page, pageSize int, w
 		return nil, err
 	}
 	out := []*store.ScriptRevision{}
-	offset, limit, ok := resPage(page, pageSize)
+	offset, limit, ok := records.Offset(page, pageSize)
 	if !ok || strings.IndexByte(wpid, 0) >= 0 {
 		return out, nil
 	}

@@ -76,6 +76,7 @@ func areas() []area {
 			{"ReopenKeepsData", testReopenKeepsData},
 			{"CanceledContext", testCanceledContext},
 			{"TypedErrors", testTypedErrors},
+			{"PagesFarPastTheEnd", testPagesFarPastTheEnd},
 		}},
 		{name: "Organizations", tests: []testCase{
 			{"CreateOrganization", testCreateOrganization},
