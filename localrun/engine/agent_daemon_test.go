@@ -117,7 +117,7 @@ func TestDaemonRunActionWithIntentions(t *testing.T) {
 		decide(`1 results for "poles"`, "complete", "Searched for poles.", nil),
 		locate(`the big red button`, "", ""),
 	)
-	e := modelEngine(t, srv, engine.Config{ActionIdle: time.Minute})
+	e := modelEngine(t, srv, engine.Config{ActionIdle: time.Hour}) // no idle end between its actions, however slow
 	c, _ := startDaemon(t, e)
 	ctx := t.Context()
 	login := site.URL(testsite.PageLogin)

@@ -144,7 +144,7 @@ func TestModelFaults(t *testing.T) {
 		default:
 			t.Fatalf("the model was never called: %s %s", res.Status, res.FailureReason)
 		}
-		if d := time.Since(at); d > 10*time.Second { // catches a hang only
+		if d := time.Since(at); d > 2*time.Minute { // catches a hang only, however busy the machine
 			t.Errorf("Execute returned %s after the cancel", d)
 		}
 		if res.Status != client.RunStatusFailed || res.FailureReason != "The run was stopped before it finished." {
@@ -236,7 +236,7 @@ func startOwnChromium(t *testing.T) (string, func()) {
 	select {
 	case a := <-addr:
 		return a, kill
-	case <-time.After(30 * time.Second):
+	case <-time.After(2 * time.Minute): // catches a hang only
 		t.Fatal("the browser printed no DevTools address")
 	}
 	return "", nil

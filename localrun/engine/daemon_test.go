@@ -177,12 +177,15 @@ func closedURL(t *testing.T) string {
 }
 
 // TestDaemonRunAction: single actions with selectors through the daemon,
-// continuing in one workflow run, with their failures, and the session's
-// end after its idle period.
+// continuing in one workflow run, with their failures, and the sessions'
+// end (as at the end of their idle period) with their files.
+// TestDaemonRunActionIdle checks the idle period itself: one short enough
+// to end this test's sessions could end them between two of its actions on
+// a busy machine.
 func TestDaemonRunAction(t *testing.T) {
 	needBrowser(t)
 	site := testsite.Start(t)
-	e := newEngine(t, engine.Config{Record: true, ActionIdle: 2 * time.Second})
+	e := newEngine(t, engine.Config{Record: true, ActionIdle: time.Hour})
 	c, _ := startDaemon(t, e)
 	ctx := t.Context()
 	form := site.URL(testsite.PageForm)
@@ -298,22 +301,58 @@ func TestDaemonRunAction(t *testing.T) {
 	_, err = c.Actions.Run(ctx, &client.RunActionRequest{URL: form, WorkflowRunID: "wr_123", Action: client.Action{Type: client.ActionClick, Selector: "a"}})
 	apiError(t, err, http.StatusNotFound)
 
-	// Idle for 2 s, the sessions close and the runs complete with their
-	// files.
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// The sessions close (as their idle period would close them) and the
+	// runs complete with their files.
+	e.EndActionRuns(ctx)
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	run, err = c.Runs.Wait(wctx, wr, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if run.Status != client.RunStatusCompleted {
-		t.Fatalf("after the idle period: %s %q", run.Status, run.GetFailureReason())
+		t.Fatalf("after the sessions closed: %s %q", run.Status, run.GetFailureReason())
 	}
 	if run.RecordingURL == nil || !isWebM(get(t, *run.RecordingURL)) {
 		t.Errorf("recording %v", run.RecordingURL)
 	}
 	if len(run.ScreenshotURLs) < 3 || !isJPEG(get(t, run.ScreenshotURLs[0])) {
 		t.Errorf("%d screenshots", len(run.ScreenshotURLs))
+	}
+	if e.ActionRunOpen(wr) {
+		t.Error("the session is still open")
+	}
+	_, err = c.Actions.Run(ctx, &client.RunActionRequest{URL: form, WorkflowRunID: wr, Action: client.Action{Type: client.ActionClick, Selector: "#submit-button"}})
+	if ae := apiError(t, err, http.StatusBadRequest); !strings.Contains(ae.Detail, "has ended") {
+		t.Errorf("detail %q", ae.Detail)
+	}
+}
+
+// TestDaemonRunActionIdle: a run_action session that no action follows
+// closes at the end of its idle period, and its run completes; a later
+// follow-up is refused, saying why.
+func TestDaemonRunActionIdle(t *testing.T) {
+	needBrowser(t)
+	site := testsite.Start(t)
+	e := newEngine(t, engine.Config{ActionIdle: time.Second})
+	c, _ := startDaemon(t, e)
+	ctx := t.Context()
+	form := site.URL(testsite.PageForm)
+	first, err := c.Actions.Run(ctx, &client.RunActionRequest{URL: form, Action: client.Action{
+		Type: client.ActionInputText, Selector: "#text", Value: "Ada Lovelace",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr := first.WorkflowRunID
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute) // catches a hang only
+	defer cancel()
+	run, err := c.Runs.Wait(wctx, wr, &client.WaitOptions{Interval: 100 * time.Millisecond, MaxInterval: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Status != client.RunStatusCompleted {
+		t.Fatalf("after the idle period: %s %q", run.Status, run.GetFailureReason())
 	}
 	if e.ActionRunOpen(wr) {
 		t.Error("the session is still open")

@@ -1,8 +1,10 @@
 package engine_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/internal/testsite"
@@ -32,10 +34,25 @@ func TestTaskAnswersAPrompt(t *testing.T) {
 	if res.Status != client.RunStatusCompleted {
 		t.Fatalf("status %s: %s", res.Status, res.FailureReason)
 	}
+	// The page reports each prompt with a fetch of its own, which can
+	// reach the site after the run has ended: wait for both (bounded by a
+	// deadline that only catches a hang).
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
 	var answers []string
-	for _, ev := range site.Events() {
-		if ev.Kind == testsite.EventDialog && ev.Form.Get("type") == "prompt" {
-			answers = append(answers, ev.Form.Get("result"))
+	for {
+		evs := site.Events()
+		answers = answers[:0]
+		for _, ev := range evs {
+			if ev.Kind == testsite.EventDialog && ev.Form.Get("type") == "prompt" {
+				answers = append(answers, ev.Form.Get("result"))
+			}
+		}
+		if len(answers) >= 2 {
+			break
+		}
+		if _, err := site.WaitEventSince(ctx, len(evs), testsite.EventDialog); err != nil {
+			t.Fatalf("the page reported the prompts %q, then nothing: %v", answers, err)
 		}
 	}
 	if strings.Join(answers, ",") != "null,Grace" {

@@ -52,7 +52,7 @@ func TestCustomModelCheckThroughGuard(t *testing.T) {
 	m := executor.CustomModel{ID: "cllm_1", DisplayName: "Team model", Provider: "openai_compatible", ModelName: "team-7b",
 		APIBase: custom.URL() + "/v1", APIKey: key}
 	shared := sharedPolicy(t, []string{hostOf(custom.URL())})
-	err := engine.CheckCustomModel(t.Context(), m, 5*time.Second, llm.WithHTTPClient(engine.CustomModelClient(shared.For("o_1"), 0)))
+	err := engine.CheckCustomModel(t.Context(), m, time.Minute, llm.WithHTTPClient(engine.CustomModelClient(shared.For("o_1"), 0)))
 	if err == nil || !strings.Contains(err.Error(), refusedRule) || !strings.Contains(err.Error(), hostOf(custom.URL())) || strings.Contains(err.Error(), key) {
 		t.Fatalf("a custom model on the daemon's address: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestCustomModelCheckThroughGuard(t *testing.T) {
 		t.Errorf("%d calls reached the model", n)
 	}
 	single := egress.New(egress.Config{Shared: func() bool { return false }})
-	if err := engine.CheckCustomModel(t.Context(), m, 5*time.Second, llm.WithHTTPClient(engine.CustomModelClient(single.For("o_1"), 0))); err != nil {
+	if err := engine.CheckCustomModel(t.Context(), m, time.Minute, llm.WithHTTPClient(engine.CustomModelClient(single.For("o_1"), 0))); err != nil {
 		t.Fatalf("a single organization's daemon: %v", err)
 	}
 }

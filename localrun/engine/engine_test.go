@@ -257,15 +257,15 @@ func TestRetriesAndContinueOnFailure(t *testing.T) {
 	waitEvent(t, site, testsite.EventSPADetail)
 }
 
-// TestCancelStopsPromptly: a canceled run returns within a second or two,
-// keeping what it produced.
+// TestCancelStopsPromptly: a canceled run returns without sitting out its
+// wait, keeping what it produced.
 func TestCancelStopsPromptly(t *testing.T) {
 	needBrowser(t)
 	site := testsite.Start(t)
 	e := newEngine(t, engine.Config{})
 	def := client.WorkflowDefinition{Blocks: client.Blocks{
 		gotoBlock("home", site.URL("/")),
-		&client.WaitBlock{BlockBase: base("long_wait"), WaitSec: 60},
+		&client.WaitBlock{BlockBase: base("long_wait"), WaitSec: engine.MaxWaitSec},
 		gotoBlock("never", site.URL("/")),
 	}}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -281,7 +281,9 @@ func TestCancelStopsPromptly(t *testing.T) {
 	if canceledAt.IsZero() {
 		t.Fatalf("the wait never began: %+v", res)
 	}
-	if d := time.Since(canceledAt); d > 10*time.Second { // catches a hang; the daemon tests check promptness
+	// A hang guard only, however busy the machine: well under the wait's
+	// 5 minutes, which a run that ignored the cancel would sit out.
+	if d := time.Since(canceledAt); d > 2*time.Minute {
 		t.Errorf("Execute returned %s after the cancel", d)
 	}
 	if len(res.Screenshots) == 0 || !strings.Contains(string(res.Output), "home_output") {

@@ -24,8 +24,9 @@ import (
 	"github.com/abctl/abctl/localrun/engine/browser"
 )
 
-// holdSite serves /hold, whose answer waits until release is called (or 60
-// s pass), and tells arrivals about each request.
+// holdSite serves /hold, whose answer waits until release is called or its
+// client goes away, and tells arrivals about each request; /page answers at
+// once.
 type holdSite struct {
 	*httptest.Server
 	arrivals chan string
@@ -36,6 +37,10 @@ type holdSite struct {
 func newHoldSite(t *testing.T) *holdSite {
 	h := &holdSite{arrivals: make(chan string, 64), gate: make(chan struct{})}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/page" {
+			fmt.Fprint(w, "<!doctype html><title>page</title><p>here</p>")
+			return
+		}
 		if r.URL.Path != "/hold" {
 			http.NotFound(w, r)
 			return
@@ -48,12 +53,28 @@ func newHoldSite(t *testing.T) *holdSite {
 		case <-gate:
 		case <-r.Context().Done():
 			return
-		case <-time.After(60 * time.Second):
 		}
 		fmt.Fprint(w, "<!doctype html><title>held</title><p>released</p>")
 	}))
 	t.Cleanup(func() { h.release(); h.Close() })
 	return h
+}
+
+// heldAgent is an agent that holds its browser while the site holds it: it
+// loads the site's /page (at once), then asks /hold with an http_request
+// block, whose 10-minute timeout outlasts any wait of the test. (A page
+// load held instead would end at the navigation's timeout, 30 s, which a
+// busy machine can spend between the first arrival and the release.) A run
+// whose browser goes away ends at once, failed, naming the endpoint. Its
+// parameter run names the run.
+func heldAgent(site *holdSite) client.WorkflowDefinition {
+	return client.WorkflowDefinition{
+		Parameters: []client.Parameter{stringParam("run")},
+		Blocks: client.Blocks{
+			gotoBlock("open", site.URL+"/page?run={{ run }}"),
+			&client.HTTPRequestBlock{BlockBase: base("hold"), URL: site.URL + "/hold?run={{ run }}", Timeout: 600},
+		},
+	}
 }
 
 // release lets the held requests answer, and holds the next ones again.
@@ -67,12 +88,12 @@ func (h *holdSite) release() {
 // waitArrivals waits for n requests, bounded.
 func (h *holdSite) waitArrivals(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.After(90 * time.Second)
+	deadline := time.After(3 * time.Minute) // catches a hang only
 	for i := 0; i < n; i++ {
 		select {
 		case <-h.arrivals:
 		case <-deadline:
-			t.Fatalf("%d of %d runs reached the held page within 90 s", i, n)
+			t.Fatalf("%d of %d runs reached the held page within 3 minutes", i, n)
 		}
 	}
 }
@@ -80,7 +101,7 @@ func (h *holdSite) waitArrivals(t *testing.T, n int) {
 // waitFleet waits, bounded, until the fleet's status satisfies ok.
 func waitFleet(t *testing.T, e *engine.Engine, what string, ok func(browser.FleetStatus) bool) browser.FleetStatus {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(3 * time.Minute) // catches a hang only
 	for {
 		st, _ := e.FleetStatus()
 		if ok(st) {
@@ -125,10 +146,7 @@ func TestDaemonFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Held page", WorkflowDefinition: client.WorkflowDefinition{
-		Parameters: []client.Parameter{stringParam("page")},
-		Blocks:     client.Blocks{gotoBlock("open", "{{ page }}")},
-	}}, nil)
+	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Held page", WorkflowDefinition: heldAgent(site)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +154,7 @@ func TestDaemonFleet(t *testing.T) {
 		var ids []string
 		for i := 0; i < n; i++ {
 			r, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID,
-				Parameters: map[string]any{"page": fmt.Sprintf("%s/hold?run=%d", site.URL, len(ids))}})
+				Parameters: map[string]any{"run": fmt.Sprint(len(ids))}})
 			if err != nil {
 				t.Fatal(err)
 			}

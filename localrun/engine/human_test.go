@@ -21,7 +21,7 @@ import (
 // test if it ends first.
 func pausedRun(t *testing.T, c *client.Client, id string) *client.Run {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // catches a hang only
 	defer cancel()
 	for ev, err := range c.Runs.Watch(ctx, id, &client.WaitOptions{Interval: 50 * time.Millisecond, MaxInterval: 200 * time.Millisecond}) {
 		if err != nil {

@@ -130,16 +130,13 @@ func TestQueuedUntilItHasABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Held page", WorkflowDefinition: client.WorkflowDefinition{
-		Parameters: []client.Parameter{stringParam("page")},
-		Blocks:     client.Blocks{gotoBlock("open", "{{ page }}")},
-	}}, nil)
+	agent, err := c.Agents.Create(ctx, &client.AgentDefinition{Title: "Held page", WorkflowDefinition: heldAgent(site)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := func(i int) string {
 		r, err := c.Runs.StartAgent(ctx, &client.AgentRunRequest{AgentID: agent.WorkflowPermanentID,
-			Parameters: map[string]any{"page": fmt.Sprintf("%s/hold?run=%d", site.URL, i)}})
+			Parameters: map[string]any{"run": fmt.Sprint(i)}})
 		if err != nil {
 			t.Fatal(err)
 		}
