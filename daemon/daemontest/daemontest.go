@@ -14,6 +14,11 @@ import (
 	"github.com/abctl/abctl/internal/loopback"
 )
 
+// hangGuard bounds the daemon's start and its stop: only a hang meets it,
+// never a slow machine (a stop ends executing runs and closes their
+// browsers, seconds under load).
+const hangGuard = 2 * time.Minute
+
 // Start runs daemon.Run over dataDir on 127.0.0.1:0 and returns the address
 // it listens on and a function that stops it and returns Run's error. The
 // daemon is stopped when the test ends if stop was not called; stop may be
@@ -51,8 +56,8 @@ func Start(t testing.TB, dataDir string, cfg daemon.Config) (addr string, stop f
 		cancel()
 		select {
 		case runErr = <-done:
-		case <-time.After(15 * time.Second):
-			t.Error("daemontest: Run did not return within 15s of its context being cancelled")
+		case <-time.After(hangGuard):
+			t.Errorf("daemontest: Run did not return within %s of its context being cancelled", hangGuard)
 		}
 		return runErr
 	}
@@ -66,8 +71,8 @@ func Start(t testing.TB, dataDir string, cfg daemon.Config) (addr string, stop f
 	case err := <-done:
 		stopped, runErr = true, err
 		t.Fatalf("daemontest: Run: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("daemontest: the daemon did not start within 10s")
+	case <-time.After(hangGuard):
+		t.Fatalf("daemontest: the daemon did not start within %s", hangGuard)
 	}
 	return addr, stop
 }
