@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
@@ -118,6 +119,15 @@ type Context struct {
 	done        chan struct{}
 	lost        chan struct{}   // closed when done closes for another reason than Close
 	fallbackTab context.Context // returned by Tab when no tab is ready
+
+	// announced counts the tabs the browser connection announced (its
+	// reader goroutine counts them as they arrive, in the order of the
+	// wire); taken counts those tabCreated has taken in (or found known).
+	// While taken is behind, a tab is opening: a click that opened a
+	// popup has its tab announced before the click's answer arrives, so
+	// ActiveTab waits for it even when the worker has not handled it yet.
+	announced atomic.Int64
+	taken     int64 // guarded by mu
 
 	events *eventQueue // handled by the worker goroutine (handle)
 	wg     sync.WaitGroup
@@ -521,13 +531,21 @@ func (s *Context) handle(ev any) {
 	}
 }
 
+// isTab reports whether a target is a tab of a browser context (not a
+// worker, an iframe or a tab's helper page).
+func isTab(info *target.Info) bool {
+	return info != nil && info.Type == "page" && info.Subtype == ""
+}
+
 // tabCreated starts to follow a new page of the browser context (a link with
 // target=_blank, window.open): it becomes the active tab once attached.
 func (s *Context) tabCreated(info *target.Info) {
-	if info == nil || info.Type != "page" || info.Subtype != "" {
+	if !isTab(info) {
 		return
 	}
 	s.mu.Lock()
+	s.taken++
+	s.notifyLocked()
 	if s.closing || s.err != nil || slices.ContainsFunc(s.tabs, func(t *tab) bool { return t.id == info.TargetID }) {
 		s.mu.Unlock()
 		return
@@ -653,6 +671,7 @@ func (s *Context) ActiveTab(ctx context.Context) (context.Context, error) {
 			return nil, err
 		}
 		tb, pending := s.tabs.active()
+		pending = pending || s.announced.Load() > s.taken
 		changed := s.changed
 		s.mu.Unlock()
 		if tb != nil && !pending {

@@ -68,12 +68,16 @@ const (
 	DefaultViewportHeight = 720
 )
 
+// TabAttachTimeout bounds the attach to a tab that a page opened: a caller
+// waiting for a new tab to be ready (Context.ActiveTab) waits no longer.
+const TabAttachTimeout = 15 * time.Second
+
 const (
 	startTimeout  = 60 * time.Second // launch of a local browser or connection to a remote one
 	quickDeath    = 10 * time.Second // a browser that dies sooner counts against eager restarts
 	closeTimeout  = 10 * time.Second // graceful close of the local browser
-	attachTimeout = 15 * time.Second // attach to a tab that the page opened
-	callTimeout   = 5 * time.Second  // background protocol calls (dialogs, cancels)
+	attachTimeout = TabAttachTimeout
+	callTimeout   = 5 * time.Second // background protocol calls (dialogs, cancels)
 )
 
 // Options configures a Pool.
@@ -884,6 +888,9 @@ func (inst *instance) onEvent(ev any) {
 	}
 	inst.mu.Unlock()
 	if s != nil {
+		if tc, ok := ev.(*target.EventTargetCreated); ok && isTab(tc.TargetInfo) {
+			s.announced.Add(1) // before the worker can take it in
+		}
 		s.events.push(ev)
 	}
 }

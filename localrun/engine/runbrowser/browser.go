@@ -297,7 +297,9 @@ func (s *Browser) page(ctx context.Context) (*page.Page, error) {
 	if err := s.Acquire(ctx); err != nil {
 		return nil, err
 	}
-	actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	// Immediate unless a tab is opening, which is waited for as long as
+	// its attach may take.
+	actx, cancel := context.WithTimeout(ctx, browser.TabAttachTimeout)
 	tab, err := s.bctx.ActiveTab(actx)
 	cancel()
 	if err != nil {

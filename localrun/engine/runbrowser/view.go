@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/localrun/engine/agent"
+	"github.com/abctl/abctl/localrun/engine/browser"
 	"github.com/abctl/abctl/localrun/engine/page"
 )
 
@@ -92,8 +93,12 @@ func (v *view) Act(ctx context.Context, a agent.Action) (page.Result, error) {
 	return res, err
 }
 
+// TabChanged reports whether another tab than the view's is now active. A
+// tab that is opening (a popup the last action opened) is waited for, as
+// long as the browser takes to attach to a tab; otherwise it answers at
+// once.
 func (v *view) TabChanged(ctx context.Context) bool {
-	tctx, cancel := context.WithTimeout(ctx, time.Second)
+	tctx, cancel := context.WithTimeout(ctx, browser.TabAttachTimeout)
 	defer cancel()
 	if v.s.bctx == nil {
 		return false
