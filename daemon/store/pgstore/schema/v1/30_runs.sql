@@ -14,9 +14,14 @@
 --                   term never matches across two of them
 --               pending: the run is not terminal, or its webhook is still
 --                 to be sent (bbolt's runs_pending), for Runs.Pending
---               owner, lease_until: unused yet; they will name the daemon
---                 that took a queued run (FOR UPDATE SKIP LOCKED) and until
---                 when its claim holds
+--               owner, lease_until: the daemon that holds the run (took it
+--                 from the shared queue, or took it over from a daemon that
+--                 died) and until when its lease holds, by the database's
+--                 clock; NULL: nobody holds it (pgstore/queue.go, the
+--                 store.Queue)
+--               snowflake: the number after the id's last underscore (its
+--                 snowflake, generated from id), so that the queue orders
+--                 runs oldest first in SQL as records.CompareRunIDs does
 --   run_steps   (org_id, run_id, n) -> step: a client.RunStep as
 --               GET /v1/runs/{id}/steps answers it; the newest
 --               store.MaxRunSteps numbers of a run are kept
@@ -42,6 +47,7 @@ CREATE TABLE runs (
     pending     boolean NOT NULL,
     owner       text,
     lease_until timestamptz,
+    snowflake   numeric GENERATED ALWAYS AS (substring(id FROM '^.+_([0-9]+)$')::numeric) STORED,
     PRIMARY KEY (org_id, id)
 );
 
@@ -50,6 +56,35 @@ CREATE INDEX runs_list ON runs (org_id, created_at DESC, id DESC);
 
 -- The runs a daemon starting up must resume, end or send the webhook of.
 CREATE INDEX runs_pending ON runs (org_id, id) WHERE pending;
+
+-- The shared queue (added to schema v1 before its release, with the
+-- snowflake column, the trigger below and the owner and lease_until
+-- columns' use): the queued runs in the order Queue.Claim takes them
+-- within an organization, and the runs daemons hold, which Claim counts
+-- per organization and Renew extends per owner.
+CREATE INDEX runs_queued ON runs (org_id, snowflake, id) WHERE status = 'queued';
+CREATE INDEX runs_held ON runs (owner) WHERE owner IS NOT NULL;
+
+-- A run that becomes claimable (queued and held by nobody: created queued,
+-- queued again, or let go by the daemon that held it) is announced on the
+-- channel abctl_runs_queued, so that idle daemons listening there
+-- (Queue.Queued) claim it without polling. The notification is sent when
+-- the writing transaction commits, and not at all if it rolls back.
+CREATE FUNCTION runs_notify_queued() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('abctl_runs_queued', '');
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER runs_queued_insert AFTER INSERT ON runs
+    FOR EACH ROW WHEN (NEW.status = 'queued' AND NEW.owner IS NULL)
+    EXECUTE FUNCTION runs_notify_queued();
+
+CREATE TRIGGER runs_queued_update AFTER UPDATE OF status, owner ON runs
+    FOR EACH ROW WHEN (NEW.status = 'queued' AND NEW.owner IS NULL
+        AND (OLD.status <> 'queued' OR OLD.owner IS NOT NULL))
+    EXECUTE FUNCTION runs_notify_queued();
 
 CREATE TABLE run_steps (
     org_id text NOT NULL,
