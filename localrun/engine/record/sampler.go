@@ -52,6 +52,7 @@ type castFrame struct {
 	data    []byte // JPEG
 	session int64
 	at      time.Time                     // when Chromium drew it (castTime)
+	arrived time.Time                     // when it came
 	md      *page.ScreencastFrameMetadata // nil when Chromium sent none
 }
 
@@ -131,14 +132,22 @@ type sampler struct {
 	unsub    context.CancelFunc
 	gone     bool
 
-	casting    bool      // a cast runs on tab
-	castSince  time.Time // start of the cast, or time of its last frame
-	tickFrames int       // cast frames since the last tick
-	staleRun   int       // stale cast frames dropped in a row
-	shooting   bool      // the page animates: screenshots instead of the cast
-	lastShot   []byte
-	shotBusy   bool            // a screenshot of tick is under way
-	shotCh     chan shotResult // its result
+	casting   bool      // a cast runs on tab
+	castSince time.Time // start of the cast, or time of its last frame
+	// castArrived is when the newest cast frame taken came. A screenshot
+	// asked for before it is not added (gotShot): the two pictures' times
+	// come from two clocks (the screenshot's is its request's, on this
+	// side; the frame's is Chromium's), which a loaded machine sets apart
+	// by more than a frame period, and the screenshot, drawn before the
+	// frame, could be placed after it: the video then went back to the
+	// page as it was before a click for a frame.
+	castArrived time.Time
+	tickFrames  int  // cast frames since the last tick
+	staleRun    int  // stale cast frames dropped in a row
+	shooting    bool // the page animates: screenshots instead of the cast
+	lastShot    []byte
+	shotBusy    bool            // a screenshot of tick is under way
+	shotCh      chan shotResult // its result
 }
 
 // shotResult is the result of a screenshot that tick asked for.
@@ -176,7 +185,8 @@ func (s *sampler) attach(tab context.Context) {
 			if err != nil {
 				return
 			}
-			f := castFrame{data: ev.Data, session: ev.SessionID, at: time.Now(), md: ev.Metadata}
+			now := time.Now()
+			f := castFrame{data: ev.Data, session: ev.SessionID, at: now, arrived: now, md: ev.Metadata}
 			if f.md != nil {
 				f.at = castTime(f.md.Timestamp, f.at)
 			}
@@ -296,6 +306,7 @@ func (s *sampler) frame(f castFrame) bool {
 		return false
 	}
 	s.staleRun = 0
+	s.castArrived = f.arrived
 	s.r.setPicture(picture{jpg: f.data, at: f.at}, w, h)
 	s.r.castFrames.Add(1)
 	s.tickFrames++
@@ -377,7 +388,7 @@ func (s *sampler) gotShot(res shotResult) {
 	if res.tab != s.tab || s.isGone() {
 		return // of a tab that the recording no longer follows
 	}
-	if res.err == nil && s.addShot(res.jpg, res.asked) == nil {
+	if res.err == nil && !res.asked.Before(s.castArrived) && s.addShot(res.jpg, res.asked) == nil {
 		if !s.shooting || !bytes.Equal(res.jpg, s.lastShot) {
 			s.lastShot = res.jpg
 			return
