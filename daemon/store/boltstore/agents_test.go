@@ -10,6 +10,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
 // TestReadHead checks the shortcut reader against a full decode, and that
@@ -47,7 +48,7 @@ func TestReadHead(t *testing.T) {
 	// Odd folder and status values still list and filter correctly
 	// through the full decode.
 	f := newFixture(t)
-	d := agentDef("odd")
+	d := storetest.AgentDef("odd")
 	d.FolderID = new(`fld_"q"`)
 	d.Status = `draft\x`
 	a := f.create(f.org.ID, d)
@@ -72,13 +73,13 @@ func TestManyVersions(t *testing.T) {
 	f := newFixture(t)
 	fl := f.folder(f.org.ID, "Big")
 	long := strings.Repeat("a fairly long parameter description ", 40)
-	d := agentDef("big", workflowParam("p", long, long))
+	d := storetest.AgentDef("big", storetest.WorkflowParam("p", long, long))
 	d.FolderID = &fl.FolderID
 	a := f.create(f.org.ID, d)
-	other := f.create(f.org.ID, agentDef("neighbour"))
+	other := f.create(f.org.ID, storetest.AgentDef("neighbour"))
 	const versions = 150
 	for range versions - 1 {
-		f.update(f.org.ID, a.WorkflowPermanentID, agentDef("big", workflowParam("p", long, long)))
+		f.update(f.org.ID, a.WorkflowPermanentID, storetest.AgentDef("big", storetest.WorkflowParam("p", long, long)))
 	}
 	check := func(when string, nrows int, deleted bool, folder *string) {
 		t.Helper()
@@ -102,7 +103,7 @@ func TestManyVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("deleted", versions, true, &fl.FolderID)
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("back"))
+	f.update(f.org.ID, a.WorkflowPermanentID, storetest.AgentDef("back"))
 	check("resurrected", versions+1, false, &fl.FolderID)
 	if err := f.Folders().Delete(ctx, f.org.ID, fl.FolderID, false); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/abctl/abctl/daemon/definition"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
 // The benchmarks share one store of 10,000 agents, built once per process
@@ -65,10 +66,10 @@ func benchDef(i int, folders []string) *client.Agent {
 	case 200:
 		portal = fmt.Sprintf("https://zephyr-%d.example.net/", i)
 	}
-	d := agentDef(title,
-		workflowParam("portal_url", "Login page of the portal", portal),
-		workflowParam("account_number", accountDesc, nil),
-		workflowParam("start_date", "First day of the period (YYYY-MM-DD)", "2026-01-01"),
+	d := storetest.AgentDef(title,
+		storetest.WorkflowParam("portal_url", "Login page of the portal", portal),
+		storetest.WorkflowParam("account_number", accountDesc, nil),
+		storetest.WorkflowParam("start_date", "First day of the period (YYYY-MM-DD)", "2026-01-01"),
 		client.Parameter{ParameterType: client.ParameterTypeCredential, Key: "portal_login",
 			Description: "Username and password for the portal", CredentialID: "cred_490440779503358000"},
 	)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"github.com/abctl/abctl/daemon/definition"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
 var ctx = context.Background()
@@ -50,13 +50,13 @@ type fixture struct {
 }
 
 // newFixture opens a store in a temporary directory with one organization.
-// Its runs have views (testViews).
+// Its runs have views (storetest.TestViews).
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "data", "abctl.db")
 	clock := newClock()
 	gen := ids.NewWithClock(42, clock.Now)
-	s, err := Open(path, store.Options{Now: clock.Now, IDs: gen, RunViews: testViews{}})
+	s, err := Open(path, store.Options{Now: clock.Now, IDs: gen, RunViews: storetest.TestViews{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,33 +79,6 @@ func (f *fixture) newOrg(name string) store.Organization {
 		f.t.Fatal(err)
 	}
 	return org
-}
-
-func workflowParam(key, description string, def any) client.Parameter {
-	p := client.Parameter{ParameterType: client.ParameterTypeWorkflow, Key: key, Description: description,
-		WorkflowParameterType: client.WorkflowParameterString}
-	if def != nil {
-		p.DefaultValue, _ = json.Marshal(def)
-	}
-	return p
-}
-
-// agentDef is a definition as the API decodes it; version turns it into
-// what the API hands to the store.
-func agentDef(title string, params ...client.Parameter) *client.Agent {
-	return &client.Agent{
-		Title:  title,
-		Status: client.AgentStatusPublished,
-		WorkflowDefinition: client.WorkflowDefinition{
-			Parameters: params,
-			Blocks: client.Blocks{&client.NavigationBlock{
-				BlockBase:      client.BlockBase{Label: "open"},
-				NavigationGoal: "Open the page and log in",
-				URL:            "{{url}}",
-			}},
-		},
-		RunWith: "agent",
-	}
 }
 
 // version returns a copy of def made into a new version as the API makes
@@ -288,23 +261,6 @@ func checkInvariants(t *testing.T, s *Store, views bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// testViews stands for the daemon's run views (package daemon/runview,
-// which imports the store): a view names the run's id, status and number
-// of files, so that it changes with the record; a run titled noViewTitle
-// has none. Its Format is its format field.
-type testViews struct{ format string }
-
-const noViewTitle = "no view"
-
-func (v testViews) Format() ([]byte, error) { return []byte("test views " + v.format), nil }
-
-func (testViews) Encode(rec *store.RunRecord) ([]byte, error) {
-	if rec.Title == noViewTitle {
-		return nil, errors.New("no view of this run")
-	}
-	return fmt.Appendf(nil, "view of %s: %s, %d files", rec.ID, rec.Status, len(rec.Files)), nil
 }
 
 // checkRunViews verifies that every run has the view that views make of

@@ -11,6 +11,7 @@ import (
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
 // listIDs lists the organization's runs with q and returns their ids.
@@ -63,7 +64,7 @@ func TestRunListMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.closeAndOpen(testViews{})
+	f.closeAndOpen(storetest.TestViews{})
 	_ = f.db.View(func(tx *bolt.Tx) error {
 		if got := tx.Bucket(bucketMeta).Get(keySchemaVersion); !bytes.Equal(got, u64(SchemaVersion())) || SchemaVersion() < 5 {
 			t.Errorf("schema %x after reopening, want %d", got, SchemaVersion())

@@ -7,6 +7,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
+	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
 // steps reads a run's steps, newest first, and decodes them.
@@ -46,7 +47,7 @@ func TestRunStepsUnwrapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.closeAndOpen(testViews{})
+	f.closeAndOpen(storetest.TestViews{})
 	steps := f.steps(f.org.ID, run.ID)
 	if len(steps) != 1 {
 		t.Fatalf("steps after the migration: %+v", steps)

@@ -12,6 +12,7 @@ import (
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
 func (f *fixture) now() client.Time { return client.NewTime(f.clock.Now()) }
@@ -74,7 +75,7 @@ func (f *fixture) checkView(orgID, id string) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	want, err := testViews{}.Encode(rec)
+	want, err := storetest.TestViews{}.Encode(rec)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestRunViewMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.closeAndOpen(testViews{})
+	f.closeAndOpen(storetest.TestViews{})
 	_ = f.db.View(func(tx *bolt.Tx) error {
 		if got := tx.Bucket(bucketMeta).Get(keySchemaVersion); !bytes.Equal(got, u64(SchemaVersion())) {
 			t.Errorf("schema %x after reopening, want %d", got, SchemaVersion())

@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
 func scriptFile(agent, note string) []byte {
@@ -19,7 +20,7 @@ func scriptFile(agent, note string) []byte {
 // have no script buckets, gets them when opened, and scripts work in it.
 func TestScriptsMigration(t *testing.T) {
 	f := newFixture(t)
-	wpid := f.create(f.org.ID, agentDef("Search")).WorkflowPermanentID
+	wpid := f.create(f.org.ID, storetest.AgentDef("Search")).WorkflowPermanentID
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestScriptsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err := Open(f.path, store.Options{Now: f.clock.Now, RunViews: testViews{}})
+	s, err := Open(f.path, store.Options{Now: f.clock.Now, RunViews: storetest.TestViews{}})
 	if err != nil {
 		t.Fatal(err)
 	}

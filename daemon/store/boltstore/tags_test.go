@@ -3,13 +3,13 @@ package boltstore
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/abctl/abctl/client"
 	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
 func agentSubj(wpid string) store.TagSubject {
@@ -27,31 +27,6 @@ func (f *fixture) apply(wpid string, ch store.TagChange) []client.Tag {
 		f.t.Fatalf("ApplyTags: %v", err)
 	}
 	return tags
-}
-
-// tagStrings writes tags as "value" (labels) and "key:value".
-func tagStrings(tags []client.Tag) []string {
-	out := []string{}
-	for _, t := range tags {
-		if t.Key == nil {
-			out = append(out, t.Value)
-		} else {
-			out = append(out, *t.Key+":"+t.Value)
-		}
-	}
-	return out
-}
-
-func set(pairs ...string) []store.TagSet {
-	var out []store.TagSet
-	for _, p := range pairs {
-		k, v, ok := strings.Cut(p, ":")
-		if !ok {
-			k, v = "", p
-		}
-		out = append(out, store.TagSet{Key: k, Value: v})
-	}
-	return out
 }
 
 func TestLikeMatch(t *testing.T) {
@@ -88,7 +63,7 @@ func TestLikeMatch(t *testing.T) {
 // (schema 1: organizations without tag buckets) and uses tags in it.
 func TestMigrationAddsTagBuckets(t *testing.T) {
 	f := newFixture(t)
-	a := f.create(f.org.ID, agentDef("Old"))
+	a := f.create(f.org.ID, storetest.AgentDef("Old"))
 	err := f.db.Update(func(tx *bolt.Tx) error {
 		root := tx.Bucket(bucketOrgData).Bucket([]byte(f.org.ID))
 		for _, name := range [][]byte{bucketTagKeys, bucketTagValues, bucketTags, bucketTagIndex, bucketTagEvents} {
@@ -113,8 +88,8 @@ func TestMigrationAddsTagBuckets(t *testing.T) {
 		}
 		return nil
 	})
-	if tags := f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("env:prod")}); len(tags) != 1 {
-		t.Fatalf("tags after the migration: %v", tagStrings(tags))
+	if tags := f.apply(a.WorkflowPermanentID, store.TagChange{Set: storetest.TagSets("env:prod")}); len(tags) != 1 {
+		t.Fatalf("tags after the migration: %v", storetest.TagStrings(tags))
 	}
 }
 

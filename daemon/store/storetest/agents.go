@@ -16,8 +16,8 @@ import (
 
 func testCreateAgentAssignsIDs(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	def := agentDef("Download invoices",
-		workflowParam("url", "Portal address", "https://example.com"),
+	def := AgentDef("Download invoices",
+		WorkflowParam("url", "Portal address", "https://example.com"),
 		client.Parameter{ParameterType: client.ParameterTypeCredential, Key: "login", CredentialID: "cred_1"},
 		client.Parameter{ParameterType: client.ParameterTypeOutput, Key: "open_output", Description: "Output parameter for block open"},
 	)
@@ -80,7 +80,7 @@ func testCreateAgentAssignsIDs(t *testing.T, o opener) {
 
 func testCreateAgentDefaults(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	def := agentDef("no status")
+	def := AgentDef("no status")
 	def.Status = ""
 	def.FolderID = new("fld_does_not_exist") // creation does not check folders
 	a := f.create(f.org.ID, def)
@@ -93,14 +93,14 @@ func testCreateAgentDefaults(t *testing.T, o opener) {
 	if _, _, err := f.Agents().Create(ctx, f.org.ID, nil, ""); err == nil {
 		t.Error("nil definition accepted")
 	}
-	if _, _, err := f.Agents().Create(ctx, "o_404", agentDef("x"), ""); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := f.Agents().Create(ctx, "o_404", AgentDef("x"), ""); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown org: %v", err)
 	}
 }
 
 func testCreateAgentIdempotent(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	first, created, err := f.Agents().Create(ctx, f.org.ID, agentDef("First"), "key-1")
+	first, created, err := f.Agents().Create(ctx, f.org.ID, AgentDef("First"), "key-1")
 	if err != nil || !created {
 		t.Fatalf("first: %v, %v", err, created)
 	}
@@ -108,7 +108,7 @@ func testCreateAgentIdempotent(t *testing.T, o opener) {
 		t.Fatalf("wpid %q, want %q", first.WorkflowPermanentID, want)
 	}
 	// A replay, even with another body, returns the stored version 1.
-	replay, created, err := f.Agents().Create(ctx, f.org.ID, agentDef("Different body"), "key-1")
+	replay, created, err := f.Agents().Create(ctx, f.org.ID, AgentDef("Different body"), "key-1")
 	if err != nil || created {
 		t.Fatalf("replay: %v, created=%v", err, created)
 	}
@@ -116,8 +116,8 @@ func testCreateAgentIdempotent(t *testing.T, o opener) {
 		t.Fatalf("replay differs:\n%s\n%s", mustJSON(t, replay), mustJSON(t, first))
 	}
 	// After an update the replay still answers version 1.
-	f.update(f.org.ID, first.WorkflowPermanentID, agentDef("Second"))
-	replay, created, _ = f.Agents().Create(ctx, f.org.ID, agentDef("x"), "key-1")
+	f.update(f.org.ID, first.WorkflowPermanentID, AgentDef("Second"))
+	replay, created, _ = f.Agents().Create(ctx, f.org.ID, AgentDef("x"), "key-1")
 	if created || replay.Version != 1 || replay.Title != "First" {
 		t.Fatalf("replay after update: v%d %q created=%v", replay.Version, replay.Title, created)
 	}
@@ -125,7 +125,7 @@ func testCreateAgentIdempotent(t *testing.T, o opener) {
 	if err := f.Agents().Delete(ctx, f.org.ID, first.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
-	replay, created, err = f.Agents().Create(ctx, f.org.ID, agentDef("x"), "key-1")
+	replay, created, err = f.Agents().Create(ctx, f.org.ID, AgentDef("x"), "key-1")
 	if err != nil || created || replay.DeletedAt == nil || replay.Version != 1 {
 		t.Fatalf("replay after delete: %+v, created=%v, %v", replay, created, err)
 	}
@@ -133,12 +133,12 @@ func testCreateAgentIdempotent(t *testing.T, o opener) {
 		t.Fatalf("a replay resurrected the agent: %v", got)
 	}
 	// Another key, another agent; the same key in another org, another agent.
-	other, created, _ := f.Agents().Create(ctx, f.org.ID, agentDef("x"), "key-2")
+	other, created, _ := f.Agents().Create(ctx, f.org.ID, AgentDef("x"), "key-2")
 	if !created || other.WorkflowPermanentID == first.WorkflowPermanentID {
 		t.Fatal("key-2 did not create a new agent")
 	}
 	org2 := f.newOrg("two")
-	a2, created, _ := f.Agents().Create(ctx, org2.ID, agentDef("x"), "key-1")
+	a2, created, _ := f.Agents().Create(ctx, org2.ID, AgentDef("x"), "key-1")
 	if !created || a2.WorkflowPermanentID == first.WorkflowPermanentID {
 		t.Fatal("the same key in another organization did not create a new agent")
 	}
@@ -155,7 +155,7 @@ func testCreateAgentIdempotentConcurrent(t *testing.T, o opener) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], createdFlags[i], errs[i] = f.Agents().Create(ctx, f.org.ID, agentDef(fmt.Sprint("racer ", i)), "same-key")
+			results[i], createdFlags[i], errs[i] = f.Agents().Create(ctx, f.org.ID, AgentDef(fmt.Sprint("racer ", i)), "same-key")
 		}()
 	}
 	wg.Wait()
@@ -182,10 +182,10 @@ func testCreateAgentIdempotentConcurrent(t *testing.T, o opener) {
 func testUpdateAgent(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	fl := f.folder(f.org.ID, "Ops")
-	def := agentDef("v1", workflowParam("url", "", nil))
+	def := AgentDef("v1", WorkflowParam("url", "", nil))
 	def.FolderID = &fl.FolderID
 	v1 := f.create(f.org.ID, def)
-	def2 := agentDef("v2", workflowParam("url", "", nil), workflowParam("user", "", nil))
+	def2 := AgentDef("v2", WorkflowParam("url", "", nil), WorkflowParam("user", "", nil))
 	def2.FolderID = new("fld_ignored")
 	v2 := f.update(f.org.ID, v1.WorkflowPermanentID, def2)
 	if v2.Version != 2 || v2.WorkflowPermanentID != v1.WorkflowPermanentID || v2.AgentID != v1.WorkflowPermanentID {
@@ -221,7 +221,7 @@ func testUpdateAgent(t *testing.T, o opener) {
 	if n := f.count(f.org.ID, fl.FolderID); n != 1 {
 		t.Fatalf("folder count %d after update", n)
 	}
-	_, err = f.Agents().Update(ctx, f.org.ID, "wpid_404", agentDef("x"))
+	_, err = f.Agents().Update(ctx, f.org.ID, "wpid_404", AgentDef("x"))
 	wantErr(t, err, store.ErrNotFound, "agent wpid_404 not found")
 	if _, err := f.Agents().Update(ctx, f.org.ID, v1.WorkflowPermanentID, nil); err == nil {
 		t.Fatal("nil definition accepted")
@@ -231,10 +231,10 @@ func testUpdateAgent(t *testing.T, o opener) {
 func testDeleteAndResurrect(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	fl := f.folder(f.org.ID, "Ops")
-	def := agentDef("v1")
+	def := AgentDef("v1")
 	def.FolderID = &fl.FolderID
 	a := f.create(f.org.ID, def)
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("v2"))
+	f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("v2"))
 	wpid := a.WorkflowPermanentID
 
 	if err := f.Agents().Delete(ctx, f.org.ID, wpid); err != nil {
@@ -266,7 +266,7 @@ func testDeleteAndResurrect(t *testing.T, o opener) {
 
 	// An update brings it back as version 3, in its folder, with its
 	// history.
-	v3 := f.update(f.org.ID, wpid, agentDef("v3"))
+	v3 := f.update(f.org.ID, wpid, AgentDef("v3"))
 	if v3.Version != 3 || v3.DeletedAt != nil {
 		t.Fatalf("resurrected: version %d deleted_at %v", v3.Version, v3.DeletedAt)
 	}
@@ -292,8 +292,8 @@ func testDeleteAndResurrect(t *testing.T, o opener) {
 
 func testGetAgentVersions(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("v1"))
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("v2"))
+	a := f.create(f.org.ID, AgentDef("v1"))
+	f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("v2"))
 	for v, title := range map[int]string{0: "v2", 1: "v1", 2: "v2"} {
 		got, err := f.Agents().Get(ctx, f.org.ID, a.WorkflowPermanentID, v)
 		if err != nil || got.Title != title {
@@ -318,8 +318,8 @@ func testSetAgentFolder(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	f1 := f.folder(f.org.ID, "One")
 	f2 := f.folder(f.org.ID, "Two")
-	a := f.create(f.org.ID, agentDef("a"))
-	b := f.create(f.org.ID, agentDef("b"))
+	a := f.create(f.org.ID, AgentDef("a"))
+	b := f.create(f.org.ID, AgentDef("b"))
 
 	moved, err := f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f1.FolderID)
 	if err != nil {
@@ -339,7 +339,7 @@ func testSetAgentFolder(t *testing.T, o opener) {
 		t.Fatalf("order after move %v", got)
 	}
 	// Only the latest row changes.
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("a2"))
+	f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("a2"))
 	if _, err := f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID); err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func testListAgentsOrderAndPaging(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	var created []string
 	for i := range 25 {
-		created = append(created, f.create(f.org.ID, agentDef(fmt.Sprint("agent ", i))).WorkflowPermanentID)
+		created = append(created, f.create(f.org.ID, AgentDef(fmt.Sprint("agent ", i))).WorkflowPermanentID)
 	}
 	newestFirst := slices.Clone(created)
 	slices.Reverse(newestFirst)
@@ -407,7 +407,7 @@ func testListAgentsOrderAndPaging(t *testing.T, o opener) {
 		t.Fatalf("huge page: %v %v", as, err)
 	}
 	// An update moves an agent to the top, with its new version.
-	f.update(f.org.ID, created[3], agentDef("updated"))
+	f.update(f.org.ID, created[3], AgentDef("updated"))
 	got, _ := f.Agents().List(ctx, f.org.ID, store.AgentQuery{PageSize: 2})
 	if got[0].WorkflowPermanentID != created[3] || got[0].Version != 2 || got[0].Title != "updated" ||
 		got[1].WorkflowPermanentID != created[24] {
@@ -423,26 +423,26 @@ func testListAgentsOrderAndPaging(t *testing.T, o opener) {
 func testListAgentsSearch(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	fl := f.folder(f.org.ID, "Quarterly Finance")
-	inFolder := agentDef("plain one")
+	inFolder := AgentDef("plain one")
 	inFolder.FolderID = &fl.FolderID
 	agents := map[string]*client.Agent{
-		"title":       f.create(f.org.ID, agentDef("Download INVOICES from portal")),
+		"title":       f.create(f.org.ID, AgentDef("Download INVOICES from portal")),
 		"folder":      f.create(f.org.ID, inFolder),
-		"key":         f.create(f.org.ID, agentDef("plain two", workflowParam("vendor_account", "", nil))),
-		"description": f.create(f.org.ID, agentDef("plain three", workflowParam("x", "The Vendor's Billing page", nil))),
-		"default":     f.create(f.org.ID, agentDef("plain four", workflowParam("u", "", "https://Billing.Example.org/login"))),
-		"number":      f.create(f.org.ID, agentDef("plain five", workflowParam("n", "", 987654))),
-		"output": f.create(f.org.ID, agentDef("plain six", client.Parameter{ParameterType: client.ParameterTypeOutput,
+		"key":         f.create(f.org.ID, AgentDef("plain two", WorkflowParam("vendor_account", "", nil))),
+		"description": f.create(f.org.ID, AgentDef("plain three", WorkflowParam("x", "The Vendor's Billing page", nil))),
+		"default":     f.create(f.org.ID, AgentDef("plain four", WorkflowParam("u", "", "https://Billing.Example.org/login"))),
+		"number":      f.create(f.org.ID, AgentDef("plain five", WorkflowParam("n", "", 987654))),
+		"output": f.create(f.org.ID, AgentDef("plain six", client.Parameter{ParameterType: client.ParameterTypeOutput,
 			Key: "scrape_output", Description: "Output parameter for block scrape"})),
-		"credential": f.create(f.org.ID, agentDef("plain seven", client.Parameter{ParameterType: client.ParameterTypeCredential,
+		"credential": f.create(f.org.ID, AgentDef("plain seven", client.Parameter{ParameterType: client.ParameterTypeCredential,
 			Key: "bank_login", Description: "Treasury credentials", CredentialID: "cred_1"})),
-		"quote":   f.create(f.org.ID, agentDef(`Say "hello" \ world`)),
-		"unicode": f.create(f.org.ID, agentDef("Überweisungen prüfen")),
-		"html":    f.create(f.org.ID, agentDef("a <b> & c")),
+		"quote":   f.create(f.org.ID, AgentDef(`Say "hello" \ world`)),
+		"unicode": f.create(f.org.ID, AgentDef("Überweisungen prüfen")),
+		"html":    f.create(f.org.ID, AgentDef("a <b> & c")),
 	}
 	// A credential's default-like fields are not searched, nor the
 	// definition's blocks.
-	f.create(f.org.ID, agentDef("plain eight", client.Parameter{ParameterType: client.ParameterTypeCredential,
+	f.create(f.org.ID, AgentDef("plain eight", client.Parameter{ParameterType: client.ParameterTypeCredential,
 		Key: "k", CredentialID: "cred_secretmatch"}))
 
 	cases := []struct{ term, want string }{
@@ -488,7 +488,7 @@ func testListAgentsSearch(t *testing.T, o opener) {
 		t.Fatalf("plain: %v / %v", all, got)
 	}
 	// A search matches the latest version only.
-	f.update(f.org.ID, agents["title"].WorkflowPermanentID, agentDef("renamed"))
+	f.update(f.org.ID, agents["title"].WorkflowPermanentID, AgentDef("renamed"))
 	if got := f.list(f.org.ID, store.AgentQuery{SearchKey: "invoices"}); len(got) != 0 {
 		t.Fatalf("old version matched: %v", got)
 	}
@@ -506,7 +506,7 @@ func testListAgentsFilters(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	fl := f.folder(f.org.ID, "F")
 	mk := func(title string, status client.AgentStatus, saved bool, folder *string) string {
-		d := agentDef(title)
+		d := AgentDef(title)
 		d.Status, d.IsSavedTask, d.FolderID = status, saved, folder
 		return f.create(f.org.ID, d).WorkflowPermanentID
 	}
@@ -549,7 +549,7 @@ func testOddFolderAndStatus(t *testing.T, o opener) {
 	// Odd folder and status values still list and filter correctly
 	// through the full decode.
 	f := newFixture(t, o)
-	d := agentDef("odd")
+	d := AgentDef("odd")
 	d.FolderID = new(`fld_"q"`)
 	d.Status = `draft\x`
 	a := f.create(f.org.ID, d)
@@ -565,11 +565,11 @@ func testOrgIsolation(t *testing.T, o opener) {
 	a := f.org.ID
 	b := f.newOrg("other").ID
 	fl := f.folder(a, "A's folder")
-	d := agentDef("A's agent", workflowParam("secret_param", "", nil))
+	d := AgentDef("A's agent", WorkflowParam("secret_param", "", nil))
 	d.FolderID = &fl.FolderID
 	agent := f.create(a, d)
 	wpid := agent.WorkflowPermanentID
-	bAgent := f.create(b, agentDef("B's agent"))
+	bAgent := f.create(b, AgentDef("B's agent"))
 	bFolder := f.folder(b, "B's folder")
 
 	notFound := func(name string, err error) {
@@ -584,7 +584,7 @@ func testOrgIsolation(t *testing.T, o opener) {
 	notFound("GetAgent v1", err)
 	_, err = f.Agents().Versions(ctx, b, wpid)
 	notFound("AgentVersions", err)
-	_, err = f.Agents().Update(ctx, b, wpid, agentDef("hijack"))
+	_, err = f.Agents().Update(ctx, b, wpid, AgentDef("hijack"))
 	notFound("UpdateAgent", err)
 	_, err = f.Agents().SetFolder(ctx, b, wpid, "")
 	notFound("SetAgentFolder (agent)", err)
@@ -627,9 +627,9 @@ func testOrgIsolation(t *testing.T, o opener) {
 
 	// An unknown organization.
 	const none = "o_404"
-	_, _, err = f.Agents().Create(ctx, none, agentDef("x"), "")
+	_, _, err = f.Agents().Create(ctx, none, AgentDef("x"), "")
 	notFound("CreateAgent unknown org", err)
-	_, err = f.Agents().Update(ctx, none, wpid, agentDef("x"))
+	_, err = f.Agents().Update(ctx, none, wpid, AgentDef("x"))
 	notFound("UpdateAgent unknown org", err)
 	_, err = f.Agents().Get(ctx, none, wpid, 0)
 	notFound("GetAgent unknown org", err)
@@ -658,13 +658,13 @@ func testManyVersions(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	fl := f.folder(f.org.ID, "Big")
 	long := strings.Repeat("a fairly long parameter description ", 40)
-	d := agentDef("big", workflowParam("p", long, long))
+	d := AgentDef("big", WorkflowParam("p", long, long))
 	d.FolderID = &fl.FolderID
 	a := f.create(f.org.ID, d)
-	other := f.create(f.org.ID, agentDef("neighbour"))
+	other := f.create(f.org.ID, AgentDef("neighbour"))
 	const versions = 150
 	for range versions - 1 {
-		f.update(f.org.ID, a.WorkflowPermanentID, agentDef("big", workflowParam("p", long, long)))
+		f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("big", WorkflowParam("p", long, long)))
 	}
 	check := func(when string, nrows int, deleted bool, folder *string) {
 		t.Helper()
@@ -697,7 +697,7 @@ func testManyVersions(t *testing.T, o opener) {
 		t.Fatal(err)
 	}
 	check("deleted", versions, true, &fl.FolderID)
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("back"))
+	f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("back"))
 	check("resurrected", versions+1, false, &fl.FolderID)
 	if err := f.Folders().Delete(ctx, f.org.ID, fl.FolderID, false); err != nil {
 		t.Fatal(err)
@@ -720,14 +720,14 @@ func testConcurrentUse(t *testing.T, o opener) {
 		go func() {
 			defer wg.Done()
 			for i := range 15 {
-				a, _, err := f.Agents().Create(ctx, f.org.ID, agentDef(fmt.Sprintf("w%d-%d", w, i)), "")
+				a, _, err := f.Agents().Create(ctx, f.org.ID, AgentDef(fmt.Sprintf("w%d-%d", w, i)), "")
 				if err != nil {
 					errs <- err
 					return
 				}
 				wpid := a.WorkflowPermanentID
 				steps := []func() error{
-					func() error { _, err := f.Agents().Update(ctx, f.org.ID, wpid, agentDef("u")); return err },
+					func() error { _, err := f.Agents().Update(ctx, f.org.ID, wpid, AgentDef("u")); return err },
 					func() error { _, err := f.Agents().SetFolder(ctx, f.org.ID, wpid, fl.FolderID); return err },
 					func() error { _, err := f.Agents().List(ctx, f.org.ID, store.AgentQuery{SearchKey: "w"}); return err },
 					func() error { _, err := f.Folders().List(ctx, f.org.ID, 1, 10, ""); return err },
@@ -763,14 +763,14 @@ func testConcurrentUse(t *testing.T, o opener) {
 // parameter metadata, which search finds.
 func testListAgentsSearchesOutputParameters(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	def := agentDef("Invoices")
+	def := AgentDef("Invoices")
 	def.WorkflowDefinition.Blocks = append(def.WorkflowDefinition.Blocks, &client.ForLoopBlock{
 		BlockBase: client.BlockBase{Label: "each"}, LoopOverParameterKey: "open_output",
 		LoopBlocks: client.Blocks{&client.ExtractionBlock{
 			BlockBase: client.BlockBase{Label: "pick"}, DataExtractionGoal: "Extract the invoice number"}},
 	})
 	a := f.create(f.org.ID, def)
-	f.create(f.org.ID, agentDef("Other"))
+	f.create(f.org.ID, AgentDef("Other"))
 	for _, term := range []string{"Output Parameter for block PICK", "each_out"} {
 		if got := f.list(f.org.ID, store.AgentQuery{SearchKey: term}); !slices.Equal(got, []string{a.WorkflowPermanentID}) {
 			t.Errorf("search %q: %v", term, got)

@@ -12,7 +12,7 @@ import (
 // that match their sentinel.
 func testTypedErrors(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("typed"))
+	a := f.create(f.org.ID, AgentDef("typed"))
 	task := f.newRun(client.RunTypeTaskV1, nil)
 	if _, err := f.Tags().CreateValue(ctx, f.org.ID, "env", "qa", ""); err != nil {
 		t.Fatal(err)

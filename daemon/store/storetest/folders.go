@@ -159,22 +159,22 @@ func testFolderCounts(t *testing.T, o opener) {
 		}
 	}
 	inFolder := func(title string, folder *client.Folder) *client.Agent {
-		d := agentDef(title)
+		d := AgentDef(title)
 		d.FolderID = &folder.FolderID
 		return f.create(f.org.ID, d)
 	}
 	counts(0, 0, "empty")
 	a := inFolder("a", f1)
 	b := inFolder("b", f1)
-	f.create(f.org.ID, agentDef("no folder"))
+	f.create(f.org.ID, AgentDef("no folder"))
 	counts(2, 0, "create")
 	// Idempotent replay of an agent in a folder does not count twice.
-	d := agentDef("c")
+	d := AgentDef("c")
 	d.FolderID = &f2.FolderID
 	f.Agents().Create(ctx, f.org.ID, d, "k")
 	f.Agents().Create(ctx, f.org.ID, d, "k")
 	counts(2, 1, "idempotent create")
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("a2"))
+	f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("a2"))
 	counts(2, 1, "update (inherits)")
 	f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
 	counts(1, 2, "move")
@@ -186,12 +186,12 @@ func testFolderCounts(t *testing.T, o opener) {
 	counts(0, 1, "delete")
 	f.Agents().Delete(ctx, f.org.ID, b.WorkflowPermanentID)
 	counts(0, 1, "delete again")
-	f.update(f.org.ID, b.WorkflowPermanentID, agentDef("b2"))
+	f.update(f.org.ID, b.WorkflowPermanentID, AgentDef("b2"))
 	counts(1, 1, "resurrect")
 	// An agent with an older version in f2 but the latest elsewhere does
 	// not count for f2.
 	f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f2.FolderID)
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("a3"))
+	f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("a3"))
 	f.Agents().SetFolder(ctx, f.org.ID, a.WorkflowPermanentID, f1.FolderID)
 	counts(2, 1, "older version elsewhere")
 	f.reopen()
@@ -205,15 +205,15 @@ func testDeleteFolderKeepAgents(t *testing.T, o opener) {
 	fl := f.folder(f.org.ID, "Doomed")
 	other := f.folder(f.org.ID, "Other")
 	mk := func(title string, folder string) *client.Agent {
-		d := agentDef(title)
+		d := AgentDef(title)
 		d.FolderID = &folder
 		return f.create(f.org.ID, d)
 	}
 	a := mk("a", fl.FolderID)
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("a2")) // v1 and v2 in the folder
+	f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("a2")) // v1 and v2 in the folder
 	// b's first version is in the folder, its latest elsewhere.
 	b := mk("b", fl.FolderID)
-	f.update(f.org.ID, b.WorkflowPermanentID, agentDef("b2"))
+	f.update(f.org.ID, b.WorkflowPermanentID, AgentDef("b2"))
 	f.Agents().SetFolder(ctx, f.org.ID, b.WorkflowPermanentID, other.FolderID)
 	c := mk("c", other.FolderID)
 	// A deleted agent in the folder is moved out as well.
@@ -252,7 +252,7 @@ func testDeleteFolderKeepAgents(t *testing.T, o opener) {
 		t.Fatalf("other folder counts %d", n)
 	}
 	// The dead agent comes back outside any folder.
-	if back := f.update(f.org.ID, dead.WorkflowPermanentID, agentDef("back")); back.FolderID != nil {
+	if back := f.update(f.org.ID, dead.WorkflowPermanentID, AgentDef("back")); back.FolderID != nil {
 		t.Fatalf("resurrected into %v", *back.FolderID)
 	}
 }
@@ -264,21 +264,21 @@ func testDeleteFolderWithAgents(t *testing.T, o opener) {
 	fl := f.folder(f.org.ID, "Doomed")
 	other := f.folder(f.org.ID, "Other")
 	mk := func(title string, folder string) *client.Agent {
-		d := agentDef(title)
+		d := AgentDef(title)
 		d.FolderID = &folder
 		return f.create(f.org.ID, d)
 	}
 	a := mk("a", fl.FolderID)
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("a2"))
+	f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("a2"))
 	b := mk("b", fl.FolderID)
 	f.Agents().SetFolder(ctx, f.org.ID, b.WorkflowPermanentID, other.FolderID) // latest elsewhere
 	// b has one version: its only row moved. Give it a version in the
 	// folder that is not the latest.
 	f.Agents().SetFolder(ctx, f.org.ID, b.WorkflowPermanentID, fl.FolderID)
-	f.update(f.org.ID, b.WorkflowPermanentID, agentDef("b2"))
+	f.update(f.org.ID, b.WorkflowPermanentID, AgentDef("b2"))
 	f.Agents().SetFolder(ctx, f.org.ID, b.WorkflowPermanentID, other.FolderID)
-	free := f.create(f.org.ID, agentDef("free"))
-	keyed := agentDef("keyed")
+	free := f.create(f.org.ID, AgentDef("free"))
+	keyed := AgentDef("keyed")
 	keyed.FolderID = &fl.FolderID
 	if _, _, err := f.Agents().Create(ctx, f.org.ID, keyed, "key"); err != nil {
 		t.Fatal(err)
@@ -298,7 +298,7 @@ func testDeleteFolderWithAgents(t *testing.T, o opener) {
 		t.Fatalf("left %v", got)
 	}
 	// A deleted agent keeps its folder_id, as an idempotent replay shows.
-	replay, created, err := f.Agents().Create(ctx, f.org.ID, agentDef("x"), "key")
+	replay, created, err := f.Agents().Create(ctx, f.org.ID, AgentDef("x"), "key")
 	if err != nil || created || replay.DeletedAt == nil || replay.FolderID == nil || *replay.FolderID != fl.FolderID {
 		t.Fatalf("replay of a deleted agent: %+v, %v, %v", replay, created, err)
 	}

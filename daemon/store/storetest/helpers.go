@@ -47,17 +47,17 @@ type fixture struct {
 	gen   *ids.Generator // the store's
 	org   store.Organization
 	key   string
-	views testViews // the views the store was last opened with
+	views TestViews // the views the store was last opened with
 }
 
 // newFixture opens a fresh store with one organization. Its runs have
-// views (testViews).
+// views (TestViews).
 func newFixture(t *testing.T, o opener) *fixture {
 	t.Helper()
 	clock := newClock()
 	gen := ids.NewWithClock(42, clock.Now)
 	f := &fixture{t: t, o: o, clock: clock, gen: gen}
-	f.Backend = o.open(t, store.Options{Now: clock.Now, IDs: gen, RunViews: testViews{}})
+	f.Backend = o.open(t, store.Options{Now: clock.Now, IDs: gen, RunViews: TestViews{}})
 	var err error
 	f.org, f.key, err = f.CreateOrganization(ctx, "test")
 	if err != nil {
@@ -71,7 +71,7 @@ func newFixture(t *testing.T, o opener) *fixture {
 func (f *fixture) reopen() {
 	f.t.Helper()
 	f.gen = ids.NewWithClock(43, f.clock.Now)
-	f.reopenWith(store.Options{Now: f.clock.Now, IDs: f.gen, RunViews: testViews{}})
+	f.reopenWith(store.Options{Now: f.clock.Now, IDs: f.gen, RunViews: TestViews{}})
 }
 
 // reopenWith closes the store and opens the same database again with opts.
@@ -89,7 +89,9 @@ func (f *fixture) newOrg(name string) store.Organization {
 	return org
 }
 
-func workflowParam(key, description string, def any) client.Parameter {
+// WorkflowParam is a string parameter of type workflow, as agent
+// definitions declare one; def is its default (nil: none).
+func WorkflowParam(key, description string, def any) client.Parameter {
 	p := client.Parameter{ParameterType: client.ParameterTypeWorkflow, Key: key, Description: description,
 		WorkflowParameterType: client.WorkflowParameterString}
 	if def != nil {
@@ -98,9 +100,9 @@ func workflowParam(key, description string, def any) client.Parameter {
 	return p
 }
 
-// agentDef is a definition as the API decodes it; version turns it into
+// AgentDef is a definition as the API decodes it; version turns it into
 // what the API hands to the store.
-func agentDef(title string, params ...client.Parameter) *client.Agent {
+func AgentDef(title string, params ...client.Parameter) *client.Agent {
 	return &client.Agent{
 		Title:  title,
 		Status: client.AgentStatusPublished,
@@ -215,19 +217,19 @@ func sorted(s []string) []string {
 	return s
 }
 
-// testViews stands for the daemon's run views (package daemon/runview,
+// TestViews stands for the daemon's run views (package daemon/runview,
 // which imports the store): a view names the run's id, status and number
 // of files, so that it changes with the record; a run titled noViewTitle
 // has none. Its Format is its format field. A view names the format too
 // when it is not "", and ends with mark, which is not part of the Format:
 // views of the same Format that make other views.
-type testViews struct{ format, mark string }
+type TestViews struct{ format, mark string }
 
 const noViewTitle = "no view"
 
-func (v testViews) Format() ([]byte, error) { return []byte("test views " + v.format), nil }
+func (v TestViews) Format() ([]byte, error) { return []byte("test views " + v.format), nil }
 
-func (v testViews) Encode(rec *store.RunRecord) ([]byte, error) {
+func (v TestViews) Encode(rec *store.RunRecord) ([]byte, error) {
 	if rec.Title == noViewTitle {
 		return nil, errors.New("no view of this run")
 	}

@@ -21,7 +21,7 @@ func testPagesFarPastTheEnd(t *testing.T, o opener) {
 	if _, err := f.Scripts().Create(ctx, org, store.ScriptInput{Content: []byte("format: abctl.script/v1\n")}); err != nil {
 		t.Fatal(err)
 	}
-	a := f.create(org, agentDef("Invoices"))
+	a := f.create(org, AgentDef("Invoices"))
 	f.schedule(org, a.WorkflowPermanentID, "@daily", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	f.folder(org, "Finance")
 

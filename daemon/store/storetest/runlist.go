@@ -111,8 +111,8 @@ func testListRunsItem(t *testing.T, o opener) {
 
 func testListRunsFilters(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	agent := f.create(f.org.ID, agentDef("Contact form"))
-	other := f.create(f.org.ID, agentDef("Other"))
+	agent := f.create(f.org.ID, AgentDef("Contact form"))
+	other := f.create(f.org.ID, AgentDef("Other"))
 	a1 := f.newRun(client.RunTypeWorkflowRun, func(r *store.RunRecord) { r.AgentID, r.Title = agent.WorkflowPermanentID, "Contact Form" })
 	a2 := f.newRun(client.RunTypeWorkflowRun, func(r *store.RunRecord) { r.AgentID, r.Title = other.WorkflowPermanentID, "Other" })
 	t1 := f.newRun(client.RunTypeTaskV1, func(r *store.RunRecord) { r.Title = "Check the INVOICES" })
@@ -167,7 +167,7 @@ func testListRunsFilters(t *testing.T, o opener) {
 // at listing time.
 func testListRunsWorkflowDeleted(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	agent := f.create(f.org.ID, agentDef("Contact form"))
+	agent := f.create(f.org.ID, AgentDef("Contact form"))
 	run := f.newRun(client.RunTypeWorkflowRun, func(r *store.RunRecord) { r.AgentID = agent.WorkflowPermanentID })
 	lost := f.newRun(client.RunTypeWorkflowRun, func(r *store.RunRecord) { r.AgentID = "wpid_never_existed" })
 	deleted := func() map[string]bool {

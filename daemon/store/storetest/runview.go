@@ -15,11 +15,11 @@ func (f *fixture) now() client.Time { return client.NewTime(f.clock.Now()) }
 
 // reopenViews closes the store and opens the same database again with
 // views (nil: none) and another id worker; checkView then expects the
-// views views makes, when they are testViews.
+// views views makes, when they are TestViews.
 func (f *fixture) reopenViews(views store.RunViews) {
 	f.t.Helper()
 	f.reopenWith(store.Options{Now: f.clock.Now, IDs: ids.NewWithClock(44, f.clock.Now), RunViews: views})
-	if tv, ok := views.(testViews); ok {
+	if tv, ok := views.(TestViews); ok {
 		f.views = tv
 	}
 }
@@ -150,7 +150,7 @@ func testRunViewWithoutRunViews(t *testing.T, o opener) {
 	if v := f.storedView(f.org.ID, rec.ID); v != nil {
 		t.Fatalf("view written without RunViews: %q", v)
 	}
-	f.reopenViews(testViews{})
+	f.reopenViews(TestViews{})
 	if v := f.storedView(f.org.ID, rec.ID); v != nil {
 		t.Fatalf("view made again under the same format: %q", v)
 	}
@@ -172,14 +172,14 @@ func testRunViewFormatChange(t *testing.T, o opener) {
 		t.Fatal(err)
 	}
 	made := f.storedView(f.org.ID, rec.ID)
-	f.reopenViews(testViews{mark: " (remade)"})
+	f.reopenViews(TestViews{mark: " (remade)"})
 	if view := f.storedView(f.org.ID, rec.ID); !bytes.Equal(view, made) {
 		t.Fatalf("a view under the current format was made again: %q, was %q", view, made)
 	}
-	f.reopenViews(testViews{format: "2"})
+	f.reopenViews(TestViews{format: "2"})
 	f.checkView(f.org.ID, rec.ID)
 	f.checkView(other.ID, theirs.ID) // every organization's
 	// Back to the fixture's views, whose format differs again.
-	f.reopenViews(testViews{})
+	f.reopenViews(TestViews{})
 	f.checkView(f.org.ID, rec.ID)
 }

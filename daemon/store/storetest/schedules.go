@@ -27,8 +27,8 @@ func (f *fixture) scheduledRun(orgID, wpid, scheduleID string) *store.RunRecord 
 
 func testSchedulesCRUDAndOrganizations(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("Invoices", workflowParam("url", "", "https://example.com")))
-	b := f.create(f.org.ID, agentDef("Reports"))
+	a := f.create(f.org.ID, AgentDef("Invoices", WorkflowParam("url", "", "https://example.com")))
+	b := f.create(f.org.ID, AgentDef("Reports"))
 	from := time.Date(2026, 1, 1, 0, 0, 0, 123456789, time.FixedZone("CET", 3600))
 	s1 := f.schedule(f.org.ID, a.WorkflowPermanentID, "0 9 * * *", from)
 	s2 := f.schedule(f.org.ID, b.WorkflowPermanentID, "@daily", from)
@@ -111,7 +111,7 @@ func testSchedulesCRUDAndOrganizations(t *testing.T, o opener) {
 // written together or not at all, and a fire time is taken once.
 func testFireIsAtomicAndOnce(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("Invoices"))
+	a := f.create(f.org.ID, AgentDef("Invoices"))
 	wpid := a.WorkflowPermanentID
 	from := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
 	s := f.schedule(f.org.ID, wpid, "* * * * *", from)

@@ -40,7 +40,7 @@ func scriptIDs(revs []*store.ScriptRevision) []string {
 func testScriptsVersionsAndIndex(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	sc := f.Scripts()
-	agent := f.create(f.org.ID, agentDef("Search"))
+	agent := f.create(f.org.ID, AgentDef("Search"))
 	wpid := agent.WorkflowPermanentID
 
 	first, err := sc.Create(ctx, f.org.ID, store.ScriptInput{WorkflowPermanentID: wpid, RunID: "wr_1", Content: scriptFile(wpid, "one")})
@@ -147,7 +147,7 @@ func testScriptsVersionsAndIndex(t *testing.T, o opener) {
 func testScriptRecord(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	sc := f.Scripts()
-	wpid := f.create(f.org.ID, agentDef("Search")).WorkflowPermanentID
+	wpid := f.create(f.org.ID, AgentDef("Search")).WorkflowPermanentID
 
 	rev, created, err := sc.Record(ctx, f.org.ID, wpid, "", "wr_1", scriptFile(wpid, "a"))
 	if err != nil || !created || rev.Version != 1 || rev.RunID != "wr_1" || rev.CacheKey != store.DefaultCacheKey {

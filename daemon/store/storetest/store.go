@@ -12,11 +12,11 @@ import (
 func testReopenKeepsData(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	fl := f.folder(f.org.ID, "Finance")
-	def := agentDef("Invoices", workflowParam("url", "portal", "https://example.com"))
+	def := AgentDef("Invoices", WorkflowParam("url", "portal", "https://example.com"))
 	def.FolderID = &fl.FolderID
 	a := f.create(f.org.ID, def)
-	a2 := f.update(f.org.ID, a.WorkflowPermanentID, agentDef("Invoices v2"))
-	b := f.create(f.org.ID, agentDef("Other"))
+	a2 := f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("Invoices v2"))
+	b := f.create(f.org.ID, AgentDef("Other"))
 	if err := f.Agents().Delete(ctx, f.org.ID, b.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func testReopenKeepsData(t *testing.T, o opener) {
 		t.Fatalf("list after reopen %v", got)
 	}
 	// New ids after reopen (another worker) do not collide.
-	c := f.create(f.org.ID, agentDef("After"))
+	c := f.create(f.org.ID, AgentDef("After"))
 	if c.WorkflowPermanentID == a.WorkflowPermanentID || c.WorkflowPermanentID == b.WorkflowPermanentID {
 		t.Fatal("id reused")
 	}
@@ -57,7 +57,7 @@ func testCanceledContext(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := f.Agents().Create(cctx, f.org.ID, agentDef("x"), ""); !errors.Is(err, context.Canceled) {
+	if _, _, err := f.Agents().Create(cctx, f.org.ID, AgentDef("x"), ""); !errors.Is(err, context.Canceled) {
 		t.Errorf("CreateAgent: %v", err)
 	}
 	if _, err := f.Agents().List(cctx, f.org.ID, store.AgentQuery{}); !errors.Is(err, context.Canceled) {

@@ -29,8 +29,8 @@ func (f *fixture) apply(wpid string, ch store.TagChange) []client.Tag {
 	return tags
 }
 
-// tagStrings writes tags as "value" (labels) and "key:value".
-func tagStrings(tags []client.Tag) []string {
+// TagStrings writes tags as "value" (labels) and "key:value".
+func TagStrings(tags []client.Tag) []string {
 	out := []string{}
 	for _, t := range tags {
 		if t.Key == nil {
@@ -61,7 +61,9 @@ func eventStrings(evs []client.TagEvent) []string {
 	return out
 }
 
-func set(pairs ...string) []store.TagSet {
+// TagSets makes the tags of a change from "key:value" (grouped) and
+// "value" (a label).
+func TagSets(pairs ...string) []store.TagSet {
 	var out []store.TagSet
 	for _, p := range pairs {
 		k, v, ok := strings.Cut(p, ":")
@@ -75,15 +77,15 @@ func set(pairs ...string) []store.TagSet {
 
 func testApplyTagsSemantics(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("Invoices"))
+	a := f.create(f.org.ID, AgentDef("Invoices"))
 
 	got := f.apply(a.WorkflowPermanentID, store.TagChange{
-		Set:    set("env:staging", "urgent", "team:billing", "env:prod", "alpha"),
+		Set:    TagSets("env:staging", "urgent", "team:billing", "env:prod", "alpha"),
 		Colors: map[string]client.TagColor{"env": client.TagColorRed},
 	})
 	// Labels first by value, then grouped tags by key; the last env wins.
-	if want := []string{"alpha", "urgent", "env:prod", "team:billing"}; !slices.Equal(tagStrings(got), want) {
-		t.Fatalf("tags %v, want %v", tagStrings(got), want)
+	if want := []string{"alpha", "urgent", "env:prod", "team:billing"}; !slices.Equal(TagStrings(got), want) {
+		t.Fatalf("tags %v, want %v", TagStrings(got), want)
 	}
 	for _, tag := range got {
 		if tag.Source != client.TagSourceManual || tag.SetBy != f.org.ID || tag.SetAt.IsZero() {
@@ -95,11 +97,11 @@ func testApplyTagsSemantics(t *testing.T, o opener) {
 	// absent tag and setting an identical value change nothing.
 	before, _ := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagHistoryQuery{})
 	got = f.apply(a.WorkflowPermanentID, store.TagChange{
-		Set:    set("env:prod", "team:payments"),
+		Set:    TagSets("env:prod", "team:payments"),
 		Delete: []store.TagDelete{{Key: "team"}, {Key: "missing"}, {Value: "nope"}, {Value: "alpha"}},
 	})
-	if want := []string{"urgent", "env:prod", "team:payments"}; !slices.Equal(tagStrings(got), want) {
-		t.Fatalf("after the second change: %v, want %v", tagStrings(got), want)
+	if want := []string{"urgent", "env:prod", "team:payments"}; !slices.Equal(TagStrings(got), want) {
+		t.Fatalf("after the second change: %v, want %v", TagStrings(got), want)
 	}
 	hist, err := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagHistoryQuery{})
 	if err != nil {
@@ -164,32 +166,32 @@ func testApplyTagsSemantics(t *testing.T, o opener) {
 
 func testApplyTagsCap(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("Capped"))
+	a := f.create(f.org.ID, AgentDef("Capped"))
 	var twenty []string
 	for i := range store.MaxTagsPerSubject {
 		twenty = append(twenty, fmt.Sprintf("k%02d:v", i))
 	}
-	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set(twenty...)})
-	_, err := f.Tags().Apply(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagChange{Set: set("one-more")})
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: TagSets(twenty...)})
+	_, err := f.Tags().Apply(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagChange{Set: TagSets("one-more")})
 	wantErr(t, err, store.ErrInvalid, "would carry 21 tags; at most 20")
 	// Swapping one tag for another in one change stays within the cap.
-	got := f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("one-more"), Delete: []store.TagDelete{{Key: "k00"}}})
+	got := f.apply(a.WorkflowPermanentID, store.TagChange{Set: TagSets("one-more"), Delete: []store.TagDelete{{Key: "k00"}}})
 	if len(got) != store.MaxTagsPerSubject || got[0].Value != "one-more" {
-		t.Fatalf("after the swap: %v", tagStrings(got))
+		t.Fatalf("after the swap: %v", TagStrings(got))
 	}
 	// Replacing values of existing keys never counts as growth.
-	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("k01:w", "k02:w")})
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: TagSets("k01:w", "k02:w")})
 }
 
 func testTagSubjectsMustExist(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("Gone"))
-	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("env:prod")})
+	a := f.create(f.org.ID, AgentDef("Gone"))
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: TagSets("env:prod")})
 	other := f.newOrg("other")
 
 	_, err := f.Tags().Get(ctx, other.ID, agentSubj(a.WorkflowPermanentID))
 	wantErr(t, err, store.ErrNotFound, a.WorkflowPermanentID)
-	_, err = f.Tags().Apply(ctx, other.ID, agentSubj(a.WorkflowPermanentID), store.TagChange{Set: set("x")})
+	_, err = f.Tags().Apply(ctx, other.ID, agentSubj(a.WorkflowPermanentID), store.TagChange{Set: TagSets("x")})
 	wantErr(t, err, store.ErrNotFound, a.WorkflowPermanentID)
 	_, err = f.Tags().History(ctx, other.ID, agentSubj(a.WorkflowPermanentID), store.TagHistoryQuery{})
 	wantErr(t, err, store.ErrNotFound, a.WorkflowPermanentID)
@@ -204,15 +206,15 @@ func testTagSubjectsMustExist(t *testing.T, o opener) {
 	_, err = f.Tags().Get(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
 	wantErr(t, err, store.ErrNotFound, a.WorkflowPermanentID)
 	// The tags come back with the agent.
-	f.update(f.org.ID, a.WorkflowPermanentID, agentDef("Back"))
+	f.update(f.org.ID, a.WorkflowPermanentID, AgentDef("Back"))
 	tags, err := f.Tags().Get(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
-	if err != nil || !slices.Equal(tagStrings(tags), []string{"env:prod"}) {
-		t.Fatalf("tags of the resurrected agent: %v, %v", tagStrings(tags), err)
+	if err != nil || !slices.Equal(TagStrings(tags), []string{"env:prod"}) {
+		t.Fatalf("tags of the resurrected agent: %v, %v", TagStrings(tags), err)
 	}
 
 	// Batch reads echo every id; foreign, unknown and deleted ids get [].
-	b := f.create(f.org.ID, agentDef("Deleted"))
-	f.apply(b.WorkflowPermanentID, store.TagChange{Set: set("x")})
+	b := f.create(f.org.ID, AgentDef("Deleted"))
+	f.apply(b.WorkflowPermanentID, store.TagChange{Set: TagSets("x")})
 	if err := f.Agents().Delete(ctx, f.org.ID, b.WorkflowPermanentID); err != nil {
 		t.Fatal(err)
 	}
@@ -236,11 +238,11 @@ func testTagSubjectsMustExist(t *testing.T, o opener) {
 
 func testTagHistoryFilters(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("History"))
+	a := f.create(f.org.ID, AgentDef("History"))
 	subj := agentSubj(a.WorkflowPermanentID)
 	var marks []time.Time
 	for i := range 5 {
-		f.apply(a.WorkflowPermanentID, store.TagChange{Set: set(fmt.Sprintf("env:v%d", i), fmt.Sprintf("n:%d", i))})
+		f.apply(a.WorkflowPermanentID, store.TagChange{Set: TagSets(fmt.Sprintf("env:v%d", i), fmt.Sprintf("n:%d", i))})
 		tags, _ := f.Tags().Get(ctx, f.org.ID, subj)
 		marks = append(marks, tags[0].SetAt.Time)
 	}
@@ -267,8 +269,8 @@ func testTagHistoryFilters(t *testing.T, o opener) {
 	}
 	// Another subject's events never leak in, even one whose id extends
 	// this one's.
-	b := f.create(f.org.ID, agentDef("Other"))
-	f.apply(b.WorkflowPermanentID, store.TagChange{Set: set("other")})
+	b := f.create(f.org.ID, AgentDef("Other"))
+	f.apply(b.WorkflowPermanentID, store.TagChange{Set: TagSets("other")})
 	got, _ = f.Tags().History(ctx, f.org.ID, subj, store.TagHistoryQuery{Limit: 500})
 	if len(got) != 10 {
 		t.Fatalf("%d events after another agent's change", len(got))
@@ -277,12 +279,12 @@ func testTagHistoryFilters(t *testing.T, o opener) {
 
 func testTagRegistry(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("A"))
-	b := f.create(f.org.ID, agentDef("B"))
-	c := f.create(f.org.ID, agentDef("C"))
-	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("env:prod", "team:x")})
-	f.apply(b.WorkflowPermanentID, store.TagChange{Set: set("env:prod")})
-	f.apply(c.WorkflowPermanentID, store.TagChange{Set: set("env:dev")})
+	a := f.create(f.org.ID, AgentDef("A"))
+	b := f.create(f.org.ID, AgentDef("B"))
+	c := f.create(f.org.ID, AgentDef("C"))
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: TagSets("env:prod", "team:x")})
+	f.apply(b.WorkflowPermanentID, store.TagChange{Set: TagSets("env:prod")})
+	f.apply(c.WorkflowPermanentID, store.TagChange{Set: TagSets("env:dev")})
 
 	keys, err := f.Tags().Keys(ctx, f.org.ID)
 	if err != nil {
@@ -336,8 +338,8 @@ func testTagRegistry(t *testing.T, o opener) {
 		t.Fatalf("RenameTagValue: %s, %v", mustJSON(t, r), err)
 	}
 	tags, _ := f.Tags().Get(ctx, f.org.ID, agentSubj(b.WorkflowPermanentID))
-	if !slices.Equal(tagStrings(tags), []string{"env:production"}) {
-		t.Fatalf("b after rename: %v", tagStrings(tags))
+	if !slices.Equal(TagStrings(tags), []string{"env:production"}) {
+		t.Fatalf("b after rename: %v", TagStrings(tags))
 	}
 	vals, _ := f.Tags().Values(ctx, f.org.ID, "env")
 	if got := mustJSON(t, vals); !strings.Contains(got, `"value":"production","color":"pink","workflow_count":2`) || strings.Contains(got, `"prod"`) {
@@ -353,8 +355,8 @@ func testTagRegistry(t *testing.T, o opener) {
 	_, err = f.Tags().DeleteValue(ctx, f.org.ID, "env", "production", f.org.ID)
 	wantErr(t, err, store.ErrNotFound, "not found")
 	tags, _ = f.Tags().Get(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID))
-	if !slices.Equal(tagStrings(tags), []string{"team:x"}) {
-		t.Fatalf("a after the value delete: %v", tagStrings(tags))
+	if !slices.Equal(TagStrings(tags), []string{"team:x"}) {
+		t.Fatalf("a after the value delete: %v", TagStrings(tags))
 	}
 	hist, _ := f.Tags().History(ctx, f.org.ID, agentSubj(a.WorkflowPermanentID), store.TagHistoryQuery{Limit: 1})
 	if eventStrings(hist)[0] != "delete env=-" {
@@ -373,7 +375,7 @@ func testTagRegistry(t *testing.T, o opener) {
 		t.Fatalf("values of a deleted key: %s", mustJSON(t, vals))
 	}
 	// Using the key again registers it anew.
-	f.apply(a.WorkflowPermanentID, store.TagChange{Set: set("env:back")})
+	f.apply(a.WorkflowPermanentID, store.TagChange{Set: TagSets("env:back")})
 	keys, _ = f.Tags().Keys(ctx, f.org.ID)
 	if mustJSON(t, keys[0]) != `{"key":"env","description":null,"workflow_count":1}` {
 		t.Fatalf("re-registered key %s", mustJSON(t, keys[0]))
@@ -394,8 +396,8 @@ func testTagRegistry(t *testing.T, o opener) {
 func testListAgentsByTags(t *testing.T, o opener) {
 	f := newFixture(t, o)
 	mk := func(title string, tags ...string) string {
-		a := f.create(f.org.ID, agentDef(title))
-		f.apply(a.WorkflowPermanentID, store.TagChange{Set: set(tags...)})
+		a := f.create(f.org.ID, AgentDef(title))
+		f.apply(a.WorkflowPermanentID, store.TagChange{Set: TagSets(tags...)})
 		return a.WorkflowPermanentID
 	}
 	prod := mk("prod billing", "env:prod", "team:billing", "urgent")
@@ -447,9 +449,9 @@ func testListAgentsByTags(t *testing.T, o opener) {
 
 func testSearchWildcards(t *testing.T, o opener) {
 	f := newFixture(t, o)
-	a := f.create(f.org.ID, agentDef("Fetch invoices", workflowParam("first_name", "", nil)))
-	b := f.create(f.org.ID, agentDef("Fetch receipts", workflowParam("firstXname", "", nil)))
-	c := f.create(f.org.ID, agentDef("Other"))
+	a := f.create(f.org.ID, AgentDef("Fetch invoices", WorkflowParam("first_name", "", nil)))
+	b := f.create(f.org.ID, AgentDef("Fetch receipts", WorkflowParam("firstXname", "", nil)))
+	c := f.create(f.org.ID, AgentDef("Other"))
 	for _, tc := range []struct {
 		term string
 		want []string
@@ -489,14 +491,14 @@ func testTagRunSubjects(t *testing.T, o opener) {
 	r1 := f.newRun(client.RunTypeWorkflowRun, nil)
 	r2 := f.newRun(client.RunTypeWorkflowRun, nil)
 	task := f.newRun(client.RunTypeTaskV1, nil)
-	ag := f.create(f.org.ID, agentDef("a"))
-	change := store.TagChange{Set: set("env:prod"), Colors: map[string]client.TagColor{"env": client.TagColorRed}, SetBy: f.org.ID}
+	ag := f.create(f.org.ID, AgentDef("a"))
+	change := store.TagChange{Set: TagSets("env:prod"), Colors: map[string]client.TagColor{"env": client.TagColorRed}, SetBy: f.org.ID}
 	for _, sj := range []store.TagSubject{{Kind: store.RunSubject, ID: r1.ID}, {Kind: store.RunSubject, ID: r2.ID}, agentSubj(ag.WorkflowPermanentID)} {
 		if _, err := f.Tags().Apply(ctx, f.org.ID, sj, change); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, err = f.Tags().Apply(ctx, f.org.ID, store.TagSubject{Kind: store.RunSubject, ID: task.ID}, store.TagChange{Set: set("x")})
+	_, err = f.Tags().Apply(ctx, f.org.ID, store.TagSubject{Kind: store.RunSubject, ID: task.ID}, store.TagChange{Set: TagSets("x")})
 	wantNotFound(t, "tagging a task run", err, store.RecordWorkflowRun, task.ID)
 	hist, err := f.Tags().History(ctx, f.org.ID, store.TagSubject{Kind: store.RunSubject, ID: r1.ID}, store.TagHistoryQuery{})
 	if err != nil || len(hist) != 1 || !strings.HasPrefix(hist[0].TagEventID, "rtge_") {
