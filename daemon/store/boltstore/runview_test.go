@@ -2,8 +2,6 @@ package boltstore
 
 import (
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"testing"
 
@@ -34,37 +32,17 @@ func (f *fixture) closeAndOpen(views store.RunViews) {
 
 func (f *fixture) newRun(typ client.RunType, mod func(*store.RunRecord)) *store.RunRecord {
 	f.t.Helper()
-	rec := &store.RunRecord{ID: f.Runs().NewID(typ), OrgID: f.org.ID, Type: typ, Status: client.RunStatusCreated,
-		RunRequest: json.RawMessage(`{"prompt":"Find <the> price & \u00e9 \"quoted\""}`)}
-	if mod != nil {
-		mod(rec)
-	}
-	if err := f.Runs().Create(ctx, rec); err != nil {
-		f.t.Fatal(err)
-	}
-	return rec
+	return storetest.NewRun(f.t, f.Store, f.org.ID, typ, mod)
 }
 
 func (f *fixture) updateRun(id string, change func(*store.RunRecord)) {
 	f.t.Helper()
-	if _, err := f.Runs().Update(ctx, f.org.ID, id, func(r *store.RunRecord) error { change(r); return nil }); err != nil {
-		f.t.Fatal(err)
-	}
+	storetest.UpdateRun(f.t, f.Store, f.org.ID, id, change)
 }
 
-// storedView returns a copy of the view Runs.View hands out for a run, nil
-// when it has none (ErrNoRunView).
 func (f *fixture) storedView(orgID, id string) []byte {
 	f.t.Helper()
-	var view []byte
-	err := f.Runs().View(ctx, orgID, id, func(v []byte) error {
-		view = bytes.Clone(v)
-		return nil
-	})
-	if err != nil && !errors.Is(err, store.ErrNoRunView) {
-		f.t.Fatal(err)
-	}
-	return view
+	return storetest.StoredView(f.t, f.Store, orgID, id)
 }
 
 // checkView asserts that the run's stored view is the one the fixture's

@@ -12,21 +12,10 @@ import (
 	"github.com/abctl/abctl/daemon/store/storetest"
 )
 
-func agentSubj(wpid string) store.TagSubject {
-	return store.TagSubject{Kind: store.AgentSubject, ID: wpid}
-}
-
 // apply applies a change as the test organization and fails on error.
 func (f *fixture) apply(wpid string, ch store.TagChange) []client.Tag {
 	f.t.Helper()
-	if ch.SetBy == "" {
-		ch.SetBy = f.org.ID
-	}
-	tags, err := f.Tags().Apply(ctx, f.org.ID, agentSubj(wpid), ch)
-	if err != nil {
-		f.t.Fatalf("ApplyTags: %v", err)
-	}
-	return tags
+	return storetest.ApplyTags(f.t, f.Store, f.org.ID, wpid, ch)
 }
 
 func TestLikeMatch(t *testing.T) {

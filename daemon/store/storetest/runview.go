@@ -24,39 +24,58 @@ func (f *fixture) reopenViews(views store.RunViews) {
 	}
 }
 
-func (f *fixture) newRun(typ client.RunType, mod func(*store.RunRecord)) *store.RunRecord {
-	f.t.Helper()
-	rec := &store.RunRecord{ID: f.Runs().NewID(typ), OrgID: f.org.ID, Type: typ, Status: client.RunStatusCreated,
+// NewRun creates a run of typ in the organization (status created, a
+// request with characters JSON escapes), changed by mod first when mod is
+// not nil, and fails t on error.
+func NewRun(t testing.TB, st store.Store, orgID string, typ client.RunType, mod func(*store.RunRecord)) *store.RunRecord {
+	t.Helper()
+	rec := &store.RunRecord{ID: st.Runs().NewID(typ), OrgID: orgID, Type: typ, Status: client.RunStatusCreated,
 		RunRequest: json.RawMessage(`{"prompt":"Find <the> price & \u00e9 \"quoted\""}`)}
 	if mod != nil {
 		mod(rec)
 	}
-	if err := f.Runs().Create(ctx, rec); err != nil {
-		f.t.Fatal(err)
+	if err := st.Runs().Create(ctx, rec); err != nil {
+		t.Fatal(err)
 	}
 	return rec
 }
 
-func (f *fixture) updateRun(id string, change func(*store.RunRecord)) {
-	f.t.Helper()
-	if _, err := f.Runs().Update(ctx, f.org.ID, id, func(r *store.RunRecord) error { change(r); return nil }); err != nil {
-		f.t.Fatal(err)
+// UpdateRun applies change to a run and fails t on error.
+func UpdateRun(t testing.TB, st store.Store, orgID, id string, change func(*store.RunRecord)) {
+	t.Helper()
+	if _, err := st.Runs().Update(ctx, orgID, id, func(r *store.RunRecord) error { change(r); return nil }); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// storedView returns a copy of the view Runs.View hands out for a run, nil
+// StoredView returns a copy of the view Runs.View hands out for a run, nil
 // when it has none (ErrNoRunView).
-func (f *fixture) storedView(orgID, id string) []byte {
-	f.t.Helper()
+func StoredView(t testing.TB, st store.Store, orgID, id string) []byte {
+	t.Helper()
 	var view []byte
-	err := f.Runs().View(ctx, orgID, id, func(v []byte) error {
+	err := st.Runs().View(ctx, orgID, id, func(v []byte) error {
 		view = bytes.Clone(v)
 		return nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNoRunView) {
-		f.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return view
+}
+
+func (f *fixture) newRun(typ client.RunType, mod func(*store.RunRecord)) *store.RunRecord {
+	f.t.Helper()
+	return NewRun(f.t, f.Backend, f.org.ID, typ, mod)
+}
+
+func (f *fixture) updateRun(id string, change func(*store.RunRecord)) {
+	f.t.Helper()
+	UpdateRun(f.t, f.Backend, f.org.ID, id, change)
+}
+
+func (f *fixture) storedView(orgID, id string) []byte {
+	f.t.Helper()
+	return StoredView(f.t, f.Backend, orgID, id)
 }
 
 // checkView asserts that the run's stored view is the one the views the

@@ -17,16 +17,23 @@ func agentSubj(wpid string) store.TagSubject {
 }
 
 // apply applies a change as the test organization and fails on error.
-func (f *fixture) apply(wpid string, ch store.TagChange) []client.Tag {
-	f.t.Helper()
+// ApplyTags applies a change to an agent's tags as the organization (when
+// ch names no one) and fails t on error.
+func ApplyTags(t testing.TB, st store.Store, orgID, wpid string, ch store.TagChange) []client.Tag {
+	t.Helper()
 	if ch.SetBy == "" {
-		ch.SetBy = f.org.ID
+		ch.SetBy = orgID
 	}
-	tags, err := f.Tags().Apply(ctx, f.org.ID, agentSubj(wpid), ch)
+	tags, err := st.Tags().Apply(ctx, orgID, agentSubj(wpid), ch)
 	if err != nil {
-		f.t.Fatalf("ApplyTags: %v", err)
+		t.Fatalf("ApplyTags: %v", err)
 	}
 	return tags
+}
+
+func (f *fixture) apply(wpid string, ch store.TagChange) []client.Tag {
+	f.t.Helper()
+	return ApplyTags(f.t, f.Backend, f.org.ID, wpid, ch)
 }
 
 // TagStrings writes tags as "value" (labels) and "key:value".
