@@ -30,6 +30,11 @@ func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 	if rec.Status != client.RunStatusQueued && rec.Status != client.RunStatusCreated {
 		return // canceled (or ended) while queued
 	}
+	if rec.CancelRequested {
+		// Canceled through another daemon as this one claimed it.
+		r.end(bg, rec, executor.Result{Status: client.RunStatusCanceled}, nil)
+		return
+	}
 	r.log.Info("run taken", "run_id", rec.ID, "org_id", rec.OrgID, "run_type", rec.Type)
 
 	job, err := r.job(bg, rec)

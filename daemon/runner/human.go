@@ -127,10 +127,30 @@ func (a *humanAsker) Ask(ctx context.Context, q executor.HumanQuestion, asked fu
 	case <-ctx.Done():
 	}
 	if h.withdraw(ref, w) {
+		if r.shared != nil {
+			// An answer given through another daemon just as the wait
+			// ended wins, as one given through this one does.
+			if ans, ok := r.answeredElsewhere(bg, ref); ok {
+				return ans, nil
+			}
+		}
 		return executor.HumanAnswer{}, ctx.Err()
 	}
 	// An answer taken just as the wait ended wins: it is on its way.
 	return <-w.answer, nil
+}
+
+// pausedWaits returns the waits of the runs that show paused in the store.
+func (h *humanWaits) pausedWaits() map[store.RunRef]*humanWait {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make(map[store.RunRef]*humanWait, len(h.waiting))
+	for ref, w := range h.waiting {
+		if w.paused {
+			out[ref] = w
+		}
+	}
+	return out
 }
 
 // withdraw removes w from the waiting runs. It reports false when an
@@ -190,39 +210,67 @@ func (r *Runner) Answer(ctx context.Context, orgID, runID string, approved bool,
 		w = nil // not waiting, or its wait ended meanwhile
 	}
 	h.mu.Unlock()
+	ans := executor.HumanAnswer{Approved: approved, Comment: comment, At: time.Now()}
 	if w == nil {
+		if r.shared != nil {
+			// It may wait on another daemon.
+			return r.answerElsewhere(ctx, ref, ans)
+		}
 		rec, err := r.cfg.Store.Runs().Get(ctx, orgID, runID)
 		if err != nil {
 			return nil, err
 		}
 		return nil, &NotWaitingError{RunID: runID, Status: rec.Status}
 	}
-	ans := executor.HumanAnswer{Approved: approved, Comment: comment, At: time.Now()}
 	// The waiting block gets the answer whatever happens to the record:
 	// the run must not wait for an answer that was given.
 	defer func() { w.answer <- ans }()
-	state := client.HumanRejected
-	if approved {
-		state = client.HumanApproved
-	}
 	rec, err := r.cfg.Store.Runs().Update(context.WithoutCancel(ctx), orgID, runID, func(rec *store.RunRecord) error {
-		if rec.Status == client.RunStatusPaused {
-			rec.Status = client.RunStatusRunning
-		}
-		if rec.Human != nil {
-			h := *rec.Human
-			h.State = state
-			h.AnsweredAt = client.TimePtr(ans.At)
-			h.Comment = &ans.Comment
-			rec.Human = &h
-		}
+		recordAnswer(rec, ans)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	r.log.Info("a person answered a paused run", "run_id", runID, "state", state)
+	r.log.Info("a person answered a paused run", "run_id", runID, "approved", ans.Approved)
 	return rec.Human, nil
+}
+
+// answerElsewhere records the answer to a run that is not waiting on this
+// daemon, in a store several daemons share: a run paused on another one
+// takes it from its record (readRequests).
+func (r *Runner) answerElsewhere(ctx context.Context, ref store.RunRef, ans executor.HumanAnswer) (*client.HumanInteraction, error) {
+	rec, err := r.cfg.Store.Runs().Update(context.WithoutCancel(ctx), ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
+		if rec.Status != client.RunStatusPaused || rec.Human == nil || rec.Human.State != client.HumanWaiting {
+			return &NotWaitingError{RunID: rec.ID, Status: rec.Status}
+		}
+		recordAnswer(rec, ans)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.log.Info("a person answered a run paused on another daemon", "run_id", ref.RunID, "approved", ans.Approved)
+	return rec.Human, nil
+}
+
+// recordAnswer records a person's answer on a paused run, which runs
+// again. The record's Human is replaced, not changed in place: the store's
+// copy may share it.
+func recordAnswer(rec *store.RunRecord, ans executor.HumanAnswer) {
+	if rec.Status == client.RunStatusPaused {
+		rec.Status = client.RunStatusRunning
+	}
+	if rec.Human != nil {
+		h := *rec.Human
+		h.State = client.HumanRejected
+		if ans.Approved {
+			h.State = client.HumanApproved
+		}
+		h.AnsweredAt = client.TimePtr(ans.At)
+		h.Comment = &ans.Comment
+		rec.Human = &h
+	}
 }
 
 // lendWorker starts a worker for the one a paused run holds.
@@ -275,7 +323,8 @@ func howToAnswer(rec *store.RunRecord) string {
 
 // endPausedByRestart ends a run a previous daemon left paused: its browser
 // and the block waiting in it are gone, as for a run that was executing.
-func (r *Runner) endPausedByRestart(rec *store.RunRecord) {
+// why starts its failure reason.
+func (r *Runner) endPausedByRestart(rec *store.RunRecord, why string) {
 	block := ""
 	if rec.Human != nil {
 		block = fmt.Sprintf(" (block %q)", rec.Human.BlockLabel)
@@ -286,8 +335,7 @@ func (r *Runner) endPausedByRestart(rec *store.RunRecord) {
 			return store.ErrUnchanged
 		}
 		rec.Status, moved = client.RunStatusFailed, true
-		rec.FailureReason = "The daemon restarted while this run was waiting for a person's answer" + block +
-			"; its browser session was lost, so it did not finish."
+		rec.FailureReason = why + block + "; its browser session was lost, so it did not finish."
 		markUnanswered(rec)
 		return nil
 	})
@@ -297,6 +345,8 @@ func (r *Runner) endPausedByRestart(rec *store.RunRecord) {
 	}
 	if moved {
 		r.finishAsync(final)
+	} else {
+		r.release(store.RunRef{OrgID: rec.OrgID, RunID: rec.ID})
 	}
 }
 

@@ -51,20 +51,20 @@ func (q *runQueue) pop() (ref store.RunRef, ok bool) {
 }
 
 // remove takes a run out of the queue, if it is there, keeping the turn
-// of the organization that has it.
-func (q *runQueue) remove(orgID, runID string) {
+// of the organization that has it, and reports whether it was there.
+func (q *runQueue) remove(orgID, runID string) bool {
 	runs, ok := q.queues[orgID]
 	if !ok {
-		return
+		return false
 	}
 	i := slices.Index(runs, runID)
 	if i < 0 {
-		return
+		return false
 	}
 	runs = slices.Delete(runs, i, i+1)
 	if len(runs) > 0 {
 		q.queues[orgID] = runs
-		return
+		return true
 	}
 	delete(q.queues, orgID)
 	j := slices.Index(q.orgs, orgID)
@@ -72,6 +72,7 @@ func (q *runQueue) remove(orgID, runID string) {
 	if j < q.next {
 		q.next-- // keep the turn of the organization that had it
 	}
+	return true
 }
 
 // len returns how many organizations have queued runs.

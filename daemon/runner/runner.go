@@ -10,7 +10,9 @@
 // organizations, so that one organization submitting a thousand runs does
 // not starve another's single run. It lives in memory; the store's
 // runs_pending bucket is what survives a crash, and Start rebuilds the
-// queue from it.
+// queue from it. A store that several daemons share keeps the queue
+// itself (store.Queue), and the runner takes its runs from there
+// (shared.go).
 package runner
 
 import (
@@ -61,6 +63,17 @@ type Config struct {
 	// LocalFiles opens the files the daemon's own signed URLs name, for
 	// the runs given such a URL (executor.Job.LocalFiles); nil: none.
 	LocalFiles executor.LocalFiles
+
+	// With a store that several daemons share (one that implements
+	// store.Queue; see shared.go): Owner is this daemon's id in the
+	// store's queue ("" makes one of the host, the process and a random
+	// part, never the same twice); Lease is how long it holds a run
+	// without renewing it (0: DefaultLease); Poll is how often it looks
+	// for runs no announcement told it of and for requests made through
+	// other daemons (0: DefaultPoll).
+	Owner string
+	Lease time.Duration
+	Poll  time.Duration
 }
 
 // Causes of a run's context ending, which decide the status it ends in.
@@ -68,6 +81,26 @@ var (
 	errCanceled  = errors.New("the run was canceled")
 	errTimeLimit = errors.New("the run exceeded its time limit")
 	errShutdown  = errors.New("the daemon shut down")
+)
+
+// lostRun says why a run was left unfinished by the daemon that executed
+// it, for the runs a daemon recovers (recover).
+type lostRun struct {
+	executing string // the failure reason of a run that was executing
+	paused    string // ... of one waiting for a person's answer (then the block)
+}
+
+var (
+	// lostByRestart: the daemon's own runs, at its start.
+	lostByRestart = lostRun{
+		executing: "The daemon restarted while this run was executing; its browser session was lost, so it did not finish.",
+		paused:    "The daemon restarted while this run was waiting for a person's answer",
+	}
+	// lostByTakeOver: another daemon's, whose lease on the run lapsed.
+	lostByTakeOver = lostRun{
+		executing: "The daemon executing this run stopped (it no longer renewed its lease on the run); its browser session was lost, so it did not finish.",
+		paused:    "The daemon executing this run stopped (it no longer renewed its lease on the run) while the run was waiting for a person's answer",
+	}
 )
 
 // Runner schedules and executes runs. Its methods are safe for concurrent
@@ -87,6 +120,10 @@ type Runner struct {
 	agentRuns AgentRuns
 
 	workers sync.WaitGroup // the worker goroutines
+	loops   sync.WaitGroup // a shared store's loops (shared.go)
+	// shared is the queue of a store several daemons share; nil when the
+	// store is the daemon's own (the queue is then in memory).
+	shared *sharedQueue
 	tasks   sync.WaitGroup // webhooks sent outside the workers
 	stop    context.CancelFunc
 	ctx     context.Context // the runner's life; done on Stop
@@ -111,6 +148,7 @@ func New(cfg Config) *Runner {
 		running: map[store.RunRef]context.CancelCauseFunc{},
 		wake:    make(wakeup, 1),
 		quit:    make(chan struct{}),
+		shared:  newSharedQueue(cfg),
 	}
 }
 
@@ -119,37 +157,61 @@ func New(cfg Config) *Runner {
 // started are queued again; runs that ended without their webhook sent
 // send it) and starts the workers. It returns once that
 // is done; the runner then works until Stop.
+//
+// With a store several daemons share, what is unfinished is what the
+// daemons whose leases lapsed left, this one's previous life among them
+// once its leases lapse (shared.go): the other daemons' runs are theirs.
 func (r *Runner) Start(ctx context.Context) error {
 	r.ctx, r.stop = context.WithCancel(context.WithoutCancel(ctx))
-	pending, err := r.cfg.Store.Runs().Pending(ctx)
-	if err != nil {
-		return fmt.Errorf("runner: read unfinished runs: %w", err)
-	}
-	for _, ref := range pending {
-		rec, err := r.cfg.Store.Runs().Get(ctx, ref.OrgID, ref.RunID)
-		if err != nil {
-			return fmt.Errorf("runner: read unfinished run %s: %w", ref.RunID, err)
+	if r.shared != nil {
+		if err := r.startShared(ctx); err != nil {
+			return err
 		}
-		switch {
-		case rec.Terminal():
-			// It ended, but the daemon stopped before its webhook was
-			// sent.
-			r.log.Warn("sending the webhook a restart interrupted", "run_id", rec.ID)
-			r.finishAsync(rec)
-		case rec.Status == client.RunStatusPaused:
-			r.log.Warn("run waiting for a person's answer interrupted by a restart", "run_id", rec.ID)
-			r.endPausedByRestart(rec)
-		case rec.Status == client.RunStatusRunning:
-			r.log.Warn("run interrupted by a restart", "run_id", rec.ID)
-			r.endUnstarted(ref, client.RunStatusRunning, client.RunStatusFailed,
-				"The daemon restarted while this run was executing; its browser session was lost, so it did not finish.")
-		default:
-			r.Submit(ref.OrgID, ref.RunID)
+	} else {
+		pending, err := r.cfg.Store.Runs().Pending(ctx)
+		if err != nil {
+			return fmt.Errorf("runner: read unfinished runs: %w", err)
+		}
+		for _, ref := range pending {
+			if err := r.recover(ctx, ref, lostByRestart); err != nil {
+				return err
+			}
 		}
 	}
 	for range r.cfg.Workers {
 		r.workers.Add(1)
 		go r.work()
+	}
+	return nil
+}
+
+// recover handles a run its daemon left unfinished: one that ended without
+// its webhook sent sends it; one that was executing, or waiting for a
+// person's answer, ends failed (its browser is gone), saying why (lost);
+// one that had not started is queued again.
+func (r *Runner) recover(ctx context.Context, ref store.RunRef, lost lostRun) error {
+	rec, err := r.cfg.Store.Runs().Get(ctx, ref.OrgID, ref.RunID)
+	if err != nil {
+		return fmt.Errorf("runner: read unfinished run %s: %w", ref.RunID, err)
+	}
+	switch {
+	case rec.Terminal():
+		// It ended, but its daemon stopped before its webhook was sent.
+		r.log.Warn("sending the webhook of a run whose daemon stopped before sending it", "run_id", rec.ID)
+		r.finishAsync(rec)
+	case rec.Status == client.RunStatusPaused:
+		r.log.Warn("run waiting for a person's answer left by its daemon", "run_id", rec.ID)
+		r.endPausedByRestart(rec, lost.paused)
+	case rec.Status == client.RunStatusRunning:
+		r.log.Warn("run left executing by its daemon", "run_id", rec.ID)
+		r.endUnstarted(ref, client.RunStatusRunning, client.RunStatusFailed, lost.executing)
+	default:
+		// Queued again: in memory, or, with a shared store, in this
+		// daemon's own queue, since it holds the run now.
+		r.mu.Lock()
+		r.queue.push(ref.OrgID, ref.RunID)
+		r.mu.Unlock()
+		r.wake.signal()
 	}
 	return nil
 }
@@ -170,13 +232,33 @@ func (r *Runner) Stop() {
 	r.mu.Unlock()
 	r.workers.Wait()
 	r.tasks.Wait()
+	if r.shared != nil {
+		// The runs it holds without having started them are the other
+		// daemons' to take.
+		r.mu.Lock()
+		var held []store.RunRef
+		for ref, ok := r.queue.pop(); ok; ref, ok = r.queue.pop() {
+			held = append(held, ref)
+		}
+		r.mu.Unlock()
+		for _, ref := range held {
+			r.release(ref)
+		}
+	}
 	if r.stop != nil {
 		r.stop()
 	}
+	r.loops.Wait()
 }
 
-// Submit queues a stored run (status queued) for execution.
+// Submit queues a stored run (status queued) for execution. With a store
+// several daemons share, the run is in the store's queue already, for
+// every daemon: Submit wakes a worker of this one to claim it.
 func (r *Runner) Submit(orgID, runID string) {
+	if r.shared != nil {
+		r.wake.signal()
+		return
+	}
 	r.mu.Lock()
 	r.queue.push(orgID, runID)
 	r.mu.Unlock()
@@ -197,7 +279,7 @@ func (r *Runner) take() (ref store.RunRef, ctx context.Context, ok bool) {
 			var cancel context.CancelCauseFunc
 			ctx, cancel = context.WithCancelCause(r.ctx)
 			r.running[ref] = cancel
-			more := r.queue.len() > 0
+			more := r.queue.len() > 0 || r.shared != nil
 			r.mu.Unlock()
 			if more {
 				r.wake.signal() // let another worker take the next one
@@ -205,6 +287,11 @@ func (r *Runner) take() (ref store.RunRef, ctx context.Context, ok bool) {
 			return ref, ctx, true
 		}
 		r.mu.Unlock()
+		if r.shared != nil {
+			if ref, ctx, ok = r.claim(); ok {
+				return ref, ctx, true
+			}
+		}
 		select {
 		case <-r.wake:
 		case <-r.quit:
@@ -213,6 +300,8 @@ func (r *Runner) take() (ref store.RunRef, ctx context.Context, ok bool) {
 	}
 }
 
+// done unregisters a run that ended (its webhook sent), and releases it
+// in a shared store.
 func (r *Runner) done(ref store.RunRef) {
 	r.mu.Lock()
 	if cancel, ok := r.running[ref]; ok {
@@ -220,6 +309,7 @@ func (r *Runner) done(ref store.RunRef) {
 		delete(r.running, ref)
 	}
 	r.mu.Unlock()
+	r.release(ref)
 }
 
 func (r *Runner) work() {
@@ -250,27 +340,38 @@ func (r *Runner) Cancel(ctx context.Context, orgID, runID string) (*store.RunRec
 		r.mu.Unlock()
 		return r.cfg.Store.Runs().Get(ctx, orgID, runID)
 	}
-	r.queue.remove(orgID, runID)
+	inQueue := r.queue.remove(orgID, runID)
+	if r.shared != nil {
+		r.mu.Unlock()
+		return r.cancelShared(ctx, store.RunRef{OrgID: orgID, RunID: runID}, inQueue)
+	}
 	// Still holding r.mu: no worker can take the run before it is
 	// recorded canceled (a worker takes a queued run without changing its
 	// status, which stays queued until the run starts), and one that takes
 	// it later (submitted again) finds it canceled.
-	canceled := false
-	rec, err := r.cfg.Store.Runs().Update(ctx, orgID, runID, func(rec *store.RunRecord) error {
+	rec, _, err := r.cancelUnstarted(ctx, store.RunRef{OrgID: orgID, RunID: runID})
+	r.mu.Unlock()
+	return rec, err
+}
+
+// cancelUnstarted ends a run that is created or queued, and that no worker
+// executes, canceled, and sends its webhook; a run in another status is
+// left as it is (canceled is then false).
+func (r *Runner) cancelUnstarted(ctx context.Context, ref store.RunRef) (rec *store.RunRecord, canceled bool, err error) {
+	rec, err = r.cfg.Store.Runs().Update(ctx, ref.OrgID, ref.RunID, func(rec *store.RunRecord) error {
 		if rec.Status != client.RunStatusCreated && rec.Status != client.RunStatusQueued {
 			return store.ErrUnchanged
 		}
 		rec.Status, canceled = client.RunStatusCanceled, true
 		return nil
 	})
-	r.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if canceled {
 		r.finishAsync(rec)
 	}
-	return rec, nil
+	return rec, canceled, nil
 }
 
 // endUnstarted moves a run from status from to status to with a failure
@@ -290,15 +391,19 @@ func (r *Runner) endUnstarted(ref store.RunRef, from, to client.RunStatus, reaso
 	}
 	if moved {
 		r.finishAsync(rec)
+	} else {
+		r.release(ref)
 	}
 }
 
-// finishAsync sends the webhook of a run that ended outside a worker.
+// finishAsync sends the webhook of a run that ended outside a worker, then
+// releases the run in a shared store.
 func (r *Runner) finishAsync(rec *store.RunRecord) {
 	r.tasks.Add(1)
 	go func() {
 		defer r.tasks.Done()
 		r.finish(rec)
+		r.release(store.RunRef{OrgID: rec.OrgID, RunID: rec.ID})
 	}()
 }
 

@@ -86,6 +86,13 @@ func newEnv(t *testing.T, workers int) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newEnvOn(t, st, workers)
+}
+
+// newEnvOn is newEnv on a store of the caller's, which the test's cleanup
+// closes.
+func newEnvOn(t *testing.T, st store.Store, workers int) *env {
+	t.Helper()
 	e := &env{t: t, st: st, exec: &scripted.Executor{}, notes: &notifier{}}
 	e.cfg = runner.Config{Store: st, Executor: e.exec, Files: files{root: t.TempDir()}, Notifier: e.notes, Workers: workers}
 	// Cleanups run last in, first out: release the gates, stop the

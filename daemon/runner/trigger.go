@@ -111,10 +111,24 @@ func (s *starter) StartAgentRun(ctx context.Context, req executor.AgentRunReques
 	// address is in it.
 	rec.ParentRunID, rec.TriggerDepth = parent.ID, depth
 	rec.KeyHash, rec.BaseURL, rec.Trigger = parent.KeyHash, parent.BaseURL, parent.Trigger
+	if req.Wait && r.shared != nil {
+		// Executed here, by the parent's worker: stored created, which no
+		// other daemon claims, and held before it is executed.
+		rec.Status = client.RunStatusCreated
+	}
 	if err := r.cfg.Store.Runs().Create(ctx, rec); err != nil {
 		return nil, fmt.Errorf("the run could not be stored: %w", err)
 	}
 	ref := store.RunRef{OrgID: rec.OrgID, RunID: rec.ID}
+	if req.Wait && r.shared != nil {
+		held, err := r.shared.q.ClaimRun(ctx, r.shared.owner, ref, r.shared.lease)
+		if err == nil && !held {
+			err = errors.New("another daemon holds it")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the triggered run %s could not be held for execution: %w", rec.ID, err)
+		}
+	}
 	r.log.Info("run triggered", "run_id", rec.ID, "parent_run_id", parent.ID, "agent_id", rec.AgentID, "wait", req.Wait)
 	if !req.Wait {
 		r.Submit(ref.OrgID, ref.RunID)

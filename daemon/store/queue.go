@@ -53,6 +53,15 @@ type Queue interface {
 	// it starts it with Runs.Update as before.
 	Claim(ctx context.Context, owner string, lease time.Duration) (ref RunRef, ok bool, err error)
 
+	// ClaimRun takes the run ref for owner, holding it until now+lease,
+	// when it is not held (no owner, or an owner whose lease has lapsed)
+	// and its status is queued or created; ok is false otherwise (held by
+	// a daemon, another status, or no such run). A daemon asked to cancel
+	// a run that it does not execute claims it this way: a run it then
+	// holds is its to end; a run another daemon holds is that daemon's
+	// (see RunRecord.CancelRequested).
+	ClaimRun(ctx context.Context, owner string, ref RunRef, lease time.Duration) (ok bool, err error)
+
 	// Renew extends to now+lease every lease owner holds, lapsed or not
 	// (as long as no other daemon took the run over), and returns how many
 	// runs that is. A daemon calls it periodically, well within its lease

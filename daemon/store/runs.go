@@ -134,6 +134,13 @@ type RunRecord struct {
 	// why the run itself failed (see runner's finish). Retries do not
 	// change it.
 	WebhookFailureReason string `json:"webhook_failure_reason,omitempty"`
+
+	// CancelRequested says that a cancel was asked for through a daemon
+	// that does not hold the run (several daemons sharing a store, see
+	// Queue): the daemon that holds it sees the request and cancels the
+	// run, which then ends canceled as any canceled run. It is never set
+	// by a daemon that holds the run (that one cancels it at once).
+	CancelRequested bool `json:"cancel_requested,omitempty"`
 }
 
 // Terminal reports whether the run has ended.

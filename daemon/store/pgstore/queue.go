@@ -88,6 +88,26 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (s
 	return ref, true, nil
 }
 
+// ClaimRun takes one run for owner when nobody holds it and it is queued
+// or created (see store.Queue).
+func (s *Store) ClaimRun(ctx context.Context, owner string, ref store.RunRef, lease time.Duration) (bool, error) {
+	if err := checkClaim("ClaimRun", owner, lease); err != nil {
+		return false, err
+	}
+	if !validKey(ref.OrgID) || !validKey(ref.RunID) {
+		return false, nil // no such run
+	}
+	tag, err := s.pool.Exec(ctx, `
+		UPDATE runs SET owner = $3, lease_until = now() + $4::float8 * interval '1 microsecond'
+		WHERE org_id = $1 AND id = $2 AND status IN ('queued', 'created')
+			AND (owner IS NULL OR lease_until < now())`,
+		ref.OrgID, ref.RunID, owner, leaseMicros(lease))
+	if err != nil {
+		return false, fmt.Errorf("store: claim run %s: %w", ref.RunID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // Renew extends every lease owner holds (see store.Queue).
 func (s *Store) Renew(ctx context.Context, owner string, lease time.Duration) (int, error) {
 	if err := checkClaim("Renew", owner, lease); err != nil {

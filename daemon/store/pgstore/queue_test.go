@@ -221,6 +221,66 @@ func TestQueueClaimsOnlyQueuedRuns(t *testing.T) {
 	}
 }
 
+// TestQueueClaimRun: ClaimRun takes a queued or created run nobody holds,
+// or whose lease lapsed; not a run another daemon holds, not a run in
+// another status, not another organization's run, nor one that does not
+// exist.
+func TestQueueClaimRun(t *testing.T) {
+	url := newDatabase(t)
+	st, other := open(t, url, store.Options{}), open(t, url, store.Options{})
+	org, runs := queueOrg(t, st, "o", 4, client.RunStatusQueued)
+	created := addRuns(t, st, org, 1, client.RunStatusCreated)
+	stranger, _ := queueOrg(t, st, "stranger", 0, client.RunStatusQueued)
+	setStatus(t, st, rr(org, runs[3]), client.RunStatusRunning)
+
+	held, ok, err := other.Claim(t.Context(), "other", time.Hour)
+	if err != nil || !ok || held != rr(org, runs[0]) {
+		t.Fatalf("the other daemon claimed %v, %v, %v; want %s", held, ok, err, runs[0])
+	}
+	claim := func(ref store.RunRef) bool {
+		t.Helper()
+		ok, err := st.ClaimRun(t.Context(), "d", ref, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	for _, c := range []struct {
+		what string
+		ref  store.RunRef
+		want bool
+	}{
+		{"a run another daemon holds", rr(org, runs[0]), false},
+		{"a queued run nobody holds", rr(org, runs[1]), true},
+		{"a run it holds already", rr(org, runs[1]), false},
+		{"a created run", rr(org, created[0]), true},
+		{"a running run", rr(org, runs[3]), false},
+		{"another organization's run", rr(stranger, runs[2]), false},
+		{"no such run", rr(org, "tsk_404"), false},
+		{"an id that cannot exist", rr(org, "x\x00"), false},
+	} {
+		if got := claim(c.ref); got != c.want {
+			t.Errorf("ClaimRun of %s: %v, want %v", c.what, got, c.want)
+		}
+	}
+	if got := claimAll(t, other, "other", time.Hour); !slices.Equal(got, []store.RunRef{rr(org, runs[2])}) {
+		t.Errorf("claimable after ClaimRun: %v, want only %s", got, runs[2])
+	}
+	// A lapsed lease is claimable again.
+	if ok, err := other.ClaimRun(t.Context(), "other", rr(org, runs[1]), time.Hour); err != nil || ok {
+		t.Fatalf("ClaimRun of a held run: %v, %v", ok, err)
+	}
+	if _, err := st.Pool().Exec(t.Context(), `UPDATE runs SET lease_until = now() - interval '1 second' WHERE owner = 'd'`); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := other.ClaimRun(t.Context(), "other", rr(org, runs[1]), time.Hour); err != nil || !ok {
+		t.Fatalf("ClaimRun of a run whose lease lapsed: %v, %v; want true", ok, err)
+	}
+	if _, err := st.ClaimRun(t.Context(), "", rr(org, runs[1]), time.Hour); err == nil {
+		t.Error("ClaimRun without an owner succeeded")
+	}
+}
+
 // TestQueueRenewAndRelease: Renew extends every lease of its owner and
 // only those; Release lets a run go, which can then be claimed again, and
 // does nothing to a run its caller does not hold.
