@@ -27,6 +27,17 @@
 //     leaves it done, its run queued, which the runner resumes.
 //   - A new, changed or re-enabled schedule fires from the moment it was
 //     saved: the times before are not caught up.
+//
+// Several daemons on one database (a store that implements store.Queue)
+// each run a scheduler, and every one of them plans every schedule: each
+// pass reads the enabled schedules afresh from the store, so a schedule
+// created, changed, disabled or deleted through another daemon is seen at
+// the next pass, and a daemon that stops leaves its schedules to the
+// others. Config.Sync bounds the time between passes, so that the change
+// is seen soon although no fire time or Wake comes. Fire decides which of
+// the daemons starts the run of a fire time; the others get
+// FireAlreadyHandled, a normal outcome that is neither logged nor an
+// error.
 package scheduler
 
 import (
@@ -60,6 +71,26 @@ type Config struct {
 	// OnFire, when set, is called after each fire time is handled (tests
 	// wait on it).
 	OnFire func(Fire)
+	// Sync, when above zero, is the longest time between two passes over
+	// the schedules: the daemons sharing a database see each other's new,
+	// changed, disabled and deleted schedules within it (SyncFor gives
+	// the daemon's). 0 keeps a scheduler that learns of changes through
+	// Wake, as the only daemon on its store does; it still reads the
+	// schedules at least once every maxWait.
+	Sync time.Duration
+}
+
+// DefaultSync is the Sync of the scheduler of a daemon that shares its
+// store with other daemons.
+const DefaultSync = 5 * time.Second
+
+// SyncFor returns the Sync a scheduler over st needs: DefaultSync when
+// other daemons may share st (it implements store.Queue), else 0.
+func SyncFor(st store.Store) time.Duration {
+	if _, shared := st.(store.Queue); shared {
+		return DefaultSync
+	}
+	return 0
 }
 
 // Fire is what the scheduler did with one fire time of a schedule.
@@ -94,6 +125,9 @@ type Scheduler struct {
 	stop  chan struct{}
 	done  chan struct{}
 	mu    sync.Mutex // one pass over the schedules at a time
+	// onPass, when set (by this package's tests, before Start), is called
+	// after each pass of the loop with the clock's time the pass read.
+	onPass func(now time.Time)
 }
 
 // New returns a Scheduler; Start starts it.
@@ -125,11 +159,14 @@ func (s *Scheduler) Wake() {
 // stopped over them) before it returns, then keeps firing in the
 // background until Stop.
 func (s *Scheduler) Start(ctx context.Context) error {
-	next, err := s.RunDue(ctx)
+	next, now, err := s.pass(ctx)
 	if err != nil {
 		return fmt.Errorf("scheduler: %w", err)
 	}
-	go s.loop(next)
+	if s.onPass != nil {
+		s.onPass(now)
+	}
+	go s.loop(next, now)
 	return nil
 }
 
@@ -140,14 +177,25 @@ func (s *Scheduler) Stop() {
 	<-s.done
 }
 
-func (s *Scheduler) loop(next time.Time) {
+// loop passes over the schedules until Stop: at the earliest fire time to
+// come (next), on Wake, and, with a Sync, at the latest Sync after the
+// previous pass (at passed, on the scheduler's clock).
+func (s *Scheduler) loop(next, passed time.Time) {
 	defer close(s.done)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for {
+		until := next
+		if s.cfg.Sync > 0 {
+			// An instant, not a duration from now: a clock that moves
+			// on before the wait begins shortens the wait.
+			if sync := passed.Add(s.cfg.Sync); until.IsZero() || sync.Before(until) {
+				until = sync
+			}
+		}
 		wait := maxWait
-		if !next.IsZero() {
-			wait = min(max(next.Sub(s.clock.Now()), 0), maxWait)
+		if !until.IsZero() {
+			wait = min(max(until.Sub(s.clock.Now()), 0), maxWait)
 		}
 		select {
 		case <-s.stop:
@@ -155,26 +203,37 @@ func (s *Scheduler) loop(next time.Time) {
 		case <-s.wake:
 		case <-s.clock.After(wait):
 		}
-		n, err := s.RunDue(ctx)
+		n, now, err := s.pass(ctx)
 		if err != nil {
 			s.log.Error("scheduler: a pass over the schedules failed; retrying", "error", err)
-			n = s.clock.Now().Add(time.Second)
+			n = now.Add(time.Second)
 		}
-		next = n
+		next, passed = n, now
+		if s.onPass != nil {
+			s.onPass(now)
+		}
 	}
 }
 
 // RunDue handles every fire time due at the clock's present time, and
 // returns the earliest fire time to come (zero when no schedule has one).
 func (s *Scheduler) RunDue(ctx context.Context) (time.Time, error) {
+	next, _, err := s.pass(ctx)
+	return next, err
+}
+
+// pass is RunDue, which also returns the clock's time it handled the fire
+// times due at.
+func (s *Scheduler) pass(ctx context.Context) (next, now time.Time, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// The time is read before the schedules: a schedule saved between the
+	// two has its mark at or after now, and so nothing due in this pass.
+	now = s.clock.Now()
 	recs, err := s.cfg.Store.Schedules().Enabled(ctx)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, now, err
 	}
-	now := s.clock.Now()
-	var next time.Time
 	for _, rec := range recs {
 		spec, err := Parse(rec.Cron)
 		if err == nil {
@@ -193,7 +252,7 @@ func (s *Scheduler) RunDue(ctx context.Context) (time.Time, error) {
 		// the zone is the machine's problem, said once a pass.
 		s.log.Error("scheduler: schedule cannot be planned", "schedule_id", rec.ID, "error", err)
 	}
-	return next, nil
+	return next, now, nil
 }
 
 // latestDue returns the latest fire time after mark and at or before now,
@@ -245,7 +304,15 @@ func (s *Scheduler) fire(ctx context.Context, rec *store.ScheduleRecord, at, now
 	if ev.Err != nil {
 		reason := fmt.Sprintf("the run of %s could not be started: %v", at.Format(time.RFC3339), ev.Err)
 		ev.Outcome, ev.Err = s.cfg.Store.Schedules().Miss(ctx, rec.OrgID, rec.ID, at, now, missed, reason)
-		if ev.Err == nil {
+		switch {
+		case errors.Is(ev.Err, store.ErrNotFound):
+			ev.Outcome, ev.Err = store.FireDisabled, nil // deleted since it was read
+			return
+		case ev.Err == nil && (ev.Outcome == store.FireAlreadyHandled || ev.Outcome == store.FireDisabled):
+			// Another daemon handled the time (and said why it started
+			// nothing), or the schedule was disabled since it was read.
+			return
+		case ev.Err == nil:
 			ev.Err = errors.New(reason)
 		}
 		s.log.Warn("scheduler: no run started", "schedule_id", rec.ID, "agent_id", rec.AgentID, "fire_time", at, "error", ev.Err)
@@ -254,6 +321,9 @@ func (s *Scheduler) fire(ctx context.Context, rec *store.ScheduleRecord, at, now
 	run.Trigger, run.ScheduleID = client.RunTriggerScheduled, rec.ID
 	run.KeyHash, run.BaseURL = rec.KeyHash, rec.BaseURL
 	ev.Outcome, ev.Err = s.cfg.Store.Schedules().Fire(ctx, rec.OrgID, rec.ID, at, now, missed, run)
+	// FireAlreadyHandled (another daemon on the same database fired the
+	// time first) and FireDisabled (disabled since it was read) are
+	// normal: nothing to say, nothing to submit.
 	switch {
 	case ev.Err != nil:
 		if errors.Is(ev.Err, store.ErrNotFound) {
