@@ -124,9 +124,9 @@ type Runner struct {
 	// shared is the queue of a store several daemons share; nil when the
 	// store is the daemon's own (the queue is then in memory).
 	shared *sharedQueue
-	tasks   sync.WaitGroup // webhooks sent outside the workers
-	stop    context.CancelFunc
-	ctx     context.Context // the runner's life; done on Stop
+	tasks  sync.WaitGroup // webhooks sent outside the workers
+	stop   context.CancelFunc
+	ctx    context.Context // the runner's life; done on Stop
 
 	humans humanWaits // runs paused for a person's answer (human.go)
 }
