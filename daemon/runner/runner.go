@@ -121,14 +121,14 @@ type Runner struct {
 
 	workers sync.WaitGroup // the worker goroutines
 	loops   sync.WaitGroup // a shared store's loops (shared.go)
+	tasks   sync.WaitGroup // webhooks sent outside the workers
+	stop    context.CancelFunc
+	ctx     context.Context // the runner's life; done on Stop
+
+	humans humanWaits // runs paused for a person's answer (human.go)
 	// shared is the queue of a store several daemons share; nil when the
 	// store is the daemon's own (the queue is then in memory).
 	shared *sharedQueue
-	tasks  sync.WaitGroup // webhooks sent outside the workers
-	stop   context.CancelFunc
-	ctx    context.Context // the runner's life; done on Stop
-
-	humans humanWaits // runs paused for a person's answer (human.go)
 }
 
 // New returns a runner; Start sets it going.
