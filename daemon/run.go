@@ -108,6 +108,11 @@ type Config struct {
 	// Pprof serves Go's profiles under /debug/pprof/ on the admin socket
 	// (mode 0600), never on the TCP port (`abctl daemon --pprof`).
 	Pprof bool
+	// QueueLease is how long a daemon sharing its store with others holds
+	// a run without renewing its lease (runner.Config.Lease): a daemon
+	// that dies has its runs taken over that long after, at most. 0 means
+	// runner.DefaultLease; tests shorten it.
+	QueueLease time.Duration
 	// Version is what GET /v1/version answers, the version of abctl (the
 	// CLI gives its build's); "" answers the binary's module version or
 	// "dev".
@@ -330,6 +335,7 @@ func Run(ctx context.Context, cfg Config) error {
 		Store: st, Executor: exec, Files: files, Notifier: hooks,
 		Workers: workers(cfg.Workers, exec), Logger: cfg.Logger, Minute: cfg.Minute,
 		LocalFiles: artifacts.LocalFiles{Store: files, Signer: signer}, // the daemon's own file URLs, read from disk
+		Lease:      cfg.QueueLease,
 	})
 	sessions := cfg.Sessions
 	if sessions == nil {
@@ -371,6 +377,7 @@ func Run(ctx context.Context, cfg Config) error {
 	sched := scheduler.New(scheduler.Config{
 		Store: st, Runs: handler, Submit: rn.Submit, Clock: cfg.ScheduleClock,
 		Logger: cfg.Logger, OnFire: cfg.OnScheduleFire,
+		Sync: scheduler.SyncFor(st), // other daemons' schedules, in a shared store
 	})
 	handler.SetScheduler(sched)
 	if err := sched.Start(ctx); err != nil {
