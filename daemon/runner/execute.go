@@ -75,6 +75,10 @@ func (r *Runner) execute(ctx context.Context, ref store.RunRef) {
 	case errors.Is(cause, errShutdown):
 		res.Status = client.RunStatusFailed
 		res.FailureReason = "The daemon shut down while this run was executing, so it did not finish."
+	case errors.Is(cause, errLeaseLost):
+		res.Status = client.RunStatusFailed
+		res.FailureReason = "The daemon executing this run could not reach its database to renew its lease on the run for longer than the lease, " +
+			"so it stopped the run rather than let another daemon execute it a second time."
 	case res.Status == "":
 		res.Status = client.RunStatusFailed
 		if res.FailureReason == "" {
