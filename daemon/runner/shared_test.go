@@ -322,3 +322,38 @@ func TestSharedStoreAnswerReachesTheHolder(t *testing.T) {
 		t.Errorf("answering an ended run through the other daemon: %v", err)
 	}
 }
+
+// failingRenewals is a shared store whose Renew fails once fail is set, as
+// when the database cannot be reached.
+type failingRenewals struct {
+	*pgstore.Store
+	fail sync.Map // "fail" -> true
+}
+
+func (f *failingRenewals) Renew(ctx context.Context, owner string, lease time.Duration) (int, error) {
+	if _, ok := f.fail.Load("fail"); ok {
+		return 0, errors.New("connection refused")
+	}
+	return f.Store.Renew(ctx, owner, lease)
+}
+
+// TestSharedStoreStopsRunsWhoseLeaseLapsed: a daemon that cannot renew its
+// leases for longer than a lease stops its executing runs, which end
+// failed, saying why: another daemon may take them over by then.
+func TestSharedStoreStopsRunsWhoseLeaseLapsed(t *testing.T) {
+	c := newCluster(t)
+	st := &failingRenewals{Store: c.open()}
+	e := newEnvOn(t, st, 1)
+	e.exec, e.cfg.Executor = c.exec, c.exec
+	e.cfg.Lease, e.cfg.Poll = 600*time.Millisecond, 20*time.Millisecond
+	t.Cleanup(c.exec.ReleaseAll)
+	e.start()
+	org := e.org("a")
+	id := e.submit(org, "block")
+	c.blocked(id)
+	st.fail.Store("fail", true)
+	rec := e.ended(org, id)
+	if rec.Status != client.RunStatusFailed || !strings.Contains(rec.FailureReason, "could not reach its database to renew its lease") {
+		t.Errorf("run of a daemon that lost its lease: %s %q", rec.Status, rec.FailureReason)
+	}
+}
