@@ -173,7 +173,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().StringVar(&cfg.Addr, "addr", f.DaemonAddr(), "address to listen on")
 	// --data-dir is persistent: the subcommands (orgs) work on the same directory.
 	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", config.DefaultDataDir(f.Getenv),
-		"directory of this daemon's own files: the embedded store (without --store), the key and secret files, the admin socket and the state file")
+		"directory of this daemon's own files: the embedded store (without --store), the key and secret files, the run files (without --artifacts), the admin socket and the state file")
 	// --store is persistent too: `abctl daemon orgs` works on the same
 	// database. Its default is empty, never $ABCTL_STORE, which would show
 	// the password in --help.
