@@ -26,7 +26,6 @@ import (
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/scheduler"
 	"github.com/abctl/abctl/daemon/store"
-	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/daemon/webhooks"
 	"github.com/abctl/abctl/internal/egress"
 	"github.com/abctl/abctl/localrun/engine"
@@ -38,8 +37,24 @@ import (
 
 // Config is everything `abctl daemon` needs to start.
 type Config struct {
-	Addr    string // listen address; datadir.DefaultAddr when empty
-	DataDir string // holds the store and the key file; required
+	Addr string // listen address; datadir.DefaultAddr when empty
+	// DataDir holds the daemon's own files: the bbolt store (when Store
+	// is empty), the key file, the secret file, the admin socket and the
+	// state file. Required; each daemon has its own, also when several
+	// share a PostgreSQL store.
+	DataDir string
+	// Store is where the records are kept: "" means the embedded bbolt
+	// file in DataDir (one daemon); a postgres:// or postgresql:// URL
+	// means that PostgreSQL database (package daemon/store/pgstore), which
+	// several daemons may share. They must then all have the same Secret
+	// and the same ArtifactsDir. Its password never shows in logs or
+	// errors.
+	Store string
+	// ArtifactsDir is the directory of the runs' files (recordings,
+	// screenshots, downloads); "" means DataDir/artifacts. Daemons that
+	// share a PostgreSQL store must share it too (a directory they all
+	// mount), so that each serves the files of runs another executed.
+	ArtifactsDir string
 	// APIKey, when set, is registered for the default organization, so that
 	// scripts and CI can choose the key instead of reading it back.
 	APIKey string
@@ -205,6 +220,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.DataDir == "" {
 		return errors.New("daemon: no data directory given")
 	}
+	if cfg.Store != "" && !IsPostgresURL(cfg.Store) {
+		return fmt.Errorf("daemon: the store %w", StoreValueError(cfg.Store))
+	}
 	if cfg.Addr == "" {
 		cfg.Addr = datadir.DefaultAddr
 	}
@@ -240,15 +258,8 @@ func Run(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("daemon: the secret given is %d bytes long; it must be %d", len(secret), store.SecretSize)
 	}
 	// One generator makes the ids of the store, the run files and the
-	// agent versions the API hands to the store.
-	gen, err := newIDs()
-	if err != nil {
-		return err
-	}
-	// The store keeps, with each run, its answer as package runview makes
-	// it, and makes them all again when runview makes them differently.
-	st, err := boltstore.Open(filepath.Join(cfg.DataDir, datadir.StoreFileName),
-		store.Options{Secret: secret, IDs: gen, RunViews: runview.Views{}})
+	// agent versions the API hands to the store (store_open.go).
+	st, gen, err := openStore(ctx, cfg, secret)
 	if err != nil {
 		return err
 	}
@@ -269,7 +280,11 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg.Logger.Info("egress policy", "private_networks", privateNote(policy.Config().Private, st.OrganizationCount()),
 		"allow", len(policy.Config().Allow), "deny", len(policy.Config().Deny))
 
-	files, err := artifacts.NewStore(filepath.Join(cfg.DataDir, datadir.ArtifactsDirName), artifacts.WithIDs(gen))
+	artifactsDir := cfg.ArtifactsDir
+	if artifactsDir == "" {
+		artifactsDir = filepath.Join(cfg.DataDir, datadir.ArtifactsDirName)
+	}
+	files, err := artifacts.NewStore(artifactsDir, artifacts.WithIDs(gen))
 	if err != nil {
 		return err
 	}
@@ -360,7 +375,12 @@ func Run(ctx context.Context, cfg Config) error {
 	defer handler.StopSessionTimers()
 	rn.SetAgentRuns(handler) // the runs of workflow_trigger blocks, made as the API makes runs
 	// The browsers of the sessions a previous daemon left open are gone.
-	if n, err := st.BrowserSessions().EndOpen(ctx, store.SessionEndedByRestart); err != nil {
+	// A shared store's open sessions may be other live daemons' (whose
+	// browsers are alive): they are left as they are.
+	if sharedStore(st) {
+		cfg.Logger.Info("open browser sessions are left as they are: the store is shared, and a session's browser lives in the daemon that opened it; " +
+			"the sessions of a daemon that stopped stay open in the store until closed (POST /v1/browser_sessions/{id}/close, through any daemon)")
+	} else if n, err := st.BrowserSessions().EndOpen(ctx, store.SessionEndedByRestart); err != nil {
 		return err
 	} else if n > 0 {
 		cfg.Logger.Info("browser sessions of the previous daemon ended", "count", n)
@@ -462,8 +482,16 @@ func privateNote(m egress.PrivateMode, orgs int) string {
 
 // ensureOrganization creates the default organization and its key on first
 // start, announcing the key once on stderr and writing it to the key file;
-// and registers cfg.APIKey when given.
+// and registers cfg.APIKey when given. A daemon whose store has an
+// organization already writes no key file. Daemons starting at once on
+// one PostgreSQL database take turns (lockOrganizations), so that only the
+// first makes the default organization and announces its key.
 func ensureOrganization(ctx context.Context, st store.Store, cfg Config) error {
+	unlock, err := lockOrganizations(ctx, st, cfg.Logger)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	org, err := st.DefaultOrganization(ctx)
 	if errors.Is(err, store.ErrNotFound) {
 		var key string

@@ -52,6 +52,11 @@ type DaemonOptions struct {
 	// Egress holds the values of the --egress-* flags, parsed by Validate
 	// into Config.Egress and Config.EgressProxyHost.
 	Egress egressFlags
+
+	// storeFrom and artifactsFrom say where Config.Store and
+	// Config.ArtifactsDir came from (the flag or its variable), for the
+	// messages.
+	storeFrom, artifactsFrom string
 }
 
 // NewCmdDaemon returns `abctl daemon`. runF, when not nil, is called with
@@ -113,12 +118,28 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			"id, and it serves the admin routes that 'abctl daemon orgs' uses on the Unix socket\n" +
 			"<data-dir>/" + datadir.AdminSocketName + " (mode 0600), never on its TCP port; both are removed on\n" +
 			"shutdown. A Unix socket path is short (107 bytes on Linux): the daemon refuses a\n" +
-			"--data-dir whose path leaves no room for it.",
+			"--data-dir whose path leaves no room for it.\n\n" +
+			"Several daemons, on one machine or several, can serve the same records: give each\n" +
+			"--store postgres://user:password@host:5432/dbname (or " + EnvStore + "), the same PostgreSQL\n" +
+			"database, which the first one prepares. Each keeps its own --data-dir (its admin\n" +
+			"socket, state file and secret file); all of them must have the same secret (the same\n" +
+			EnvSecret + ", or a copy of the first daemon's secret file in each data directory)\n" +
+			"and the same --artifacts (or " + EnvArtifacts + "), a directory they all mount, where the\n" +
+			"runs' files are kept. Only the first daemon on an empty database makes the default\n" +
+			"organization and writes its key file. The database's password never shows in logs\n" +
+			"or messages; prefer " + EnvStore + " to the flag, which process lists show.",
 		// An argument can only be a mistyped subcommand (orgs).
 		Args:                       cmdutil.GroupArgs,
 		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.browserEndpointsEnv = f.Getenv(EnvBrowserEndpoints)
+			opts.storeFrom, opts.artifactsFrom = "--store", "--artifacts"
+			if !cmd.Flags().Changed("store") {
+				cfg.Store, opts.storeFrom = f.Getenv(EnvStore), EnvStore+" (set in the environment)"
+			}
+			if !cmd.Flags().Changed("artifacts") {
+				cfg.ArtifactsDir, opts.artifactsFrom = f.Getenv(EnvArtifacts), EnvArtifacts+" (set in the environment)"
+			}
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -151,7 +172,15 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	}
 	cmd.Flags().StringVar(&cfg.Addr, "addr", f.DaemonAddr(), "address to listen on")
 	// --data-dir is persistent: the subcommands (orgs) work on the same directory.
-	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", config.DefaultDataDir(f.Getenv), "directory of the store and the key file")
+	cmd.PersistentFlags().StringVar(&cfg.DataDir, "data-dir", config.DefaultDataDir(f.Getenv),
+		"directory of this daemon's own files: the embedded store (without --store), the key and secret files, the run files (without --artifacts), the admin socket and the state file")
+	// --store is persistent too: `abctl daemon orgs` works on the same
+	// database. Its default is empty, never $ABCTL_STORE, which would show
+	// the password in --help.
+	cmd.PersistentFlags().StringVar(&cfg.Store, "store", "",
+		"PostgreSQL database that several daemons share, postgres://user:password@host:5432/dbname (default: $"+EnvStore+", else the embedded store in --data-dir)")
+	cmd.Flags().StringVar(&cfg.ArtifactsDir, "artifacts", "",
+		"directory of the runs' files, which daemons sharing --store must all mount (default: $"+EnvArtifacts+", else <data-dir>/"+datadir.ArtifactsDirName+")")
 	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")
 	cmd.Flags().IntVar(&cfg.Workers, "workers", 0, "runs that execute at once (default: with --browser-endpoint, their capacity; else one per CPU core)")
 	cmd.Flags().Var((*byteSize)(&cfg.MaxUploadSize), "max-upload-size", "largest file POST /v1/upload_file accepts, such as 100MiB or 2GB (default 100MiB)")
@@ -184,7 +213,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.Flags().StringVar(&engine.S3.KnownHostsFile, "sftp-known-hosts", "", "known_hosts file that vouches for the SFTP servers of file_upload blocks without sftp_host_key (default: ~/.ssh/known_hosts)")
 	opts.registerEgressFlags(cmd)
 	lf.register(cmd)
-	cmd.AddCommand(NewCmdOrgs(f, &cfg.DataDir), NewCmdStatus(f, &cfg.DataDir, nil))
+	cmd.AddCommand(NewCmdOrgs(f, &cfg.DataDir, &cfg.Store), NewCmdStatus(f, &cfg.DataDir, nil))
 	return cmd
 }
 
@@ -193,6 +222,26 @@ const (
 	EnvSMTPUsername = "ABCTL_SMTP_USERNAME"
 	EnvSMTPPassword = "ABCTL_SMTP_PASSWORD"
 )
+
+// The variables of --store and --artifacts, read when the flag is not
+// given.
+const (
+	EnvStore     = "ABCTL_STORE"
+	EnvArtifacts = "ABCTL_ARTIFACTS"
+)
+
+// checkStore refuses a store value (given by from, a flag or a variable)
+// that is neither empty nor a PostgreSQL URL, naming it without its
+// password.
+func checkStore(value, from string) error {
+	if value == "" || daemon.IsPostgresURL(value) {
+		return nil
+	}
+	if from == "" {
+		from = "--store"
+	}
+	return fmt.Errorf("%s: %w", from, daemon.StoreValueError(value))
+}
 
 // EnvSecret names the variable that gives the daemon its secret instead
 // of the data directory's file: 64 hexadecimal digits (32 bytes).
@@ -223,6 +272,14 @@ func (o *DaemonOptions) Validate() error {
 	}
 	if cfg.WebhookTimeout < 0 {
 		return cmdutil.UsageErrorf("--webhook-timeout must be positive, not %s", cfg.WebhookTimeout)
+	}
+	if err := checkStore(cfg.Store, o.storeFrom); err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	if cfg.ArtifactsDir != "" {
+		if fi, err := os.Stat(cfg.ArtifactsDir); err == nil && !fi.IsDir() {
+			return cmdutil.UsageErrorf("%s %s is a file, not a directory", o.artifactsFrom, cfg.ArtifactsDir)
+		}
 	}
 	if err := checkEngineFlags(cfg.Engine); err != nil {
 		return &cmdutil.UsageError{Err: err}

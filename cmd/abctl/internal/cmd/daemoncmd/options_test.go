@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/abctl/abctl/cmd/abctl/internal/cmdtest"
+	"github.com/abctl/abctl/daemon"
 	"github.com/abctl/abctl/localrun/executor"
 	"github.com/abctl/abctl/localrun/llm"
 )
@@ -44,6 +45,74 @@ func TestDaemonOptions(t *testing.T) {
 	}
 	if got.Serve == nil {
 		t.Error("no Serve")
+	}
+}
+
+// TestDaemonStoreOptions: --store and --artifacts, else ABCTL_STORE and
+// ABCTL_ARTIFACTS, give the daemon's store and run files' directory; the
+// flags win.
+func TestDaemonStoreOptions(t *testing.T) {
+	const fromEnv, fromFlag = "postgres://env@db.example/abctl", "postgresql://flag@db.example/abctl"
+	f, _ := cmdtest.NewFactory(t, map[string]string{EnvStore: fromEnv, EnvArtifacts: "/mnt/env-artifacts"})
+	var got *DaemonOptions
+	run := func(args ...string) daemon.Config {
+		t.Helper()
+		got = nil
+		if err := cmdtest.Exec(NewCmdDaemon(f, func(o *DaemonOptions) error { got = o; return nil }), append([]string{"--data-dir", t.TempDir()}, args...)...); err != nil {
+			t.Fatal(err)
+		}
+		return got.Config
+	}
+	if c := run(); c.Store != fromEnv || c.ArtifactsDir != "/mnt/env-artifacts" {
+		t.Errorf("from the environment: store %q, artifacts %q", c.Store, c.ArtifactsDir)
+	}
+	if c := run("--store", fromFlag, "--artifacts", "/mnt/shared"); c.Store != fromFlag || c.ArtifactsDir != "/mnt/shared" {
+		t.Errorf("from the flags: store %q, artifacts %q", c.Store, c.ArtifactsDir)
+	}
+	// An empty flag says "the embedded store" over the environment.
+	if c := run("--store", "", "--artifacts", ""); c.Store != "" || c.ArtifactsDir != "" {
+		t.Errorf("empty flags: store %q, artifacts %q", c.Store, c.ArtifactsDir)
+	}
+}
+
+// TestDaemonStoreErrors: a store that is not a PostgreSQL URL is a usage
+// error that names the flag or the variable and the value, without its
+// password.
+func TestDaemonStoreErrors(t *testing.T) {
+	const bad = "mysql://me:hunter2@db.example/abctl"
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{nil, []string{"--store", bad}, []string{"--store: mysql://me:xxxxx@db.example/abctl is not a store", "postgres://"}},
+		{map[string]string{EnvStore: bad}, nil, []string{EnvStore + " (set in the environment): mysql://me:xxxxx@db.example/abctl"}},
+		{nil, []string{"--store", "/var/lib/abctl"}, []string{"--store: ", "is not a store abctl knows", "nothing for the embedded store"}},
+		{nil, []string{"--artifacts", file}, []string{"--artifacts " + file + " is a file, not a directory"}},
+	} {
+		f, _ := cmdtest.NewFactory(t, tc.env)
+		var got *DaemonOptions
+		err := cmdtest.Exec(NewCmdDaemon(f, func(o *DaemonOptions) error { got = o; return nil }), append([]string{"--data-dir", t.TempDir()}, tc.args...)...)
+		if got != nil || !cmdtest.IsUsage(err) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%v %v: %v, want a usage error without the password", tc.env, tc.args, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v %v: %v lacks %q", tc.env, tc.args, err, w)
+			}
+		}
+	}
+	// The orgs commands refuse it the same way.
+	f, _ := cmdtest.NewFactory(t, nil)
+	dataDir, store := t.TempDir(), bad
+	err := cmdtest.Exec(NewCmdOrgsList(f, &dataDir, &store, nil))
+	if !cmdtest.IsUsage(err) || !strings.Contains(err.Error(), "--store: mysql://me:xxxxx@") || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("orgs list --store %s: %v", bad, err)
 	}
 }
 
@@ -84,23 +153,23 @@ func TestOrgsOptions(t *testing.T) {
 	f, _ := cmdtest.NewFactory(t, nil)
 	dataDir := "/srv/abctl"
 	var created *OrgsCreateOptions
-	if err := cmdtest.Exec(NewCmdOrgsCreate(f, &dataDir, func(o *OrgsCreateOptions) error { created = o; return nil }), "  Team B ", "-o", "json"); err != nil {
+	if err := cmdtest.Exec(NewCmdOrgsCreate(f, &dataDir, nil, func(o *OrgsCreateOptions) error { created = o; return nil }), "  Team B ", "-o", "json"); err != nil {
 		t.Fatal(err)
 	}
 	if created.Name != "Team B" || created.DataDir != dataDir || created.Output != "json" {
 		t.Errorf("create %+v", created)
 	}
 	var listed *OrgsListOptions
-	if err := cmdtest.Exec(NewCmdOrgsList(f, &dataDir, func(o *OrgsListOptions) error { listed = o; return nil })); err != nil {
+	if err := cmdtest.Exec(NewCmdOrgsList(f, &dataDir, nil, func(o *OrgsListOptions) error { listed = o; return nil })); err != nil {
 		t.Fatal(err)
 	}
 	if listed.DataDir != dataDir || listed.Output != "text" {
 		t.Errorf("list %+v", listed)
 	}
-	if err := cmdtest.Exec(NewCmdOrgsCreate(f, &dataDir, nil), "acme", "-o", "yaml"); !cmdtest.IsUsage(err) {
+	if err := cmdtest.Exec(NewCmdOrgsCreate(f, &dataDir, nil, nil), "acme", "-o", "yaml"); !cmdtest.IsUsage(err) {
 		t.Errorf("-o yaml: %v", err)
 	}
-	if err := cmdtest.Exec(NewCmdOrgsCreate(f, &dataDir, nil), "a\x00b"); !cmdtest.IsUsage(err) {
+	if err := cmdtest.Exec(NewCmdOrgsCreate(f, &dataDir, nil, nil), "a\x00b"); !cmdtest.IsUsage(err) {
 		t.Errorf("a NUL in the name: %v", err)
 	}
 }

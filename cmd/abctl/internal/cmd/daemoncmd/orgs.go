@@ -20,6 +20,7 @@ import (
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/store/boltstore"
+	"github.com/abctl/abctl/daemon/store/pgstore"
 )
 
 // How `abctl daemon orgs` reaches the store: lockTimeout is how long it
@@ -33,8 +34,9 @@ var (
 )
 
 // NewCmdOrgs returns `abctl daemon orgs`, whose commands work on the data
-// directory *dataDir (the --data-dir of abctl daemon).
-func NewCmdOrgs(f *cmdutil.Factory, dataDir *string) *cobra.Command {
+// directory *dataDir (the --data-dir of abctl daemon), or on the PostgreSQL
+// database *storeURL (its --store; EnvStore when that is not given).
+func NewCmdOrgs(f *cmdutil.Factory, dataDir, storeURL *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "orgs",
 		Aliases: []string{"organizations"},
@@ -45,12 +47,16 @@ func NewCmdOrgs(f *cmdutil.Factory, dataDir *string) *cobra.Command {
 			"When no daemon is running on --data-dir, the store is changed directly. When one is, the\n" +
 			"request goes to its admin routes, which it serves only on the Unix socket\n" +
 			"<data-dir>/" + datadir.AdminSocketName + " (mode 0600: only its user, and root, can connect), never on\n" +
-			"its TCP port.",
+			"its TCP port.\n\n" +
+			"With --store (or " + EnvStore + "), the PostgreSQL database that daemons share, the commands\n" +
+			"work on that database directly, whether daemons run on it or not: no one daemon holds\n" +
+			"it, and every daemon on it sees the new organization at once. --data-dir is then not\n" +
+			"used.",
 		Args:                       cmdutil.GroupArgs,
 		SuggestionsMinimumDistance: 2,
 		RunE:                       func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(NewCmdOrgsCreate(f, dataDir, nil), NewCmdOrgsList(f, dataDir, nil))
+	cmd.AddCommand(NewCmdOrgsCreate(f, dataDir, storeURL, nil), NewCmdOrgsList(f, dataDir, storeURL, nil))
 	return cmd
 }
 
@@ -60,6 +66,9 @@ type OrgsCreateOptions struct {
 
 	// DataDir is the daemon's data directory.
 	DataDir string
+	// Store is the PostgreSQL database daemons share (--store, else
+	// EnvStore); "" means the store in DataDir.
+	Store string
 	// Name is the organization's name, trimmed once validated.
 	Name string
 	// Output is text (the key alone) or json.
@@ -68,7 +77,7 @@ type OrgsCreateOptions struct {
 
 // NewCmdOrgsCreate returns `abctl daemon orgs create`. runF, when not nil,
 // is called with the validated options instead of creating.
-func NewCmdOrgsCreate(f *cmdutil.Factory, dataDir *string, runF func(*OrgsCreateOptions) error) *cobra.Command {
+func NewCmdOrgsCreate(f *cmdutil.Factory, dataDir, storeURL *string, runF func(*OrgsCreateOptions) error) *cobra.Command {
 	opts := &OrgsCreateOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -89,6 +98,10 @@ func NewCmdOrgsCreate(f *cmdutil.Factory, dataDir *string, runF func(*OrgsCreate
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.DataDir, opts.Name = *dataDir, args[0]
+			var err error
+			if opts.Store, err = storeOf(cmd, f, storeURL); err != nil {
+				return err
+			}
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -116,7 +129,7 @@ func (o *OrgsCreateOptions) Validate() error {
 }
 
 func runOrgsCreate(ctx context.Context, opts *OrgsCreateOptions) error {
-	oa, err := openOrgAdmin(ctx, opts.DataDir)
+	oa, err := openOrgAdmin(ctx, opts.DataDir, opts.Store)
 	if err != nil {
 		return err
 	}
@@ -139,13 +152,16 @@ type OrgsListOptions struct {
 
 	// DataDir is the daemon's data directory.
 	DataDir string
+	// Store is the PostgreSQL database daemons share (--store, else
+	// EnvStore); "" means the store in DataDir.
+	Store string
 	// Output is text (a table) or json.
 	Output string
 }
 
 // NewCmdOrgsList returns `abctl daemon orgs list`. runF, when not nil, is
 // called with the validated options instead of listing.
-func NewCmdOrgsList(f *cmdutil.Factory, dataDir *string, runF func(*OrgsListOptions) error) *cobra.Command {
+func NewCmdOrgsList(f *cmdutil.Factory, dataDir, storeURL *string, runF func(*OrgsListOptions) error) *cobra.Command {
 	opts := &OrgsListOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -156,6 +172,10 @@ func NewCmdOrgsList(f *cmdutil.Factory, dataDir *string, runF func(*OrgsListOpti
 		Args: cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.DataDir = *dataDir
+			var err error
+			if opts.Store, err = storeOf(cmd, f, storeURL); err != nil {
+				return err
+			}
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -175,7 +195,7 @@ func (o *OrgsListOptions) Validate() error {
 }
 
 func runOrgsList(ctx context.Context, opts *OrgsListOptions) error {
-	oa, err := openOrgAdmin(ctx, opts.DataDir)
+	oa, err := openOrgAdmin(ctx, opts.DataDir, opts.Store)
 	if err != nil {
 		return err
 	}
@@ -193,6 +213,23 @@ func runOrgsList(ctx context.Context, opts *OrgsListOptions) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", o.OrganizationID, o.Name, o.CreatedAt.Format("2006-01-02T15:04:05"))
 	}
 	return tw.Flush()
+}
+
+// storeOf is the store the orgs commands work on: --store when given (or
+// *storeURL set), else EnvStore; a value that is not a PostgreSQL URL is a
+// usage error naming where it came from.
+func storeOf(cmd *cobra.Command, f *cmdutil.Factory, storeURL *string) (string, error) {
+	v, from := "", "--store"
+	if storeURL != nil {
+		v = *storeURL
+	}
+	if v == "" && !cmd.Flags().Changed("store") {
+		v, from = f.Getenv(EnvStore), EnvStore+" (set in the environment)"
+	}
+	if err := checkStore(v, from); err != nil {
+		return "", &cmdutil.UsageError{Err: err}
+	}
+	return v, nil
 }
 
 func addOutputFlag(cmd *cobra.Command, output *string) {
@@ -222,10 +259,14 @@ type orgAdmin interface {
 }
 
 // openOrgAdmin opens the store in dataDir, or, when a daemon holds it,
-// returns a client of that daemon's admin routes. It never creates a store:
-// a directory no daemon has started on yet has no default organization, and
-// the first one created would take that place.
-func openOrgAdmin(ctx context.Context, dataDir string) (orgAdmin, error) {
+// returns a client of that daemon's admin routes; with storeURL, it opens
+// that PostgreSQL database, which no one daemon holds. It never creates a
+// store's first organization: a store no daemon has started on yet has no
+// default organization, and the first one created would take that place.
+func openOrgAdmin(ctx context.Context, dataDir, storeURL string) (orgAdmin, error) {
+	if storeURL != "" {
+		return openPostgresAdmin(ctx, storeURL)
+	}
 	path := filepath.Join(dataDir, datadir.StoreFileName)
 	deadline := time.Now().Add(lockedWait)
 	for {
@@ -266,7 +307,27 @@ func openOrgAdmin(ctx context.Context, dataDir string) (orgAdmin, error) {
 	}
 }
 
-// storeAdmin works on the store directly (no daemon running).
+// openPostgresAdmin opens the PostgreSQL database daemons share. It is
+// opened without the daemons' secret: an API key made here gets its sealed
+// copy (which signs webhooks) when a daemon first sees it used.
+func openPostgresAdmin(ctx context.Context, storeURL string) (orgAdmin, error) {
+	st, err := pgstore.Open(ctx, storeURL, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.DefaultOrganization(ctx); err != nil {
+		st.Close()
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("the PostgreSQL database at %s has no organization yet: start 'abctl daemon --store ...' on it once to create the default one",
+				pgstore.Redact(storeURL))
+		}
+		return nil, err
+	}
+	return storeAdmin{st}, nil
+}
+
+// storeAdmin works on the store directly (no daemon running, or a shared
+// PostgreSQL database).
 type storeAdmin struct{ st store.Store }
 
 func (a storeAdmin) createOrganization(ctx context.Context, name string) (admin.CreatedOrganization, error) {

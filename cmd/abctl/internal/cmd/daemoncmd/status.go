@@ -61,7 +61,9 @@ func NewCmdStatus(f *cmdutil.Factory, dataDir *string, runF func(*StatusOptions)
 			"It asks the daemon at --" + config.FlagBaseURL + " (or " + config.EnvBaseURL + ", or the profile's base URL) when one\n" +
 			"is given, else the daemon running over --data-dir, at the address in its\n" +
 			"<data-dir>/" + datadir.StateFileName + ". It never starts a daemon: when none answers it says so and\n" +
-			"exits with status 1.",
+			"exits with status 1.\n\n" +
+			"Daemons that share a PostgreSQL database (--store) each have their own --data-dir and\n" +
+			"state file: status asks one daemon, and --store does not choose it.",
 		Example: "  abctl daemon status\n  abctl daemon status --data-dir ./data -o json",
 		Args:    cmdutil.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

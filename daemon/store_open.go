@@ -1,0 +1,136 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/abctl/abctl/daemon/datadir"
+	"github.com/abctl/abctl/daemon/ids"
+	"github.com/abctl/abctl/daemon/runview"
+	"github.com/abctl/abctl/daemon/store"
+	"github.com/abctl/abctl/daemon/store/boltstore"
+	"github.com/abctl/abctl/daemon/store/pgstore"
+)
+
+// IsPostgresURL reports whether a Config.Store value names a PostgreSQL
+// database (postgres:// or postgresql://).
+func IsPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// StoreValueError describes a Config.Store value that is neither empty nor a
+// PostgreSQL URL: what was given (without its password) and what is
+// accepted. The caller names where the value came from.
+func StoreValueError(value string) error {
+	return fmt.Errorf("%s is not a store abctl knows: give a PostgreSQL URL, postgres://user:password@host:5432/dbname "+
+		"(or postgresql://...), or nothing for the embedded store in the data directory", pgstore.Redact(value))
+}
+
+// openStore opens the daemon's store: the bbolt file in the data directory
+// when cfg.Store is empty, else the PostgreSQL database it names. It
+// returns the id generator the rest of the daemon shares with the store:
+// with PostgreSQL its worker number is the database's (each daemon on it
+// takes its own), so that no two daemons make the same id.
+func openStore(ctx context.Context, cfg Config, secret []byte) (store.Store, *ids.Generator, error) {
+	if cfg.Store == "" {
+		gen, err := newIDs()
+		if err != nil {
+			return nil, nil, err
+		}
+		path := filepath.Join(cfg.DataDir, datadir.StoreFileName)
+		// The store keeps, with each run, its answer as package runview
+		// makes it, and makes them all again when runview makes them
+		// differently.
+		st, err := boltstore.Open(path, store.Options{Secret: secret, IDs: gen, RunViews: runview.Views{}})
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Logger.Info("store", "store", path)
+		return st, gen, nil
+	}
+	if !IsPostgresURL(cfg.Store) {
+		return nil, nil, fmt.Errorf("daemon: the store %w", StoreValueError(cfg.Store))
+	}
+	where := pgstore.Redact(cfg.Store)
+	cfg.Logger.Info("store", "store", where)
+	// A first open brings the schema up to date, checks the secret and
+	// takes a worker number from the database's sequence; the store then
+	// opens with a generator of that number, the one the daemon uses too.
+	probe, err := pgstore.Open(ctx, cfg.Store, store.Options{Secret: secret, IDs: ids.New(0)})
+	if err != nil {
+		return nil, nil, openError(err, where, cfg.DataDir)
+	}
+	var worker int64
+	err = probe.Pool().QueryRow(ctx, `SELECT nextval('worker_numbers')`).Scan(&worker)
+	probe.Close()
+	if err != nil {
+		return nil, nil, fmt.Errorf("daemon: take a worker number from PostgreSQL at %s: %w", where, err)
+	}
+	gen := ids.New(uint32(worker))
+	st, err := pgstore.Open(ctx, cfg.Store, store.Options{Secret: secret, IDs: gen, RunViews: runview.Views{}})
+	if err != nil {
+		return nil, nil, openError(err, where, cfg.DataDir)
+	}
+	return st, gen, nil
+}
+
+// secretMismatch is how the store's error about a secret that does not
+// open its sealed values begins (store.Sealer.VerifySecretCheck).
+const secretMismatch = "the secret does not open"
+
+// openError explains a PostgreSQL store that did not open. The store's own
+// message about a wrong secret speaks of one data directory; with a shared
+// database it means that this daemon's secret is not the other daemons'.
+func openError(err error, where, dataDir string) error {
+	if strings.Contains(err.Error(), secretMismatch) {
+		return fmt.Errorf("daemon: this daemon's secret is not the one the PostgreSQL database at %s was first opened with "+
+			"(by another daemon, or an earlier start): every daemon sharing a database must have the same secret. "+
+			"Give this daemon the others' secret: the same ABCTL_DAEMON_SECRET (Config.Secret), or a copy of the first "+
+			"daemon's %s file in place of %s",
+			where, datadir.SecretFileName, filepath.Join(dataDir, datadir.SecretFileName))
+	}
+	return fmt.Errorf("daemon: open the store: %w", err)
+}
+
+// organizationLockKey is the PostgreSQL advisory lock that daemons starting
+// on one database take around making its default organization.
+const organizationLockKey int64 = 0x61626374_6c6f7267 // "abctlorg"
+
+// lockOrganizations keeps other daemons on st's database from making the
+// default organization until unlock is called; with a store that one
+// daemon owns (bbolt) it does nothing.
+func lockOrganizations(ctx context.Context, st store.Store, logger *slog.Logger) (unlock func(), err error) {
+	p, ok := st.(interface{ Pool() *pgxpool.Pool })
+	if !ok {
+		return func() {}, nil
+	}
+	conn, err := p.Pool().Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: lock the organizations: %w", err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, organizationLockKey); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("daemon: lock the organizations: %w", err)
+	}
+	return func() {
+		if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, organizationLockKey); err != nil {
+			// A session lock lives as long as its connection: close
+			// this one rather than return it locked to the pool.
+			logger.Warn("could not unlock the organizations; closing the connection that holds the lock", "error", err)
+			conn.Conn().Close(context.WithoutCancel(ctx))
+		}
+		conn.Release()
+	}, nil
+}
+
+// sharedStore reports whether st is shared by several daemons (it has the
+// store's run queue).
+func sharedStore(st store.Store) bool {
+	_, ok := st.(store.Queue)
+	return ok
+}
