@@ -112,7 +112,8 @@ func (e *Engine) useBrowserSession(ctx context.Context, orgID, id string) (bs *b
 	ks := e.browserSessions[id]
 	e.browserSessionsMu.Unlock()
 	if ks == nil || ks.org != orgID {
-		return nil, nil, nil, fmt.Errorf("The browser session %s is not open: it was closed, it timed out, or the daemon restarted since it was opened.", id)
+		return nil, nil, nil, fmt.Errorf("The browser session %s is not open in this daemon: it was closed, it timed out, the daemon restarted since it was opened, "+
+			"or another daemon sharing this one's database opened it (a session's browser is in the daemon that opened it).", id)
 	}
 	select {
 	case ks.lock <- struct{}{}:
