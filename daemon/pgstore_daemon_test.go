@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/store/pgstore"
 	"github.com/abctl/abctl/internal/pgtest"
+	"github.com/abctl/abctl/localrun/executor/scripted"
 )
 
 // dbPassword is put in the test databases' URLs (the test server trusts
@@ -247,5 +249,69 @@ func TestDaemonsStartTogether(t *testing.T) {
 	}
 	if keyFiles != 1 || announced != 1 {
 		t.Errorf("%d key files and %d announcements, want 1 and 1", keyFiles, announced)
+	}
+}
+
+// TestSessionRunsExecuteOnTheSessionsDaemon: with two daemons on one
+// database, the runs that execute in a browser session opened through
+// the first daemon are executed by the first, whichever daemon they were
+// started through; runs without a session go to either.
+func TestSessionRunsExecuteOnTheSessionsDaemon(t *testing.T) {
+	dbURL := newPostgresStore(t)
+	secret := newSecret(t)
+	shared := t.TempDir()
+	exec1, exec2 := &scripted.Executor{}, &scripted.Executor{}
+	cfg := func(exec *scripted.Executor) daemon.Config {
+		return daemon.Config{Store: dbURL, Secret: secret, ArtifactsDir: shared, Executor: exec,
+			Sessions: &openedSessions{}, Workers: 2}
+	}
+	dir1 := t.TempDir()
+	addr1, _ := daemontest.Start(t, dir1, cfg(exec1))
+	addr2, _ := daemontest.Start(t, t.TempDir(), cfg(exec2))
+	key := keyOf(t, dir1)
+	c1, c2 := apiClient(t, addr1, key), apiClient(t, addr2, key)
+
+	bs, err := c1.BrowserSessions.Create(t.Context(), &client.BrowserSessionCreateRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for range 6 {
+		run, err := c2.Runs.StartTask(t.Context(), &client.TaskRunRequest{Prompt: scripted.Prefix + "steps=1", BrowserSessionID: bs.BrowserSessionID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, run.RunID)
+	}
+	for _, id := range ids {
+		run := waitTerminal(t, c2, id)
+		if run.Status != client.RunStatusCompleted {
+			t.Errorf("run %s in the session ended %s (%s)", id, run.Status, run.GetFailureReason())
+		}
+	}
+	for _, id := range ids {
+		if !slices.Contains(exec1.Order(), id) || slices.Contains(exec2.Order(), id) {
+			t.Errorf("run %s in the first daemon's session executed on the first: %v, on the second: %v",
+				id, slices.Contains(exec1.Order(), id), slices.Contains(exec2.Order(), id))
+		}
+	}
+}
+
+// waitTerminal polls a run until it ends.
+func waitTerminal(t *testing.T, c *client.Client, id string) *client.Run {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		run, err := c.Runs.Get(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.IsTerminal() {
+			return run
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s still %s after a minute", id, run.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

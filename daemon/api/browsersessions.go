@@ -150,6 +150,15 @@ func (s sessionsAPI) handleCreateSession(w http.ResponseWriter, r *http.Request)
 		s.error(w, r, err)
 		return
 	}
+	// With several daemons on one store, the session's runs are left to
+	// this daemon, which has its browser.
+	if err := s.exec.Runner.HoldSession(r.Context(), org.ID, id); err != nil {
+		if _, cerr := s.endSession(context.WithoutCancel(r.Context()), org.ID, id, store.SessionClosed); cerr != nil {
+			s.logger.Warn("close a browser session that could not be held", "browser_session_id", id, "error", cerr)
+		}
+		s.error(w, r, err)
+		return
+	}
 	s.armTimer(org.ID, id, time.Duration(minutes)*s.minute)
 	writeJSON(w, http.StatusOK, bs)
 }
@@ -199,8 +208,18 @@ func (s sessionsAPI) handleCloseSession(w http.ResponseWriter, r *http.Request) 
 // left as it is.
 func (s sessionsAPI) endSession(ctx context.Context, orgID, id, status string) (*client.BrowserSession, error) {
 	bs, err := s.browserSessions.Get(ctx, orgID, id)
-	if err != nil || bs.Status == nil || *bs.Status != store.SessionRunning {
-		return bs, err
+	if err != nil {
+		return nil, err
+	}
+	if bs.Status == nil || *bs.Status != store.SessionRunning {
+		// Ended already, maybe through another daemon sharing the store:
+		// the browser, if it is this daemon's, closes now (its timer here
+		// would otherwise find it ended and leave it open).
+		if sessions := s.sessions(); sessions != nil {
+			s.disarmTimer(id)
+			sessions.CloseBrowserSession(ctx, orgID, id, false)
+		}
+		return bs, nil
 	}
 	s.disarmTimer(id)
 	if sessions := s.sessions(); sessions != nil {

@@ -208,7 +208,14 @@ func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Res
 		}
 	}
 	files := r.ResultFiles(rec, res, p)
+	ended := false
 	final, err := r.cfg.Store.Runs().Update(ctx, rec.OrgID, rec.ID, func(rec *store.RunRecord) error {
+		if rec.Terminal() {
+			// Ended already, by a daemon that took the run over while
+			// this one was stalled (shared.go): its end stands.
+			ended = true
+			return store.ErrUnchanged
+		}
 		rec.Status = res.Status
 		rec.Output = res.Output
 		rec.FailureReason = res.FailureReason
@@ -223,6 +230,10 @@ func (r *Runner) end(ctx context.Context, rec *store.RunRecord, res executor.Res
 	})
 	if err != nil {
 		r.log.Error("record the end of a run", "run_id", rec.ID, "error", err)
+		return
+	}
+	if ended {
+		r.log.Warn("run ended already, by the daemon that took it over; its end here is dropped", "run_id", rec.ID, "status", res.Status)
 		return
 	}
 	// Logged once the webhook's outcome is known, which may turn a

@@ -15,6 +15,9 @@ package runner
 //     lapse, another daemon takes its unfinished runs over (Queue.TakeOver)
 //     and ends or executes them as a restarted daemon does with its own
 //     (recover in runner.go).
+//   - A run that executes in a browser session is claimed only by the
+//     daemon that opened the session (HoldSession), which has its browser,
+//     while that daemon is alive.
 //   - Only the daemon that holds a run moves it (starts it, ends it, sends
 //     its webhook). A daemon asked to cancel a run it does not execute
 //     claims the run when nobody holds it (Queue.ClaimRun) and ends it
@@ -26,7 +29,10 @@ package runner
 //
 // A daemon that cannot renew its leases for longer than a lease (the
 // database went away) stops its executing runs: another daemon may have
-// taken them over by then, and a run must not execute twice.
+// taken them over by then, and a run must not execute twice. One that
+// renews and finds a run it executes no longer among its leases (it was
+// stalled past its lease, and another daemon took the run over) stops
+// that run; and a run's end never replaces an end recorded already.
 
 import (
 	"context"
@@ -34,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/abctl/abctl/client"
@@ -102,10 +109,25 @@ func (r *Runner) Owner() string {
 	return r.shared.owner
 }
 
+// HoldSession records, in a store several daemons share, that this daemon
+// holds the browser of a browser session it opened, so that the runs that
+// execute in it are left to this daemon (store.Queue.HoldSession); with a
+// store of its own it does nothing.
+func (r *Runner) HoldSession(ctx context.Context, orgID, sessionID string) error {
+	if r == nil || r.shared == nil {
+		return nil
+	}
+	return r.shared.q.HoldSession(ctx, r.shared.owner, orgID, sessionID)
+}
+
 // startShared takes over the runs of daemons whose leases lapsed and
 // starts the loops that keep the leases, hear of queued runs and read
 // requests made through other daemons.
 func (r *Runner) startShared(ctx context.Context) error {
+	// Known alive from the start, for the browser sessions it opens.
+	if _, err := r.shared.q.Renew(ctx, r.shared.owner, r.shared.lease); err != nil {
+		return fmt.Errorf("runner: register with the shared store's queue: %w", err)
+	}
 	if err := r.takeOver(ctx); err != nil {
 		return err
 	}
@@ -149,7 +171,9 @@ func (r *Runner) keepLeases() {
 			return
 		case <-t.C:
 		}
-		if _, err := s.q.Renew(r.ctx, s.owner, s.lease); err != nil {
+		executing := r.executing()
+		held, err := s.q.Renew(r.ctx, s.owner, s.lease)
+		if err != nil {
 			if r.ctx.Err() != nil {
 				return
 			}
@@ -160,9 +184,38 @@ func (r *Runner) keepLeases() {
 			continue
 		}
 		renewed = time.Now()
+		r.stopTaken(executing, held)
 		if err := r.takeOver(r.ctx); err != nil && r.ctx.Err() == nil {
 			r.log.Error("take over runs", "error", err)
 		}
+	}
+}
+
+// executing returns the runs the daemon executes.
+func (r *Runner) executing() []store.RunRef {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	refs := make([]store.RunRef, 0, len(r.running))
+	for ref := range r.running {
+		refs = append(refs, ref)
+	}
+	return refs
+}
+
+// stopTaken stops the runs that the daemon executed before it renewed
+// its leases (executing) and no longer holds (not in held): their leases
+// lapsed while the daemon was stalled, and another daemon took them over.
+func (r *Runner) stopTaken(executing, held []store.RunRef) {
+	for _, ref := range executing {
+		if slices.Contains(held, ref) {
+			continue
+		}
+		r.mu.Lock()
+		if cancel, ok := r.running[ref]; ok {
+			r.log.Error("stopping a run another daemon took over: this daemon's lease on it lapsed", "run_id", ref.RunID)
+			cancel(errLeaseLost)
+		}
+		r.mu.Unlock()
 	}
 }
 
@@ -221,13 +274,7 @@ func (r *Runner) pollShared() {
 // through another daemon, and hands the answers given through another
 // daemon to the runs waiting for them.
 func (r *Runner) readRequests() {
-	r.mu.Lock()
-	refs := make([]store.RunRef, 0, len(r.running))
-	for ref := range r.running {
-		refs = append(refs, ref)
-	}
-	r.mu.Unlock()
-	for _, ref := range refs {
+	for _, ref := range r.executing() {
 		rec, err := r.cfg.Store.Runs().Get(r.ctx, ref.OrgID, ref.RunID)
 		if err != nil || !rec.CancelRequested {
 			continue

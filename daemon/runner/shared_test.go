@@ -330,9 +330,9 @@ type failingRenewals struct {
 	fail sync.Map // "fail" -> true
 }
 
-func (f *failingRenewals) Renew(ctx context.Context, owner string, lease time.Duration) (int, error) {
+func (f *failingRenewals) Renew(ctx context.Context, owner string, lease time.Duration) ([]store.RunRef, error) {
 	if _, ok := f.fail.Load("fail"); ok {
-		return 0, errors.New("connection refused")
+		return nil, errors.New("connection refused")
 	}
 	return f.Store.Renew(ctx, owner, lease)
 }
@@ -355,5 +355,41 @@ func TestSharedStoreStopsRunsWhoseLeaseLapsed(t *testing.T) {
 	rec := e.ended(org, id)
 	if rec.Status != client.RunStatusFailed || !strings.Contains(rec.FailureReason, "could not reach its database to renew its lease") {
 		t.Errorf("run of a daemon that lost its lease: %s %q", rec.Status, rec.FailureReason)
+	}
+}
+
+// TestSharedStoreStalledDaemonYields: a daemon that was stalled past its
+// lease, whose run another daemon took over and ended meanwhile, stops
+// the run at its next renewal, and leaves the other daemon's end as it
+// is, sending no webhook of its own.
+func TestSharedStoreStalledDaemonYields(t *testing.T) {
+	c := newCluster(t)
+	b := c.daemon(1, 900*time.Millisecond)
+	b.start()
+	org := b.org("a")
+	id := b.submit(org, "block")
+	c.blocked(id)
+	// What a daemon taking the run over does, while b is stalled: it
+	// holds the run and ends it.
+	st := b.st.(*pgstore.Store)
+	if _, err := st.Pool().Exec(t.Context(), `UPDATE runs SET owner = 'other', lease_until = now() + interval '1 hour' WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	const reason = "ended by the daemon that took it over"
+	if _, err := st.Runs().Update(t.Context(), org, id, func(rec *store.RunRecord) error {
+		rec.Status, rec.FailureReason = client.RunStatusFailed, reason
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, "the stalled daemon to stop the run", func() bool {
+		return c.exec.Running() == 0
+	})
+	b.r.Stop() // every webhook it would send is sent by now
+	if rec := b.get(org, id); rec.Status != client.RunStatusFailed || rec.FailureReason != reason {
+		t.Errorf("the run after the stalled daemon stopped it: %s %q; want the other daemon's end", rec.Status, rec.FailureReason)
+	}
+	if got := b.notes.sent(id); len(got) != 0 {
+		t.Errorf("the stalled daemon sent webhooks %v", got)
 	}
 }

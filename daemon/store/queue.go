@@ -32,8 +32,9 @@ import (
 type Queue interface {
 	// Claim takes one claimable run for owner, holding it until now+lease,
 	// and returns it; ok is false when no run is claimable. A run is
-	// claimable when its status is queued and nobody holds it (no owner,
-	// or an owner whose lease has lapsed).
+	// claimable when its status is queued, nobody holds it (no owner, or
+	// an owner whose lease has lapsed), and it does not execute in a
+	// browser session that another daemon, alive, holds (HoldSession).
 	//
 	// The run taken is, of the claimable runs, the first by:
 	//  1. how many runs of its organization are held (by any daemon, in
@@ -62,11 +63,24 @@ type Queue interface {
 	// (see RunRecord.CancelRequested).
 	ClaimRun(ctx context.Context, owner string, ref RunRef, lease time.Duration) (ok bool, err error)
 
+	// HoldSession records that owner holds the browser of the
+	// organization's browser session sessionID (a daemon opened it): from
+	// then on, while owner is alive (it renews its leases, see Renew),
+	// Claim leaves the runs that execute in that session
+	// (RunRecord.BrowserSessionID) to owner, since no other daemon has its
+	// browser. Once owner stops renewing, such runs are claimable by any
+	// daemon again, which fails them: the session's browser is gone. A
+	// session that does not exist is a *NotFoundError.
+	HoldSession(ctx context.Context, owner, orgID, sessionID string) error
+
 	// Renew extends to now+lease every lease owner holds, lapsed or not
-	// (as long as no other daemon took the run over), and returns how many
-	// runs that is. A daemon calls it periodically, well within its lease
-	// (say every third of it).
-	Renew(ctx context.Context, owner string, lease time.Duration) (int, error)
+	// (as long as no other daemon took the run over), and returns those
+	// runs, oldest first: a run the daemon executes that is not among them
+	// was taken over by another daemon (its lease lapsed while the daemon
+	// was stalled or cut off), and must stop. It also records that owner is alive until now+lease
+	// (see HoldSession). A daemon calls it when it starts and then
+	// periodically, well within its lease (say every third of it).
+	Renew(ctx context.Context, owner string, lease time.Duration) ([]RunRef, error)
 
 	// Release lets a run go: its owner and lease are cleared when owner
 	// holds it (its lease lapsed or not); a run owner does not hold (any

@@ -48,9 +48,10 @@ func leaseMicros(lease time.Duration) int64 { return max(lease.Microseconds(), 1
 
 // claimSQL takes the next claimable run (see store.Queue.Claim). held
 // counts the runs each organization has in the works (held by a live
-// lease); pick orders the claimable runs (queued, nobody holding them) by
-// that count, then oldest first, and locks the first that no other
-// claimer has locked; the UPDATE then holds it for $1 until now()+$2 µs.
+// lease); pick orders the claimable runs (queued, nobody holding them, and
+// not in a browser session another live daemon holds) by that count, then
+// oldest first, and locks the first that no other claimer has locked; the
+// UPDATE then holds it for $1 until now()+$2 µs.
 // The partial indexes runs_queued and runs_held keep both scans to the
 // queued and the held runs.
 const claimSQL = `
@@ -63,6 +64,10 @@ WITH held AS (
 	SELECT r.org_id, r.id
 	FROM runs r LEFT JOIN held h ON h.org_id = r.org_id
 	WHERE r.status = 'queued' AND (r.owner IS NULL OR r.lease_until < now())
+		AND (r.session_id IS NULL OR NOT EXISTS (
+			SELECT 1 FROM browser_sessions s JOIN daemons d ON d.owner = s.daemon
+			WHERE s.org_id = r.org_id AND s.id = r.session_id
+				AND s.daemon <> $1 AND d.alive_until >= now()))
 	ORDER BY coalesce(h.n, 0), r.snowflake, r.id
 	LIMIT 1
 	FOR UPDATE OF r SKIP LOCKED
@@ -88,6 +93,25 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration) (s
 	return ref, true, nil
 }
 
+// HoldSession records that owner holds the browser of a browser session
+// (see store.Queue).
+func (s *Store) HoldSession(ctx context.Context, owner, orgID, sessionID string) error {
+	if err := checkClaim("HoldSession", owner, time.Second); err != nil {
+		return err
+	}
+	if !validKey(orgID) || !validKey(sessionID) {
+		return &store.NotFoundError{Record: store.RecordSession, ID: sessionID}
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE browser_sessions SET daemon = $3 WHERE org_id = $1 AND id = $2`, orgID, sessionID, owner)
+	if err != nil {
+		return fmt.Errorf("store: hold browser session %s: %w", sessionID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return &store.NotFoundError{Record: store.RecordSession, ID: sessionID}
+	}
+	return nil
+}
+
 // ClaimRun takes one run for owner when nobody holds it and it is queued
 // or created (see store.Queue).
 func (s *Store) ClaimRun(ctx context.Context, owner string, ref store.RunRef, lease time.Duration) (bool, error) {
@@ -108,18 +132,42 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, ref store.RunRef, le
 	return tag.RowsAffected() == 1, nil
 }
 
-// Renew extends every lease owner holds (see store.Queue).
-func (s *Store) Renew(ctx context.Context, owner string, lease time.Duration) (int, error) {
+// Renew extends every lease owner holds and returns those runs (see
+// store.Queue).
+func (s *Store) Renew(ctx context.Context, owner string, lease time.Duration) ([]store.RunRef, error) {
 	if err := checkClaim("Renew", owner, lease); err != nil {
-		return 0, err
+		return nil, err
 	}
-	tag, err := s.pool.Exec(ctx, `
+	rows, err := s.pool.Query(ctx, `
+		WITH alive AS (
+			INSERT INTO daemons (owner, alive_until) VALUES ($1, now() + $2::float8 * interval '1 microsecond')
+			ON CONFLICT (owner) DO UPDATE SET alive_until = EXCLUDED.alive_until
+		)
 		UPDATE runs SET lease_until = now() + $2::float8 * interval '1 microsecond'
-		WHERE owner = $1`, owner, leaseMicros(lease))
+		WHERE owner = $1
+		RETURNING org_id, id`, owner, leaseMicros(lease))
 	if err != nil {
-		return 0, fmt.Errorf("store: renew the leases of %s: %w", owner, err)
+		return nil, fmt.Errorf("store: renew the leases of %s: %w", owner, err)
 	}
-	return int(tag.RowsAffected()), nil
+	refs, err := collectRefs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: renew the leases of %s: %w", owner, err)
+	}
+	return refs, nil
+}
+
+// collectRefs reads rows of (org_id, id), oldest run first.
+func collectRefs(rows pgx.Rows) ([]store.RunRef, error) {
+	refs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.RunRef, error) {
+		var ref store.RunRef
+		err := row.Scan(&ref.OrgID, &ref.RunID)
+		return ref, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(refs, func(a, b store.RunRef) int { return records.CompareRunIDs(a.RunID, b.RunID) })
+	return refs, nil
 }
 
 // Release lets a run owner holds go (see store.Queue).
@@ -161,15 +209,15 @@ func (s *Store) TakeOver(ctx context.Context, owner string, lease time.Duration)
 	if err != nil {
 		return nil, fmt.Errorf("store: take over the runs of lapsed leases: %w", err)
 	}
-	refs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.RunRef, error) {
-		var ref store.RunRef
-		err := row.Scan(&ref.OrgID, &ref.RunID)
-		return ref, err
-	})
+	refs, err := collectRefs(rows)
 	if err != nil {
 		return nil, fmt.Errorf("store: take over the runs of lapsed leases: %w", err)
 	}
-	slices.SortFunc(refs, func(a, b store.RunRef) int { return records.CompareRunIDs(a.RunID, b.RunID) })
+	// The daemons gone for an hour are forgotten: their sessions' runs are
+	// claimable as those of a daemon that just died are.
+	if _, err := s.pool.Exec(ctx, `DELETE FROM daemons WHERE alive_until < now() - interval '1 hour'`); err != nil {
+		return nil, fmt.Errorf("store: forget the daemons gone: %w", err)
+	}
 	return refs, nil
 }
 

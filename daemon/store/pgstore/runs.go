@@ -165,11 +165,11 @@ func (s *Store) insertRun(ctx context.Context, tx pgx.Tx, rec *store.RunRecord) 
 	}
 	tag, err := tx.Exec(ctx, `
 		INSERT INTO runs (org_id, id, record, view, status, type, trigger, title, agent_id,
-			created_at, started_at, finished_at, search, pending)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+			created_at, started_at, finished_at, search, pending, session_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, NULLIF($15, ''))
 		ON CONFLICT (org_id, id) DO NOTHING`,
 		rec.OrgID, rec.ID, row.record, row.view, row.status, row.typ, row.trigger, row.title, row.agent,
-		row.created, row.started, row.finished, row.search, row.pending)
+		row.created, row.started, row.finished, row.search, row.pending, rec.BrowserSessionID)
 	if err != nil {
 		return fmt.Errorf("store: run %s: %w", rec.ID, err)
 	}

@@ -19,6 +19,10 @@
 --                 died) and until when its lease holds, by the database's
 --                 clock; NULL: nobody holds it (pgstore/queue.go, the
 --                 store.Queue)
+--               session_id: the browser session the run executes in
+--                 (RunRecord.BrowserSessionID; NULL: a browser of its own),
+--                 which it never changes: the queue leaves such a run to
+--                 the daemon that holds the session's browser
 --               snowflake: the number after the id's last underscore (its
 --                 snowflake, generated from id), so that the queue orders
 --                 runs oldest first in SQL as records.CompareRunIDs does
@@ -47,6 +51,7 @@ CREATE TABLE runs (
     pending     boolean NOT NULL,
     owner       text,
     lease_until timestamptz,
+    session_id  text,
     snowflake   numeric GENERATED ALWAYS AS (substring(id FROM '^.+_([0-9]+)$')::numeric) STORED,
     PRIMARY KEY (org_id, id)
 );
@@ -85,6 +90,17 @@ CREATE TRIGGER runs_queued_update AFTER UPDATE OF status, owner ON runs
     FOR EACH ROW WHEN (NEW.status = 'queued' AND NEW.owner IS NULL
         AND (OLD.status <> 'queued' OR OLD.owner IS NOT NULL))
     EXECUTE FUNCTION runs_notify_queued();
+
+-- The daemons sharing the database, as far as the queue knows them: each
+-- one's owner id (store.Queue) and until when it is alive, which its Renew
+-- extends as it extends its leases. The queue leaves a run that executes
+-- in a browser session to the daemon holding the session while that daemon
+-- is alive (browser_sessions.daemon). Rows of daemons long gone are
+-- deleted by TakeOver.
+CREATE TABLE daemons (
+    owner       text PRIMARY KEY,
+    alive_until timestamptz NOT NULL
+);
 
 CREATE TABLE run_steps (
     org_id text NOT NULL,

@@ -22,7 +22,9 @@
 --                     bytea because the store never refuses the id of a run,
 --                     agent or session here; sealed with store.BrowserStateAD
 --   browser_sessions  (org_id, id) -> doc: client.BrowserSession JSON; status
---                     finds the running ones, created_at orders
+--                     finds the running ones, created_at orders; daemon: the
+--                     daemon (store.Queue owner) whose browser it is, set by
+--                     Queue.HoldSession (NULL: not known)
 --   schedules         (org_id, id) -> doc: ScheduleRecord JSON, whose times
 --                     (handled_through, last_fire_time, ...) are read from the
 --                     JSON only; agent_id, enabled filter, created_at orders
@@ -90,6 +92,7 @@ CREATE TABLE browser_sessions (
     created_at timestamptz NOT NULL,
     status     text,
     doc        bytea NOT NULL,
+    daemon     text,
     PRIMARY KEY (org_id, id)
 );
 CREATE INDEX browser_sessions_running ON browser_sessions (status) WHERE status = 'running';
