@@ -95,6 +95,8 @@ var rules = []rule{
 		why: "package daemon wires the server, the store and the engine together"},
 	{place: "daemon/daemontest", may: []string{"daemon", "localrun/", "client", "internal/"},
 		why: "a daemon inside a test is the whole daemon"},
+	{place: "daemon/cluster",
+		why: "the several-daemons test is all tests: its package itself imports nothing"},
 	{place: "daemon/api", may: []string{"daemon/", "localrun/executor", "mcpserver", "agentfile/", "client", "internal/"},
 		not: []string{"daemon/daemontest", "localrun/executor/scripted"},
 		why: "the HTTP face does not run browsers: package daemon wires the engine in"},
