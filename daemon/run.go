@@ -50,11 +50,21 @@ type Config struct {
 	// and the same ArtifactsDir. Its password never shows in logs or
 	// errors.
 	Store string
-	// ArtifactsDir is the directory of the runs' files (recordings,
-	// screenshots, downloads); "" means DataDir/artifacts. Daemons that
-	// share a PostgreSQL store must share it too (a directory they all
-	// mount), so that each serves the files of runs another executed.
+	// ArtifactsDir is where the runs' files (recordings, screenshots,
+	// downloads) are kept: a directory, "" meaning DataDir/artifacts, or a
+	// bucket of an S3-compatible service, s3://bucket[/prefix]. Daemons
+	// that share a PostgreSQL store must share it too (a directory they
+	// all mount, or one bucket), so that each serves the files of runs
+	// another executed. With a bucket, runs write their files into
+	// DataDir/artifacts and each recorded file is copied to the bucket;
+	// the bucket's keys, endpoint and region come from ArtifactsEnv.
 	ArtifactsDir string
+	// ArtifactsEnv reads the environment variables of an s3://
+	// ArtifactsDir, those of blocks.S3ConfigFromEnv: AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ENDPOINT_URL_S3 (else
+	// AWS_ENDPOINT_URL) and AWS_REGION (else AWS_DEFAULT_REGION); nil
+	// means os.Getenv.
+	ArtifactsEnv func(string) string
 	// APIKey, when set, is registered for the default organization, so that
 	// scripts and CI can choose the key instead of reading it back.
 	APIKey string
@@ -280,11 +290,7 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg.Logger.Info("egress policy", "private_networks", privateNote(policy.Config().Private, st.OrganizationCount()),
 		"allow", len(policy.Config().Allow), "deny", len(policy.Config().Deny))
 
-	artifactsDir := cfg.ArtifactsDir
-	if artifactsDir == "" {
-		artifactsDir = filepath.Join(cfg.DataDir, datadir.ArtifactsDirName)
-	}
-	files, err := artifacts.NewStore(artifactsDir, artifacts.WithIDs(gen))
+	files, err := openArtifacts(ctx, cfg, gen) // store_open.go
 	if err != nil {
 		return err
 	}

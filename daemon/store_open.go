@@ -2,19 +2,24 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/ids"
 	"github.com/abctl/abctl/daemon/runview"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/daemon/store/boltstore"
 	"github.com/abctl/abctl/daemon/store/pgstore"
+	"github.com/abctl/abctl/localrun/engine/blocks"
 )
 
 // IsPostgresURL reports whether a Config.Store value names a PostgreSQL
@@ -133,4 +138,76 @@ func lockOrganizations(ctx context.Context, st store.Store, logger *slog.Logger)
 func sharedStore(st store.Store) bool {
 	_, ok := st.(store.Queue)
 	return ok
+}
+
+// bucketCheckTimeout bounds the check, at start, that the bucket of the
+// runs' files is there.
+const bucketCheckTimeout = 30 * time.Second
+
+// ArtifactsValueError describes a Config.ArtifactsDir value written as a
+// URL that is not s3://bucket[/prefix], or nil for a directory or a valid
+// bucket URL. The caller names where the value came from.
+func ArtifactsValueError(value string) error {
+	if !artifacts.HasScheme(value) {
+		return nil
+	}
+	// Only the scheme is repeated: the rest of a URL may hold a password.
+	if scheme, _, _ := strings.Cut(value, "://"); !strings.EqualFold(scheme, "s3") {
+		return fmt.Errorf("%s:// is not a place for the runs' files abctl knows: give a directory, "+
+			"or a bucket of an S3-compatible service as s3://bucket or s3://bucket/prefix", scheme)
+	}
+	_, _, err := artifacts.ParseBucketURL(value)
+	return err
+}
+
+// openArtifacts opens the store of the runs' files: the directory
+// cfg.ArtifactsDir (DataDir/artifacts when empty), or with an s3:// value
+// DataDir/artifacts as the runs' working directory and the bucket, which
+// must answer, as the place every daemon finds the files.
+func openArtifacts(ctx context.Context, cfg Config, gen *ids.Generator) (*artifacts.Store, error) {
+	dir := cfg.ArtifactsDir
+	if dir == "" || artifacts.HasScheme(dir) {
+		dir = filepath.Join(cfg.DataDir, datadir.ArtifactsDirName)
+	}
+	opts := []artifacts.Option{artifacts.WithIDs(gen)}
+	if artifacts.HasScheme(cfg.ArtifactsDir) {
+		b, err := openArtifactsBucket(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, artifacts.WithBucket(b))
+		cfg.Logger.Info("run files", "bucket", b.String(), "working_directory", dir)
+	}
+	return artifacts.NewStore(dir, opts...)
+}
+
+// openArtifactsBucket opens the bucket of an s3:// Config.ArtifactsDir,
+// with the keys, endpoint and region of the environment, and checks that
+// it answers. Its errors never hold the keys.
+func openArtifactsBucket(ctx context.Context, cfg Config) (*artifacts.Bucket, error) {
+	bucket, prefix, err := artifacts.ParseBucketURL(cfg.ArtifactsDir)
+	if err != nil {
+		return nil, fmt.Errorf("daemon: the runs' files (--artifacts): %w", err)
+	}
+	getenv := cfg.ArtifactsEnv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	env := blocks.S3ConfigFromEnv(getenv)
+	if env.AccessKeyID == "" || env.SecretAccessKey == "" {
+		return nil, errors.New("daemon: the runs' files go to " + artifacts.BucketScheme + bucket +
+			", which needs an access key: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary keys) " +
+			"in the daemon's environment; AWS_ENDPOINT_URL_S3 names an S3-compatible service other than AWS S3, AWS_REGION its region")
+	}
+	ctx, cancel := context.WithTimeout(ctx, bucketCheckTimeout)
+	defer cancel()
+	b, err := artifacts.OpenBucket(ctx, artifacts.BucketConfig{
+		Endpoint: env.Endpoint, Region: env.Region,
+		AccessKeyID: env.AccessKeyID, SecretAccessKey: env.SecretAccessKey, SessionToken: env.SessionToken,
+		Bucket: bucket, Prefix: prefix,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("daemon: the bucket of the runs' files (--artifacts): %w", err)
+	}
+	return b, nil
 }

@@ -17,6 +17,27 @@
 // database holds the records, so a run's files can be removed with one
 // RemoveRun.
 //
+// # A bucket
+//
+// Daemons on several machines that share one database share their run
+// files through a bucket of an S3-compatible service (WithBucket, made by
+// OpenBucket from s3://bucket[/prefix] and the operator's keys). The
+// directory stays each daemon's working copy: the executor writes into
+// RunDir as before, and Record (and Save) copy the file to the object
+// <prefix>/<org id>/<run id>/<name> before returning its record, so that
+// no recorded file exists only on one machine's disk; a file that cannot
+// be copied is not recorded. Whatever opens a recorded file (the handler,
+// ServeFile, LocalFiles) reads the daemon's own copy when it has one, else
+// the object, with the same Content-Type, disposition, caching and
+// security headers and the same range support (the object is read by
+// ranged GETs pinned to the ETag its stat saw; its Last-Modified is the
+// file's modification time, kept in the object's metadata, so that every
+// daemon answers the same). Only a file missing from the disk is looked
+// for in the bucket: one refused there (a symbolic link, say) is refused.
+// Ids, names, signatures and expiry are all checked before any request
+// reaches the bucket. RemoveRun removes the run's objects with its
+// directory. The bucket's keys never appear in an error.
+//
 // Ids and names are never trusted as path parts. Org and run ids must match
 // [A-Za-z0-9_]{1,128} (the daemon's ids, o_…, wr_…, tsk_…, are of that
 // form) and a file name must be one clean path element (executor.ValidFileName): no

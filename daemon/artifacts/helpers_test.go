@@ -56,7 +56,8 @@ type env struct {
 	base    string
 }
 
-func newEnv(t testing.TB) *env {
+// newEnv makes an env whose Store is made with opts (WithBucket, say).
+func newEnv(t testing.TB, opts ...Option) *env {
 	t.Helper()
 	dir := t.TempDir()
 	e := &env{dir: dir, outside: filepath.Join(dir, "secret.txt")}
@@ -64,7 +65,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	e.clock = newClock(time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC))
-	st, err := NewStore(filepath.Join(dir, "artifacts"), WithClock(e.clock.now))
+	st, err := NewStore(filepath.Join(dir, "artifacts"), append([]Option{WithClock(e.clock.now)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -12,8 +13,9 @@ import (
 // LocalFiles opens the files the signed URLs of Signer name straight from
 // Store (executor.LocalFiles): a run given one of the daemon's own URLs (a
 // file of POST /v1/upload_file, a file of an earlier run) reads the file
-// from the disk, not over the network, where the daemon's own address is
-// refused to runs. The signature is the credential, as for the handler;
+// from the disk, or from the Store's bucket when another daemon recorded
+// it, not over the network, where the daemon's own address is refused to
+// runs. The signature is the credential, as for the handler;
 // the host of the URL does not matter (it is whatever address the client
 // reached the daemon on).
 type LocalFiles struct {
@@ -41,10 +43,9 @@ func (l LocalFiles) OpenURL(u *url.URL) (io.ReadCloser, string, bool, error) {
 	default:
 		return nil, "", false, nil
 	}
-	if err := l.Store.checkDirs(ref.orgID, ref.runID); err != nil {
-		return nil, ref.name, true, errors.New("the daemon's file " + ref.name + " is gone")
-	}
-	f, _, err := l.Store.openRegular(ref.orgID, ref.runID, ref.name)
+	// The run reads the file while it runs; the bucket's object (another
+	// daemon's file) is read under no deadline of the request's.
+	f, _, err := l.Store.open(context.Background(), ref.orgID, ref.runID, ref.name)
 	if err != nil {
 		return nil, ref.name, true, errors.New("the daemon's file " + ref.name + " is gone")
 	}

@@ -21,16 +21,20 @@ import (
 // ContentType, nosniff and the sandboxing Content-Security-Policy, inline
 // only for passive types unless attachment, and cacheControl as
 // Cache-Control. A file that is missing or not a regular file (see the
-// package comment) is answered 404 with {"detail": ...}. The caller has
+// package comment) is answered 404 with {"detail": ...}. A file that is not
+// on this daemon's disk is served from the Store's bucket, when it has one
+// (another daemon recorded it), with the same headers. The caller has
 // checked that the request may read the file (a signature, an API key).
 func (s *Store) ServeFile(w http.ResponseWriter, r *http.Request, orgID, dirID, name string, attachment bool, cacheControl string) {
-	if checkIDs(orgID, dirID) != nil || !executor.ValidFileName(name) || s.checkDirs(orgID, dirID) != nil {
+	if checkIDs(orgID, dirID) != nil || !executor.ValidFileName(name) {
 		writeError(w, r, http.StatusNotFound, detailNotFound)
 		return
 	}
-	f, fi, err := s.openRegular(orgID, dirID, name)
+	f, modTime, err := s.open(r.Context(), orgID, dirID, name)
 	if err != nil {
 		// Missing, not a regular file, or not openable: nothing to serve.
+		// A bucket that cannot be read is worth the operator's attention,
+		// but the answer stays 404: the browser can do nothing about it.
 		writeError(w, r, http.StatusNotFound, detailNotFound)
 		return
 	}
@@ -44,7 +48,7 @@ func (s *Store) ServeFile(w http.ResponseWriter, r *http.Request, orgID, dirID, 
 	h.Set("Referrer-Policy", headerNoReferrer)
 	h.Set("Content-Disposition", disposition(name, attachment || !inlineTypes[ct]))
 	h.Set("Cache-Control", cacheControl)
-	http.ServeContent(w, r, name, fi.ModTime(), f)
+	http.ServeContent(w, r, name, modTime, f)
 }
 
 // ErrExists is returned by Save for a file that is already there.
@@ -56,7 +60,8 @@ var ErrExists = errors.New("artifacts: the file exists")
 // one). The daemon saves uploaded files with it,
 // each in a directory of its own. When anything fails, src's error (a body
 // over its size limit, say) included, the file is removed and the error
-// wraps the cause.
+// wraps the cause. With a bucket, the file is copied to it before the
+// record is returned, as Record does.
 func (s *Store) Save(orgID, dirID, name string, src io.Reader) (store.RunFile, error) {
 	if !executor.ValidFileName(name) {
 		return store.RunFile{}, fmt.Errorf("%w: %q", ErrInvalidName, name)
@@ -83,6 +88,12 @@ func (s *Store) Save(orgID, dirID, name string, src io.Reader) (store.RunFile, e
 		s.root.Remove(rel)
 		return store.RunFile{}, fmt.Errorf("artifacts: writing %s: %w", name, err)
 	}
+	if s.bucket != nil {
+		if err := s.uploadSaved(orgID, dirID, name, n); err != nil {
+			s.root.Remove(rel)
+			return store.RunFile{}, err
+		}
+	}
 	return store.RunFile{
 		ID:        s.ids.Next(PrefixArtifact),
 		Name:      name,
@@ -95,3 +106,13 @@ func (s *Store) Save(orgID, dirID, name string, src io.Reader) (store.RunFile, e
 // RemoveDir deletes the organization's directory dirID and everything in
 // it, as RemoveRun does for a run's.
 func (s *Store) RemoveDir(orgID, dirID string) error { return s.RemoveRun(orgID, dirID) }
+
+// uploadSaved copies a file Save wrote to the bucket.
+func (s *Store) uploadSaved(orgID, dirID, name string, size int64) error {
+	f, fi, err := s.openRegular(orgID, dirID, name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return s.uploadFile(f, orgID, dirID, name, size, fi.ModTime())
+}

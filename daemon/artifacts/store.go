@@ -1,6 +1,7 @@
 package artifacts
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -42,6 +43,9 @@ type Store struct {
 	root *os.Root // every file-system access goes through it
 	ids  *ids.Generator
 	now  func() time.Time
+	// bucket, when set, holds a copy of every recorded or saved file,
+	// served when the file is not on this daemon's disk.
+	bucket *Bucket
 }
 
 // Option configures a Store.
@@ -53,6 +57,12 @@ func WithIDs(g *ids.Generator) Option { return func(s *Store) { s.ids = g } }
 
 // WithClock sets the clock that gives records their CreatedAt.
 func WithClock(now func() time.Time) Option { return func(s *Store) { s.now = now } }
+
+// WithBucket makes the Store copy every file it records or saves to b
+// before returning its record, serve from b the files that are not in
+// its directory (another daemon's), and remove a run's objects with its
+// directory.
+func WithBucket(b *Bucket) Option { return func(s *Store) { s.bucket = b } }
 
 // NewStore opens (creating it with mode 0700 if needed) the artifact
 // directory root, normally <data-dir>/artifacts. Close releases it.
@@ -108,7 +118,9 @@ func (s *Store) RunDir(orgID, runID string) (string, error) {
 // Record stats and hashes the file name that the executor wrote into the
 // run's directory and returns its record. The name must be a single clean
 // path element (executor.ValidFileName) and the file a regular file: symbolic links,
-// directories, devices and pipes are refused with ErrNotRegular.
+// directories, devices and pipes are refused with ErrNotRegular. With a
+// bucket (WithBucket), the file is copied to it before the record is
+// returned: a file that cannot be copied is not recorded.
 func (s *Store) Record(orgID, runID, name string, typ client.ArtifactType) (store.RunFile, error) {
 	if err := checkIDs(orgID, runID); err != nil {
 		return store.RunFile{}, err
@@ -119,7 +131,7 @@ func (s *Store) Record(orgID, runID, name string, typ client.ArtifactType) (stor
 	if err := s.checkDirs(orgID, runID); err != nil {
 		return store.RunFile{}, err
 	}
-	f, _, err := s.openRegular(orgID, runID, name)
+	f, fi, err := s.openRegular(orgID, runID, name)
 	if err != nil {
 		return store.RunFile{}, err
 	}
@@ -128,6 +140,9 @@ func (s *Store) Record(orgID, runID, name string, typ client.ArtifactType) (stor
 	n, err := io.Copy(h, f)
 	if err != nil {
 		return store.RunFile{}, fmt.Errorf("artifacts: reading %s: %w", name, err)
+	}
+	if err := s.uploadFile(f, orgID, runID, name, n, fi.ModTime()); err != nil {
+		return store.RunFile{}, err
 	}
 	return store.RunFile{
 		ID:        s.ids.Next(PrefixArtifact),
@@ -139,16 +154,41 @@ func (s *Store) Record(orgID, runID, name string, typ client.ArtifactType) (stor
 	}, nil
 }
 
-// RemoveRun deletes a run's directory and everything in it. A run without
-// files is not an error.
+// RemoveRun deletes a run's directory and everything in it, and with a
+// bucket the run's objects. A run without files is not an error.
 func (s *Store) RemoveRun(orgID, runID string) error {
 	if err := checkIDs(orgID, runID); err != nil {
 		return err
 	}
+	var errs []error
 	if err := s.root.RemoveAll(orgID + "/" + runID); err != nil {
-		return fmt.Errorf("artifacts: %w", err)
+		errs = append(errs, fmt.Errorf("artifacts: %w", err))
 	}
-	return nil
+	if s.bucket != nil {
+		errs = append(errs, s.bucket.removeDir(orgID, runID))
+	}
+	return errors.Join(errs...)
+}
+
+// open opens a file for reading, with its modification time: the
+// directory's file when this daemon has it, else (with a bucket) its
+// object. The caller has checked the ids and the name; a file that is
+// nowhere is an error wrapping fs.ErrNotExist. Only a file missing from
+// the disk is looked for in the bucket: one that is there but refused (a
+// symbolic link, a directory in place of the run's) is refused.
+func (s *Store) open(ctx context.Context, orgID, dirID, name string) (io.ReadSeekCloser, time.Time, error) {
+	err := s.checkDirs(orgID, dirID)
+	if err == nil {
+		f, fi, ferr := s.openRegular(orgID, dirID, name)
+		if ferr == nil {
+			return f, fi.ModTime(), nil
+		}
+		err = ferr
+	}
+	if s.bucket == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil, time.Time{}, err
+	}
+	return s.bucket.open(ctx, s.bucket.key(orgID, dirID, name))
 }
 
 // checkDirs makes sure that the org and run directories are real

@@ -22,6 +22,7 @@ import (
 	"github.com/abctl/abctl/cmd/abctl/internal/config"
 	"github.com/abctl/abctl/cmd/abctl/internal/iostreams"
 	"github.com/abctl/abctl/daemon"
+	"github.com/abctl/abctl/daemon/artifacts"
 	"github.com/abctl/abctl/daemon/datadir"
 	"github.com/abctl/abctl/daemon/store"
 	"github.com/abctl/abctl/localrun/executor"
@@ -124,8 +125,14 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 			"database, which the first one prepares. Each keeps its own --data-dir (its admin\n" +
 			"socket, state file and secret file); all of them must have the same secret (the same\n" +
 			EnvSecret + ", or a copy of the first daemon's secret file in each data directory)\n" +
-			"and the same --artifacts (or " + EnvArtifacts + "), a directory they all mount, where the\n" +
-			"runs' files are kept. Only the first daemon on an empty database makes the default\n" +
+			"and the same --artifacts (or " + EnvArtifacts + "), where the runs' files are kept: a\n" +
+			"directory they all mount, or a bucket of an S3-compatible service, s3://bucket/prefix.\n" +
+			"With a bucket, runs write into <data-dir>/" + datadir.ArtifactsDirName + " and each file is copied to the\n" +
+			"bucket before it is recorded; any daemon serves it. The bucket's keys come from\n" +
+			"AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN (never from flags), its\n" +
+			"service from AWS_ENDPOINT_URL_S3 (else AWS_ENDPOINT_URL; default AWS S3) and its region\n" +
+			"from AWS_REGION (else AWS_DEFAULT_REGION); the daemon checks at start that it answers.\n" +
+			"Only the first daemon on an empty database makes the default\n" +
 			"organization and writes its key file. The database's password never shows in logs\n" +
 			"or messages; prefer " + EnvStore + " to the flag, which process lists show.",
 		// An argument can only be a mistyped subcommand (orgs).
@@ -152,6 +159,7 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 				return &cmdutil.UsageError{Err: err}
 			}
 			engine.LLM, engine.Getenv = model, f.Getenv
+			cfg.ArtifactsEnv = f.Getenv // the keys of an s3:// --artifacts
 			if cfg.Secret, err = secretFromEnv(f.Getenv); err != nil {
 				return &cmdutil.UsageError{Err: err}
 			}
@@ -180,7 +188,9 @@ func NewCmdDaemon(f *cmdutil.Factory, runF func(*DaemonOptions) error) *cobra.Co
 	cmd.PersistentFlags().StringVar(&cfg.Store, "store", "",
 		"PostgreSQL database that several daemons share, postgres://user:password@host:5432/dbname (default: $"+EnvStore+", else the embedded store in --data-dir)")
 	cmd.Flags().StringVar(&cfg.ArtifactsDir, "artifacts", "",
-		"directory of the runs' files, which daemons sharing --store must all mount (default: $"+EnvArtifacts+", else <data-dir>/"+datadir.ArtifactsDirName+")")
+		"where the runs' files are kept, which daemons sharing --store must all have: a directory they all mount, or s3://bucket[/prefix], "+
+			"a bucket whose keys, endpoint and region come from $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY, $AWS_SESSION_TOKEN, $AWS_ENDPOINT_URL_S3, $AWS_REGION "+
+			"(default: $"+EnvArtifacts+", else <data-dir>/"+datadir.ArtifactsDirName+")")
 	cmd.Flags().StringVar(&cfg.APIKey, "api-key", "", "register this API key for the default organization")
 	cmd.Flags().IntVar(&cfg.Workers, "workers", 0, "runs that execute at once (default: with --browser-endpoint, their capacity; else one per CPU core)")
 	cmd.Flags().Var((*byteSize)(&cfg.MaxUploadSize), "max-upload-size", "largest file POST /v1/upload_file accepts, such as 100MiB or 2GB (default 100MiB)")
@@ -276,7 +286,11 @@ func (o *DaemonOptions) Validate() error {
 	if err := checkStore(cfg.Store, o.storeFrom); err != nil {
 		return &cmdutil.UsageError{Err: err}
 	}
-	if cfg.ArtifactsDir != "" {
+	if artifacts.HasScheme(cfg.ArtifactsDir) {
+		if err := daemon.ArtifactsValueError(cfg.ArtifactsDir); err != nil {
+			return cmdutil.UsageErrorf("%s: %v", o.artifactsFrom, err)
+		}
+	} else if cfg.ArtifactsDir != "" {
 		if fi, err := os.Stat(cfg.ArtifactsDir); err == nil && !fi.IsDir() {
 			return cmdutil.UsageErrorf("%s %s is a file, not a directory", o.artifactsFrom, cfg.ArtifactsDir)
 		}

@@ -73,6 +73,10 @@ func TestDaemonStoreOptions(t *testing.T) {
 	if c := run("--store", "", "--artifacts", ""); c.Store != "" || c.ArtifactsDir != "" {
 		t.Errorf("empty flags: store %q, artifacts %q", c.Store, c.ArtifactsDir)
 	}
+	// A bucket, whose keys the daemon reads from the command's environment.
+	if c := run("--artifacts", "s3://abctl-runs/team"); c.ArtifactsDir != "s3://abctl-runs/team" || c.ArtifactsEnv == nil {
+		t.Errorf("a bucket: artifacts %q, environment %v", c.ArtifactsDir, c.ArtifactsEnv != nil)
+	}
 }
 
 // TestDaemonStoreErrors: a store that is not a PostgreSQL URL is a usage
@@ -93,6 +97,13 @@ func TestDaemonStoreErrors(t *testing.T) {
 		{map[string]string{EnvStore: bad}, nil, []string{EnvStore + " (set in the environment): mysql://me:xxxxx@db.example/abctl"}},
 		{nil, []string{"--store", "/var/lib/abctl"}, []string{"--store: ", "is not a store abctl knows", "nothing for the embedded store"}},
 		{nil, []string{"--artifacts", file}, []string{"--artifacts " + file + " is a file, not a directory"}},
+		{nil, []string{"--artifacts", "s3://"}, []string{"--artifacts: ", "names no bucket", "s3://bucket/prefix"}},
+		{nil, []string{"--artifacts", "s3:///runs"}, []string{"--artifacts: ", "names no bucket"}},
+		{nil, []string{"--artifacts", "s3://Runs_Bucket/p"}, []string{"--artifacts: ", "not a valid bucket name"}},
+		{nil, []string{"--artifacts", "s3://AKIA:hunter2@runs/p"}, []string{"--artifacts: ", "carries no keys", "AWS_ACCESS_KEY_ID"}},
+		{nil, []string{"--artifacts", "gs://runs"}, []string{"--artifacts: gs:// is not a place", "s3://bucket or s3://bucket/prefix", "give a directory"}},
+		{map[string]string{EnvArtifacts: "https://me:hunter2@files.example/runs"}, nil,
+			[]string{EnvArtifacts + " (set in the environment): ", "s3://bucket"}},
 	} {
 		f, _ := cmdtest.NewFactory(t, tc.env)
 		var got *DaemonOptions
