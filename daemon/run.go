@@ -274,6 +274,13 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer st.Close()
+	// The run files' place is checked (a bucket must answer) before the
+	// first start announces a key it would then not serve.
+	files, err := openArtifacts(ctx, cfg, gen) // store_open.go
+	if err != nil {
+		return err
+	}
+	defer files.Close()
 
 	if err := ensureOrganization(ctx, st, cfg); err != nil {
 		return err
@@ -290,11 +297,6 @@ func Run(ctx context.Context, cfg Config) error {
 	cfg.Logger.Info("egress policy", "private_networks", privateNote(policy.Config().Private, st.OrganizationCount()),
 		"allow", len(policy.Config().Allow), "deny", len(policy.Config().Deny))
 
-	files, err := openArtifacts(ctx, cfg, gen) // store_open.go
-	if err != nil {
-		return err
-	}
-	defer files.Close()
 	signer, err := artifacts.NewSigner(secret)
 	if err != nil {
 		return err
