@@ -146,6 +146,11 @@ func (r *Runner) takeOver(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("runner: take over the runs of stopped daemons: %w", err)
 	}
+	if n, err := r.shared.q.EndLostSessions(ctx, store.SessionEndedByRestart); err != nil {
+		r.log.Error("end the browser sessions of daemons gone", "error", err)
+	} else if n > 0 {
+		r.log.Warn("browser sessions of a daemon that stopped renewing its leases ended", "count", n)
+	}
 	for _, ref := range refs {
 		r.log.Warn("taking over a run whose daemon stopped renewing its lease", "run_id", ref.RunID)
 		if err := r.recover(ctx, ref, lostByTakeOver); err != nil {

@@ -73,6 +73,12 @@ type Queue interface {
 	// session that does not exist is a *NotFoundError.
 	HoldSession(ctx context.Context, owner, orgID, sessionID string) error
 
+	// EndLostSessions ends, with status, the running browser sessions
+	// held (HoldSession) by daemons that are no longer alive: their
+	// browsers went with them. It returns how many. Daemons call it as
+	// they take over the runs of lapsed leases.
+	EndLostSessions(ctx context.Context, status string) (int, error)
+
 	// Renew extends to now+lease every lease owner holds, lapsed or not
 	// (as long as no other daemon took the run over), and returns those
 	// runs, oldest first: a run the daemon executes that is not among them

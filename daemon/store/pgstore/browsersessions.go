@@ -119,11 +119,21 @@ func (b *BrowserSessions) Update(ctx context.Context, orgID, id string, fn func(
 // browsers are gone: the daemon stopped), with status; it returns how
 // many.
 func (b *BrowserSessions) EndOpen(ctx context.Context, status string) (int, error) {
+	return b.s.endSessions(ctx, status, "")
+}
+
+// endSessions ends the running sessions, those that also meet the SQL
+// condition where on the browser_sessions row when it is not "", with
+// status.
+func (s *Store) endSessions(ctx context.Context, status, where string) (int, error) {
 	n := 0
-	now := b.s.clock()
-	err := b.s.tx(ctx, func(tx pgx.Tx) error {
+	now := s.clock()
+	if where != "" {
+		where = " AND (" + where + ")"
+	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
 		n = 0
-		rows, err := tx.Query(ctx, `SELECT org_id, id, doc FROM browser_sessions WHERE status = $1
+		rows, err := tx.Query(ctx, `SELECT org_id, id, doc FROM browser_sessions WHERE status = $1`+where+`
 			ORDER BY org_id, id FOR UPDATE`, store.SessionRunning)
 		if err != nil {
 			return fmt.Errorf("store: find the running browser sessions: %w", err)

@@ -112,6 +112,17 @@ func (s *Store) HoldSession(ctx context.Context, owner, orgID, sessionID string)
 	return nil
 }
 
+// EndLostSessions ends the running browser sessions of daemons that are
+// no longer alive (see store.Queue).
+func (s *Store) EndLostSessions(ctx context.Context, status string) (int, error) {
+	n, err := s.endSessions(ctx, status, `daemon IS NOT NULL AND NOT EXISTS (
+		SELECT 1 FROM daemons d WHERE d.owner = browser_sessions.daemon AND d.alive_until >= now())`)
+	if err != nil {
+		return 0, fmt.Errorf("store: end the browser sessions of daemons gone: %w", err)
+	}
+	return n, nil
+}
+
 // ClaimRun takes one run for owner when nobody holds it and it is queued
 // or created (see store.Queue).
 func (s *Store) ClaimRun(ctx context.Context, owner string, ref store.RunRef, lease time.Duration) (bool, error) {

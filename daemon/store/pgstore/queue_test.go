@@ -573,6 +573,27 @@ func TestQueueLeavesSessionRunsToTheirDaemon(t *testing.T) {
 		t.Errorf("after the session's daemon died, claimed %v, want %s", got, again)
 	}
 
+	// Its sessions end once it is gone; a session nobody holds, and one
+	// of a live daemon, stay.
+	alive := session()
+	if _, err := st.Renew(t.Context(), "c", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.HoldSession(t.Context(), "c", org.ID, alive); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := st.EndLostSessions(t.Context(), store.SessionEndedByRestart); err != nil || n != 1 {
+		t.Fatalf("EndLostSessions: %d, %v; want the dead daemon's one session", n, err)
+	}
+	for id, want := range map[string]string{held: store.SessionEndedByRestart, unheld: store.SessionRunning, alive: store.SessionRunning} {
+		bs, err := st.BrowserSessions().Get(t.Context(), org.ID, id)
+		if err != nil || bs.Status == nil || *bs.Status != want {
+			t.Errorf("session %s after EndLostSessions: %+v, %v; want %s", id, bs, err, want)
+		} else if want != store.SessionRunning && bs.CompletedAt == nil {
+			t.Errorf("session %s ended without completed_at", id)
+		}
+	}
+
 	var nf *store.NotFoundError
 	if err := st.HoldSession(t.Context(), "a", org.ID, "pbs_404"); !errors.As(err, &nf) || nf.Record != store.RecordSession {
 		t.Errorf("holding a session that does not exist: %v", err)
