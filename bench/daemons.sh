@@ -12,7 +12,7 @@
 #
 #   bolt    one runsd on its bbolt file (the default daemon)
 #   pgN     N runsd (N = 1, 2, 3) sharing database dN, with the same
-#           secret (ABCTL_SECRET), API key and run files' directory;
+#           secret (ABCTL_DAEMON_SECRET), API key and run files' directory;
 #           each group has a database of its own, so that the runs posted
 #           to one group are taken from the queue by that group only
 #   pgw     one runsd on database dw with as many workers as the three of
@@ -185,7 +185,7 @@ secret=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
 start_runsd() {
 	local name=$1 args=()
 	if [[ -n ${3:-} ]]; then args=(-store "$3" -artifacts "$4"); fi
-	ABCTL_SECRET=$secret "$work/bin/runsd" -data-dir "$work/$name" -api-key "$KEY" -workers "$2" "${args[@]}" \
+	ABCTL_DAEMON_SECRET=$secret "$work/bin/runsd" -data-dir "$work/$name" -api-key "$KEY" -workers "$2" "${args[@]}" \
 		>"$work/$name.out" 2>>"$work/$name.log" &
 	runsd_pid=$!
 	pids+=("$runsd_pid")

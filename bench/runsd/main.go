@@ -10,7 +10,7 @@
 //
 // With -store the records are kept in that PostgreSQL database, which
 // several runsd may share, as `abctl daemon --store` does; they must then
-// have the same secret, given as 64 hex digits in ABCTL_SECRET (as `abctl
+// have the same secret, given as 64 hex digits in ABCTL_DAEMON_SECRET (as `abctl
 // daemon` reads it), and the same -artifacts directory.
 //
 // It listens on loopback only, prints "listening on ADDR" on stdout once it
@@ -54,9 +54,9 @@ func main() {
 		log.Fatalf("runsd: -addr %q is not a loopback address", *addr)
 	}
 	var secret []byte // nil: the data directory's secret file
-	if v := os.Getenv("ABCTL_SECRET"); v != "" {
+	if v := os.Getenv("ABCTL_DAEMON_SECRET"); v != "" {
 		if secret, err = hex.DecodeString(v); err != nil {
-			log.Fatalf("runsd: ABCTL_SECRET is not hex digits") // the value stays out of the message
+			log.Fatalf("runsd: ABCTL_DAEMON_SECRET is not hex digits") // the value stays out of the message
 		}
 	}
 
