@@ -15,14 +15,16 @@
 //	    shows running or later (its resolution is one GET's round trip),
 //	    and created_at to started_at as the daemon stamped them
 //
-//	runs webhooks -url U -key K [-n 1000] [-concurrency 8] [-deadline 120s] [-ids FILE]
+//	runs webhooks -url U[,U2,...] -key K [-n 1000] [-concurrency 8] [-deadline 120s] [-ids FILE]
 //	    starts a webhook receiver on 127.0.0.1 that checks every delivery's
 //	    signature with webhook.Verify over the raw bytes and counts unique
 //	    run ids, duplicates and bad signatures; starts n task runs whose
 //	    webhook_url points at it, from -concurrency clients; waits until
 //	    every run's webhook arrived (or -deadline); then reads every run
 //	    back with GET and checks that it completed. Elapsed is from the
-//	    first POST to the last webhook.
+//	    first POST to the last webhook. Several URLs (daemons sharing one
+//	    store, bench/daemons.sh) take the runs in turn: run i goes to the
+//	    (i mod count)-th, and is read back through the next one.
 //
 //	runs commit -url CEILING [-n 200]
 //	    n POST /record to bench/ceiling, one after the other, each storing a
@@ -122,6 +124,18 @@ func (t *target) client(conns int) *client.Client {
 		log.Fatal(err)
 	}
 	return c
+}
+
+// clients returns a client of each of the comma-separated URLs of -url,
+// each with conns keep-alive connections.
+func (t *target) clients(conns int) []*client.Client {
+	var cs []*client.Client
+	for u := range strings.SplitSeq(t.url, ",") {
+		one := *t
+		one.url = u
+		cs = append(cs, one.client(conns))
+	}
+	return cs
 }
 
 func parse(fs *flag.FlagSet, args []string) {
@@ -451,7 +465,7 @@ func webhooks(args []string) bool {
 	if *n < 1 || *conc < 1 || *wait <= 0 {
 		log.Fatal("webhooks: -n, -concurrency and -deadline must be positive")
 	}
-	c := t.client(*conc)
+	cs := t.clients(*conc)
 
 	rc := &receiver{key: t.key, arrived: make(map[string]time.Time, *n)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -470,7 +484,7 @@ func webhooks(args []string) bool {
 	ids := make([]string, *n)
 	var accepted atomic.Int64
 	if err := parallel(*n, *conc, func(i int) error {
-		r, err := c.Runs.StartTask(ctx, taskRequest(i, hook))
+		r, err := cs[i%len(cs)].Runs.StartTask(ctx, taskRequest(i, hook))
 		if err != nil {
 			return fmt.Errorf("start run %d: %w", i, err)
 		}
@@ -509,7 +523,7 @@ func webhooks(args []string) bool {
 	// Every run read back: completed.
 	var notCompleted atomic.Int64
 	getErr := parallel(*n, *conc, func(i int) error {
-		r, err := c.Runs.Get(ctx, ids[i])
+		r, err := cs[(i+1)%len(cs)].Runs.Get(ctx, ids[i])
 		if err != nil {
 			return err
 		}
@@ -537,9 +551,9 @@ func webhooks(args []string) bool {
 		"webhook_elapsed_s %.3f\nwebhook_submit_s %.3f\nwebhook_runs_per_s %.1f\n",
 		*n, unique, lost, unknown, dups, badSig, badBody, notDone, notCompleted.Load(),
 		elapsed.Seconds(), submitted.Seconds(), float64(unique)/elapsed.Seconds())
-	fmt.Fprintf(os.Stderr, "%d runs from %d clients: %d webhooks arrived (%d requests), lost %d, duplicates %d, bad signatures %d; "+
+	fmt.Fprintf(os.Stderr, "%d runs from %d clients to %d daemons: %d webhooks arrived (%d requests), lost %d, duplicates %d, bad signatures %d; "+
 		"all POSTs answered in %.2f s, last webhook at %.2f s (%.0f runs/s); runs not completed on GET: %d\n",
-		*n, *conc, unique, reqs, lost, dups, badSig, submitted.Seconds(), elapsed.Seconds(),
+		*n, *conc, len(cs), unique, reqs, lost, dups, badSig, submitted.Seconds(), elapsed.Seconds(),
 		float64(unique)/elapsed.Seconds(), notCompleted.Load())
 	return getErr == nil && lost == 0 && unknown == 0 && dups == 0 && badSig == 0 && badBody == 0 &&
 		notDone == 0 && notCompleted.Load() == 0
