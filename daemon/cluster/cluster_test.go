@@ -55,9 +55,10 @@ const (
 	apiKey  = "abk_cluster_test_key"
 	workers = 2 // runs each daemon executes at once
 	// lease is the daemons' QueueLease: short, so that a killed daemon's
-	// runs are taken over soon, yet three renewals long, so that a busy
-	// machine does not make a live daemon's leases lapse.
-	lease = 3 * time.Second
+	// runs are taken over soon, yet long enough (a renewal every 2 s) that
+	// a live daemon's leases do not lapse on a machine busy with the whole
+	// suite under -race: that would need a daemon stalled for 4 s.
+	lease = 6 * time.Second
 	// processLife bounds a daemon process however the test leaves it.
 	processLife = 5 * time.Minute
 	// hangGuard bounds the whole test: past it, the daemons are killed,
