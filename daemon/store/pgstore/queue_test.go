@@ -298,7 +298,7 @@ func TestQueueRenewAndRelease(t *testing.T) {
 	if err := st.Release(t.Context(), "d", third); err != nil {
 		t.Fatal(err)
 	}
-	if ref, ok, err := other.Claim(t.Context(), "other", time.Second); err != nil || !ok || ref != third {
+	if ref, ok, err := other.Claim(t.Context(), "other", time.Hour); err != nil || !ok || ref != third {
 		t.Fatalf("claim after release: %v, %v, %v; want %v", ref, ok, err, third)
 	}
 
