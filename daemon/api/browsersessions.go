@@ -65,8 +65,17 @@ func (s sessionsAPI) armTimer(orgID, id string, d time.Duration) {
 		s.timers.timers = map[string]*time.Timer{}
 	}
 	s.timers.timers[id] = time.AfterFunc(d, func() {
-		if _, err := s.endSession(context.Background(), orgID, id, store.SessionTimedOut); err != nil {
+		bs, err := s.endSession(context.Background(), orgID, id, store.SessionTimedOut)
+		if err != nil {
 			s.logger.Warn("a browser session could not be closed at its timeout", "browser_session_id", id, "error", err)
+			return
+		}
+		if bs.Status != nil && *bs.Status != store.SessionTimedOut {
+			// It was ended through another daemon sharing the store,
+			// which has not its browser: the browser closes here, now.
+			if sessions := s.sessions(); sessions != nil {
+				sessions.CloseBrowserSession(context.Background(), orgID, id, false)
+			}
 		}
 	})
 }
@@ -208,18 +217,8 @@ func (s sessionsAPI) handleCloseSession(w http.ResponseWriter, r *http.Request) 
 // left as it is.
 func (s sessionsAPI) endSession(ctx context.Context, orgID, id, status string) (*client.BrowserSession, error) {
 	bs, err := s.browserSessions.Get(ctx, orgID, id)
-	if err != nil {
-		return nil, err
-	}
-	if bs.Status == nil || *bs.Status != store.SessionRunning {
-		// Ended already, maybe through another daemon sharing the store:
-		// the browser, if it is this daemon's, closes now (its timer here
-		// would otherwise find it ended and leave it open).
-		if sessions := s.sessions(); sessions != nil {
-			s.disarmTimer(id)
-			sessions.CloseBrowserSession(ctx, orgID, id, false)
-		}
-		return bs, nil
+	if err != nil || bs.Status == nil || *bs.Status != store.SessionRunning {
+		return bs, err
 	}
 	s.disarmTimer(id)
 	if sessions := s.sessions(); sessions != nil {

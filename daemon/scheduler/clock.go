@@ -9,8 +9,11 @@ import (
 // ManualClock in tests, which move it by hand instead of sleeping.
 type Clock interface {
 	Now() time.Time
-	// After returns a channel that receives the time once d has passed.
-	After(d time.Duration) <-chan time.Time
+	// At returns a channel that receives the time once the clock reads t
+	// or later (at once when it does already). An instant rather than a
+	// duration: a wait computed from Now and begun after the clock moved
+	// on (a ManualClock set meanwhile) still ends at its instant.
+	At(t time.Time) <-chan time.Time
 }
 
 // RealClock is the machine's clock.
@@ -19,8 +22,8 @@ type RealClock struct{}
 // Now implements Clock.
 func (RealClock) Now() time.Time { return time.Now() }
 
-// After implements Clock.
-func (RealClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// At implements Clock.
+func (RealClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
 
 // ManualClock is a Clock that moves only when told (Set, Advance): the
 // channels After returned receive as soon as the clock reaches their time.
@@ -46,17 +49,16 @@ func (c *ManualClock) Now() time.Time {
 	return c.now
 }
 
-// After implements Clock.
-func (c *ManualClock) After(d time.Duration) <-chan time.Time {
+// At implements Clock.
+func (c *ManualClock) At(t time.Time) <-chan time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch := make(chan time.Time, 1)
-	at := c.now.Add(d)
-	if d <= 0 {
+	if !t.After(c.now) {
 		ch <- c.now
 		return ch
 	}
-	c.waiters = append(c.waiters, manualWaiter{at: at, ch: ch})
+	c.waiters = append(c.waiters, manualWaiter{at: t, ch: ch})
 	return ch
 }
 

@@ -193,15 +193,17 @@ func (s *Scheduler) loop(next, passed time.Time) {
 				until = sync
 			}
 		}
-		wait := maxWait
-		if !until.IsZero() {
-			wait = min(max(until.Sub(s.clock.Now()), 0), maxWait)
+		// Waited for as an instant (Clock.At), so that a clock moved on
+		// since now was read ends the wait as it should.
+		at := s.clock.Now().Add(maxWait)
+		if !until.IsZero() && until.Before(at) {
+			at = until
 		}
 		select {
 		case <-s.stop:
 			return
 		case <-s.wake:
-		case <-s.clock.After(wait):
+		case <-s.clock.At(at):
 		}
 		n, now, err := s.pass(ctx)
 		if err != nil {

@@ -157,8 +157,15 @@ func TestLatestDueIsOneFireTimeHoweverManyWereMissed(t *testing.T) {
 }
 
 func TestManualClockWakesWaitersWhenItReachesThem(t *testing.T) {
-	c := NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	soon, later := c.After(time.Minute), c.After(time.Hour)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := NewManualClock(start)
+	soon, later := c.At(start.Add(time.Minute)), c.At(start.Add(time.Hour))
+	// A wait for an instant the clock has reached already ends at once.
+	select {
+	case <-c.At(start):
+	default:
+		t.Fatal("a wait for the present did not end at once")
+	}
 	c.Advance(59 * time.Second)
 	select {
 	case <-soon:

@@ -125,8 +125,9 @@ type Options struct {
 }
 
 const (
-	// stopTimeout bounds the wait of Stop for ffmpeg; stopGrace is the
-	// wait left after the context of Stop ends.
+	// stopTimeout bounds the wait of Stop for ffmpeg, whether or not the
+	// context of Stop has ended; stopGrace bounds the wait for an ffmpeg
+	// that was killed.
 	stopTimeout = 30 * time.Second
 	stopGrace   = 5 * time.Second
 
@@ -404,11 +405,12 @@ func (r *Recorder) abort() {
 // wait that second). It takes a last screenshot of the followed tab (bounded
 // by a second), stops the cast, writes the remaining frames, closes ffmpeg's
 // input, waits for ffmpeg and returns the path of the finished file. Call it
-// right after the last action of the run. The wait for ffmpeg ends 5 s
-// after ctx ends (so a ctx that ended already, such as the one of Start,
-// still lets ffmpeg finish the file, which takes milliseconds), and after
-// 30 s at most; then Stop kills ffmpeg and returns an error. A second call
-// returns the result of the first.
+// right after the last action of the run. The wait for ffmpeg is not cut
+// short by ctx (a run canceled, or a daemon shutting down, still gets its
+// video: ffmpeg finishes the file in milliseconds, or in seconds on a
+// machine starved of CPU); it lasts 30 s at most, and then Stop kills
+// ffmpeg and returns an error. A second call returns the result of the
+// first.
 func (r *Recorder) Stop(ctx context.Context) (string, error) {
 	r.stopOnce.Do(func() {
 		r.stopPath, r.stopErr = r.stop(ctx)
@@ -454,8 +456,6 @@ func (r *Recorder) stop(ctx context.Context) (string, error) {
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancel()
-	unwatch := context.AfterFunc(ctx, func() { time.AfterFunc(stopGrace, cancel) })
-	defer unwatch()
 	if err := enc.wait(wctx); err != nil {
 		return "", err
 	}
