@@ -42,6 +42,19 @@ func needOrg(ctx context.Context, q querier, orgID string) error {
 	return err
 }
 
+// needOrg is the package's needOrg, sparing the query for an organization
+// this handle has seen exist: organizations are never removed.
+func (s *Store) needOrg(ctx context.Context, q querier, orgID string) error {
+	if _, ok := s.orgsSeen.Load(orgID); ok {
+		return nil
+	}
+	if err := needOrg(ctx, q, orgID); err != nil {
+		return err
+	}
+	s.orgsSeen.Store(orgID, struct{}{})
+	return nil
+}
+
 // orgOr returns the organization's NotFoundError when it does not exist,
 // else err: reads that found nothing tell an unknown organization from an
 // unknown record this way, sparing the common case a query.
@@ -208,37 +221,44 @@ func (a *Agents) CreateJSON(ctx context.Context, orgID string, def *client.Agent
 		return nil, false, err
 	}
 	wpid := ag.WorkflowPermanentID
-	var out json.RawMessage
-	created := false
-	err = a.s.tx(ctx, func(tx pgx.Tx) error {
-		if err := needOrg(ctx, tx, orgID); err != nil {
-			return err
-		}
-		inserted, err := insertRow(ctx, tx, ag, row, idempotencyKey != "")
-		if err != nil {
-			return err
-		}
-		if !inserted {
-			// Another create with the key made it (and has committed:
-			// the insert waited for it).
-			var stored []byte
-			if err := tx.QueryRow(ctx, `SELECT row FROM agent_versions WHERE org_id = $1 AND wpid = $2 AND version = 1`,
-				orgID, wpid).Scan(&stored); err != nil {
-				return fmt.Errorf("store: agent %s: %w", wpid, err)
-			}
-			out, created = stored, false
-			return nil
-		}
-		if err := putSummary(ctx, tx, orgID, sum); err != nil {
-			return err
-		}
-		out, created = row, true
-		return nil
-	})
-	if err != nil {
+	if err := a.s.needOrg(ctx, a.s.pool, orgID); err != nil {
 		return nil, false, err
 	}
-	return out, created, nil
+	// The version row and the agent's summary in one statement (one round
+	// trip, atomic on its own); the summary only when the row was
+	// inserted, which it is not when the idempotency key's agent exists.
+	search := make([]string, len(sum.Search))
+	for i, s := range sum.Search {
+		search[i] = pgText(s)
+	}
+	conflict := ""
+	if idempotencyKey != "" {
+		conflict = " ON CONFLICT DO NOTHING"
+	}
+	tag, err := a.s.pool.Exec(ctx, `
+		WITH v AS (
+			INSERT INTO agent_versions (org_id, wpid, version, workflow_id, folder_id, row)
+			VALUES ($1, $2, $3, $4, $5, $6)`+conflict+`
+			RETURNING 1
+		)
+		INSERT INTO agents (org_id, wpid, version, created_at, folder_id, status, saved_task, deleted, search)
+		SELECT $1, $2, $7, $8, $9, $10, $11, $12, $13 FROM v`,
+		orgID, wpid, ag.Version, pgText(ag.WorkflowID), folderOf(ag), row,
+		sum.Version, time.Unix(0, sum.Created).UTC(), pgText(sum.Folder), pgText(string(sum.Status)), sum.SavedTask, sum.Deleted, search)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: agent %s version %d: %w", wpid, ag.Version, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return row, true, nil
+	}
+	// Another create with the key made it (and has committed: the insert
+	// waited for it).
+	var stored []byte
+	if err := a.s.pool.QueryRow(ctx, `SELECT row FROM agent_versions WHERE org_id = $1 AND wpid = $2 AND version = 1`,
+		orgID, wpid).Scan(&stored); err != nil {
+		return nil, false, fmt.Errorf("store: agent %s: %w", wpid, err)
+	}
+	return stored, false, nil
 }
 
 // Update adds a version to an agent: version latest+1 (deleted versions

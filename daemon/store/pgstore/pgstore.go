@@ -70,6 +70,10 @@ type Store struct {
 	// authCache maps the SHA-256 of API keys that authenticated to their
 	// Organization (see Authenticate).
 	authCache sync.Map
+	// orgsSeen holds the ids of the organizations this handle has seen
+	// exist (see Store.needOrg): organizations are never removed, so one
+	// that existed once need not be looked up again.
+	orgsSeen sync.Map
 	// orgCount caches OrganizationCount (see there).
 	orgCount struct {
 		sync.Mutex

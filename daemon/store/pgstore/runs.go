@@ -155,7 +155,7 @@ func (s *Store) makeRunRow(rec *store.RunRecord) (*runRow, error) {
 // insertRun writes a new run (its record, list columns and view, as
 // Runs.Create does inside its transaction); a
 // *store.ConflictError{Record: store.RecordRun} when the id exists.
-func (s *Store) insertRun(ctx context.Context, tx pgx.Tx, rec *store.RunRecord) error {
+func (s *Store) insertRun(ctx context.Context, q querier, rec *store.RunRecord) error {
 	if !validKey(rec.OrgID) || !validKey(rec.ID) {
 		return fmt.Errorf("store: run %q of organization %q: not an id", rec.ID, rec.OrgID)
 	}
@@ -163,7 +163,7 @@ func (s *Store) insertRun(ctx context.Context, tx pgx.Tx, rec *store.RunRecord) 
 	if err != nil {
 		return err
 	}
-	tag, err := tx.Exec(ctx, `
+	tag, err := q.Exec(ctx, `
 		INSERT INTO runs (org_id, id, record, view, status, type, trigger, title, agent_id,
 			created_at, started_at, finished_at, search, pending, session_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, NULLIF($15, ''))
@@ -179,22 +179,23 @@ func (s *Store) insertRun(ctx context.Context, tx pgx.Tx, rec *store.RunRecord) 
 	return nil
 }
 
-// updateRun rewrites the row of an existing run.
-func (s *Store) updateRun(ctx context.Context, tx pgx.Tx, orgID string, rec *store.RunRecord) error {
+// updateRun rewrites the row of an existing run if its version (xmin, as
+// text) is still version, and reports whether it did.
+func (s *Store) updateRun(ctx context.Context, q querier, orgID string, rec *store.RunRecord, version string) (bool, error) {
 	row, err := s.makeRunRow(rec)
 	if err != nil {
-		return err
+		return false, err
 	}
-	_, err = tx.Exec(ctx, `
+	tag, err := q.Exec(ctx, `
 		UPDATE runs SET record = $3, view = $4, status = $5, type = $6, trigger = $7, title = $8,
 			agent_id = $9, created_at = $10, started_at = $11, finished_at = $12, search = $13, pending = $14
-		WHERE org_id = $1 AND id = $2`,
+		WHERE org_id = $1 AND id = $2 AND xmin::text = $15`,
 		orgID, rec.ID, row.record, row.view, row.status, row.typ, row.trigger, row.title, row.agent,
-		row.created, row.started, row.finished, row.search, row.pending)
+		row.created, row.started, row.finished, row.search, row.pending, version)
 	if err != nil {
-		return fmt.Errorf("store: run %s: %w", rec.ID, err)
+		return false, fmt.Errorf("store: run %s: %w", rec.ID, err)
 	}
-	return nil
+	return tag.RowsAffected() == 1, nil
 }
 
 // Create stores a new run. rec.ID (from NewID), OrgID, Type and Status
@@ -209,20 +210,18 @@ func (r *Runs) Create(ctx context.Context, rec *store.RunRecord) error {
 	}
 	// Stamped on a copy, which becomes rec once written: a conflict leaves
 	// rec as it was, as the bbolt store does.
-	var stamped store.RunRecord
-	err := r.s.tx(ctx, func(tx pgx.Tx) error {
-		if err := checkRunsOrg(ctx, tx, rec.OrgID); err != nil {
-			return err
-		}
-		stamped = *rec
-		now := r.s.clock()
-		stamped.CreatedAt, stamped.ModifiedAt = now, now
-		if stamped.Status == client.RunStatusQueued {
-			stamped.QueuedAt = &now
-		}
-		return r.s.insertRun(ctx, tx, &stamped)
-	})
-	if err != nil {
+	// One statement, atomic on its own: the organization, which is never
+	// removed, is checked first (once per handle, see needOrg).
+	if err := r.s.needOrg(ctx, r.s.pool, rec.OrgID); err != nil {
+		return err
+	}
+	stamped := *rec
+	now := r.s.clock()
+	stamped.CreatedAt, stamped.ModifiedAt = now, now
+	if stamped.Status == client.RunStatusQueued {
+		stamped.QueuedAt = &now
+	}
+	if err := r.s.insertRun(ctx, r.s.pool, &stamped); err != nil {
 		return err
 	}
 	*rec = stamped
@@ -239,50 +238,59 @@ func (r *Runs) Get(ctx context.Context, orgID, id string) (*store.RunRecord, err
 	return rec, err
 }
 
-// Update reads a run, lets change modify it and writes it back, in one
-// transaction that holds the run's row (SELECT ... FOR UPDATE): concurrent
-// updates of a run, by this daemon or another, never lose each other's
-// changes. The store stamps ModifiedAt, and QueuedAt, StartedAt and
-// FinishedAt when the status enters queued, running or a terminal state
-// and they are not set yet. A change returning an error writes nothing;
-// returning store.ErrUnchanged writes nothing either and returns the
-// record as read. change may be called more than once (a transaction
-// PostgreSQL aborts for a deadlock is tried again): it must change nothing
-// but rec.
+// Update reads a run, lets change modify it and writes it back, only if
+// nobody wrote the run in between: the write is conditional on the row's
+// version (its xmin, which every write of the row changes), and a write
+// that finds another in between reads the run again and calls change again.
+// Concurrent updates of a run, by this daemon or another, never lose each
+// other's changes, and each costs two statements without a transaction
+// around them (no row lock held across the round trips). The store stamps
+// ModifiedAt, and QueuedAt, StartedAt and FinishedAt when the status enters
+// queued, running or a terminal state and they are not set yet. A change
+// returning an error writes nothing; returning store.ErrUnchanged writes
+// nothing either and returns the record as read. change may be called
+// more than once: it must change nothing but rec.
 func (r *Runs) Update(ctx context.Context, orgID, id string, change func(rec *store.RunRecord) error) (*store.RunRecord, error) {
-	var out *store.RunRecord
-	err := r.s.tx(ctx, func(tx pgx.Tx) error {
-		out = nil
-		if !validKey(orgID) || !validKey(id) {
-			return runMissing(ctx, tx, orgID, id)
-		}
+	if !validKey(orgID) || !validKey(id) {
+		return nil, runMissing(ctx, r.s.pool, orgID, id)
+	}
+	for attempt := 0; ; attempt++ {
 		var data []byte
-		err := tx.QueryRow(ctx, `SELECT record FROM runs WHERE org_id = $1 AND id = $2 FOR UPDATE`, orgID, id).Scan(&data)
+		var version string
+		err := r.s.pool.QueryRow(ctx, `SELECT record, xmin::text FROM runs WHERE org_id = $1 AND id = $2`, orgID, id).Scan(&data, &version)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return runMissing(ctx, tx, orgID, id)
+			return nil, runMissing(ctx, r.s.pool, orgID, id)
 		}
 		if err != nil {
-			return fmt.Errorf("store: run %s: %w", id, err)
+			return nil, fmt.Errorf("store: run %s: %w", id, err)
 		}
 		rec, err := decodeRun(id, data)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		changed, err := records.ApplyRunChange(rec, change, r.s.clock)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		out = rec
 		if !changed {
-			return nil
+			return rec, nil
 		}
-		return r.s.updateRun(ctx, tx, orgID, rec)
-	})
-	if err != nil {
-		return nil, err
+		written, err := r.s.updateRun(ctx, r.s.pool, orgID, rec, version)
+		if err != nil {
+			return nil, err
+		}
+		if written {
+			return rec, nil
+		}
+		if attempt >= maxUpdateAttempts {
+			return nil, fmt.Errorf("store: run %s: written by others %d times while this update was made", id, attempt+1)
+		}
 	}
-	return out, nil
 }
+
+// maxUpdateAttempts bounds the attempts of Runs.Update on a run that
+// others keep writing (each write by another makes one attempt fail).
+const maxUpdateAttempts = 100
 
 // Pending returns every run that is not terminal, or is terminal with its
 // webhook not sent yet, of every organization, oldest first (run ids are
