@@ -63,36 +63,21 @@ func openStore(ctx context.Context, cfg Config, secret []byte) (store.Store, *id
 	}
 	where := pgstore.Redact(cfg.Store)
 	cfg.Logger.Info("store", "store", where)
-	// A first open brings the schema up to date, checks the secret and
-	// takes a worker number from the database's sequence; the store then
-	// opens with a generator of that number, the one the daemon uses too.
-	probe, err := pgstore.Open(ctx, cfg.Store, store.Options{Secret: secret, IDs: ids.New(0)})
+	// Without a generator of the daemon's, the store takes a worker number
+	// from the database's sequence (each daemon on it its own), and the
+	// daemon makes its ids with that generator too.
+	st, err := pgstore.Open(ctx, cfg.Store, store.Options{Secret: secret, RunViews: runview.Views{}})
 	if err != nil {
 		return nil, nil, openError(err, where, cfg.DataDir)
 	}
-	var worker int64
-	err = probe.Pool().QueryRow(ctx, `SELECT nextval('worker_numbers')`).Scan(&worker)
-	probe.Close()
-	if err != nil {
-		return nil, nil, fmt.Errorf("daemon: take a worker number from PostgreSQL at %s: %w", where, err)
-	}
-	gen := ids.New(uint32(worker))
-	st, err := pgstore.Open(ctx, cfg.Store, store.Options{Secret: secret, IDs: gen, RunViews: runview.Views{}})
-	if err != nil {
-		return nil, nil, openError(err, where, cfg.DataDir)
-	}
-	return st, gen, nil
+	return st, st.IDs(), nil
 }
-
-// secretMismatch is how the store's error about a secret that does not
-// open its sealed values begins (store.Sealer.VerifySecretCheck).
-const secretMismatch = "the secret does not open"
 
 // openError explains a PostgreSQL store that did not open. The store's own
 // message about a wrong secret speaks of one data directory; with a shared
 // database it means that this daemon's secret is not the other daemons'.
 func openError(err error, where, dataDir string) error {
-	if strings.Contains(err.Error(), secretMismatch) {
+	if errors.Is(err, store.ErrWrongSecret) {
 		return fmt.Errorf("daemon: this daemon's secret is not the one the PostgreSQL database at %s was first opened with "+
 			"(by another daemon, or an earlier start): every daemon sharing a database must have the same secret. "+
 			"Give this daemon the others' secret: the same ABCTL_DAEMON_SECRET (Config.Secret), or a copy of the first "+

@@ -1,9 +1,7 @@
 package examples
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -111,19 +109,7 @@ func runScript(t *testing.T, env []string, bash, script string) result {
 	cmd.Dir, cmd.Env = repoRoot, env
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = time.Minute
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := result{stdout: stdout.String(), stderr: stderr.String()}
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit) && ctx.Err() == nil:
-		res.code = exit.ExitCode()
-	default:
-		t.Fatalf("%s: %v\n%s", script, err, res)
-	}
-	return res
+	return collect(t, ctx, cmd, script)
 }
 
 // needPostgres skips the test when PostgreSQL's programs are missing, found

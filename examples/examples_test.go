@@ -135,6 +135,14 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) re
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir, cmd.Env = dir, env
+	return collect(t, ctx, cmd, name+" "+strings.Join(args, " "))
+}
+
+// collect runs cmd, made with ctx, and returns its exit status and
+// outputs; a program that cannot be started, or that ctx ended, fails the
+// test, named as what.
+func collect(t *testing.T, ctx context.Context, cmd *exec.Cmd, what string) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -145,7 +153,7 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) re
 	case errors.As(err, &exit) && ctx.Err() == nil:
 		res.code = exit.ExitCode()
 	default:
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, res)
+		t.Fatalf("%s: %v\n%s", what, err, res)
 	}
 	return res
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -16,6 +15,8 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/minio/minio-go/v7/pkg/s3utils"
+
+	"github.com/abctl/abctl/internal/s3err"
 )
 
 // BucketScheme starts the value of --artifacts that names a bucket of an
@@ -244,38 +245,18 @@ func (b *Bucket) explain(what string, err error) error {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			return fmt.Errorf("artifacts: %s in %s: %w", what, b.where, err)
 		}
-		return fmt.Errorf("artifacts: %s in %s: the service cannot be reached: %s", what, b.where, b.redact(netCause(err).Error()))
+		return fmt.Errorf("artifacts: %s in %s: the service cannot be reached: %s", what, b.where, b.redact(s3err.NetCause(err).Error()))
 	case "NoSuchBucket":
 		return fmt.Errorf("artifacts: %s in %s: the bucket does not exist", what, b.where)
-	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "AccessDenied", "AuthorizationHeaderMalformed":
+	}
+	if s3err.RefusedKey(resp.Code) {
 		return fmt.Errorf("artifacts: %s in %s: the service refused the access key (%s)", what, b.where, resp.Code)
 	}
 	return fmt.Errorf("artifacts: %s in %s: the service answered %s: %s", what, b.where, resp.Code, b.redact(resp.Message))
 }
 
 // redact replaces the keys in text.
-func (b *Bucket) redact(text string) string {
-	for _, s := range b.secrets {
-		if len(s) >= 4 {
-			text = strings.ReplaceAll(text, s, "[redacted]")
-		}
-	}
-	return text
-}
-
-// netCause is why a connection failed, without the request that wraps it
-// (whose URL may carry a presigned query).
-func netCause(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var op *net.OpError
-	if errors.As(err, &op) {
-		err = op.Err
-	}
-	return err
-}
+func (b *Bucket) redact(text string) string { return s3err.Redact(text, b.secrets...) }
 
 // object reads an object as an io.ReadSeeker for http.ServeContent: its
 // size is known from the stat, seeks cost nothing, and a read opens one

@@ -152,10 +152,14 @@ func (s *Sealer) SecretCheck() ([]byte, error) {
 // sealed under another secret.
 func (s *Sealer) VerifySecretCheck(sealed []byte) error {
 	if _, err := openWith(s.values, sealed, secretCheckAD); err != nil {
-		return errors.New("store: the secret does not open this store's sealed values (credentials, API keys): it is not the secret they were sealed with; restore the data directory's original secret file (a new one cannot read them)")
+		return fmt.Errorf("%w: it is not the secret they were sealed with; restore the data directory's original secret file (a new one cannot read them)", ErrWrongSecret)
 	}
 	return nil
 }
+
+// ErrWrongSecret is wrapped by the error of a store opened with a secret
+// that is not the one its sealed values were sealed with.
+var ErrWrongSecret = errors.New("store: the secret does not open this store's sealed values (credentials, API keys)")
 
 // sealWith returns nonce || the sealed plaintext, bound to ad.
 func sealWith(aead cipher.AEAD, plaintext, ad []byte) ([]byte, error) {

@@ -155,6 +155,12 @@ func Open(ctx context.Context, databaseURL string, opts store.Options) (*Store, 
 	return s, nil
 }
 
+// IDs returns the generator of the store's ids: Options.IDs, or one of a
+// worker number the database gave this handle (see Open), which a daemon
+// uses for the ids it makes itself, so that daemons sharing the database
+// never make the same id.
+func (s *Store) IDs() *ids.Generator { return s.ids }
+
 // Close closes the connections.
 func (s *Store) Close() error {
 	s.pool.Close()

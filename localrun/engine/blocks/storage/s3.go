@@ -11,13 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"mime"
-	"net"
 	"net/url"
 	"path/filepath"
 	"strings"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/abctl/abctl/internal/s3err"
 )
 
 // S3Config is the daemon's storage configuration: the S3-compatible
@@ -178,32 +179,16 @@ func (s *Bucket) Put(ctx context.Context, key, path string) error {
 		return fmt.Errorf("%s: the S3 service %s cannot be reached: %s", what, s.where, Redact(netCause(err).Error(), s.secrets...))
 	case "NoSuchBucket":
 		return fmt.Errorf("%s: the bucket %q does not exist at %s", what, s.bucket, s.where)
-	case "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken", "AccessDenied", "AuthorizationHeaderMalformed":
+	}
+	if s3err.RefusedKey(resp.Code) {
 		return fmt.Errorf("%s: the S3 service %s refused the access key (%s: %s)", what, s.where, resp.Code, Redact(resp.Message, s.secrets...))
 	}
 	return fmt.Errorf("%s: the S3 service %s answered %s: %s", what, s.where, resp.Code, Redact(resp.Message, s.secrets...))
 }
 
 // Redact replaces the secrets in text.
-func Redact(text string, secrets ...string) string {
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			text = strings.ReplaceAll(text, s, "[redacted]")
-		}
-	}
-	return text
-}
+func Redact(text string, secrets ...string) string { return s3err.Redact(text, secrets...) }
 
 // netCause is why a connection failed, without the request and operation
 // that wrap it.
-func netCause(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	var op *net.OpError
-	if errors.As(err, &op) {
-		err = op.Err
-	}
-	return err
-}
+func netCause(err error) error { return s3err.NetCause(err) }
