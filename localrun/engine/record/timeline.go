@@ -41,6 +41,10 @@ type timeline struct {
 	base   *picture  // the newest picture at or before the time of frame next-1
 	queue  []picture // pictures not yet shown, by time
 	last   time.Time // the time of the newest picture added
+	// lastFirst is the first frame that shows the newest picture: the
+	// first frame whose time is at or after the picture's, or, for a
+	// picture that arrived after that frame was taken, the next frame.
+	lastFirst int64
 	count  int       // pictures added
 }
 
@@ -63,8 +67,9 @@ func (tl *timeline) frameTime(k int64) time.Time {
 // add adds a picture.
 func (tl *timeline) add(p picture) {
 	tl.count++
-	if p.at.After(tl.last) {
+	if tl.count == 1 || !p.at.Before(tl.last) {
 		tl.last = p.at
+		tl.lastFirst = max(ceilDiv(p.at.Sub(tl.t0), tl.period), tl.next)
 	}
 	// Usually p is the newest and goes at the end.
 	i, _ := slices.BinarySearchFunc(tl.queue, p.at, func(q picture, at time.Time) int {
@@ -135,7 +140,14 @@ func (tl *timeline) frames(end time.Time, hold time.Duration) int64 {
 	if tl.last.After(end) {
 		end = tl.last
 	}
-	return max(1, ceilDiv(end.Sub(tl.t0), tl.period)+ceilDiv(hold, tl.period))
+	n := ceilDiv(end.Sub(tl.t0), tl.period) + ceilDiv(hold, tl.period)
+	// A newest picture that arrived after the frame of its time was taken
+	// (a loaded machine) shows from a later frame: it is still held for
+	// hold from there.
+	if tl.count > 0 {
+		n = max(n, tl.lastFirst+ceilDiv(hold, tl.period))
+	}
+	return max(1, n)
 }
 
 // ceilDiv is d/p rounded up, and 0 for d <= 0.

@@ -88,6 +88,27 @@ func TestTimelineLatePicture(t *testing.T) {
 	}
 }
 
+// TestTimelineHoldsALateLastPicture: the last picture of a recording,
+// drawn at 2.3 s but arriving after the frame of its time (2.5 s) was
+// taken, as on a loaded machine, shows from the next frame (2.75 s); the
+// video then lasts long enough to hold it for the whole hold from there.
+func TestTimelineHoldsALateLastPicture(t *testing.T) {
+	t0 := time.Now()
+	period := 250 * time.Millisecond
+	tl := newTimeline(t0, period)
+	tl.add(pic("R", t0, 0))
+	takeAll(tl, 11) // frames 0 to 10 (0 s to 2.5 s) were written
+	tl.add(pic("G", t0, 2300))
+	n := tl.frames(t0.Add(2300*time.Millisecond), time.Second)
+	got := takeAll(tl, n)
+	if want := "GGGG"; len(got) < 4 || got[len(got)-4:] != want {
+		t.Fatalf("the last frames %q (%d frames), want the late picture held for four frames (a second)", got, n)
+	}
+	if n != 15 {
+		t.Errorf("%d frames, want 15: the late picture shows from frame 11 and is held four frames", n)
+	}
+}
+
 func TestTimelineDue(t *testing.T) {
 	t0 := time.Now()
 	tl := newTimeline(t0, 250*time.Millisecond)
