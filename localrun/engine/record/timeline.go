@@ -45,7 +45,7 @@ type timeline struct {
 	// first frame whose time is at or after the picture's, or, for a
 	// picture that arrived after that frame was taken, the next frame.
 	lastFirst int64
-	count  int       // pictures added
+	count     int // pictures added
 }
 
 // maxQueue bounds the pictures kept ahead of the writer. The sampler sends
