@@ -48,7 +48,13 @@ func (c *cluster) open() *pgstore.Store {
 // workers, a lease of lease (0: 10 s) and a short poll.
 func (c *cluster) daemon(workers int, lease time.Duration) *env {
 	c.t.Helper()
-	e := newEnvOn(c.t, c.open(), workers)
+	return c.daemonOn(c.open(), workers, lease)
+}
+
+// daemonOn is daemon on a store handle of the caller's.
+func (c *cluster) daemonOn(st store.Store, workers int, lease time.Duration) *env {
+	c.t.Helper()
+	e := newEnvOn(c.t, st, workers)
 	e.exec = c.exec
 	e.cfg.Executor = c.exec
 	if lease == 0 {
@@ -343,10 +349,7 @@ func (f *failingRenewals) Renew(ctx context.Context, owner string, lease time.Du
 func TestSharedStoreStopsRunsWhoseLeaseLapsed(t *testing.T) {
 	c := newCluster(t)
 	st := &failingRenewals{Store: c.open()}
-	e := newEnvOn(t, st, 1)
-	e.exec, e.cfg.Executor = c.exec, c.exec
-	e.cfg.Lease, e.cfg.Poll = 600*time.Millisecond, 20*time.Millisecond
-	t.Cleanup(c.exec.ReleaseAll)
+	e := c.daemonOn(st, 1, 600*time.Millisecond)
 	e.start()
 	org := e.org("a")
 	id := e.submit(org, "block")
